@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kadens/kadens/internal/demo"
+	"github.com/kadens/kadens/internal/server"
+)
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs, cfg := flags("serve", stderr, getenv)
+	fs.BoolVar(&cfg.Demo, "demo", getenv("KADENS_DEMO") == "true", "create a demo test tenant with data and a client on first run, and print how to call it [KADENS_DEMO]")
+	if err := parseFlags(fs, cfg, args); err != nil {
+		return err
+	}
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "kadens %s — effective configuration:\n", versionString())
+	for _, line := range cfg.Describe() {
+		fmt.Fprintln(stdout, "  "+line)
+	}
+	srv, err := server.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if cfg.Demo {
+		creds, _, err := demo.Ensure(ctx, srv.Store, cfg.DataDir, time.Now())
+		if err != nil {
+			srv.Shutdown()
+			return err
+		}
+		defer fmt.Fprint(stdout, "")
+		if err := srv.Start(ctx); err != nil {
+			srv.Shutdown()
+			return err
+		}
+		fmt.Fprint(stdout, demo.Instructions(creds, cfg.BaseURL, cfg.IdPURL))
+	} else if err := srv.Start(ctx); err != nil {
+		srv.Shutdown()
+		return err
+	}
+	for name, addr := range srv.Addrs {
+		log.Info("listening", "surface", name, "addr", addr, "database", srv.Store.Source())
+	}
+	<-ctx.Done()
+	log.Info("shutting down: draining in-flight requests", "timeout", cfg.ShutdownTimeout)
+	return srv.Shutdown()
+}

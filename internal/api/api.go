@@ -1,0 +1,178 @@
+// Package api is the main HTTP API of Kadens ({base_url}). Every operation
+// is declared once, as a route that carries both its handler and its
+// OpenAPI description, so the served API and the published document cannot
+// drift apart. The conventions of every handler (errors, decoding, paging,
+// idempotency, authentication) live in this package and nowhere else.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// Server is the main API.
+type Server struct {
+	store    *store.Store
+	verifier *auth.Verifier
+	tenants  *tenantSet
+	log      *slog.Logger
+	metrics  *Metrics
+	baseURL  string
+	limit    int64
+	now      func() time.Time
+
+	mux    *http.ServeMux
+	routes []route
+	doc    []byte
+}
+
+// Options configure the API server.
+type Options struct {
+	Store     *store.Store
+	Verifier  *auth.Verifier
+	Log       *slog.Logger
+	Metrics   *Metrics
+	BaseURL   string
+	BodyLimit int64
+	Now       func() time.Time
+}
+
+// New builds the API with all its routes and its OpenAPI document.
+func New(o Options) (*Server, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Server{
+		store: o.Store, verifier: o.Verifier, log: o.Log, metrics: o.Metrics,
+		baseURL: strings.TrimRight(o.BaseURL, "/"), limit: o.BodyLimit, now: func() time.Time { return now().UTC() },
+		tenants: &tenantSet{store: o.Store, known: map[string]store.Tenant{}, miss: map[string]time.Time{}},
+		mux:     http.NewServeMux(),
+	}
+	s.organizationRoutes()
+	doc, err := s.openAPI()
+	if err != nil {
+		return nil, err
+	}
+	s.doc = doc
+	s.docRoutes()
+	return s, nil
+}
+
+// Handler returns the API's root handler. Unknown paths are 404 and known
+// paths with another method 405, both without a body.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := s.mux.Handler(r); pattern == "" {
+			if allow := s.allowed(r); len(allow) > 0 {
+				w.Header().Set("Allow", strings.Join(allow, ", "))
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) allowed(r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := s.mux.Handler(probe); p != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+// Routes lists every served operation as "METHOD /path/{param}".
+func (s *Server) Routes() []string {
+	out := make([]string, 0, len(s.routes))
+	for _, rt := range s.routes {
+		out = append(out, rt.method+" "+rt.path)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// handlerFunc is an API handler: it writes a success response or returns an
+// error that writeError turns into the conventional response.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route is one API operation: how it is served and how it is documented.
+type route struct {
+	method  string
+	path    string // OpenAPI form: /organization/{id}
+	id      string // operationId
+	tag     string
+	summary string
+	desc    string
+	// public routes need no token and no tenant (documentation, health).
+	public bool
+	// request documents path, query and header parameters (struct tags
+	// path:"", query:"", header:"") and the JSON body (json tags).
+	request any
+	// responses by status; a nil body means no body.
+	responses []response
+	handle    handlerFunc
+}
+
+type response struct {
+	status  int
+	body    any
+	desc    string
+	headers map[string]string // name → description
+	// contentType overrides application/json.
+	contentType string
+}
+
+// add registers rt on the mux behind the shared middleware.
+func (s *Server) add(rt route) {
+	s.routes = append(s.routes, rt)
+	pattern := rt.method + " " + rt.path
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.serve(w, r, rt); err != nil {
+			writeError(w, r, err)
+		}
+	})
+	s.mux.Handle(pattern, Observe("api", pattern, s.metrics, s.log, h))
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
+	if r.Body != nil && s.limit > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, s.limit)
+	}
+	if rt.public {
+		return rt.handle(w, r)
+	}
+	r, err := s.authenticate(r)
+	if err != nil {
+		return err
+	}
+	return s.idempotent(w, r, rt.handle)
+}
+
+// pathID returns the {id} path value, answering 400 when it is not a uuid.
+func pathID(r *http.Request, name string) (string, error) {
+	id := r.PathValue(name)
+	if !store.ValidID(id) {
+		return "", fieldErr(name, "must be a uuid")
+	}
+	return id, nil
+}
+
+func fieldErr(field, msg string) error { return validation.Field(field, "%s", msg) }
+
+// Ready reports whether the API can serve: the database answers.
+func (s *Server) Ready(ctx context.Context) error { return s.store.Ping(ctx) }

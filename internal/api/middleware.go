@@ -1,0 +1,262 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// TenantHeader is the header naming the tenant of every API request.
+const TenantHeader = "S4-TenantId"
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	loggerKey
+	principalKey
+)
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// PrincipalFrom returns the verified caller of an authenticated request.
+func PrincipalFrom(ctx context.Context) (auth.Principal, bool) {
+	p, ok := ctx.Value(principalKey).(auth.Principal)
+	return p, ok
+}
+
+// newRequestID returns a random id; 12 bytes are plenty to be unique in logs.
+func newRequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// acceptRequestID keeps a client-sent X-Request-Id when it is short and
+// printable, so it can be used to correlate logs across systems.
+func acceptRequestID(v string) bool {
+	if v == "" || len(v) > 128 {
+		return false
+	}
+	for _, c := range v {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// Metrics are the HTTP metrics of one surface.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewMetrics registers the HTTP metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kadens_http_requests_total",
+			Help: "HTTP requests by surface, route template, method and status code.",
+		}, []string{"surface", "route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kadens_http_request_duration_seconds",
+			Help:    "HTTP request latency by surface and route template.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"surface", "route", "method"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Observe wraps h with what every request on a surface gets: a request id,
+// a request-scoped logger, panic recovery (JSON 500), an access log line and
+// metrics labelled with the route template (never the raw path, whose ids
+// would explode the label set).
+func Observe(surface, route string, m *Metrics, log *slog.Logger, h http.Handler) http.Handler {
+	// Resolve the per-route metric children once, not per request.
+	var (
+		latency  prometheus.Observer
+		counters = map[int]prometheus.Counter{}
+	)
+	method, _, _ := strings.Cut(route, " ")
+	if m != nil {
+		latency = m.latency.WithLabelValues(surface, route, method)
+	}
+	counter := func(status int) prometheus.Counter {
+		if c, ok := counters[status]; ok {
+			return c
+		}
+		return m.requests.WithLabelValues(surface, route, method, strconv.Itoa(status))
+	}
+	if m != nil {
+		for _, code := range []int{200, 201, 202, 204, 400, 401, 403, 404, 413, 422, 500} {
+			counters[code] = m.requests.WithLabelValues(surface, route, method, strconv.Itoa(code))
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !acceptRequestID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		l := log.With(slog.String("request_id", id))
+		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		ctx = context.WithValue(ctx, loggerKey, l)
+		r = r.WithContext(ctx)
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				l.Error("panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if rec.status == 0 {
+					writeError(rec, r, fmt.Errorf("panic: %v", p))
+				}
+			}
+			d := time.Since(start)
+			status := rec.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			if m != nil {
+				latency.Observe(d.Seconds())
+				counter(status).Inc()
+			}
+			attrs := []slog.Attr{
+				slog.String("method", r.Method), slog.String("route", route), slog.String("path", r.URL.Path),
+				slog.Int("status", status), slog.Duration("duration", d),
+			}
+			if t, err := tenancy.From(r.Context()); err == nil {
+				attrs = append(attrs, slog.String("tenant", t))
+			}
+			l.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		}()
+		h.ServeHTTP(rec, r)
+	})
+}
+
+// tenantSet answers "does this tenant exist?" from memory. A miss is checked
+// against the database (tenants are created by other processes too, e.g.
+// `kadens tenant create`), and misses are remembered briefly so that a
+// stream of requests for an unknown tenant cannot hammer the database.
+type tenantSet struct {
+	store *store.Store
+	mu    sync.RWMutex
+	known map[string]store.Tenant
+	miss  map[string]time.Time
+}
+
+func (t *tenantSet) lookup(ctx context.Context, id string) (store.Tenant, bool, error) {
+	t.mu.RLock()
+	ten, ok := t.known[id]
+	missAt, missed := t.miss[id]
+	t.mu.RUnlock()
+	if ok {
+		return ten, true, nil
+	}
+	if missed && time.Since(missAt) < 5*time.Second {
+		return store.Tenant{}, false, nil
+	}
+	ten, err := t.store.TenantByID(ctx, id)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if len(t.miss) > 10_000 {
+			clear(t.miss)
+		}
+		t.miss[id] = time.Now()
+		return store.Tenant{}, false, nil
+	case err != nil:
+		return store.Tenant{}, false, err
+	}
+	t.known[id] = ten
+	delete(t.miss, id)
+	return ten, true, nil
+}
+
+// authenticate admits a request that carries a valid API token for the
+// tenant named in S4-TenantId: no or bad token is 401; a missing or
+// malformed header is 400; a token of another tenant, an unknown tenant or a
+// token without the API scope is 403.
+func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
+	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || raw == "" {
+		return nil, errUnauthorized
+	}
+	p, err := s.verifier.Verify(r.Context(), strings.TrimSpace(raw))
+	if err != nil {
+		logger(r.Context()).Debug("token rejected", "err", err)
+		return nil, errUnauthorized
+	}
+	hdr := r.Header.Get(TenantHeader)
+	switch {
+	case hdr == "":
+		return nil, validation.Field(TenantHeader, "the %s header is required", TenantHeader)
+	case !store.ValidID(hdr):
+		return nil, validation.Field(TenantHeader, "must be a tenant id (uuid)")
+	}
+	if !strings.EqualFold(p.TenantID, hdr) || !p.HasScope(idp.ScopeAPI) {
+		return nil, errForbidden
+	}
+	if _, ok, err := s.tenants.lookup(r.Context(), p.TenantID); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, errForbidden
+	}
+	ctx := tenancy.With(r.Context(), p.TenantID)
+	ctx = context.WithValue(ctx, principalKey, p)
+	return r.WithContext(ctx), nil
+}

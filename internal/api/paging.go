@@ -1,0 +1,56 @@
+package api
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+const (
+	defaultLimit = 100
+	maxLimit     = 1000
+)
+
+// ListParams are the paging query parameters every list operation takes.
+type ListParams struct {
+	Limit  int    `query:"limit" minimum:"1" maximum:"1000" default:"100" description:"Page size."`
+	Cursor string `query:"cursor" description:"Opaque cursor from the previous page's Link rel=\"next\"."`
+}
+
+// page reads limit and cursor. The cursor is opaque to clients; it encodes
+// the last id of the previous page (ids are time-ordered UUIDv7s).
+func page(r *http.Request, errs *validation.Errors) store.Page {
+	p := store.Page{Limit: defaultLimit}
+	q := r.URL.Query()
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			errs.Add("limit", "must be an integer from 1 to %d", maxLimit)
+		} else {
+			p.Limit = n
+		}
+	}
+	if v := q.Get("cursor"); v != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil || !store.ValidID(string(raw)) {
+			errs.Add("cursor", "is not a cursor from a previous page")
+		} else {
+			p.After = string(raw)
+		}
+	}
+	return p
+}
+
+// writeList answers with a page of items and, when more follow, an RFC 8288
+// Link header pointing at the next page.
+func (s *Server) writeList(w http.ResponseWriter, r *http.Request, items any, next string) {
+	if next != "" {
+		q := r.URL.Query()
+		q.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(next)))
+		w.Header().Set("Link", "<"+s.baseURL+r.URL.Path+"?"+q.Encode()+`>; rel="next"`)
+	}
+	writeJSON(w, http.StatusOK, items)
+}

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// ValidationResult is the ValidationResultModel body of every 400.
+type ValidationResult struct {
+	Message string                  `json:"message" example:"Validation Failed"`
+	Errors  []validation.FieldError `json:"errors"`
+}
+
+// ServerError is the body of a 500: a code, a message and the request id to
+// quote when reporting the problem.
+type ServerError struct {
+	Code      string `json:"code" example:"internal_error"`
+	Message   string `json:"message"`
+	RequestID string `json:"requestId"`
+}
+
+// statusError answers with a fixed status and no body (401, 403, 404, 409, 413, 422).
+type statusError struct {
+	status int
+	msg    string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+var (
+	errUnauthorized = &statusError{http.StatusUnauthorized, "unauthorized"}
+	errForbidden    = &statusError{http.StatusForbidden, "forbidden"}
+	errNotFound     = &statusError{http.StatusNotFound, "not found"}
+)
+
+// writeJSON writes v as the JSON body with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError turns a handler error into the response the conventions
+// prescribe: 400 with a ValidationResultModel, an empty 401/403/404, or a
+// JSON 500 carrying the request id (the cause is logged, never shown).
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		verrs validation.Errors
+		se    *statusError
+		mbe   *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &verrs):
+		writeJSON(w, http.StatusBadRequest, ValidationResult{Message: "Validation Failed", Errors: verrs})
+	case errors.As(err, &mbe):
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+	case errors.As(err, &se):
+		w.WriteHeader(se.status)
+	case errors.Is(err, store.ErrNotFound):
+		w.WriteHeader(http.StatusNotFound)
+	default:
+		id := requestID(r.Context())
+		logger(r.Context()).ErrorContext(r.Context(), "request failed", slog.String("err", err.Error()))
+		writeJSON(w, http.StatusInternalServerError, ServerError{
+			Code:      "internal_error",
+			Message:   "The server failed to handle the request. Quote the request id when reporting it.",
+			RequestID: id,
+		})
+	}
+}
+
+// created answers 201 with the new id as a JSON string and its Location.
+func (s *Server) created(w http.ResponseWriter, location, id string) {
+	w.Header().Set("Location", s.baseURL+location)
+	writeJSON(w, http.StatusCreated, id)
+}

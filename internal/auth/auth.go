@@ -1,0 +1,229 @@
+// Package auth verifies the bearer tokens presented to the main API: tokens
+// issued by Kadens' own identity provider and, when configured, tokens of
+// trusted external OpenID Connect issuers.
+//
+// Verification never touches the database: Kadens' public keys are held in
+// memory by idp.Keys, external issuers' keys are cached by go-oidc, and a
+// token that verified once is remembered until it expires.
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/kadens/kadens/internal/config"
+	"github.com/kadens/kadens/internal/idp"
+)
+
+// ErrInvalidToken means the token is missing, malformed, expired, for
+// another audience, from an untrusted issuer or wrongly signed (401).
+var ErrInvalidToken = errors.New("auth: invalid token")
+
+// Principal is who a verified token speaks for.
+type Principal struct {
+	Issuer   string
+	Subject  string
+	TenantID string
+	Scopes   []string
+	// SubscriberID is set on subscriber (end-user) tokens.
+	SubscriberID string
+	Expiry       time.Time
+}
+
+// HasScope reports whether the token grants scope.
+func (p Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+// issuer verifies the tokens of one issuer and maps their claims.
+type issuer struct {
+	verifier        *oidc.IDTokenVerifier
+	tenantClaim     string
+	scopeClaim      string
+	subscriberClaim string
+	requiredScope   string
+}
+
+// Verifier checks bearer tokens.
+type Verifier struct {
+	issuers map[string]issuer
+	cache   tokenCache
+	now     func() time.Time
+}
+
+// Options configure a Verifier.
+type Options struct {
+	// IdP is Kadens' own identity provider configuration (issuer, audience,
+	// claims namespace); Keys holds its public keys.
+	IdP  idp.Config
+	Keys *idp.Keys
+	// External lists further trusted issuers.
+	External []config.TrustedIssuer
+	// Now overrides the clock (tests).
+	Now func() time.Time
+}
+
+// NewVerifier builds a verifier. ctx bounds the background fetching of
+// external issuers' key sets.
+func NewVerifier(ctx context.Context, o Options) *Verifier {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	v := &Verifier{issuers: map[string]issuer{}, now: now, cache: tokenCache{max: 50_000}}
+	v.issuers[o.IdP.Issuer] = issuer{
+		verifier: oidc.NewVerifier(o.IdP.Issuer, &ownKeySet{keys: o.Keys}, &oidc.Config{
+			ClientID:             o.IdP.Audience,
+			SupportedSigningAlgs: []string{string(idp.SigningAlgorithm)},
+			Now:                  now,
+		}),
+		tenantClaim:     o.IdP.TenantClaim(),
+		scopeClaim:      "scope",
+		subscriberClaim: o.IdP.SubscriberClaim(),
+	}
+	for _, ti := range o.External {
+		scopeClaim := ti.ScopeClaim
+		if scopeClaim == "" {
+			scopeClaim = "scope"
+		}
+		v.issuers[ti.Issuer] = issuer{
+			verifier: oidc.NewVerifier(ti.Issuer, oidc.NewRemoteKeySet(ctx, ti.JWKSURL), &oidc.Config{
+				ClientID: ti.Audience,
+				Now:      now,
+			}),
+			tenantClaim:   ti.TenantClaim,
+			scopeClaim:    scopeClaim,
+			requiredScope: ti.RequiredScope,
+		}
+	}
+	return v
+}
+
+// Verify checks raw and returns its principal, or an error wrapping
+// ErrInvalidToken.
+func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
+	now := v.now()
+	if p, ok := v.cache.get(raw, now); ok {
+		return p, nil
+	}
+	// The issuer picks the verifier; it is read unverified here and then
+	// checked by that verifier together with the signature.
+	tok, err := jwt.ParseSigned(raw, allAlgorithms)
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	var unverified jwt.Claims
+	if err := tok.UnsafeClaimsWithoutVerification(&unverified); err != nil {
+		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	iss, ok := v.issuers[unverified.Issuer]
+	if !ok {
+		return Principal{}, fmt.Errorf("%w: untrusted issuer %q", ErrInvalidToken, unverified.Issuer)
+	}
+	idt, err := iss.verifier.Verify(ctx, raw)
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	p := Principal{Issuer: idt.Issuer, Subject: idt.Subject, Expiry: idt.Expiry}
+	p.TenantID, _ = claims[iss.tenantClaim].(string)
+	if p.TenantID == "" {
+		return Principal{}, fmt.Errorf("%w: no %s claim", ErrInvalidToken, iss.tenantClaim)
+	}
+	if iss.subscriberClaim != "" {
+		p.SubscriberID, _ = claims[iss.subscriberClaim].(string)
+	}
+	p.Scopes = scopes(claims[iss.scopeClaim])
+	if iss.requiredScope != "" && !p.HasScope(iss.requiredScope) {
+		return Principal{}, fmt.Errorf("%w: scope %q missing", ErrInvalidToken, iss.requiredScope)
+	}
+	if iss.requiredScope != "" {
+		// An external token with the configured scope is an API token.
+		p.Scopes = append(p.Scopes, idp.ScopeAPI)
+	}
+	v.cache.put(raw, p)
+	return p, nil
+}
+
+// scopes reads a scope claim given as a space-separated string or an array.
+func scopes(v any) []string {
+	switch s := v.(type) {
+	case string:
+		return strings.Fields(s)
+	case []any:
+		out := make([]string, 0, len(s))
+		for _, e := range s {
+			if str, ok := e.(string); ok {
+				out = append(out, str)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+var allAlgorithms = []jose.SignatureAlgorithm{
+	jose.RS256, jose.RS384, jose.RS512, jose.ES256, jose.ES384, jose.ES512, jose.PS256, jose.PS384, jose.PS512, jose.EdDSA,
+}
+
+// ownKeySet verifies signatures with Kadens' own keys (go-oidc's KeySet).
+type ownKeySet struct{ keys *idp.Keys }
+
+func (s *ownKeySet) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
+	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{idp.SigningAlgorithm})
+	if err != nil {
+		return nil, err
+	}
+	if len(jws.Signatures) != 1 {
+		return nil, errors.New("want exactly one signature")
+	}
+	kid := jws.Signatures[0].Header.KeyID
+	key, ok := s.keys.PublicKey(kid)
+	if !ok {
+		// Perhaps another process rotated the key a moment ago.
+		s.keys.Refresh(ctx, 10*time.Second)
+		if key, ok = s.keys.PublicKey(kid); !ok {
+			return nil, fmt.Errorf("unknown signing key %q", kid)
+		}
+	}
+	return jws.Verify(key)
+}
+
+// tokenCache remembers verified tokens until they expire, so the signature
+// of a token is checked once rather than on every request.
+type tokenCache struct {
+	mu  sync.RWMutex
+	m   map[string]Principal
+	max int
+}
+
+func (c *tokenCache) get(raw string, now time.Time) (Principal, bool) {
+	c.mu.RLock()
+	p, ok := c.m[raw]
+	c.mu.RUnlock()
+	if !ok || !now.Before(p.Expiry) {
+		return Principal{}, false
+	}
+	return p, true
+}
+
+func (c *tokenCache) put(raw string, p Principal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= c.max {
+		// Dropping everything is crude but bounded and rare: it costs one
+		// signature check per live token.
+		c.m = make(map[string]Principal, 1024)
+	}
+	c.m[raw] = p
+}

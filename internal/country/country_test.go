@@ -1,0 +1,63 @@
+package country
+
+import "testing"
+
+func TestValidAndName(t *testing.T) {
+	tests := []struct {
+		code string
+		ok   bool
+		name string
+	}{
+		{"NO", true, "Norway"},
+		{"SE", true, "Sweden"},
+		{"DK", true, "Denmark"},
+		{"FI", true, "Finland"},
+		{"IS", true, "Iceland"},
+		{"AX", true, "Åland Islands"},
+		{"FO", true, "Faroe Islands"},
+		{"GL", true, "Greenland"},
+		{"SJ", true, "Svalbard and Jan Mayen"},
+		{"DE", true, "Germany"},
+		{"GB", true, "United Kingdom of Great Britain and Northern Ireland"},
+		{"US", true, "United States of America"},
+		{"CI", true, "Côte d'Ivoire"},
+		{"SS", true, "South Sudan"},
+		// Exact upper-case only.
+		{"no", false, ""},
+		{"No", false, ""},
+		{"NO ", false, ""},
+		{"NOR", false, ""},
+		{"", false, ""},
+		// Reserved but not assigned country codes.
+		{"UK", false, ""},
+		{"EU", false, ""},
+		{"XK", false, ""},
+		{"EL", false, ""},
+		// Deleted codes.
+		{"AN", false, ""},
+		{"YU", false, ""},
+		{"CS", false, ""},
+	}
+	for _, tt := range tests {
+		if got := Valid(tt.code); got != tt.ok {
+			t.Errorf("Valid(%q) = %v, want %v", tt.code, got, tt.ok)
+		}
+		if got := Name(tt.code); got != tt.name {
+			t.Errorf("Name(%q) = %q, want %q", tt.code, got, tt.name)
+		}
+	}
+}
+
+func TestTableComplete(t *testing.T) {
+	if len(names) != 249 {
+		t.Errorf("table has %d codes, want the 249 assigned ISO 3166-1 alpha-2 codes", len(names))
+	}
+	for code, name := range names {
+		if len(code) != 2 || code[0] < 'A' || code[0] > 'Z' || code[1] < 'A' || code[1] > 'Z' {
+			t.Errorf("malformed code %q", code)
+		}
+		if name == "" {
+			t.Errorf("%s has no name", code)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+// Package idp is Kadens' identity provider: it issues signed access tokens
+// (OAuth 2.0 client_credentials for machines and administrators now;
+// subscriber login with the authorization code flow later) and publishes
+// OpenID Connect discovery and the JWKS so that anyone can verify them.
+package idp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/kadens/kadens/internal/store"
+)
+
+// ScopeAPI is the scope that admits a token to the main API's
+// administrative endpoints. Machine clients get it by default.
+const ScopeAPI = "api"
+
+// Config is what the identity provider needs to know about its deployment.
+type Config struct {
+	// Issuer is the public address of the IdP ({idp_url}); the "iss" claim.
+	Issuer string
+	// Audience is the main API's public address ({base_url}); the "aud" claim.
+	Audience string
+	// ClaimsNamespace prefixes Kadens' own claims, e.g. <ns>/tenantId.
+	ClaimsNamespace string
+	TokenTTL        time.Duration
+}
+
+// Server serves the IdP endpoints.
+type Server struct {
+	cfg   Config
+	store *store.Store
+	keys  *Keys
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// New returns an IdP server.
+func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
+	return &Server{cfg: cfg, store: s, keys: keys, log: log, now: time.Now}
+}
+
+// Handler returns the IdP's routes, relative to its base path.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /oauth/token", s.token)
+	mux.HandleFunc("GET /.well-known/openid-configuration", s.discovery)
+	mux.HandleFunc("GET /.well-known/jwks.json", s.jwks)
+	return mux
+}
+
+// TenantClaim is the name of the claim that carries the tenant id.
+func (c Config) TenantClaim() string { return c.ClaimsNamespace + "/tenantId" }
+
+// SubscriberClaim is the name of the claim that carries the subscriber id.
+func (c Config) SubscriberClaim() string { return c.ClaimsNamespace + "/subscriberId" }
+
+func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                s.cfg.Issuer,
+		"token_endpoint":                        s.cfg.Issuer + "/oauth/token",
+		"jwks_uri":                              s.cfg.Issuer + "/.well-known/jwks.json",
+		"grant_types_supported":                 []string{"client_credentials"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
+		"id_token_signing_alg_values_supported": []string{string(SigningAlgorithm)},
+		"scopes_supported":                      []string{ScopeAPI},
+		"response_types_supported":              []string{"code"},
+		"subject_types_supported":               []string{"public"},
+		"claims_supported":                      []string{"iss", "sub", "aud", "iat", "exp", "azp", "scope", s.cfg.TenantClaim()},
+	})
+}
+
+func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	writeJSON(w, http.StatusOK, s.keys.JWKS())
+}
+
+// token implements the token endpoint (RFC 6749 §4.4 for client_credentials).
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+		return
+	}
+	switch gt := r.PostForm.Get("grant_type"); gt {
+	case "client_credentials":
+		s.clientCredentials(w, r)
+	case "":
+		oauthError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", fmt.Sprintf("grant_type %q is not supported", gt))
+	}
+}
+
+func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
+	id, secret, basic := clientAuth(r)
+	if id == "" || secret == "" {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication is required (HTTP Basic or client_id and client_secret)")
+		return
+	}
+	client, err := s.authenticate(r.Context(), id, secret)
+	if err != nil {
+		if basic {
+			w.Header().Set("WWW-Authenticate", `Basic realm="kadens"`)
+		}
+		if !errors.Is(err, errBadClient) {
+			s.log.ErrorContext(r.Context(), "client authentication", "err", err)
+			oauthError(w, http.StatusInternalServerError, "server_error", "")
+			return
+		}
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret")
+		return
+	}
+	scopes := client.Scopes
+	if req := strings.Fields(r.PostForm.Get("scope")); len(req) > 0 {
+		for _, sc := range req {
+			if !slices.Contains(client.Scopes, sc) {
+				oauthError(w, http.StatusBadRequest, "invalid_scope", fmt.Sprintf("scope %q is not granted to this client", sc))
+				return
+			}
+		}
+		scopes = req
+	}
+	now := s.now().UTC()
+	claims := map[string]any{
+		"iss":               s.cfg.Issuer,
+		"sub":               client.ID,
+		"aud":               []string{s.cfg.Audience},
+		"azp":               client.ID,
+		"iat":               now.Unix(),
+		"exp":               now.Add(s.cfg.TokenTTL).Unix(),
+		"jti":               store.NewID(),
+		"scope":             strings.Join(scopes, " "),
+		s.cfg.TenantClaim(): client.TenantID,
+	}
+	tok, err := s.keys.Sign(claims)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "sign token", "err", err)
+		oauthError(w, http.StatusInternalServerError, "server_error", "")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": tok,
+		"token_type":   "Bearer",
+		"expires_in":   int(s.cfg.TokenTTL.Seconds()),
+		"scope":        strings.Join(scopes, " "),
+	})
+}
+
+var errBadClient = errors.New("idp: bad client credentials")
+
+func (s *Server) authenticate(ctx context.Context, id, secret string) (store.Client, error) {
+	c, err := s.store.ClientByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Client{}, errBadClient
+	}
+	if err != nil {
+		return store.Client{}, err
+	}
+	if c.RevokedAt != nil {
+		return store.Client{}, errBadClient
+	}
+	if bcrypt.CompareHashAndPassword([]byte(c.SecretHash), []byte(secret)) != nil {
+		return store.Client{}, errBadClient
+	}
+	return c, nil
+}
+
+// clientAuth reads client credentials from HTTP Basic (whose parts are
+// form-encoded, RFC 6749 §2.3.1) or from the form body.
+func clientAuth(r *http.Request) (id, secret string, basic bool) {
+	if u, p, ok := r.BasicAuth(); ok {
+		uid, err1 := url.QueryUnescape(u)
+		pw, err2 := url.QueryUnescape(p)
+		if err1 == nil && err2 == nil {
+			return uid, pw, true
+		}
+		return u, p, true
+	}
+	return r.PostForm.Get("client_id"), r.PostForm.Get("client_secret"), false
+}
+
+func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	body := map[string]string{"error": code}
+	if desc != "" {
+		body["error_description"] = desc
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// NewClientCredentials creates a machine client of tenantID and returns its
+// id and secret. Only a bcrypt hash of the secret is stored, so the secret
+// cannot be shown again.
+func NewClientCredentials(ctx context.Context, s *store.Store, tenantID, name string, now time.Time) (id, secret string, err error) {
+	idBytes := make([]byte, 10)
+	secretBytes := make([]byte, 32)
+	if _, err := rand.Read(idBytes); err != nil {
+		return "", "", fmt.Errorf("idp: client id: %w", err)
+	}
+	if _, err := rand.Read(secretBytes); err != nil {
+		return "", "", fmt.Errorf("idp: client secret: %w", err)
+	}
+	id = "kc_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(idBytes))
+	secret = base64.RawURLEncoding.EncodeToString(secretBytes)
+	hash, err := bcrypt.GenerateFromPassword([]byte(secret), bcrypt.DefaultCost)
+	if err != nil {
+		return "", "", fmt.Errorf("idp: hash client secret: %w", err)
+	}
+	err = s.CreateClient(ctx, store.Client{
+		ID: id, TenantID: tenantID, Name: name, SecretHash: string(hash),
+		Scopes: []string{ScopeAPI}, CreatedAt: now.UTC(),
+	})
+	if err != nil {
+		return "", "", err
+	}
+	return id, secret, nil
+}

@@ -1,0 +1,223 @@
+// Package server assembles a running Kadens process: it opens and migrates
+// the store, loads the signing keys, builds the main API, the identity
+// provider and the operational endpoints, and serves them on one listener or
+// on one per surface, shutting down gracefully.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kadens/kadens/internal/api"
+	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/config"
+	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/store"
+)
+
+// Server is an assembled Kadens process.
+type Server struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	Store   *store.Store
+	Keys    *idp.Keys
+	API     *api.Server
+	IdP     *idp.Server
+	surface map[string]http.Handler // listen address → handler
+	// Addrs are the bound addresses by surface name ("main", "idp",
+	// "analytics"), known once Start returned.
+	Addrs   map[string]string
+	servers []*http.Server
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// New opens the store (migrating it) and builds every component, without
+// listening yet.
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, error) {
+	st, err := store.Open(ctx, cfg.StoreOptions())
+	if err != nil {
+		return nil, err
+	}
+	s, err := build(ctx, cfg, log, st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.Store) (*Server, error) {
+	if err := st.Migrate(ctx, log); err != nil {
+		return nil, err
+	}
+	master, err := idp.MasterKey(cfg.MasterKey, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	keys := idp.NewKeys(st, master, cfg.TokenTTL, log)
+	if err := keys.Load(ctx); err != nil {
+		return nil, err
+	}
+	idpCfg := idp.Config{Issuer: cfg.IdPURL, Audience: cfg.BaseURL, ClaimsNamespace: cfg.ClaimsNamespace, TokenTTL: cfg.TokenTTL}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(st.DB(), "write"),
+	)
+	if st.ReadDB() != st.DB() {
+		reg.MustRegister(collectors.NewDBStatsCollector(st.ReadDB(), "read"))
+	}
+	metrics := api.NewMetrics(reg)
+	a, err := api.New(api.Options{
+		Store:     st,
+		Verifier:  auth.NewVerifier(ctx, auth.Options{IdP: idpCfg, Keys: keys, External: cfg.Issuers()}),
+		Log:       log,
+		Metrics:   metrics,
+		BaseURL:   cfg.BaseURL,
+		BodyLimit: cfg.BodyLimit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, Store: st, Keys: keys, API: a, IdP: idp.New(idpCfg, st, keys, log), Addrs: map[string]string{}}
+
+	main := http.NewServeMux()
+	main.Handle("/", a.Handler())
+	ops := func(route string, h http.Handler) {
+		main.Handle(route, api.Observe("ops", route, metrics, log, h))
+	}
+	ops("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	}))
+	ops("GET /readyz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if err := a.Ready(ctx); err != nil {
+			log.Warn("not ready", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"unavailable","check":"database"}` + "\n"))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	}))
+	ops("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+
+	idpHandler := observeAll("idp", metrics, log, s.IdP.Handler())
+	analytics := observeAll("analytics", metrics, log, http.NotFoundHandler())
+	s.surface = map[string]http.Handler{}
+	mount := func(name, listen, prefix string, h http.Handler) {
+		if listen != "" {
+			s.surface[name+"="+listen] = h
+			return
+		}
+		main.Handle(prefix+"/", http.StripPrefix(prefix, h))
+	}
+	mount("idp", cfg.IdPListen, "/idp", idpHandler)
+	mount("analytics", cfg.AnalyticsListen, "/analytics", analytics)
+	s.surface["main="+cfg.Listen] = main
+	return s, nil
+}
+
+// observeAll labels every request of a whole surface with one route label:
+// the surface's own routes are few and fixed.
+func observeAll(surface string, m *api.Metrics, log *slog.Logger, h http.Handler) http.Handler {
+	return api.Observe(surface, surface, m, log, h)
+}
+
+// Start binds every listener and serves in the background. Background
+// maintenance (key reloads, idempotency purge) runs until Shutdown.
+func (s *Server) Start(ctx context.Context) error {
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	s.done = make(chan struct{})
+	var listeners []net.Listener
+	for key, h := range s.surface {
+		name, addr, _ := strings.Cut(key, "=")
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			stop()
+			return fmt.Errorf("listen on %s for the %s surface: %w (is another kadens running? pick another address with --listen)", addr, name, err)
+		}
+		listeners = append(listeners, ln)
+		s.Addrs[name] = ln.Addr().String()
+		srv := &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+			BaseContext:       func(net.Listener) context.Context { return bg },
+		}
+		s.servers = append(s.servers, srv)
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("serve", "surface", name, "err", err)
+			}
+		}()
+	}
+	go func() {
+		defer close(s.done)
+		s.maintain(bg)
+	}()
+	return nil
+}
+
+// maintain runs periodic housekeeping until ctx ends.
+func (s *Server) maintain(ctx context.Context) {
+	keys := time.NewTicker(time.Minute)
+	purge := time.NewTicker(time.Hour)
+	defer keys.Stop()
+	defer purge.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-keys.C:
+			s.Keys.Refresh(ctx, 0)
+		case <-purge.C:
+			if n, err := s.Store.PurgeIdempotencyKeys(ctx, time.Now().Add(-25*time.Hour)); err != nil {
+				s.log.Error("purge idempotency keys", "err", err)
+			} else if n > 0 {
+				s.log.Info("purged idempotency keys", "count", n)
+			}
+		}
+	}
+}
+
+// Shutdown stops accepting connections, waits (up to the configured
+// timeout) for in-flight requests to finish, then stops background work and
+// closes the store.
+func (s *Server) Shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	for _, srv := range s.servers {
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shutdown: %w", err))
+		}
+	}
+	if s.stop != nil {
+		s.stop()
+		<-s.done
+	}
+	errs = append(errs, s.Store.Close())
+	return errors.Join(errs...)
+}

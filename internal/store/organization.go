@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Organization is a selling legal entity of a tenant (a merchant). Its time
+// zone decides where billing periods start; its currency is the default for
+// its plans; PricesIncludeVAT says whether its list prices are gross.
+type Organization struct {
+	ID                 string    `json:"id"`
+	Name               string    `json:"name"`
+	OrganizationNumber string    `json:"organizationNumber"`
+	Country            string    `json:"country"`
+	Currency           string    `json:"currency"`
+	TimeZone           string    `json:"timeZone"`
+	PricesIncludeVAT   bool      `json:"pricesIncludeVat"`
+	LogoURL            string    `json:"logoUrl"`
+	CreatedAt          time.Time `json:"createdAt"`
+	UpdatedAt          time.Time `json:"updatedAt"`
+}
+
+const organizationColumns = `id, name, organization_number, country, currency, time_zone, prices_include_vat, logo_url, created_at, updated_at`
+
+func scanOrganization(row interface{ Scan(...any) error }) (Organization, error) {
+	var o Organization
+	err := row.Scan(&o.ID, &o.Name, &o.OrganizationNumber, &o.Country, &o.Currency, &o.TimeZone,
+		&o.PricesIncludeVAT, &o.LogoURL, &o.CreatedAt, &o.UpdatedAt)
+	o.CreatedAt, o.UpdatedAt = o.CreatedAt.UTC(), o.UpdatedAt.UTC()
+	return o, err
+}
+
+// CreateOrganization stores o under the context's tenant with a new id and
+// returns it as stored.
+func (s *Store) CreateOrganization(ctx context.Context, o Organization, now time.Time) (Organization, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return Organization{}, err
+	}
+	o.ID = NewID()
+	o.CreatedAt = now.UTC().Truncate(time.Microsecond)
+	o.UpdatedAt = o.CreatedAt
+	_, err = s.w.ExecContext(ctx, `INSERT INTO organizations (tenant_id, `+organizationColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		tenant, o.ID, o.Name, o.OrganizationNumber, o.Country, o.Currency, o.TimeZone,
+		o.PricesIncludeVAT, o.LogoURL, ts(o.CreatedAt), ts(o.UpdatedAt))
+	if err != nil {
+		return Organization{}, fmt.Errorf("store: create organization: %w", err)
+	}
+	return o, nil
+}
+
+// Organization returns the organization id of the context's tenant, or
+// ErrNotFound (also for another tenant's organization).
+func (s *Store) Organization(ctx context.Context, id string) (Organization, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return Organization{}, err
+	}
+	if !ValidID(id) {
+		return Organization{}, ErrNotFound
+	}
+	o, err := scanOrganization(s.r.QueryRowContext(ctx,
+		`SELECT `+organizationColumns+` FROM organizations WHERE tenant_id = $1 AND id = $2`, tenant, id))
+	if err != nil {
+		return Organization{}, fmt.Errorf("store: organization %s: %w", id, notFound(err))
+	}
+	return o, nil
+}
+
+// OrganizationFilter narrows ListOrganizations; zero fields do not filter.
+type OrganizationFilter struct {
+	Country  string
+	Currency string
+}
+
+// ListOrganizations returns one page of the tenant's organizations and the
+// cursor of the next page ("" on the last).
+func (s *Store) ListOrganizations(ctx context.Context, f OrganizationFilter, p Page) ([]Organization, string, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	q := tenantFilter(tenant)
+	if f.Country != "" {
+		q.add("country = ?", f.Country)
+	}
+	if f.Currency != "" {
+		q.add("currency = ?", f.Currency)
+	}
+	tail := q.page(p)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+organizationColumns+` FROM organizations`+q.where()+tail, q.args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list organizations: %w", err)
+	}
+	defer rows.Close()
+	var out []Organization
+	for rows.Next() {
+		o, err := scanOrganization(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list organizations: %w", err)
+		}
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: list organizations: %w", err)
+	}
+	out, next := trimPage(out, p, func(o Organization) string { return o.ID })
+	return out, next, nil
+}
+
+// UpdateOrganization replaces the editable fields of organization o.ID and
+// returns the stored result, or ErrNotFound.
+func (s *Store) UpdateOrganization(ctx context.Context, o Organization, now time.Time) (Organization, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return Organization{}, err
+	}
+	if !ValidID(o.ID) {
+		return Organization{}, ErrNotFound
+	}
+	updated, err := scanOrganization(s.w.QueryRowContext(ctx, `UPDATE organizations SET
+		name = $3, organization_number = $4, country = $5, currency = $6, time_zone = $7,
+		prices_include_vat = $8, logo_url = $9, updated_at = $10
+		WHERE tenant_id = $1 AND id = $2 RETURNING `+organizationColumns,
+		tenant, o.ID, o.Name, o.OrganizationNumber, o.Country, o.Currency, o.TimeZone,
+		o.PricesIncludeVAT, o.LogoURL, ts(now)))
+	if err != nil {
+		return Organization{}, fmt.Errorf("store: update organization %s: %w", o.ID, notFound(err))
+	}
+	return updated, nil
+}
+
+// DeleteOrganization removes organization id, or returns ErrNotFound.
+func (s *Store) DeleteOrganization(ctx context.Context, id string) error {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return err
+	}
+	if !ValidID(id) {
+		return ErrNotFound
+	}
+	res, err := s.w.ExecContext(ctx, `DELETE FROM organizations WHERE tenant_id = $1 AND id = $2`, tenant, id)
+	if err != nil {
+		return fmt.Errorf("store: delete organization %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: delete organization %s: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("store: organization %s: %w", id, ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// dbTimeLayout is fixed-width so that timestamps stored as TEXT on SQLite
+// sort correctly as strings; PostgreSQL parses the same text as timestamptz.
+const dbTimeLayout = "2006-01-02T15:04:05.000000Z"
+
+// ts converts t to the value stored for a timestamp column.
+func ts(t time.Time) string { return t.UTC().Format(dbTimeLayout) }
+
+// nullTS is ts for optional timestamps.
+func nullTS(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ts(*t)
+}
+
+// fromNullTime turns a scanned sql.NullTime into an optional UTC time.
+func fromNullTime(nt sql.NullTime) *time.Time {
+	if !nt.Valid {
+		return nil
+	}
+	t := nt.Time.UTC()
+	return &t
+}
+
+// notFound maps sql.ErrNoRows to ErrNotFound and leaves other errors.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// isUniqueViolation recognises a unique-constraint error on either engine.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var sqErr *sqlite.Error
+	if errors.As(err, &sqErr) {
+		return sqErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || sqErr.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// Page asks for one page of a list ordered by id: the rows after After (an
+// id; empty for the first page), at most Limit of them.
+type Page struct {
+	After string
+	Limit int
+}
+
+// filter builds a WHERE clause from conditions that each hold one "?",
+// numbering the placeholders $1, $2... in order. It starts with the tenant
+// condition, so a list can never leave it out.
+type filter struct {
+	conds []string
+	args  []any
+}
+
+func tenantFilter(tenantID string) *filter {
+	return &filter{conds: []string{"tenant_id = $1"}, args: []any{tenantID}}
+}
+
+// add appends a condition such as "country = ?" with its argument.
+func (f *filter) add(cond string, arg any) {
+	f.args = append(f.args, arg)
+	f.conds = append(f.conds, strings.Replace(cond, "?", "$"+strconv.Itoa(len(f.args)), 1))
+}
+
+// page appends the keyset condition for p and returns the ORDER/LIMIT tail.
+// One row more than asked for is fetched so the caller knows whether a next
+// page exists.
+func (f *filter) page(p Page) string {
+	if p.After != "" {
+		f.add("id > ?", p.After)
+	}
+	f.args = append(f.args, p.Limit+1)
+	return " ORDER BY id LIMIT $" + strconv.Itoa(len(f.args))
+}
+
+func (f *filter) where() string { return " WHERE " + strings.Join(f.conds, " AND ") }
+
+// trimPage cuts the extra row fetched by filter.page and returns the cursor
+// (last id) for the next page, or "" when this is the last page.
+func trimPage[T any](items []T, p Page, id func(T) string) ([]T, string) {
+	if len(items) <= p.Limit {
+		return items, ""
+	}
+	items = items[:p.Limit]
+	return items, id(items[len(items)-1])
+}

@@ -1,0 +1,206 @@
+// Package store is Kadens' persistence layer: one logical schema on two
+// engines, SQLite (embedded default, pure Go) and PostgreSQL (production).
+//
+// SQL is written once, in the subset both engines understand ($n parameters,
+// RETURNING, ON CONFLICT); only the migrations are per engine, because column
+// types differ (uuid/timestamptz on PostgreSQL, TEXT on SQLite). Every
+// tenant-owned method takes the tenant from the context (package tenancy), so
+// no caller can forget to scope a query.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+)
+
+// Engine names a database engine.
+type Engine string
+
+// The two supported engines.
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// Errors returned by store methods; match them with errors.Is.
+var (
+	// ErrNotFound: no row with that id in the current tenant.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a uniqueness rule was violated (e.g. duplicate name).
+	ErrConflict = errors.New("store: conflict")
+)
+
+// Store is the handle to the database. It is safe for concurrent use.
+type Store struct {
+	engine Engine
+	// w takes every write. On SQLite it holds a single connection so writers
+	// queue in Go instead of failing with SQLITE_BUSY; on PostgreSQL w and r
+	// are the same pool.
+	w *sql.DB
+	// r serves reads; on SQLite (WAL) it has several connections that read
+	// concurrently with the writer.
+	r *sql.DB
+	// source describes the database for logs, without secrets.
+	source string
+}
+
+// Options say where the database is.
+type Options struct {
+	// DatabaseURL selects PostgreSQL when it starts with postgres:// or
+	// postgresql://. Empty means SQLite in DataDir.
+	DatabaseURL string
+	// DataDir holds the SQLite file (kadens.db).
+	DataDir string
+	// ReadConns bounds the SQLite read pool; 0 picks a default.
+	ReadConns int
+}
+
+// Open connects to the database named by opts. It does not migrate; call
+// Migrate for that.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if IsPostgresURL(opts.DatabaseURL) {
+		return openPostgres(ctx, opts.DatabaseURL)
+	}
+	if opts.DatabaseURL != "" {
+		return nil, fmt.Errorf("store: unsupported database URL %q: use postgres://... or leave it empty for SQLite", RedactURL(opts.DatabaseURL))
+	}
+	return openSQLite(ctx, opts)
+}
+
+// IsPostgresURL reports whether url names a PostgreSQL database.
+func IsPostgresURL(url string) bool {
+	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
+}
+
+func openPostgres(ctx context.Context, url string) (*Store, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect to postgres %s: %w (is the server running and the URL right?)", RedactURL(url), err)
+	}
+	return &Store{engine: Postgres, w: db, r: db, source: RedactURL(url)}, nil
+}
+
+func openSQLite(ctx context.Context, opts Options) (*Store, error) {
+	dir := opts.DataDir
+	if dir == "" {
+		dir = "."
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: create data dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "kadens.db")
+	// WAL lets readers run beside the writer; the busy timeout makes a second
+	// process (e.g. `kadens tenant create` beside `kadens serve`) wait instead
+	// of failing; _txlock=immediate takes the write lock at BEGIN so two
+	// writers never deadlock upgrading a read lock.
+	base := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	n := opts.ReadConns
+	if n <= 0 {
+		n = 8
+	}
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(0)
+	r.SetConnMaxLifetime(0)
+	return &Store{engine: SQLite, w: w, r: r, source: path}, nil
+}
+
+// Engine reports which engine backs the store.
+func (s *Store) Engine() Engine { return s.engine }
+
+// Source describes the database (file path or redacted URL).
+func (s *Store) Source() string { return s.source }
+
+// DB returns the write pool, for metrics collectors and migrations.
+func (s *Store) DB() *sql.DB { return s.w }
+
+// ReadDB returns the read pool (the write pool on PostgreSQL).
+func (s *Store) ReadDB() *sql.DB { return s.r }
+
+// Ping checks that the database answers; used by /readyz.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	var one int
+	if err := s.r.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("store: ping query: %w", err)
+	}
+	return nil
+}
+
+// Close releases the pools.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		err = errors.Join(err, s.r.Close())
+	}
+	return err
+}
+
+// inTx runs fn in a write transaction and commits it when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// RedactURL hides the password of a database URL for logs and errors.
+func RedactURL(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return url
+	}
+	userinfo := rest[:at]
+	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
+		userinfo = user + ":xxxxx"
+	}
+	return scheme + "://" + userinfo + rest[at:]
+}

@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Tenant is one customer installation of Kadens: a merchant group whose data
+// is isolated from every other tenant's. Tenants are system-level rows, so
+// these methods do not read a tenant from the context.
+type Tenant struct {
+	ID   string
+	Name string
+	// Test tenants have their own clock that the API advances.
+	Test      bool
+	Clock     *time.Time
+	CreatedAt time.Time
+}
+
+// CreateTenant adds a tenant. A duplicate name is ErrConflict.
+func (s *Store) CreateTenant(ctx context.Context, name string, test bool, now time.Time) (Tenant, error) {
+	t := Tenant{ID: NewID(), Name: name, Test: test, CreatedAt: now.UTC().Truncate(time.Microsecond)}
+	_, err := s.w.ExecContext(ctx,
+		`INSERT INTO tenants (id, name, test, created_at) VALUES ($1, $2, $3, $4)`,
+		t.ID, t.Name, t.Test, ts(t.CreatedAt))
+	if isUniqueViolation(err) {
+		return Tenant{}, fmt.Errorf("tenant %q exists: %w", name, ErrConflict)
+	}
+	if err != nil {
+		return Tenant{}, fmt.Errorf("store: create tenant: %w", err)
+	}
+	return t, nil
+}
+
+const tenantColumns = `id, name, test, clock, created_at`
+
+func scanTenant(row interface{ Scan(...any) error }) (Tenant, error) {
+	var (
+		t     Tenant
+		clock sql.NullTime
+	)
+	if err := row.Scan(&t.ID, &t.Name, &t.Test, &clock, &t.CreatedAt); err != nil {
+		return Tenant{}, err
+	}
+	t.Clock = fromNullTime(clock)
+	t.CreatedAt = t.CreatedAt.UTC()
+	return t, nil
+}
+
+// TenantByID returns the tenant with id, or ErrNotFound.
+func (s *Store) TenantByID(ctx context.Context, id string) (Tenant, error) {
+	if !ValidID(id) {
+		return Tenant{}, ErrNotFound
+	}
+	t, err := scanTenant(s.r.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE id = $1`, id))
+	if err != nil {
+		return Tenant{}, fmt.Errorf("store: tenant %s: %w", id, notFound(err))
+	}
+	return t, nil
+}
+
+// TenantByName returns the tenant named name, or ErrNotFound.
+func (s *Store) TenantByName(ctx context.Context, name string) (Tenant, error) {
+	t, err := scanTenant(s.r.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE name = $1`, name))
+	if err != nil {
+		return Tenant{}, fmt.Errorf("store: tenant %q: %w", name, notFound(err))
+	}
+	return t, nil
+}
+
+// Tenants lists all tenants, oldest first.
+func (s *Store) Tenants(ctx context.Context) ([]Tenant, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+tenantColumns+` FROM tenants ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list tenants: %w", err)
+	}
+	defer rows.Close()
+	var out []Tenant
+	for rows.Next() {
+		t, err := scanTenant(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list tenants: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list tenants: %w", err)
+	}
+	return out, nil
+}
