@@ -188,4 +188,3 @@ func (c *Config) Describe() []string {
 	})
 	return lines
 }
-
