@@ -3,7 +3,10 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"reflect"
+	"strings"
 
+	"github.com/swaggest/jsonschema-go"
 	"github.com/swaggest/openapi-go"
 	"github.com/swaggest/openapi-go/openapi31"
 	"github.com/swaggest/swgui/v5emb"
@@ -22,6 +25,11 @@ type idempotencyParam struct {
 	Key string `header:"Idempotency-Key" maxLength:"255" description:"Makes a POST safe to retry: the same key with the same body within 24 h replays the first response; with another body it is 422."`
 }
 
+// schemaNames renames Go types whose contract name differs.
+var schemaNames = map[string]string{
+	"ValidationResult": "ValidationResultModel",
+}
+
 // openAPI renders the OpenAPI 3.1 document from the route table. The
 // document is produced from the same declarations that register handlers,
 // so it cannot list an operation that is not served, nor miss one that is.
@@ -34,6 +42,19 @@ func (s *Server) openAPI() ([]byte, error) {
 			"(OAuth 2.0 client_credentials at {idp_url}/oauth/token) and the `S4-TenantId` header. " +
 			"Errors: 400 with a ValidationResultModel; 401, 403 and 404 without a body; 500 with a request id.")
 	ref.Spec.WithServers(openapi31.Server{URL: s.baseURL})
+	// Schemas are named after their Go type without the package prefix
+	// (Organization, not StoreOrganization), with the contract's names where
+	// it gives one.
+	jsr := ref.JSONSchemaReflector()
+	jsr.DefaultOptions = append(jsr.DefaultOptions, jsonschema.InterceptDefName(func(t reflect.Type, def string) string {
+		if name, ok := schemaNames[t.Name()]; ok {
+			return name
+		}
+		if t.Name() == "" {
+			return def
+		}
+		return strings.ToUpper(t.Name()[:1]) + t.Name()[1:]
+	}))
 	ref.Spec.SetHTTPBearerTokenSecurity("bearer", "JWT", "Access token from the identity provider's token endpoint.")
 	for _, rt := range s.routes {
 		oc, err := ref.NewOperationContext(rt.method, rt.path)

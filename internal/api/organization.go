@@ -103,7 +103,7 @@ var (
 	respNoBody403  = response{status: http.StatusForbidden, desc: "The token is not valid for this tenant."}
 	respNotFound   = response{status: http.StatusNotFound, desc: "No such resource in this tenant."}
 	respServer     = response{status: http.StatusInternalServerError, body: new(ServerError), desc: "Unexpected failure; quote the request id."}
-	respCreated    = response{status: http.StatusCreated, body: new(string), desc: "Created; the body is the new id.",
+	respCreated    = response{status: http.StatusCreated, body: "", desc: "Created; the body is the new id (a JSON string).",
 		headers: map[string]string{"Location": "Address of the new resource."}}
 	respNoContent = response{status: http.StatusNoContent, desc: "Done."}
 )

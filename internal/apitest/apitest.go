@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/server"
@@ -46,6 +48,12 @@ type Tenant struct {
 	ID    string
 	Token string
 	env   *Env
+}
+
+func init() {
+	// Test clients need no brute-force resistance; a cheap hash keeps the
+	// many tenants tests create from dominating their run time.
+	idp.SecretHashCost = bcrypt.MinCost
 }
 
 // Each runs fn once per engine with a fresh server.

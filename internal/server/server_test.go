@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/config"
+	"github.com/kadens/kadens/internal/server"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestOperationalEndpoints(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		if st, body := get(t, e.URL+"/healthz"); st != 200 || !strings.Contains(body, "ok") {
+			t.Fatalf("/healthz: %d %s", st, body)
+		}
+		if st, body := get(t, e.URL+"/readyz"); st != 200 {
+			t.Fatalf("/readyz: %d %s", st, body)
+		}
+		e.Do("GET", "/organization/"+store.NewID(), nil)
+		st, metrics := get(t, e.URL+"/metrics")
+		if st != 200 {
+			t.Fatalf("/metrics: %d", st)
+		}
+		for _, want := range []string{
+			`kadens_http_requests_total{method="GET",route="GET /organization/{id}",status="404",surface="api"} 1`,
+			`kadens_http_request_duration_seconds_bucket{method="GET",route="GET /organization/{id}",surface="api"`,
+			`go_sql_open_connections{db_name="write"}`,
+		} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+		// Once the database is gone the process is alive but not ready.
+		e.Store.Close()
+		if st, _ := get(t, e.URL+"/readyz"); st != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz without database: %d", st)
+		}
+		if st, _ := get(t, e.URL+"/healthz"); st != 200 {
+			t.Fatalf("/healthz without database: %d", st)
+		}
+	})
+}
+
+func newConfig(t *testing.T, vars map[string]string) *config.Config {
+	t.Helper()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	cfg := config.Register(fs, func(k string) string { return vars[k] })
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestSeparateIdPListener(t *testing.T) {
+	opts := storetest.Options(t, store.SQLite)
+	cfg := newConfig(t, map[string]string{
+		"KADENS_LISTEN": "127.0.0.1:0", "KADENS_IDP_LISTEN": "127.0.0.1:0", "KADENS_DATA_DIR": opts.DataDir,
+		"KADENS_IDP_URL": "https://login.kadens.test",
+	})
+	srv, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	st, body := get(t, "http://"+srv.Addrs["idp"]+"/.well-known/openid-configuration")
+	if st != 200 || !strings.Contains(body, `"issuer":"https://login.kadens.test"`) {
+		t.Fatalf("idp on its own listener: %d %s", st, body)
+	}
+	if st, _ := get(t, "http://"+srv.Addrs["main"]+"/idp/.well-known/openid-configuration"); st != 404 {
+		t.Fatalf("idp still mounted on the main listener: %d", st)
+	}
+}
+
+// TestGracefulShutdownDrainsRequests shows that a request in flight when
+// shutdown begins still gets its answer.
+func TestGracefulShutdownDrainsRequests(t *testing.T) {
+	e := apitest.Start(t, store.SQLite, nil)
+	// A slow client: headers sent, body trickling in, so the request is in
+	// flight when Shutdown starts.
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", e.URL+"/organization", pr)
+	req.Header.Set("Authorization", "Bearer "+e.Tenant.Token)
+	req.Header.Set("S4-TenantId", e.Tenant.ID)
+	var (
+		wg     sync.WaitGroup
+		status int
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+		status = resp.StatusCode
+	}()
+	_, _ = pw.Write([]byte(`{"name":"Slow AS",`))
+	time.Sleep(200 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- e.Server.Shutdown() }()
+	time.Sleep(200 * time.Millisecond)
+	_, _ = pw.Write([]byte(`"country":"NO","currency":"NOK"}`))
+	pw.Close()
+	wg.Wait()
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if status != http.StatusCreated {
+		t.Fatalf("in-flight request got %d, want 201", status)
+	}
+}

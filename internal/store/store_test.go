@@ -1,0 +1,259 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+var t0 = time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
+
+func newTenant(t *testing.T, s *store.Store, name string) context.Context {
+	t.Helper()
+	ten, err := s.CreateTenant(context.Background(), name, false, t0)
+	if err != nil {
+		t.Fatalf("create tenant: %v", err)
+	}
+	return tenancy.With(context.Background(), ten.ID)
+}
+
+func TestTenants(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a, err := s.CreateTenant(ctx, "acme", true, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateTenant(ctx, "acme", false, t0); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("duplicate name: want ErrConflict, got %v", err)
+		}
+		got, err := s.TenantByName(ctx, "acme")
+		if err != nil || got.ID != a.ID || !got.Test || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("by name: got %+v, %v; want %+v", got, err, a)
+		}
+		if _, err := s.TenantByID(ctx, store.NewID()); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("unknown id: want ErrNotFound, got %v", err)
+		}
+		if _, err := s.TenantByID(ctx, "not-a-uuid"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("malformed id: want ErrNotFound, got %v", err)
+		}
+	})
+}
+
+func TestMigrateTwiceIsHarmless(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		if err := s.Migrate(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+			t.Fatalf("second migrate: %v", err)
+		}
+	})
+}
+
+func TestOrganizationCRUD(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		in := store.Organization{Name: "Nordavis AS", OrganizationNumber: "923609016", Country: "NO", Currency: "NOK",
+			TimeZone: "Europe/Oslo", PricesIncludeVAT: true, LogoURL: "https://example.com/l.svg"}
+		o, err := s.CreateOrganization(ctx, in, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Organization(ctx, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != o {
+			t.Fatalf("read back %+v, want %+v", got, o)
+		}
+		o.Name, o.Country, o.PricesIncludeVAT = "Nordavis Sverige AB", "SE", false
+		later := t0.Add(time.Hour)
+		upd, err := s.UpdateOrganization(ctx, o, later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if upd.Name != o.Name || upd.Country != "SE" || upd.PricesIncludeVAT || !upd.UpdatedAt.Equal(later) || !upd.CreatedAt.Equal(t0) {
+			t.Fatalf("update: got %+v", upd)
+		}
+		if err := s.DeleteOrganization(ctx, o.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Organization(ctx, o.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("after delete: want ErrNotFound, got %v", err)
+		}
+		if err := s.DeleteOrganization(ctx, o.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("second delete: want ErrNotFound, got %v", err)
+		}
+	})
+}
+
+func TestOrganizationsAreTenantScoped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
+		o, err := s.CreateOrganization(a, store.Organization{Name: "A AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Organization(b, o.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("read across tenants: want ErrNotFound, got %v", err)
+		}
+		o2 := o
+		o2.Name = "stolen"
+		if _, err := s.UpdateOrganization(b, o2, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("update across tenants: want ErrNotFound, got %v", err)
+		}
+		if err := s.DeleteOrganization(b, o.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("delete across tenants: want ErrNotFound, got %v", err)
+		}
+		list, _, err := s.ListOrganizations(b, store.OrganizationFilter{}, store.Page{Limit: 10})
+		if err != nil || len(list) != 0 {
+			t.Errorf("list across tenants: got %d rows, %v", len(list), err)
+		}
+		if got, err := s.Organization(a, o.ID); err != nil || got.Name != "A AS" {
+			t.Errorf("owner's row changed: %+v, %v", got, err)
+		}
+		if _, err := s.Organization(context.Background(), o.ID); !errors.Is(err, tenancy.ErrNoTenant) {
+			t.Errorf("no tenant in context: want ErrNoTenant, got %v", err)
+		}
+	})
+}
+
+func TestListOrganizationsPagesAndFilters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		want := map[string]bool{}
+		for i, c := range []string{"NO", "SE", "NO", "DK", "NO"} {
+			o, err := s.CreateOrganization(ctx, store.Organization{Name: "org", Country: c, Currency: "NOK", TimeZone: "Europe/Oslo"}, t0.Add(time.Duration(i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[o.ID] = true
+		}
+		seen := map[string]bool{}
+		p := store.Page{Limit: 2}
+		for pages := 0; ; pages++ {
+			if pages > 3 {
+				t.Fatal("paging does not end")
+			}
+			items, next, err := s.ListOrganizations(ctx, store.OrganizationFilter{}, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range items {
+				if seen[o.ID] {
+					t.Fatalf("id %s on two pages", o.ID)
+				}
+				seen[o.ID] = true
+			}
+			if next == "" {
+				break
+			}
+			p.After = next
+		}
+		if len(seen) != len(want) {
+			t.Fatalf("paged through %d organizations, want %d", len(seen), len(want))
+		}
+		no, _, err := s.ListOrganizations(ctx, store.OrganizationFilter{Country: "NO"}, store.Page{Limit: 100})
+		if err != nil || len(no) != 3 {
+			t.Fatalf("country filter: %d rows, %v", len(no), err)
+		}
+	})
+}
+
+func TestIdempotencyKeyClaims(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		other := newTenant(t, s, "b")
+		rec := store.IdempotencyRecord{Key: "k1", Method: "POST", Path: "/organization", RequestHash: "h1", CreatedAt: t0}
+		if _, claimed, err := s.ClaimIdempotencyKey(ctx, rec, 24*time.Hour); err != nil || !claimed {
+			t.Fatalf("first claim: claimed=%v err=%v", claimed, err)
+		}
+		prev, claimed, err := s.ClaimIdempotencyKey(ctx, rec, 24*time.Hour)
+		if err != nil || claimed || prev.StatusCode != 0 {
+			t.Fatalf("claim while in progress: claimed=%v status=%d err=%v", claimed, prev.StatusCode, err)
+		}
+		rec.StatusCode, rec.Location, rec.ContentType, rec.Body = 201, "/organization/x", "application/json", []byte(`"x"`)
+		if err := s.CompleteIdempotencyKey(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		prev, claimed, err = s.ClaimIdempotencyKey(ctx, rec, 24*time.Hour)
+		if err != nil || claimed || prev.StatusCode != 201 || string(prev.Body) != `"x"` || prev.Location != "/organization/x" {
+			t.Fatalf("replay: %+v claimed=%v err=%v", prev, claimed, err)
+		}
+		if _, claimed, err := s.ClaimIdempotencyKey(other, rec, 24*time.Hour); err != nil || !claimed {
+			t.Fatalf("same key, other tenant: claimed=%v err=%v", claimed, err)
+		}
+		late := rec
+		late.CreatedAt = t0.Add(25 * time.Hour)
+		if _, claimed, err := s.ClaimIdempotencyKey(ctx, late, 24*time.Hour); err != nil || !claimed {
+			t.Fatalf("expired key: claimed=%v err=%v", claimed, err)
+		}
+		if err := s.ReleaseIdempotencyKey(ctx, "k1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, claimed, err := s.ClaimIdempotencyKey(ctx, rec, 24*time.Hour); err != nil || !claimed {
+			t.Fatalf("after release: claimed=%v err=%v", claimed, err)
+		}
+	})
+}
+
+func TestConcurrentIdempotencyClaimsAdmitOne(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			winners int
+		)
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, claimed, err := s.ClaimIdempotencyKey(ctx, store.IdempotencyRecord{Key: "same", Method: "POST", Path: "/x", RequestHash: "h", CreatedAt: t0}, time.Hour)
+				if err != nil {
+					t.Error(err)
+				}
+				if claimed {
+					mu.Lock()
+					winners++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if winners != 1 {
+			t.Fatalf("%d concurrent claims won, want exactly 1", winners)
+		}
+	})
+}
+
+func TestOneActiveSigningKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		k := func(id string, at time.Time) store.SigningKey {
+			return store.SigningKey{ID: id, Algorithm: "ES256", PrivateJWE: "x", PublicJWK: "{}", CreatedAt: at}
+		}
+		if ok, err := s.AddSigningKey(ctx, k("k1", t0), false); err != nil || !ok {
+			t.Fatalf("first key: %v %v", ok, err)
+		}
+		if ok, err := s.AddSigningKey(ctx, k("k2", t0), false); err != nil || ok {
+			t.Fatalf("second first key must lose: added=%v err=%v", ok, err)
+		}
+		if ok, err := s.AddSigningKey(ctx, k("k3", t0.Add(time.Hour)), true); err != nil || !ok {
+			t.Fatalf("rotation: %v %v", ok, err)
+		}
+		keys, err := s.SigningKeys(ctx)
+		if err != nil || len(keys) != 2 || keys[0].ID != "k3" || keys[0].RetiredAt != nil || keys[1].RetiredAt == nil {
+			t.Fatalf("after rotation: %+v %v", keys, err)
+		}
+		if n, err := s.DeleteSigningKeysRetiredBefore(ctx, t0.Add(2*time.Hour)); err != nil || n != 1 {
+			t.Fatalf("prune: %d %v", n, err)
+		}
+	})
+}
