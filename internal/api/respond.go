@@ -35,7 +35,6 @@ func (e *statusError) Error() string { return e.msg }
 var (
 	errUnauthorized = &statusError{http.StatusUnauthorized, "unauthorized"}
 	errForbidden    = &statusError{http.StatusForbidden, "forbidden"}
-	errNotFound     = &statusError{http.StatusNotFound, "not found"}
 )
 
 // writeJSON writes v as the JSON body with status.

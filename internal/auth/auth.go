@@ -180,7 +180,7 @@ var allAlgorithms = []jose.SignatureAlgorithm{
 type ownKeySet struct{ keys *idp.Keys }
 
 func (s *ownKeySet) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
-	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{idp.SigningAlgorithm})
+	jws, err := jose.ParseSignedCompact(raw, []jose.SignatureAlgorithm{idp.SigningAlgorithm})
 	if err != nil {
 		return nil, err
 	}

@@ -173,7 +173,7 @@ func (k *Keys) install(keys []store.SigningKey) error {
 
 // open decrypts the private half of sk.
 func (k *Keys) open(sk store.SigningKey) (jose.JSONWebKey, error) {
-	jwe, err := jose.ParseEncrypted(sk.PrivateJWE, []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A256GCM})
+	jwe, err := jose.ParseEncryptedCompact(sk.PrivateJWE, []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A256GCM})
 	if err != nil {
 		return jose.JSONWebKey{}, fmt.Errorf("idp: signing key %s: %w", sk.ID, err)
 	}

@@ -19,14 +19,6 @@ const dbTimeLayout = "2006-01-02T15:04:05.000000Z"
 // ts converts t to the value stored for a timestamp column.
 func ts(t time.Time) string { return t.UTC().Format(dbTimeLayout) }
 
-// nullTS is ts for optional timestamps.
-func nullTS(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return ts(*t)
-}
-
 // fromNullTime turns a scanned sql.NullTime into an optional UTC time.
 func fromNullTime(nt sql.NullTime) *time.Time {
 	if !nt.Valid {
