@@ -58,6 +58,8 @@ func New(o Options) (*Server, error) {
 		mux:     http.NewServeMux(),
 	}
 	s.organizationRoutes()
+	s.catalogRoutes()
+	s.subscriberRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
 		return nil, err
@@ -165,7 +167,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 
 // pathID returns the {id} path value, answering 400 when it is not a uuid.
 func pathID(r *http.Request, name string) (string, error) {
-	id := r.PathValue(name)
+	// Ids are stored in canonical lower case; accept any case from clients.
+	id := strings.ToLower(r.PathValue(name))
 	if !store.ValidID(id) {
 		return "", fieldErr(name, "must be a uuid")
 	}

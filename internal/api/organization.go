@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kadens/kadens/internal/country"
 	"github.com/kadens/kadens/internal/money"
@@ -34,23 +33,9 @@ func (in OrganizationInput) organization() (store.Organization, error) {
 		errs validation.Errors
 		o    = store.Organization{TimeZone: "Europe/Oslo", PricesIncludeVAT: true}
 	)
-	str := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return strings.TrimSpace(*p)
-	}
-	o.Name = str(in.Name)
-	switch n := utf8.RuneCountInString(o.Name); {
-	case n == 0:
-		errs.Add("name", "is required")
-	case n > 200:
-		errs.Add("name", "must be at most 200 characters")
-	}
-	o.OrganizationNumber = str(in.OrganizationNumber)
-	if len(o.OrganizationNumber) > 50 {
-		errs.Add("organizationNumber", "must be at most 50 characters")
-	}
+	str := trimmed
+	o.Name = text(&errs, "name", in.Name, 200, true)
+	o.OrganizationNumber = text(&errs, "organizationNumber", in.OrganizationNumber, 50, false)
 	o.Country = strings.ToUpper(str(in.Country))
 	switch {
 	case o.Country == "":

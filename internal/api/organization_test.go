@@ -78,6 +78,7 @@ func TestOrganizationValidation(t *testing.T) {
 			{"required fields missing", map[string]any{}, []string{"name", "country", "currency"}},
 			{"wrong JSON type", map[string]any{"name": 42, "country": "NO", "currency": "NOK"}, []string{"name"}},
 			{"wrong JSON type for a bool", map[string]any{"name": "A", "country": "NO", "currency": "NOK", "pricesIncludeVat": "yes"}, []string{"pricesIncludeVat"}},
+			{"NUL in text", `{"name":"A\u0000B","country":"NO","currency":"NOK"}`, []string{"name"}},
 			{"array instead of object", []any{1, 2}, []string{"body"}},
 			{"malformed JSON", `{"name": "A",`, []string{"body"}},
 			{"empty body", "", []string{"body"}},

@@ -62,6 +62,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(se.status)
 	case errors.Is(err, store.ErrNotFound):
 		w.WriteHeader(http.StatusNotFound)
+	case errors.Is(err, store.ErrConflict):
+		// Handlers turn conflicts they can name into a 400 on the field;
+		// one that reaches here is a concurrent change of the same thing.
+		w.WriteHeader(http.StatusConflict)
 	default:
 		id := requestID(r.Context())
 		logger(r.Context()).ErrorContext(r.Context(), "request failed", slog.String("err", err.Error()))

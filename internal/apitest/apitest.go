@@ -99,9 +99,13 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 	if err := srv.Start(ctx); err != nil {
 		t.Fatalf("apitest: start: %v", err)
 	}
-	t.Cleanup(func() { _ = srv.Shutdown() })
 	e := &Env{t: t, Server: srv, Store: srv.Store, Config: cfg, URL: "http://" + srv.Addrs["main"],
 		client: &http.Client{Timeout: 30 * time.Second}}
+	t.Cleanup(func() {
+		// Idle keep-alive connections would make Shutdown wait for them.
+		e.client.CloseIdleConnections()
+		_ = srv.Shutdown()
+	})
 	e.Tenant = e.NewTenant("tenant-a", true)
 	return e
 }

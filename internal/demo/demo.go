@@ -11,7 +11,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -58,6 +61,9 @@ func Ensure(ctx context.Context, s *store.Store, dataDir string, now time.Time) 
 	}, now); err != nil {
 		return Credentials{}, false, err
 	}
+	if err := seedCatalog(tctx, s, now); err != nil {
+		return Credentials{}, false, fmt.Errorf("demo: catalog: %w", err)
+	}
 	id, secret, err := idp.NewClientCredentials(ctx, s, t.ID, "demo client", now)
 	if err != nil {
 		return Credentials{}, false, err
@@ -89,4 +95,113 @@ Try it:
 
 API reference: %s/swagger/
 `, c.TenantID, c.ClientID, c.ClientSecret, c.ClientID, c.ClientSecret, idpURL, c.TenantID, baseURL, baseURL)
+}
+
+// seedCatalog gives the demo tenant a realistic Norwegian news catalog:
+// a digital news product, a printed paper sold with it as a bundle, a
+// puzzle add-on, monthly and yearly billing plans in NOK, and the intro
+// offer "1 month at 99, then 3 months at 149, then 199/month" as a package
+// chain whose entry is the 99 template. Everything is checked with the
+// same rules the API applies.
+func seedCatalog(ctx context.Context, s *store.Store, now time.Time) error {
+	nok, _ := money.LookupCurrency("NOK")
+	kr := func(major int64) catalog.Amount { return catalog.NewAmount(major*100, nok) }
+	share := func(n int64) *catalog.Percent { p := catalog.PercentOf(n); return &p }
+
+	products := map[string]catalog.Product{}
+	for key, p := range map[string]catalog.Product{
+		"digital": {Name: "Nordavis Digital", Description: "Alle artikler, eAvis og arkiv på nett og i appen", Category: "digital", VATRate: catalog.PercentOf(0)},
+		"print":   {Name: "Nordavis Papiravis", Description: "Papiravisen levert hver morgen, mandag til lørdag", Category: "print", VATRate: catalog.PercentOf(0)},
+		"puzzles": {Name: "Nordavis Spill", Description: "Kryssord, sudoku og quiz", Category: "digital", VATRate: catalog.PercentOf(25)},
+	} {
+		p.Active = true
+		created, err := s.CreateProduct(ctx, p, now)
+		if err != nil {
+			return err
+		}
+		products[key] = created
+	}
+	plans := map[string]catalog.BillingPlan{}
+	for key, b := range map[string]catalog.BillingPlan{
+		"monthly": {Name: "Månedlig", Description: "Faktura hver måned, sendt 14 dager før perioden", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14},
+		"yearly":  {Name: "Årlig", Description: "Faktura én gang i året, sendt 30 dager før perioden", IntervalUnit: period.Year, IntervalCount: 1, MinimumDueDays: 30, PaymentTermsDays: 14},
+	} {
+		created, err := s.CreateBillingPlan(ctx, b, now)
+		if err != nil {
+			return err
+		}
+		plans[key] = created
+	}
+	refs := catalog.Refs{Products: map[string]catalog.Product{}, BillingPlans: map[string]catalog.BillingPlan{}}
+	for _, p := range products {
+		refs.Products[p.ID] = p
+	}
+	for _, b := range plans {
+		refs.BillingPlans[b.ID] = b
+	}
+	digitalOnly := func(name, desc string, price int64, plan string) catalog.TemplatePackage {
+		return catalog.TemplatePackage{
+			Name: name, Description: desc, Currency: "NOK", Price: kr(price), Units: 1,
+			PermanentDiscount:  catalog.PercentOf(0),
+			Products:           []catalog.PackageProduct{{ProductID: products["digital"].ID}},
+			AdditionalProducts: []catalog.AdditionalProduct{{ProductID: products["puzzles"].ID, Price: kr(39)}},
+			BillingPlans:       []string{plans[plan].ID},
+			AllowedChoices:     catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1},
+		}
+	}
+	editions := 26
+	templates := []catalog.TemplatePackage{
+		digitalOnly("Digital – månedlig", "Nordavis Digital, 199 kr i måneden", 199, "monthly"),
+		digitalOnly("Digital – årlig", "Nordavis Digital for et helt år: to måneder gratis", 1990, "yearly"),
+		{
+			Name: "Papir + digital", Description: "Papiravisen seks dager i uka og alt digitalt", Currency: "NOK",
+			Price: kr(549), Units: 1, NumberOfEditions: &editions, PermanentDiscount: catalog.PercentOf(0),
+			Products: []catalog.PackageProduct{
+				{ProductID: products["print"].ID, Share: share(80)},
+				{ProductID: products["digital"].ID, Share: share(20)},
+			},
+			AdditionalProducts: []catalog.AdditionalProduct{{ProductID: products["puzzles"].ID, Price: kr(39)}},
+			BillingPlans:       []string{plans["monthly"].ID},
+			Contract:           &catalog.Contract{BindingPeriods: 6, Terms: "Bindingstid 6 måneder"},
+			AllowedChoices:     catalog.AllowedChoices{MinUnits: 1, MaxUnits: 3},
+		},
+		digitalOnly("Digital – intro 99", "Første måned for 99 kr, så 149 kr i tre måneder, deretter 199 kr", 99, "monthly"),
+		digitalOnly("Digital – intro 149", "Introtilbudets andre steg: 149 kr i måneden", 149, "monthly"),
+	}
+	ids := make([]string, len(templates))
+	for i, tp := range templates {
+		if errs := catalog.CheckTemplate(tp, refs); len(errs) > 0 {
+			return fmt.Errorf("template %q: %w", tp.Name, errs)
+		}
+		created, err := s.CreatePackage(ctx, tp, now)
+		if err != nil {
+			return err
+		}
+		ids[i], templates[i] = created.ID, created
+	}
+	monthly, intro99, intro149 := 0, 3, 4
+	chain := catalog.Chain{
+		Name:        "Introtilbud",
+		Description: "1 måned for 99 kr, så 3 måneder for 149 kr, deretter 199 kr i måneden",
+		PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+			{Step: 1, NextPackageID: ids[intro99], Periods: 1},
+			{Step: 2, NextPackageID: ids[intro149], Periods: 3},
+			{Step: 3, NextPackageID: ids[monthly], Periods: 1},
+		}},
+	}
+	byID := map[string]catalog.TemplatePackage{}
+	for _, tp := range templates {
+		byID[tp.ID] = tp
+	}
+	if errs := catalog.CheckChain(chain, byID); len(errs) > 0 {
+		return fmt.Errorf("chain: %w", errs)
+	}
+	chain, err := s.CreatePackageChain(ctx, chain, now)
+	if err != nil {
+		return err
+	}
+	entry := templates[intro99]
+	entry.PackageChainID = &chain.ID
+	_, err = s.UpdatePackage(ctx, entry, now)
+	return err
 }

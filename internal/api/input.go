@@ -1,0 +1,32 @@
+package api
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// text reads a free-text field: trimmed, at most max characters, without
+// control characters other than line breaks and tabs (PostgreSQL cannot
+// store NUL, and no name needs the others).
+func text(errs *validation.Errors, field string, p *string, max int, required bool) string {
+	s := trimmed(p)
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0 && required:
+		errs.Add(field, "is required")
+	case n > max:
+		errs.Add(field, "must be at most %d characters", max)
+	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' }):
+		errs.Add(field, "must not contain control characters")
+	}
+	return s
+}
+
+func trimmed(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return strings.TrimSpace(*p)
+}

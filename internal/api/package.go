@@ -1,0 +1,642 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/swaggest/jsonschema-go"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// PackageInput is the body of POST and PUT /package: a template package
+// with the contract's field names (Name, Currency, Price, BillingPlans,
+// permanentDiscount, products...; matched case-insensitively). The id is
+// assigned by the service. Only Name, Currency, Price, products and
+// BillingPlans are required.
+type PackageInput struct {
+	Name               *string                  `json:"Name" required:"true" minLength:"1" maxLength:"200" example:"Digital – intro 99"`
+	Description        *string                  `json:"Description" maxLength:"2000" example:"First month of digital news for 99 kr"`
+	Currency           *string                  `json:"Currency" required:"true" pattern:"^[A-Za-z]{3}$" example:"NOK" description:"ISO 4217; every price of the package is in it."`
+	Price              *number                  `json:"Price" required:"true" description:"Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products." example:"99.00"`
+	Units              *int                     `json:"Units" minimum:"1" maximum:"100000" default:"1" description:"Default number of units (copies, seats)."`
+	NumberOfEditions   *int                     `json:"NumberOfEditions" minimum:"0" description:"Editions delivered per billing period, or null for no limit." example:"26"`
+	AutomaticStop      *bool                    `json:"AutomaticStop" description:"When true the subscription ends after the current period and is not renewed."`
+	PermanentDiscount  *number                  `json:"permanentDiscount" description:"Percent (0..100, up to 4 decimals) always taken off the full price. Default 0." example:"0"`
+	Products           []PackageProductInput    `json:"products" required:"true" minItems:"1" description:"Products always included, with their optional share (percent) of Price × Units; shares add up to 100, or are all left out for equal shares."`
+	AdditionalProducts []AdditionalProductInput `json:"additionalProducts" description:"Optional add-ons an order may choose, each with its own price per billing period."`
+	BillingPlans       []string                 `json:"BillingPlans" required:"true" minItems:"1" items.format:"uuid" description:"Billing plans an order may choose from, all with the same interval; the first is the default."`
+	Contract           *ContractInput           `json:"contract" description:"Optional restriction: a binding period."`
+	PackageChainID     *string                  `json:"packageChainId" format:"uuid" description:"The package chain this template starts or continues; the template must be one of the chain's steps to be ordered."`
+	AllowedChoices     *AllowedChoicesInput     `json:"allowedChoices" description:"What an order may choose or override beyond the billing plan and additional products."`
+}
+
+// PackageProductInput is an included product of a template package.
+type PackageProductInput struct {
+	ProductID *string `json:"productId" required:"true" format:"uuid"`
+	Share     *number `json:"share" description:"Percent of Price × Units that is this product's (for invoice lines and their VAT)." example:"70"`
+}
+
+// AdditionalProductInput is an optional add-on of a template package.
+type AdditionalProductInput struct {
+	ProductID         *string `json:"productId" required:"true" format:"uuid"`
+	Price             *number `json:"price" required:"true" description:"Price per billing period." example:"49.00"`
+	SelectedByDefault *bool   `json:"selectedByDefault" description:"Included unless the order chooses its additional products itself."`
+}
+
+// ContractInput is a template package's binding period.
+type ContractInput struct {
+	BindingPeriods *int    `json:"bindingPeriods" required:"true" minimum:"1" maximum:"1200" description:"Billing periods the subscriber is bound for." example:"12"`
+	Terms          *string `json:"terms" maxLength:"2000" example:"Binding for 12 months."`
+}
+
+// AllowedChoicesInput says what an order may choose or override.
+type AllowedChoicesInput struct {
+	MinUnits         *int  `json:"minUnits" minimum:"1" description:"Fewest units an order may choose; default Units."`
+	MaxUnits         *int  `json:"maxUnits" minimum:"1" description:"Most units an order may choose; default Units."`
+	PriceOverride    *bool `json:"priceOverride" description:"An order may set its own Price. Default false."`
+	DiscountOverride *bool `json:"discountOverride" description:"An order may set its own permanentDiscount. Default false."`
+}
+
+// template validates the shape of in and returns the template package it
+// describes; catalog.CheckTemplate then checks the rules that need its
+// references.
+func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
+	var (
+		errs validation.Errors
+		t    = catalog.TemplatePackage{Units: 1}
+	)
+	t.Name = text(&errs, "Name", in.Name, 200, true)
+	t.Description = text(&errs, "Description", in.Description, 2000, false)
+	t.Currency = strings.ToUpper(trimmed(in.Currency))
+	cur, curOK := money.LookupCurrency(t.Currency)
+	switch {
+	case t.Currency == "":
+		errs.Add("Currency", "is required")
+	case !curOK:
+		errs.Add("Currency", "%q is not an ISO 4217 currency code", t.Currency)
+	}
+	price := func(field string, n *number) catalog.Amount {
+		if n == nil {
+			errs.Add(field, "is required")
+			return catalog.Amount{}
+		}
+		d, err := n.decimal()
+		if err != nil {
+			errs.Add(field, "%s", err)
+			return catalog.Amount{}
+		}
+		if !curOK {
+			return catalog.Amount{} // reported on Currency
+		}
+		a, err := catalog.ParseAmount(d, cur)
+		if err != nil {
+			errs.Add(field, "%s", err)
+		}
+		return a
+	}
+	t.Price = price("Price", in.Price)
+	if in.Units != nil {
+		t.Units = *in.Units
+	}
+	if in.NumberOfEditions != nil {
+		n := *in.NumberOfEditions
+		t.NumberOfEditions = &n
+	}
+	t.AutomaticStop = in.AutomaticStop != nil && *in.AutomaticStop
+	t.PermanentDiscount = catalog.PercentOf(0)
+	if in.PermanentDiscount != nil {
+		if p, ok := percent(&errs, "permanentDiscount", *in.PermanentDiscount); ok {
+			t.PermanentDiscount = p
+		}
+	}
+	t.Products = make([]catalog.PackageProduct, len(in.Products))
+	for i, p := range in.Products {
+		t.Products[i].ProductID = normID(p.ProductID)
+		if p.Share != nil {
+			if s, ok := percent(&errs, fmt.Sprintf("products[%d].share", i), *p.Share); ok {
+				t.Products[i].Share = &s
+			}
+		}
+	}
+	t.AdditionalProducts = make([]catalog.AdditionalProduct, len(in.AdditionalProducts))
+	for i, p := range in.AdditionalProducts {
+		t.AdditionalProducts[i] = catalog.AdditionalProduct{
+			ProductID:         normID(p.ProductID),
+			Price:             price(fmt.Sprintf("additionalProducts[%d].price", i), p.Price),
+			SelectedByDefault: p.SelectedByDefault != nil && *p.SelectedByDefault,
+		}
+	}
+	t.BillingPlans = make([]string, len(in.BillingPlans))
+	for i, id := range in.BillingPlans {
+		t.BillingPlans[i] = normID(&id)
+	}
+	if c := in.Contract; c != nil {
+		t.Contract = &catalog.Contract{Terms: text(&errs, "contract.terms", c.Terms, 2000, false)}
+		if c.BindingPeriods == nil {
+			errs.Add("contract.bindingPeriods", "is required")
+		} else {
+			t.Contract.BindingPeriods = *c.BindingPeriods
+		}
+	}
+	if id := normID(in.PackageChainID); id != "" {
+		t.PackageChainID = &id
+	}
+	t.AllowedChoices = catalog.AllowedChoices{MinUnits: t.Units, MaxUnits: t.Units}
+	if ac := in.AllowedChoices; ac != nil {
+		if ac.MinUnits != nil {
+			t.AllowedChoices.MinUnits = *ac.MinUnits
+		}
+		if ac.MaxUnits != nil {
+			t.AllowedChoices.MaxUnits = *ac.MaxUnits
+		}
+		t.AllowedChoices.PriceOverride = ac.PriceOverride != nil && *ac.PriceOverride
+		t.AllowedChoices.DiscountOverride = ac.DiscountOverride != nil && *ac.DiscountOverride
+	}
+	return t, errs
+}
+
+// TemplatePackageChoices is what an order may choose when it names a
+// template package (and the body of POST /package/{id}/preview). Every
+// field is optional; what is left out takes the template's default.
+type TemplatePackageChoices struct {
+	BillingPlanID      *string                   `json:"billingPlanId" format:"uuid" description:"One of the template's BillingPlans; default the first."`
+	Units              *int                      `json:"units" minimum:"1" description:"Within the template's allowedChoices.minUnits..maxUnits."`
+	AdditionalProducts []AdditionalProductChoice `json:"additionalProducts" description:"The template's additional products to include. Left out: those selectedByDefault; given (even []): exactly these."`
+	Price              *number                   `json:"price" description:"Own price of one unit per billing period; only if the template allows priceOverride." example:"149.00"`
+	PermanentDiscount  *number                   `json:"permanentDiscount" description:"Own permanent discount in percent; only if the template allows discountOverride." example:"10"`
+}
+
+// AdditionalProductChoice picks one of a template's additional products.
+type AdditionalProductChoice struct {
+	ProductID *string `json:"productId" required:"true" format:"uuid"`
+}
+
+// choices converts c for catalog.Merge, which judges them against the
+// template; only malformed numbers are reported here.
+func (c TemplatePackageChoices) choices() (catalog.Choices, validation.Errors) {
+	var (
+		errs validation.Errors
+		out  catalog.Choices
+	)
+	out.BillingPlanID = normID(c.BillingPlanID)
+	out.Units = c.Units
+	if c.AdditionalProducts != nil {
+		out.AdditionalProducts = make([]string, len(c.AdditionalProducts))
+		for i, a := range c.AdditionalProducts {
+			out.AdditionalProducts[i] = normID(a.ProductID)
+		}
+	}
+	if c.Price != nil {
+		if d, err := c.Price.decimal(); err != nil {
+			errs.Add("price", "%s", err)
+		} else {
+			out.Price = &d
+		}
+	}
+	if c.PermanentDiscount != nil {
+		if d, err := c.PermanentDiscount.decimal(); err != nil {
+			errs.Add("permanentDiscount", "%s", err)
+		} else {
+			out.PermanentDiscount = &d
+		}
+	}
+	return out, errs
+}
+
+type packageIDParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
+type packageUpdate struct {
+	packageIDParam
+	PackageInput
+}
+
+type packagePreview struct {
+	packageIDParam
+	TemplatePackageChoices
+}
+
+type packageListParams struct {
+	ListParams
+	Currency       string `query:"currency" description:"Only packages in this currency (ISO 4217)."`
+	PackageChainID string `query:"packageChainId" format:"uuid" description:"Only packages linked to this package chain (404 if there is no such chain)."`
+	ProductID      string `query:"productId" format:"uuid" description:"Only packages that contain this product, included or additional (404 if there is no such product)."`
+	BillingPlanID  string `query:"billingPlanId" format:"uuid" description:"Only packages offering this billing plan (404 if there is no such plan)."`
+	Archived       bool   `query:"archived" description:"true lists the archived packages instead of the active ones."`
+}
+
+// catalogRoutes registers the catalog: products, billing plans, template
+// packages and package chains.
+func (s *Server) catalogRoutes() {
+	s.productRoutes()
+	s.billingPlanRoutes()
+	s.packageRoutes()
+	s.packageChainRoutes()
+}
+
+func (s *Server) packageRoutes() {
+	const tag = "Package"
+	s.add(route{
+		method: http.MethodPost, path: "/package", id: "createPackage", tag: tag,
+		summary: "Create a template package",
+		desc: "Creates a template package (a plan the merchant sells). The body uses the contract's field names " +
+			"(`Name`, `Currency`, `Price`, `Units`, `NumberOfEditions`, `AutomaticStop`, `permanentDiscount`, " +
+			"`products`, `additionalProducts`, `BillingPlans`, `contract`, `packageChainId`), matched case-insensitively; " +
+			"`allowedChoices` says what an order may choose. Every referenced product, billing plan and chain must exist " +
+			"in the tenant. The id is assigned by the service.",
+		request: new(PackageInput), responses: common(respCreated), handle: s.createPackage,
+	})
+	s.add(route{
+		method: http.MethodGet, path: "/package", id: "listPackages", tag: tag,
+		summary: "List template packages", desc: "Archived packages are left out unless `archived=true`.",
+		request: new(packageListParams),
+		responses: common(response{status: http.StatusOK, body: new([]catalog.TemplatePackage),
+			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
+		handle: s.listPackages,
+	})
+	s.add(route{
+		method: http.MethodGet, path: "/package/{id}", id: "getPackage", tag: tag,
+		summary: "Get a template package", desc: "Archived packages can still be read; their `archivedAt` is set.",
+		request:   new(packageIDParam),
+		responses: common(response{status: http.StatusOK, body: new(catalog.TemplatePackage)}, respNotFound),
+		handle:    s.getPackage,
+	})
+	s.add(route{
+		method: http.MethodPut, path: "/package/{id}", id: "updatePackage", tag: tag,
+		summary: "Replace a template package",
+		desc: "Replaces every field, as POST does. Subscription packages made from the template earlier are copies and do " +
+			"not change. The currency cannot change while a package chain uses the template.",
+		request: new(packageUpdate), responses: common(respNoContent, respNotFound), handle: s.updatePackage,
+	})
+	s.add(route{
+		method: http.MethodDelete, path: "/package/{id}", id: "deletePackage", tag: tag,
+		summary: "Delete or archive a template package",
+		desc: "Deletes the template, or archives it while something still needs it (a package chain step uses it). " +
+			"Archived templates are hidden from lists, cannot be ordered or previewed, and keep serving their chains; " +
+			"subscription packages made from them are never affected.",
+		request: new(packageIDParam), responses: common(respNoContent, respNotFound), handle: s.deletePackage,
+	})
+	s.add(route{
+		method: http.MethodPost, path: "/package/{id}/preview", id: "previewPackage", tag: tag,
+		summary: "Preview the subscription package an order would get",
+		desc: "Merges the template with the choices exactly as an order does and returns the resulting subscription " +
+			"package with its price (`totalPrice` per billing period) and per-product amounts. The body is optional; " +
+			"without one, every default applies. Every invalid choice is reported at once.",
+		request:   new(packagePreview),
+		responses: common(response{status: http.StatusOK, body: new(catalog.SubscriptionPackage)}, respNotFound),
+		handle:    s.previewPackage,
+	})
+}
+
+// checkedTemplate decodes and checks a template package body against the
+// tenant's catalog. old is the stored version on PUT (nil on POST).
+func (s *Server) checkedTemplate(r *http.Request, old *catalog.TemplatePackage) (catalog.TemplatePackage, error) {
+	var in PackageInput
+	if err := decodeJSON(r, &in); err != nil {
+		return catalog.TemplatePackage{}, err
+	}
+	t, errs := in.template()
+	ctx := r.Context()
+	refs := catalog.Refs{Kept: map[string]bool{}}
+	var err error
+	if refs.Products, err = s.store.ProductsByID(ctx, t.ProductIDs()); err != nil {
+		return catalog.TemplatePackage{}, err
+	}
+	if refs.BillingPlans, err = s.store.BillingPlansByID(ctx, t.BillingPlans); err != nil {
+		return catalog.TemplatePackage{}, err
+	}
+	if id := t.PackageChainID; id != nil && store.ValidID(*id) {
+		switch _, err := s.store.PackageChain(ctx, *id); {
+		case err == nil:
+			refs.ChainFound = true
+		case !errors.Is(err, store.ErrNotFound):
+			return catalog.TemplatePackage{}, err
+		}
+	}
+	if old != nil {
+		for _, id := range old.ProductIDs() {
+			refs.Kept[id] = true
+		}
+		if t.Currency != old.Currency {
+			chains, _, err := s.store.ListPackageChains(ctx, store.PackageChainFilter{PackageID: old.ID}, store.Page{Limit: 10})
+			if err != nil {
+				return catalog.TemplatePackage{}, err
+			}
+			if len(chains) > 0 {
+				errs.Add("Currency", "cannot change from %s while package chain %s uses this package", old.Currency, chains[0].ID)
+			}
+		}
+	}
+	// A field whose shape was already reported (a missing binding period)
+	// is not reported again by the rules.
+	reported := map[string]bool{}
+	for _, e := range errs {
+		reported[e.Field] = true
+	}
+	for _, e := range catalog.CheckTemplate(t, refs) {
+		if !reported[e.Field] {
+			errs = append(errs, e)
+		}
+	}
+	return t, errs.Err()
+}
+
+func (s *Server) createPackage(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.checkedTemplate(r, nil)
+	if err != nil {
+		return err
+	}
+	t, err = s.store.CreatePackage(r.Context(), t, s.now())
+	if err != nil {
+		return catalogError(err)
+	}
+	s.created(w, "/package/"+t.ID, t.ID)
+	return nil
+}
+
+func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	q := r.URL.Query()
+	f := store.PackageFilter{
+		Currency:       strings.ToUpper(q.Get("currency")),
+		PackageChainID: queryID(q, "packageChainId", &errs),
+		ProductID:      queryID(q, "productId", &errs),
+		BillingPlanID:  queryID(q, "billingPlanId", &errs),
+	}
+	if b := queryBool(q, "archived", &errs); b != nil {
+		f.Archived = *b
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if err := mustExist(f.PackageChainID, func(id string) error { _, err := s.store.PackageChain(ctx, id); return err }); err != nil {
+		return err
+	}
+	if err := mustExist(f.ProductID, func(id string) error { _, err := s.store.Product(ctx, id); return err }); err != nil {
+		return err
+	}
+	if err := mustExist(f.BillingPlanID, func(id string) error { _, err := s.store.BillingPlan(ctx, id); return err }); err != nil {
+		return err
+	}
+	pkgs, next, err := s.store.ListPackages(ctx, f, p)
+	if err != nil {
+		return err
+	}
+	if pkgs == nil {
+		pkgs = []catalog.TemplatePackage{}
+	}
+	s.writeList(w, r, pkgs, next)
+	return nil
+}
+
+func (s *Server) getPackage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	t, err := s.store.Package(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, t)
+	return nil
+}
+
+func (s *Server) updatePackage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	old, err := s.store.Package(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	t, err := s.checkedTemplate(r, &old)
+	if err != nil {
+		return err
+	}
+	t.ID = id
+	if _, err := s.store.UpdatePackage(r.Context(), t, s.now()); err != nil {
+		return catalogError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deletePackage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.DeletePackage(r.Context(), id, s.now()); err != nil {
+		return catalogError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) previewPackage(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in TemplatePackageChoices
+	if err := decodeOptionalJSON(r, &in); err != nil {
+		return err
+	}
+	choices, errs := in.choices()
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	mi, err := s.store.PackageForMerge(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	mi.Choices = choices
+	sp, err := catalog.Merge(mi)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sp)
+	return nil
+}
+
+// number is a JSON number kept as its literal, so that money and
+// percentages are parsed exactly, never through float64, once the currency
+// is known. Anything but a number is a 400 naming the field.
+type number string
+
+// maxNumberLen bounds a number literal; no price or percentage needs more.
+const maxNumberLen = 40
+
+func (n *number) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s != "" && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
+		*n = number(s)
+		return nil
+	}
+	kind := "string"
+	switch {
+	case s == "true" || s == "false":
+		kind = "bool"
+	case strings.HasPrefix(s, "{"):
+		kind = "object"
+	case strings.HasPrefix(s, "["):
+		kind = "array"
+	}
+	return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[json.Number]()}
+}
+
+// JSONSchemaBytes documents number as a JSON number.
+func (number) JSONSchemaBytes() ([]byte, error) { return []byte(`{"type":"number"}`), nil }
+
+// decimal returns the exact value. Exponents (1e3) are refused: prices are
+// written out, and a huge exponent would make exact arithmetic expensive.
+func (n number) decimal() (decimal.Decimal, error) {
+	s := string(n)
+	if len(s) > maxNumberLen || strings.ContainsAny(s, "eE") {
+		return decimal.Decimal{}, errors.New("must be a plain decimal number such as 199.00")
+	}
+	return decimal.NewFromString(s)
+}
+
+// percent parses a percentage field, recording a problem in errs.
+func percent(errs *validation.Errors, field string, n number) (catalog.Percent, bool) {
+	d, err := n.decimal()
+	if err == nil {
+		var p catalog.Percent
+		if p, err = catalog.ParsePercent(d); err == nil {
+			return p, true
+		}
+	}
+	errs.Add(field, "%s", err)
+	return catalog.Percent{}, false
+}
+
+// decodeOptionalJSON is decodeJSON for a body that may be left out: an
+// empty body leaves v as it is.
+func decodeOptionalJSON(r *http.Request, v any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return validation.Field("body", "could not read the request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return decodeJSON(r, v)
+}
+
+// normID trims an id and lower-cases it, the canonical uuid form the store
+// compares against.
+func normID(p *string) string { return strings.ToLower(trimmed(p)) }
+
+// queryID reads an optional uuid query parameter.
+func queryID(q map[string][]string, name string, errs *validation.Errors) string {
+	v := ""
+	if vs := q[name]; len(vs) > 0 {
+		v = strings.ToLower(strings.TrimSpace(vs[0]))
+	}
+	if v != "" && !store.ValidID(v) {
+		errs.Add(name, "must be a uuid")
+		return ""
+	}
+	return v
+}
+
+// queryBool reads an optional true/false query parameter.
+func queryBool(q map[string][]string, name string, errs *validation.Errors) *bool {
+	vs := q[name]
+	if len(vs) == 0 || vs[0] == "" {
+		return nil
+	}
+	b, err := strconv.ParseBool(vs[0])
+	if err != nil {
+		errs.Add(name, "must be true or false")
+		return nil
+	}
+	return &b
+}
+
+// mustExist answers 404 when a list filter names a parent that does not
+// exist (product-decisions §2); id "" means no filter.
+func mustExist(id string, get func(string) error) error {
+	if id == "" {
+		return nil
+	}
+	return get(id) // store.ErrNotFound → 404
+}
+
+// catalogError turns the store's conflicts into answers a client can act
+// on: a resource still in use is a 400 naming id and its users; a
+// reference that vanished during the request is a 400 asking to retry.
+func catalogError(err error) error {
+	var inUse *store.InUseError
+	switch {
+	case errors.As(err, &inUse):
+		return validation.Field("id", "%s %s is used by %s %s; %s", inUse.What, inUse.ID, inUse.By,
+			strings.Join(inUse.IDs, ", "), inUseAdvice[inUse.What])
+	case errors.Is(err, store.ErrConflict):
+		return validation.Field("body", "a product, billing plan, package or chain this request refers to was changed or removed at the same time; check it and retry")
+	}
+	return err
+}
+
+var inUseAdvice = map[string]string{
+	"product":       "set active to false to stop offering it, or remove it from those packages first",
+	"billing plan":  "remove it from those packages first",
+	"package chain": "remove packageChainId from those packages first",
+}
+
+// Whole-body examples for the OpenAPI document (ids are placeholders).
+// json.RawMessage keeps prices as written (99.00).
+
+// PrepareJSONSchema adds a complete example to the PackageInput schema.
+func (PackageInput) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithExamples(json.RawMessage(`{
+  "Name": "Digital – intro 99",
+  "Description": "First month of digital news for 99 kr",
+  "Currency": "NOK",
+  "Price": 99.00,
+  "Units": 1,
+  "NumberOfEditions": null,
+  "AutomaticStop": false,
+  "permanentDiscount": 0,
+  "products": [{"productId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d01"}],
+  "additionalProducts": [{"productId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d02", "price": 49.00, "selectedByDefault": false}],
+  "BillingPlans": ["0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d11"],
+  "contract": {"bindingPeriods": 1, "terms": "No binding after the first month."},
+  "packageChainId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d31",
+  "allowedChoices": {"minUnits": 1, "maxUnits": 1, "priceOverride": false, "discountOverride": false}
+}`))
+	return nil
+}
+
+// PrepareJSONSchema adds a complete example to the choices schema.
+func (TemplatePackageChoices) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithExamples(json.RawMessage(`{
+  "billingPlanId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d12",
+  "units": 2,
+  "additionalProducts": [{"productId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d02"}]
+}`))
+	return nil
+}

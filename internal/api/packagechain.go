@@ -1,0 +1,238 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"github.com/swaggest/jsonschema-go"
+	"net/http"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// PackageChainInput is the body of POST and PUT /packagechain, as the
+// contract names it: name, description and packageChain.steps.
+type PackageChainInput struct {
+	Name         *string            `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Intro offer"`
+	Description  *string            `json:"description" maxLength:"2000" example:"1 month at 99, then 3 months at 149, then 199/month"`
+	PackageChain *PackageChainSteps `json:"packageChain" required:"true"`
+}
+
+// PackageChainSteps holds a chain's steps.
+type PackageChainSteps struct {
+	Steps []PackageChainStepInput `json:"steps" required:"true" minItems:"1"`
+}
+
+// PackageChainStepInput is one step: step n uses template package
+// nextPackageId for periods billing periods of its billing plan.
+type PackageChainStepInput struct {
+	Step          *int    `json:"step" required:"true" minimum:"1" description:"Order of the step; steps are numbered 1..n without gaps." example:"1"`
+	NextPackageID *string `json:"nextPackageId" required:"true" format:"uuid" description:"The template package the subscription follows during this step."`
+	Periods       *int    `json:"periods" minimum:"1" maximum:"1200" default:"1" description:"How many billing periods of the package's billing plan the step lasts. The last step lasts until changed." example:"3"`
+}
+
+// chain validates the shape of in; catalog.CheckChain then checks the
+// steps against the tenant's packages.
+func (in PackageChainInput) chain() (catalog.Chain, validation.Errors) {
+	var (
+		errs validation.Errors
+		c    catalog.Chain
+	)
+	c.Name = text(&errs, "name", in.Name, 200, true)
+	c.Description = text(&errs, "description", in.Description, 2000, false)
+	c.PackageChain.Steps = []catalog.ChainStep{}
+	if in.PackageChain == nil {
+		errs.Add("packageChain", "is required")
+		return c, errs
+	}
+	for i, st := range in.PackageChain.Steps {
+		cs := catalog.ChainStep{NextPackageID: normID(st.NextPackageID), Periods: 1}
+		if st.Step == nil {
+			errs.Add(fmt.Sprintf("packageChain.steps[%d].step", i), "is required")
+			cs.Step = -1 // reported; keep it out of the numbering checks
+		} else {
+			cs.Step = *st.Step
+		}
+		if st.Periods != nil {
+			cs.Periods = *st.Periods
+		}
+		c.PackageChain.Steps = append(c.PackageChain.Steps, cs)
+	}
+	return c, errs
+}
+
+type packageChainIDParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
+type packageChainUpdate struct {
+	packageChainIDParam
+	PackageChainInput
+}
+
+type packageChainListParams struct {
+	ListParams
+	PackageID string `query:"packageId" format:"uuid" description:"Only chains with a step that uses this template package (404 if there is no such package)."`
+}
+
+func (s *Server) packageChainRoutes() {
+	const tag = "PackageChain"
+	s.add(route{
+		method: http.MethodPost, path: "/packagechain", id: "createPackageChain", tag: tag,
+		summary: "Create a package chain",
+		desc: "A chain moves a subscription through template packages at renewal, e.g. 1 month at 99, then 3 months " +
+			"at 149, then 199/month. Steps are numbered 1..n without gaps; each `nextPackageId` is a template package " +
+			"of the tenant, all in one currency. A step lasts `periods` billing periods of its package's billing plan; " +
+			"the last step lasts until the subscription changes. Link the entry template to the chain with its " +
+			"`packageChainId`.",
+		request: new(PackageChainInput), responses: common(respCreated), handle: s.createPackageChain,
+	})
+	s.add(route{
+		method: http.MethodGet, path: "/packagechain", id: "listPackageChains", tag: tag,
+		summary: "List package chains", request: new(packageChainListParams),
+		responses: common(response{status: http.StatusOK, body: new([]catalog.Chain),
+			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
+		handle: s.listPackageChains,
+	})
+	s.add(route{
+		method: http.MethodGet, path: "/packagechain/{id}", id: "getPackageChain", tag: tag,
+		summary: "Get a package chain", request: new(packageChainIDParam),
+		responses: common(response{status: http.StatusOK, body: new(catalog.Chain)}, respNotFound),
+		handle:    s.getPackageChain,
+	})
+	s.add(route{
+		method: http.MethodPut, path: "/packagechain/{id}", id: "updatePackageChain", tag: tag,
+		summary: "Replace a package chain", request: new(packageChainUpdate),
+		responses: common(respNoContent, respNotFound), handle: s.updatePackageChain,
+	})
+	s.add(route{
+		method: http.MethodDelete, path: "/packagechain/{id}", id: "deletePackageChain", tag: tag,
+		summary: "Delete a package chain",
+		desc:    "A chain that template packages link to with `packageChainId` is not deleted: the answer is a 400 naming `id` and the packages.",
+		request: new(packageChainIDParam), responses: common(respNoContent, respNotFound), handle: s.deletePackageChain,
+	})
+}
+
+// checkedChain decodes a chain body and checks it against the tenant's
+// template packages.
+func (s *Server) checkedChain(r *http.Request) (catalog.Chain, error) {
+	var in PackageChainInput
+	if err := decodeJSON(r, &in); err != nil {
+		return catalog.Chain{}, err
+	}
+	c, errs := in.chain()
+	if in.PackageChain != nil {
+		pkgs, err := s.store.PackagesByID(r.Context(), c.PackageIDs())
+		if err != nil {
+			return catalog.Chain{}, err
+		}
+		// A step left out was reported above; do not report it again as
+		// out of range.
+		reported := map[string]bool{}
+		for _, e := range errs {
+			reported[e.Field] = true
+		}
+		for _, e := range catalog.CheckChain(c, pkgs) {
+			if !reported[e.Field] {
+				errs = append(errs, e)
+			}
+		}
+	}
+	return c, errs.Err()
+}
+
+func (s *Server) createPackageChain(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.checkedChain(r)
+	if err != nil {
+		return err
+	}
+	c, err = s.store.CreatePackageChain(r.Context(), c, s.now())
+	if err != nil {
+		return catalogError(err)
+	}
+	s.created(w, "/packagechain/"+c.ID, c.ID)
+	return nil
+}
+
+func (s *Server) listPackageChains(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	f := store.PackageChainFilter{PackageID: queryID(r.URL.Query(), "packageId", &errs)}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if err := mustExist(f.PackageID, func(id string) error { _, err := s.store.Package(ctx, id); return err }); err != nil {
+		return err
+	}
+	cs, next, err := s.store.ListPackageChains(ctx, f, p)
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		cs = []catalog.Chain{}
+	}
+	s.writeList(w, r, cs, next)
+	return nil
+}
+
+func (s *Server) getPackageChain(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.store.PackageChain(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) updatePackageChain(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.PackageChain(r.Context(), id); err != nil {
+		return err
+	}
+	c, err := s.checkedChain(r)
+	if err != nil {
+		return err
+	}
+	c.ID = id
+	if _, err := s.store.UpdatePackageChain(r.Context(), c, s.now()); err != nil {
+		return catalogError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deletePackageChain(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeletePackageChain(r.Context(), id); err != nil {
+		return catalogError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// PrepareJSONSchema adds the intro-offer example to the chain schema: step
+// 1 (99) lasts one month, step 2 (149) three, step 3 (199) until changed.
+func (PackageChainInput) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithExamples(json.RawMessage(`{
+  "name": "Intro offer",
+  "description": "1 month at 99, then 3 months at 149, then 199/month",
+  "packageChain": {"steps": [
+    {"step": 1, "nextPackageId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d21", "periods": 1},
+    {"step": 2, "nextPackageId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d22", "periods": 3},
+    {"step": 3, "nextPackageId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d23"}
+  ]}
+}`))
+	return nil
+}

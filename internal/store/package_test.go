@@ -1,0 +1,360 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+// catalogFixture is a small catalog of one tenant.
+type catalogFixture struct {
+	s                                *store.Store
+	ctx                              context.Context
+	print, digital, magazine, sunday catalog.Product
+	invoice, avtale, yearly          catalog.BillingPlan
+}
+
+func newCatalogFixture(t *testing.T, s *store.Store, ctx context.Context) *catalogFixture {
+	t.Helper()
+	return &catalogFixture{
+		s: s, ctx: ctx,
+		print:    mustProduct(t, s, ctx, "Printed paper", "print", "0"),
+		digital:  mustProduct(t, s, ctx, "Digital news", "digital", "0"),
+		magazine: mustProduct(t, s, ctx, "Weekend magazine", "magazine", "25"),
+		sunday:   mustProduct(t, s, ctx, "Sunday edition", "print", "0"),
+		invoice:  mustPlan(t, s, ctx, "Monthly invoice", period.Month, 1),
+		avtale:   mustPlan(t, s, ctx, "Monthly AvtaleGiro", period.Month, 1),
+		yearly:   mustPlan(t, s, ctx, "Yearly", period.Year, 1),
+	}
+}
+
+func nokAmount(t *testing.T, s string) catalog.Amount {
+	t.Helper()
+	c, _ := money.LookupCurrency("NOK")
+	a, err := catalog.ParseAmount(decimal.RequireFromString(s), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func share(s string) *catalog.Percent {
+	p := catalog.NewPercent(decimal.RequireFromString(s))
+	return &p
+}
+
+// template is a print + digital bundle using every field.
+func (f *catalogFixture) template() catalog.TemplatePackage {
+	editions := 26
+	c, _ := money.LookupCurrency("NOK")
+	return catalog.TemplatePackage{
+		Name: "Print + digital", Description: "Paper and app", Currency: "NOK",
+		Price: catalog.NewAmount(44900, c), Units: 2, NumberOfEditions: &editions, AutomaticStop: true,
+		PermanentDiscount: catalog.NewPercent(decimal.RequireFromString("12.5")),
+		Products: []catalog.PackageProduct{
+			{ProductID: f.print.ID, Share: share("66.6667")},
+			{ProductID: f.digital.ID, Share: share("33.3333")},
+		},
+		AdditionalProducts: []catalog.AdditionalProduct{
+			{ProductID: f.magazine.ID, Price: catalog.NewAmount(4900, c)},
+			{ProductID: f.sunday.ID, Price: catalog.NewAmount(2950, c), SelectedByDefault: true},
+		},
+		BillingPlans:   []string{f.avtale.ID, f.invoice.ID},
+		Contract:       &catalog.Contract{BindingPeriods: 12, Terms: "Bound for 12 months"},
+		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 5, PriceOverride: true, DiscountOverride: false},
+	}
+}
+
+func (f *catalogFixture) create(t *testing.T, tp catalog.TemplatePackage) catalog.TemplatePackage {
+	t.Helper()
+	out, err := f.s.CreatePackage(f.ctx, tp, catalogNow)
+	if err != nil {
+		t.Fatalf("create package: %v", err)
+	}
+	return out
+}
+
+// simple is a one-product monthly package at price in NOK.
+func (f *catalogFixture) simple(t *testing.T, name, price string) catalog.TemplatePackage {
+	t.Helper()
+	return f.create(t, catalog.TemplatePackage{
+		Name: name, Currency: "NOK", Price: nokAmount(t, price), Units: 1,
+		Products:       []catalog.PackageProduct{{ProductID: f.digital.ID}},
+		BillingPlans:   []string{f.invoice.ID},
+		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1},
+	})
+}
+
+// comparable renders a package without what the store assigns.
+func comparable(t *testing.T, tp catalog.TemplatePackage) string {
+	t.Helper()
+	tp.ID, tp.CreatedAt, tp.UpdatedAt = "", time.Time{}, time.Time{}
+	b, err := json.Marshal(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestPackageRoundTrip(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := catalogTenant(t, s, "a")
+		f := newCatalogFixture(t, s, ctx)
+		want := f.template()
+		created := f.create(t, want)
+		if !store.ValidID(created.ID) || created.ArchivedAt != nil {
+			t.Fatalf("created %+v", created)
+		}
+		got, err := s.Package(ctx, created.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := comparable(t, got), comparable(t, want); a != b {
+			t.Errorf("read back\n got %s\nwant %s", a, b)
+		}
+		if !got.CreatedAt.Equal(created.CreatedAt) {
+			t.Errorf("created at %v, want %v", got.CreatedAt, created.CreatedAt)
+		}
+
+		// A package with nothing optional reads back with empty lists and nulls.
+		bare := f.simple(t, "Digital", "199")
+		got, err = s.Package(ctx, bare.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(got)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		for _, k := range []string{"numberOfEditions", "contract", "packageChainId", "archivedAt"} {
+			if m[k] != nil {
+				t.Errorf("%s = %v, want null", k, m[k])
+			}
+		}
+		if add, ok := m["additionalProducts"].([]any); !ok || len(add) != 0 {
+			t.Errorf("additionalProducts = %v, want []", m["additionalProducts"])
+		}
+		if m["price"].(float64) != 199 {
+			t.Errorf("price %v", m["price"])
+		}
+
+		// Update replaces fields and children.
+		up := got
+		up.Name, up.Price = "Digital+", nokAmount(t, "229.50")
+		up.Products = []catalog.PackageProduct{{ProductID: f.print.ID, Share: share("50")}, {ProductID: f.digital.ID, Share: share("50")}}
+		up.AdditionalProducts = []catalog.AdditionalProduct{{ProductID: f.magazine.ID, Price: nokAmount(t, "10")}}
+		up.BillingPlans = []string{f.yearly.ID}
+		after, err := s.UpdatePackage(ctx, up, catalogNow.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := comparable(t, after), comparable(t, up); a != b {
+			t.Errorf("updated\n got %s\nwant %s", a, b)
+		}
+		if !after.UpdatedAt.After(after.CreatedAt) || !after.CreatedAt.Equal(bare.CreatedAt) {
+			t.Errorf("timestamps %v %v", after.CreatedAt, after.UpdatedAt)
+		}
+		up.ID = store.NewID()
+		if _, err := s.UpdatePackage(ctx, up, catalogNow); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("update of an unknown package: %v", err)
+		}
+	})
+}
+
+func TestListPackagesFilters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := catalogTenant(t, s, "a")
+		f := newCatalogFixture(t, s, ctx)
+		bundle := f.create(t, f.template())
+		digital := f.simple(t, "Digital", "199")
+		intro := f.simple(t, "Intro", "99")
+		sek := f.template()
+		sek.Currency = "SEK"
+		sekPkg := f.create(t, sek)
+		chain, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "Intro", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+			{Step: 1, NextPackageID: intro.ID, Periods: 1}, {Step: 2, NextPackageID: digital.ID, Periods: 1}}}}, catalogNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		intro.PackageChainID = &chain.ID
+		if _, err := s.UpdatePackage(ctx, intro, catalogNow); err != nil {
+			t.Fatal(err)
+		}
+		// Deleting the intro while the chain uses it archives it.
+		if archived, err := s.DeletePackage(ctx, intro.ID, catalogNow); err != nil || !archived {
+			t.Fatalf("delete intro: archived %v, %v", archived, err)
+		}
+		ids := func(fl store.PackageFilter) []string {
+			t.Helper()
+			ps, _, err := s.ListPackages(ctx, fl, store.Page{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, p := range ps {
+				out = append(out, p.ID)
+			}
+			return out
+		}
+		tests := []struct {
+			name string
+			f    store.PackageFilter
+			want []string
+		}{
+			{"active only by default", store.PackageFilter{}, []string{bundle.ID, digital.ID, sekPkg.ID}},
+			{"archived", store.PackageFilter{Archived: true}, []string{intro.ID}},
+			{"currency", store.PackageFilter{Currency: "SEK"}, []string{sekPkg.ID}},
+			{"included product", store.PackageFilter{ProductID: f.print.ID}, []string{bundle.ID, sekPkg.ID}},
+			{"additional product", store.PackageFilter{ProductID: f.sunday.ID}, []string{bundle.ID, sekPkg.ID}},
+			{"billing plan", store.PackageFilter{BillingPlanID: f.invoice.ID}, []string{bundle.ID, digital.ID, sekPkg.ID}},
+			{"billing plan, archived", store.PackageFilter{BillingPlanID: f.invoice.ID, Archived: true}, []string{intro.ID}},
+			{"chain", store.PackageFilter{PackageChainID: chain.ID, Archived: true}, []string{intro.ID}},
+			{"chain, active", store.PackageFilter{PackageChainID: chain.ID}, nil},
+		}
+		for _, tt := range tests {
+			if got := ids(tt.f); !slices.Equal(got, tt.want) {
+				t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+			}
+		}
+		// Paging keeps children attached.
+		p1, next, err := s.ListPackages(ctx, store.PackageFilter{}, store.Page{Limit: 2})
+		if err != nil || len(p1) != 2 || next != p1[1].ID || len(p1[0].Products) != 2 || len(p1[1].BillingPlans) != 1 {
+			t.Fatalf("page 1: %v, %q, %v", p1, next, err)
+		}
+		p2, last, err := s.ListPackages(ctx, store.PackageFilter{}, store.Page{Limit: 2, After: next})
+		if err != nil || len(p2) != 1 || p2[0].ID != sekPkg.ID || last != "" || len(p2[0].AdditionalProducts) != 2 {
+			t.Fatalf("page 2: %v, %q, %v", p2, last, err)
+		}
+	})
+}
+
+func TestDeletePackageArchivesWhatAChainUses(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := catalogTenant(t, s, "a")
+		f := newCatalogFixture(t, s, ctx)
+		step := f.simple(t, "149", "149")
+		chain, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+			{Step: 1, NextPackageID: step.ID, Periods: 3}}}}, catalogNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		archived, err := s.DeletePackage(ctx, step.ID, catalogNow.Add(time.Hour))
+		if err != nil || !archived {
+			t.Fatalf("archived %v, %v", archived, err)
+		}
+		got, err := s.Package(ctx, step.ID)
+		if err != nil || got.ArchivedAt == nil || !got.ArchivedAt.Equal(catalogNow.Add(time.Hour)) {
+			t.Fatalf("archived package: %+v, %v", got, err)
+		}
+		// Archived packages can be edited and stay archived, and deleting
+		// again keeps the first archive time.
+		got.Name = "Renamed"
+		if after, err := s.UpdatePackage(ctx, got, catalogNow.Add(2*time.Hour)); err != nil || after.ArchivedAt == nil || after.Name != "Renamed" {
+			t.Fatalf("update archived: %+v, %v", after, err)
+		}
+		if archived, err := s.DeletePackage(ctx, step.ID, catalogNow.Add(3*time.Hour)); err != nil || !archived {
+			t.Fatalf("second delete: %v, %v", archived, err)
+		}
+		if got, _ := s.Package(ctx, step.ID); !got.ArchivedAt.Equal(catalogNow.Add(time.Hour)) {
+			t.Errorf("archive time moved to %v", got.ArchivedAt)
+		}
+		// Once the chain is gone, deleting deletes.
+		if err := s.DeletePackageChain(ctx, chain.ID); err != nil {
+			t.Fatal(err)
+		}
+		if archived, err := s.DeletePackage(ctx, step.ID, catalogNow); err != nil || archived {
+			t.Fatalf("delete after the chain: %v, %v", archived, err)
+		}
+		if _, err := s.Package(ctx, step.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("deleted package: %v", err)
+		}
+		if _, err := s.DeletePackage(ctx, step.ID, catalogNow); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("delete twice: %v", err)
+		}
+	})
+}
+
+func TestPackageForMerge(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := catalogTenant(t, s, "a")
+		f := newCatalogFixture(t, s, ctx)
+		tp := f.create(t, f.template())
+		in, err := s.PackageForMerge(ctx, tp.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(in.Products) != 4 || len(in.BillingPlans) != 2 || in.Chain != nil {
+			t.Fatalf("merge input: %d products, %d plans, chain %v", len(in.Products), len(in.BillingPlans), in.Chain)
+		}
+		got, err := catalog.Merge(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (449.00 × 2 + 29.50) × 0.875 = 811.56 (811.5625)
+		if got.TotalPrice.String() != "811.56" || got.BillingPlan.BillingPlanID != f.avtale.ID || got.AdditionalProducts[0].Name != "Sunday edition" {
+			t.Errorf("merged %+v", got)
+		}
+
+		// With a chain.
+		chain, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+			{Step: 1, NextPackageID: tp.ID, Periods: 2}, {Step: 2, NextPackageID: tp.ID, Periods: 1}}}}, catalogNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp.PackageChainID = &chain.ID
+		if _, err := s.UpdatePackage(ctx, tp, catalogNow); err != nil {
+			t.Fatal(err)
+		}
+		if in, err = s.PackageForMerge(ctx, tp.ID); err != nil || in.Chain == nil || len(in.Chain.PackageChain.Steps) != 2 {
+			t.Fatalf("merge input with chain: %+v, %v", in.Chain, err)
+		}
+		got, err = catalog.Merge(in)
+		if err != nil || *got.SubscriptionPackageChainID != chain.ID || *got.ChainStepOrder != 1 || *got.ChainStepPeriods != 2 {
+			t.Errorf("chained merge: %+v, %v", got, err)
+		}
+		if _, err := s.PackageForMerge(ctx, store.NewID()); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown template: %v", err)
+		}
+	})
+}
+
+func TestPackagesAreTenantScoped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
+		fa := newCatalogFixture(t, s, a)
+		tp := fa.create(t, fa.template())
+		if _, err := s.Package(b, tp.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("get: %v", err)
+		}
+		if _, err := s.PackageForMerge(b, tp.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("merge input: %v", err)
+		}
+		if _, err := s.UpdatePackage(b, tp, catalogNow); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("update: %v", err)
+		}
+		if _, err := s.DeletePackage(b, tp.ID, catalogNow); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("delete: %v", err)
+		}
+		if m, _ := s.PackagesByID(b, []string{tp.ID}); len(m) != 0 {
+			t.Errorf("by id: %v", m)
+		}
+		if ps, _, _ := s.ListPackages(b, store.PackageFilter{}, store.Page{Limit: 10}); len(ps) != 0 {
+			t.Errorf("list: %v", ps)
+		}
+		// The schema itself refuses a package of b that points at a's
+		// products and plans, whatever a caller forgot to check.
+		if _, err := s.CreatePackage(b, fa.template(), catalogNow); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("package of b with a's products: %v", err)
+		}
+	})
+}

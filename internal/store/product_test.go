@@ -1,0 +1,153 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+var catalogNow = time.Date(2026, 2, 1, 9, 30, 0, 123456000, time.UTC)
+
+// catalogTenant creates a tenant and returns a context acting for it.
+func catalogTenant(t *testing.T, s *store.Store, name string) context.Context {
+	t.Helper()
+	ten, err := s.CreateTenant(context.Background(), name, false, catalogNow)
+	if err != nil {
+		t.Fatalf("create tenant: %v", err)
+	}
+	return tenancy.With(context.Background(), ten.ID)
+}
+
+func vat(s string) catalog.Percent { return catalog.NewPercent(decimal.RequireFromString(s)) }
+
+func mustProduct(t *testing.T, s *store.Store, ctx context.Context, name, category, rate string) catalog.Product {
+	t.Helper()
+	p, err := s.CreateProduct(ctx, catalog.Product{Name: name, Category: category, VATRate: vat(rate), Active: true}, catalogNow)
+	if err != nil {
+		t.Fatalf("create product: %v", err)
+	}
+	return p
+}
+
+func TestProductCRUD(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := catalogTenant(t, s, "a")
+		p, err := s.CreateProduct(ctx, catalog.Product{Name: "Digital news", Description: "All articles", Category: "digital",
+			VATRate: vat("12.5"), Active: true}, catalogNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !store.ValidID(p.ID) || !p.CreatedAt.Equal(catalogNow.Truncate(time.Microsecond)) {
+			t.Fatalf("created %+v", p)
+		}
+		got, err := s.Product(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != "Digital news" || got.Description != "All articles" || got.Category != "digital" ||
+			got.VATRate.String() != "12.5" || !got.Active || !got.CreatedAt.Equal(p.CreatedAt) {
+			t.Errorf("read back %+v", got)
+		}
+		got.Name, got.VATRate, got.Active = "Digital", vat("0"), false
+		up, err := s.UpdateProduct(ctx, got, catalogNow.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up.Name != "Digital" || up.VATRate.String() != "0" || up.Active || !up.UpdatedAt.After(up.CreatedAt) {
+			t.Errorf("updated %+v", up)
+		}
+		if err := s.DeleteProduct(ctx, p.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Product(ctx, p.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after delete: %v", err)
+		}
+		if err := s.DeleteProduct(ctx, p.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("second delete: %v", err)
+		}
+		if _, err := s.UpdateProduct(ctx, p, catalogNow); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("update of a deleted product: %v", err)
+		}
+	})
+}
+
+func TestListProductsFiltersAndPages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := catalogTenant(t, s, "a")
+		var ids []string
+		for i, c := range []string{"digital", "print", "digital", "magazine", "digital"} {
+			p := mustProduct(t, s, ctx, "p", c, "0")
+			if i == 4 {
+				p.Active = false
+				if _, err := s.UpdateProduct(ctx, p, catalogNow); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ids = append(ids, p.ID)
+		}
+		list := func(f store.ProductFilter, pg store.Page) ([]string, string) {
+			t.Helper()
+			ps, next, err := s.ListProducts(ctx, f, pg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, p := range ps {
+				out = append(out, p.ID)
+			}
+			return out, next
+		}
+		yes, no := true, false
+		if got, _ := list(store.ProductFilter{Category: "digital"}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[0], ids[2], ids[4]}) {
+			t.Errorf("digital: %v", got)
+		}
+		if got, _ := list(store.ProductFilter{Category: "digital", Active: &yes}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[0], ids[2]}) {
+			t.Errorf("active digital: %v", got)
+		}
+		if got, _ := list(store.ProductFilter{Active: &no}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[4]}) {
+			t.Errorf("inactive: %v", got)
+		}
+		page1, next := list(store.ProductFilter{}, store.Page{Limit: 3})
+		page2, last := list(store.ProductFilter{}, store.Page{Limit: 3, After: next})
+		if !slices.Equal(append(page1, page2...), ids) || next != ids[2] || last != "" {
+			t.Errorf("pages %v / %v, cursors %q %q", page1, page2, next, last)
+		}
+	})
+}
+
+func TestProductsAreTenantScoped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
+		p := mustProduct(t, s, a, "Digital", "digital", "0")
+		if _, err := s.Product(b, p.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("get: %v", err)
+		}
+		if _, err := s.UpdateProduct(b, p, catalogNow); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("update: %v", err)
+		}
+		if err := s.DeleteProduct(b, p.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("delete: %v", err)
+		}
+		if ps, _, _ := s.ListProducts(b, store.ProductFilter{}, store.Page{Limit: 10}); len(ps) != 0 {
+			t.Errorf("list: %v", ps)
+		}
+		if m, err := s.ProductsByID(b, []string{p.ID, "not-a-uuid"}); err != nil || len(m) != 0 {
+			t.Errorf("by id: %v, %v", m, err)
+		}
+		if m, err := s.ProductsByID(a, []string{p.ID, p.ID, "not-a-uuid"}); err != nil || len(m) != 1 || m[p.ID].Name != "Digital" {
+			t.Errorf("own by id: %v, %v", m, err)
+		}
+		if _, err := s.Product(context.Background(), p.ID); !errors.Is(err, tenancy.ErrNoTenant) {
+			t.Errorf("without tenant: %v", err)
+		}
+	})
+}

@@ -1,0 +1,340 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Subscriber is a customer of a tenant: the person or company that owns
+// subscriptions and receives invoices. SubscriberNumber is the customer
+// number people quote (unique per tenant, assigned from a counter unless
+// given); ExternalID is the caller's own key for the subscriber (unique per
+// tenant when set).
+type Subscriber struct {
+	ID               string    `json:"id"`
+	SubscriberNumber int64     `json:"subscriberNumber"`
+	ExternalID       string    `json:"externalId"`
+	Name             string    `json:"name"`
+	Email            string    `json:"email"`
+	Phone            string    `json:"phone"`
+	Address          Address   `json:"address"`
+	Country          string    `json:"country"`
+	Contacts         []Contact `json:"contacts"`
+	CreatedAt        time.Time `json:"createdAt"`
+	UpdatedAt        time.Time `json:"updatedAt"`
+}
+
+// Address is a postal address.
+type Address struct {
+	Line1      string `json:"line1"`
+	Line2      string `json:"line2"`
+	PostalCode string `json:"postalCode"`
+	City       string `json:"city"`
+	Country    string `json:"country"`
+}
+
+// ContactRole says what a subscriber's contact is for.
+type ContactRole string
+
+// The contact roles.
+const (
+	// ContactInvoice receives the subscriber's invoices.
+	ContactInvoice ContactRole = "Invoice"
+	// ContactDelivery receives what the subscription delivers (e.g. the
+	// printed paper).
+	ContactDelivery ContactRole = "Delivery"
+)
+
+// Contact is someone other than the subscriber's main address who receives
+// invoices or deliveries.
+type Contact struct {
+	Role    ContactRole `json:"role"`
+	Name    string      `json:"name"`
+	Email   string      `json:"email"`
+	Phone   string      `json:"phone"`
+	Address Address     `json:"address"`
+}
+
+// Errors for a subscriber that would break a uniqueness rule; both match
+// ErrConflict too.
+var (
+	ErrSubscriberNumberTaken = fmt.Errorf("subscriber number is taken: %w", ErrConflict)
+	ErrExternalIDTaken       = fmt.Errorf("external id is taken: %w", ErrConflict)
+)
+
+// subscriberNumberScope is the counter series of subscriber numbers.
+const subscriberNumberScope = "subscriber"
+
+const subscriberColumns = `id, subscriber_number, external_id, name, email, phone,
+	address_line1, address_line2, address_postal_code, address_city, address_country,
+	country, contacts, created_at, updated_at`
+
+func scanSubscriber(row interface{ Scan(...any) error }) (Subscriber, error) {
+	var (
+		s        Subscriber
+		external sql.NullString
+		contacts string
+	)
+	err := row.Scan(&s.ID, &s.SubscriberNumber, &external, &s.Name, &s.Email, &s.Phone,
+		&s.Address.Line1, &s.Address.Line2, &s.Address.PostalCode, &s.Address.City, &s.Address.Country,
+		&s.Country, &contacts, &s.CreatedAt, &s.UpdatedAt)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	s.ExternalID = external.String
+	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
+	if err := json.Unmarshal([]byte(contacts), &s.Contacts); err != nil {
+		return Subscriber{}, fmt.Errorf("contacts of subscriber %s: %w", s.ID, err)
+	}
+	if s.Contacts == nil {
+		s.Contacts = []Contact{}
+	}
+	return s, nil
+}
+
+// subscriberValues are the stored forms of the editable fields, in the
+// column order of the INSERT and UPDATE statements below.
+func subscriberValues(s Subscriber) ([]any, error) {
+	contacts := s.Contacts
+	if contacts == nil {
+		contacts = []Contact{}
+	}
+	buf, err := json.Marshal(contacts)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode contacts: %w", err)
+	}
+	var external any
+	if s.ExternalID != "" {
+		external = s.ExternalID
+	}
+	return []any{external, s.Name, s.Email, s.Phone,
+		s.Address.Line1, s.Address.Line2, s.Address.PostalCode, s.Address.City, s.Address.Country,
+		s.Country, string(buf), strings.ToLower(s.Email), strings.ToLower(s.Name)}, nil
+}
+
+// subscriberConflict names the uniqueness rule err broke, or returns err.
+func subscriberConflict(err error) error {
+	if !isUniqueViolation(err) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.ConstraintName == "subscribers_external_id",
+		strings.Contains(err.Error(), "subscribers.external_id"):
+		return ErrExternalIDTaken
+	case errors.As(err, &pgErr) && pgErr.ConstraintName == "subscribers_number",
+		strings.Contains(err.Error(), "subscribers.subscriber_number"):
+		return ErrSubscriberNumberTaken
+	}
+	return fmt.Errorf("%w: %w", ErrConflict, err)
+}
+
+// CreateSubscriber stores sub under the context's tenant with a new id and
+// returns it as stored. A zero SubscriberNumber is assigned from the
+// tenant's subscriber number series; a given one moves that series past it
+// (raiseCounter), so assigned numbers never collide with given ones. A
+// number or external id already in use is ErrSubscriberNumberTaken or
+// ErrExternalIDTaken, and then no number is consumed.
+func (s *Store) CreateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	sub.ID = NewID()
+	sub.CreatedAt = now.UTC().Truncate(time.Microsecond)
+	sub.UpdatedAt = sub.CreatedAt
+	if sub.Contacts == nil {
+		sub.Contacts = []Contact{}
+	}
+	vals, err := subscriberValues(sub)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if sub.SubscriberNumber == 0 {
+			n, err := nextCounter(ctx, tx, tenant, subscriberNumberScope)
+			if err != nil {
+				return err
+			}
+			sub.SubscriberNumber = n
+		} else if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
+			return err
+		}
+		args := append([]any{tenant, sub.ID, sub.SubscriberNumber}, vals...)
+		args = append(args, ts(sub.CreatedAt), ts(sub.UpdatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO subscribers (tenant_id, id, subscriber_number, external_id,
+			name, email, phone, address_line1, address_line2, address_postal_code, address_city, address_country,
+			country, contacts, email_key, name_key, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`, args...)
+		return subscriberConflict(err)
+	})
+	if err != nil {
+		return Subscriber{}, fmt.Errorf("store: create subscriber: %w", err)
+	}
+	return sub, nil
+}
+
+// Subscriber returns subscriber id of the context's tenant, or ErrNotFound
+// (also for another tenant's subscriber).
+func (s *Store) Subscriber(ctx context.Context, id string) (Subscriber, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	if !ValidID(id) {
+		return Subscriber{}, ErrNotFound
+	}
+	sub, err := scanSubscriber(s.r.QueryRowContext(ctx,
+		`SELECT `+subscriberColumns+` FROM subscribers WHERE tenant_id = $1 AND id = $2`, tenant, id))
+	if err != nil {
+		return Subscriber{}, fmt.Errorf("store: subscriber %s: %w", id, notFound(err))
+	}
+	return sub, nil
+}
+
+// SubscriberFilter narrows ListSubscribers; zero fields do not filter.
+type SubscriberFilter struct {
+	// ExternalID and SubscriberNumber match exactly.
+	ExternalID       string
+	SubscriberNumber int64
+	// Email matches the whole address, ignoring case.
+	Email string
+	// Name matches any part of the name, ignoring case.
+	Name string
+}
+
+// ListSubscribers returns one page of the tenant's subscribers and the
+// cursor of the next page ("" on the last).
+func (s *Store) ListSubscribers(ctx context.Context, f SubscriberFilter, p Page) ([]Subscriber, string, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	q := tenantFilter(tenant)
+	if f.ExternalID != "" {
+		q.add("external_id = ?", f.ExternalID)
+	}
+	if f.SubscriberNumber != 0 {
+		q.add("subscriber_number = ?", f.SubscriberNumber)
+	}
+	if f.Email != "" {
+		q.add("email_key = ?", strings.ToLower(f.Email))
+	}
+	if f.Name != "" {
+		q.add(`name_key LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(strings.ToLower(f.Name))+"%")
+	}
+	tail := q.page(p)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers`+q.where()+tail, q.args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list subscribers: %w", err)
+	}
+	defer rows.Close()
+	var out []Subscriber
+	for rows.Next() {
+		sub, err := scanSubscriber(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list subscribers: %w", err)
+		}
+		out = append(out, sub)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: list subscribers: %w", err)
+	}
+	out, next := trimPage(out, p, func(s Subscriber) string { return s.ID })
+	return out, next, nil
+}
+
+// likeEscaper makes a search text match literally inside a LIKE pattern
+// with ESCAPE '\'.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// UpdateSubscriber replaces the editable fields of subscriber sub.ID and
+// returns the stored result, or ErrNotFound. A zero SubscriberNumber keeps
+// the current number; a new one moves the number series past it, as in
+// CreateSubscriber. Uniqueness errors are those of CreateSubscriber.
+func (s *Store) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	if !ValidID(sub.ID) {
+		return Subscriber{}, ErrNotFound
+	}
+	vals, err := subscriberValues(sub)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	var updated Subscriber
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if sub.SubscriberNumber != 0 {
+			if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
+				return err
+			}
+		}
+		// $3 NULL keeps the current number.
+		var number any
+		if sub.SubscriberNumber != 0 {
+			number = sub.SubscriberNumber
+		}
+		args := append([]any{tenant, sub.ID, number}, vals...)
+		args = append(args, ts(now))
+		var err error
+		updated, err = scanSubscriber(tx.QueryRowContext(ctx, `UPDATE subscribers SET
+			subscriber_number = COALESCE($3, subscriber_number), external_id = $4, name = $5, email = $6, phone = $7,
+			address_line1 = $8, address_line2 = $9, address_postal_code = $10, address_city = $11,
+			address_country = $12, country = $13, contacts = $14, email_key = $15, name_key = $16, updated_at = $17
+			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberColumns, args...))
+		return notFound(subscriberConflict(err))
+	})
+	if err != nil {
+		return Subscriber{}, fmt.Errorf("store: update subscriber %s: %w", sub.ID, err)
+	}
+	return updated, nil
+}
+
+// DeleteSubscriber removes subscriber id, or returns ErrNotFound.
+//
+// It runs as a transaction so that rules about what may be deleted can be
+// checked beside the delete, atomically: once subscriptions exist, a
+// subscriber with live subscriptions must be refused here (the contract
+// answers 400). There are no subscriptions yet, so nothing is checked.
+func (s *Store) DeleteSubscriber(ctx context.Context, id string) error {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return err
+	}
+	if !ValidID(id) {
+		return ErrNotFound
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM subscribers WHERE tenant_id = $1 AND id = $2`, tenant, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		// The check for live subscriptions belongs here, in tx after the
+		// delete has taken the row lock, so that a subscription being added
+		// concurrently (its foreign key locks the subscriber row) either
+		// waits for this transaction or is seen by the check: count them and
+		// return an error that the API maps to 400; that rolls the delete
+		// back.
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete subscriber %s: %w", id, err)
+	}
+	return nil
+}
