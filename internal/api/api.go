@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -22,6 +23,7 @@ import (
 type Server struct {
 	store    *store.Store
 	verifier *auth.Verifier
+	engine   *engine.Engine
 	tenants  *tenantSet
 	log      *slog.Logger
 	metrics  *Metrics
@@ -38,6 +40,7 @@ type Server struct {
 type Options struct {
 	Store     *store.Store
 	Verifier  *auth.Verifier
+	Engine    *engine.Engine
 	Log       *slog.Logger
 	Metrics   *Metrics
 	BaseURL   string
@@ -52,7 +55,7 @@ func New(o Options) (*Server, error) {
 		now = time.Now
 	}
 	s := &Server{
-		store: o.Store, verifier: o.Verifier, log: o.Log, metrics: o.Metrics,
+		store: o.Store, verifier: o.Verifier, engine: o.Engine, log: o.Log, metrics: o.Metrics,
 		baseURL: strings.TrimRight(o.BaseURL, "/"), limit: o.BodyLimit, now: func() time.Time { return now().UTC() },
 		tenants: &tenantSet{store: o.Store, known: map[string]store.Tenant{}, miss: map[string]time.Time{}},
 		mux:     http.NewServeMux(),
@@ -60,6 +63,8 @@ func New(o Options) (*Server, error) {
 	s.organizationRoutes()
 	s.catalogRoutes()
 	s.subscriberRoutes()
+	s.subscriptionRoutes()
+	s.testClockRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
 		return nil, err

@@ -37,6 +37,7 @@ type Config struct {
 	LogLevel        string
 	LogFormat       string
 	ShutdownTimeout time.Duration
+	EngineInterval  time.Duration
 	Demo            bool
 
 	issuers []TrustedIssuer
@@ -91,6 +92,7 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	fs.Int64Var(&c.BodyLimit, "body-limit", limit, "largest accepted request body in bytes [KADENS_BODY_LIMIT]")
 	str(&c.LogLevel, "log-level", "KADENS_LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "KADENS_LOG_FORMAT", "text", "text or json")
+	dur(&c.EngineInterval, "engine-interval", "KADENS_ENGINE_INTERVAL", 30*time.Second, "how often the billing engine advances every (non-test) tenant to the current time")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "KADENS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long a shutdown waits for in-flight requests")
 	return c
 }
@@ -131,6 +133,9 @@ func (c *Config) Finish() error {
 	}
 	if c.TokenTTL < time.Minute || c.TokenTTL > 24*time.Hour {
 		return fmt.Errorf("--token-ttl %s: want between 1m and 24h", c.TokenTTL)
+	}
+	if c.EngineInterval < time.Second {
+		return fmt.Errorf("--engine-interval %s: want at least 1s", c.EngineInterval)
 	}
 	if c.BodyLimit < 1024 {
 		return fmt.Errorf("--body-limit %d: want at least 1024 bytes", c.BodyLimit)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/kadens/kadens/internal/api"
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/config"
+	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -31,6 +33,7 @@ type Server struct {
 	log     *slog.Logger
 	Store   *store.Store
 	Keys    *idp.Keys
+	Engine  *engine.Engine
 	API     *api.Server
 	IdP     *idp.Server
 	surface map[string]http.Handler // listen address → handler
@@ -80,8 +83,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		reg.MustRegister(collectors.NewDBStatsCollector(st.ReadDB(), "read"))
 	}
 	metrics := api.NewMetrics(reg)
+	host, _ := os.Hostname()
+	eng := engine.New(st, log, fmt.Sprintf("%s/%d/%s", host, os.Getpid(), store.NewID()))
 	a, err := api.New(api.Options{
 		Store:     st,
+		Engine:    eng,
 		Verifier:  auth.NewVerifier(ctx, auth.Options{IdP: idpCfg, Keys: keys, External: cfg.Issuers()}),
 		Log:       log,
 		Metrics:   metrics,
@@ -91,7 +97,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, Store: st, Keys: keys, API: a, IdP: idp.New(idpCfg, st, keys, log), Addrs: map[string]string{}}
+	s := &Server{cfg: cfg, log: log, Store: st, Keys: keys, API: a, Engine: eng, IdP: idp.New(idpCfg, st, keys, log), Addrs: map[string]string{}}
 
 	main := http.NewServeMux()
 	main.Handle("/", a.Handler())
@@ -184,20 +190,48 @@ func (s *Server) Start(ctx context.Context) error {
 func (s *Server) maintain(ctx context.Context) {
 	keys := time.NewTicker(time.Minute)
 	purge := time.NewTicker(time.Hour)
+	advance := time.NewTicker(s.cfg.EngineInterval)
 	defer keys.Stop()
 	defer purge.Stop()
+	defer advance.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-keys.C:
 			s.Keys.Refresh(ctx, 0)
+		case <-advance.C:
+			s.advanceAll(ctx)
 		case <-purge.C:
 			if n, err := s.Store.PurgeIdempotencyKeys(ctx, time.Now().Add(-25*time.Hour)); err != nil {
 				s.log.Error("purge idempotency keys", "err", err)
 			} else if n > 0 {
 				s.log.Info("purged idempotency keys", "count", n)
 			}
+		}
+	}
+}
+
+// advanceAll runs the engine for every tenant on real time. Test tenants
+// are left alone: their clocks move only through the API. A tenant another
+// process is advancing is skipped until the next tick.
+func (s *Server) advanceAll(ctx context.Context) {
+	tenants, err := s.Store.Tenants(ctx)
+	if err != nil {
+		s.log.Error("engine: list tenants", "err", err)
+		return
+	}
+	for _, t := range tenants {
+		if t.Test || ctx.Err() != nil {
+			continue
+		}
+		stats, err := s.Engine.Advance(ctx, t.ID, time.Now())
+		switch {
+		case errors.Is(err, engine.ErrBusy) || errors.Is(err, context.Canceled):
+		case err != nil:
+			s.log.Error("engine: advance", "tenant", t.ID, "err", err)
+		case stats != (engine.Stats{}):
+			s.log.Info("engine: advanced", "tenant", t.ID, "renewals", stats.Renewals, "deactivations", stats.Deactivations, "plan_changes", stats.PlanChanges)
 		}
 	}
 }

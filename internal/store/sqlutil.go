@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -95,4 +96,30 @@ func trimPage[T any](items []T, p Page, id func(T) string) ([]T, string) {
 	}
 	items = items[:p.Limit]
 	return items, id(items[len(items)-1])
+}
+
+// anyTime reads a timestamp produced by an expression such as MIN(col):
+// PostgreSQL returns a time, SQLite the stored text (expressions lose the
+// column's declared type there).
+type anyTime struct{ t *time.Time }
+
+func (a *anyTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		a.t = nil
+	case time.Time:
+		t := x.UTC()
+		a.t = &t
+	case string:
+		t, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return fmt.Errorf("store: timestamp %q: %w", x, err)
+		}
+		a.t = &t
+	case []byte:
+		return a.Scan(string(x))
+	default:
+		return fmt.Errorf("store: cannot read %T as a timestamp", v)
+	}
+	return nil
 }

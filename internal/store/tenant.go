@@ -90,3 +90,45 @@ func (s *Store) Tenants(ctx context.Context) ([]Tenant, error) {
 	}
 	return out, nil
 }
+
+// SetTenantClock moves a test tenant's clock to t. The clock never moves
+// backwards: an earlier t is ErrConflict.
+func (s *Store) SetTenantClock(ctx context.Context, id string, t time.Time) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE tenants SET clock = $2
+		WHERE id = $1 AND test AND (clock IS NULL OR clock <= $2)`, id, ts(t))
+	if err != nil {
+		return fmt.Errorf("store: set clock of tenant %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: set clock of tenant %s: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("store: clock of tenant %s cannot move back: %w", id, ErrConflict)
+	}
+	return nil
+}
+
+// AcquireEngineLease makes holder the only engine worker of tenant id until
+// until, unless another holder's lease is still running at now. It reports
+// whether the lease was taken (or extended).
+func (s *Store) AcquireEngineLease(ctx context.Context, id, holder string, now, until time.Time) (bool, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE tenants SET engine_holder = $2, engine_lease_until = $4
+		WHERE id = $1 AND (engine_holder IS NULL OR engine_holder = $2 OR engine_lease_until IS NULL OR engine_lease_until < $3)`,
+		id, holder, ts(now), ts(until))
+	if err != nil {
+		return false, fmt.Errorf("store: engine lease of tenant %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: engine lease of tenant %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// ReleaseEngineLease gives up holder's lease of tenant id.
+func (s *Store) ReleaseEngineLease(ctx context.Context, id, holder string) error {
+	if _, err := s.w.ExecContext(ctx, `UPDATE tenants SET engine_holder = NULL, engine_lease_until = NULL
+		WHERE id = $1 AND engine_holder = $2`, id, holder); err != nil {
+		return fmt.Errorf("store: release engine lease of tenant %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// tenantNow is the current time of the request's tenant: the wall clock,
+// or for a test tenant its own clock, which only moves when the tenant
+// advances it (POST /testclock/advance). Everything a request does that
+// depends on time (order dates, cancellations, plan changes, statuses)
+// uses this time, so a test tenant can simulate months in seconds.
+func (s *Server) tenantNow(ctx context.Context) (time.Time, error) {
+	id, err := tenancy.From(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, ok, err := s.tenants.lookup(ctx, id)
+	if err != nil || !ok || !t.Test {
+		return s.now(), err
+	}
+	// The clock moves, so it is read fresh rather than from the cache.
+	fresh, err := s.store.TenantByID(ctx, id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return TestClock(fresh.Clock, fresh.CreatedAt), nil
+}
+
+// TestClock is a test tenant's time: its clock once advanced, before that
+// the moment the tenant was created.
+func TestClock(clock *time.Time, created time.Time) time.Time {
+	if clock != nil {
+		return clock.UTC()
+	}
+	return created.UTC()
+}

@@ -1,0 +1,318 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// SubscriptionView is a subscription period as the API shows it: the
+// stored period plus its status at the tenant's current time.
+type SubscriptionView struct {
+	store.Subscription
+	Status string `json:"status" enum:"Pending,Active,Completed,Cancelled"`
+}
+
+func view(sub store.Subscription, now time.Time) SubscriptionView {
+	return SubscriptionView{Subscription: sub, Status: engine.Status(sub, now)}
+}
+
+type subscriptionIDParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
+type subscriptionListParams struct {
+	ListParams
+	SubscriberID   string `query:"subscriberId" format:"uuid"`
+	OrganizationID string `query:"organizationId" format:"uuid"`
+	Status         string `query:"status" enum:"Pending,Active,Completed,Cancelled"`
+	ActiveAt       string `query:"activeAt" format:"date-time" description:"Only periods running at this time."`
+}
+
+type scheduledListParams struct {
+	ListParams
+	Until string `query:"until" format:"date-time" description:"Renewals due up to this time; default 31 days from now."`
+}
+
+// CancelInput is the body of POST /subscription/{id}/cancel.
+type CancelInput struct {
+	Mode   *string `json:"mode" enum:"Immediately,EndOfPeriod" description:"Immediately ends the subscription now; EndOfPeriod (default) lets the current period run out and stops the renewal."`
+	Reason *string `json:"reason" maxLength:"500"`
+}
+
+type cancelRequest struct {
+	subscriptionIDParam
+	CancelInput
+}
+
+// ChangeInput is the body of POST /subscription/{id}/scheduledchange.
+type ChangeInput struct {
+	ProcessingType         *string                 `json:"processingType" required:"true" enum:"Immediately,OnScheduledTime,OnRenewal"`
+	ScheduledTime          *time.Time              `json:"scheduledTime" description:"Required with OnScheduledTime: when the change runs (proration is computed then)."`
+	TemplatePackageID      *string                 `json:"templatePackageId" required:"true" format:"uuid"`
+	TemplatePackageChoices *TemplatePackageChoices `json:"templatePackageChoices"`
+}
+
+type changeRequest struct {
+	subscriptionIDParam
+	ChangeInput
+}
+
+type changeIDParams struct {
+	subscriptionIDParam
+	ChangeID string `path:"changeId" format:"uuid"`
+}
+
+func (s *Server) subscriptionRoutes() {
+	const tag = "Subscription"
+	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
+	s.add(route{method: http.MethodGet, path: "/subscription", id: "listSubscriptions", tag: tag,
+		summary: "List subscription periods", request: new(subscriptionListParams),
+		responses: common(ok(new([]SubscriptionView))), handle: s.listSubscriptions})
+	s.add(route{method: http.MethodGet, path: "/subscription/scheduled", id: "listScheduledRenewals", tag: tag,
+		summary: "List upcoming renewals", desc: "Subscription periods that will renew up to `until`, with their renewAt.",
+		request: new(scheduledListParams), responses: common(ok(new([]SubscriptionView))), handle: s.listScheduled})
+	s.add(route{method: http.MethodGet, path: "/subscription/{id}", id: "getSubscription", tag: tag,
+		summary: "Get a subscription period", request: new(subscriptionIDParam),
+		responses: common(ok(new(SubscriptionView)), respNotFound), handle: s.getSubscription})
+	s.add(route{method: http.MethodPost, path: "/subscription/{id}/cancel", id: "cancelSubscription", tag: tag,
+		summary: "Cancel a subscription", desc: "Records SubscriptionCancelled now and SubscriptionDeactivated when the cancellation takes effect. A period created ahead by a renewal is cancelled at once.",
+		request: new(cancelRequest), responses: common(ok(new(SubscriptionView)), respNotFound), handle: s.cancelSubscription})
+	s.add(route{method: http.MethodPost, path: "/subscription/{id}/scheduledchange", id: "createScheduledChange", tag: tag,
+		summary: "Change the plan of a subscription",
+		desc: "Immediately: the current subscription is cancelled now and a new one generated with the new plan. " +
+			"OnScheduledTime: the same at scheduledTime (prorated then). OnRenewal: the next renewal uses the new plan; nothing is cancelled and nothing prorated.",
+		request: new(changeRequest), responses: common(respCreated, respNotFound), handle: s.createChange})
+	s.add(route{method: http.MethodGet, path: "/subscription/{id}/scheduledchange", id: "listScheduledChanges", tag: tag,
+		summary: "List the plan changes of a subscription", request: new(subscriptionIDParam),
+		responses: common(ok(new([]store.ScheduledChange)), respNotFound), handle: s.listChanges})
+	s.add(route{method: http.MethodDelete, path: "/subscription/{id}/scheduledchange/{changeId}", id: "deleteScheduledChange", tag: tag,
+		summary: "Revoke a plan change before it runs", desc: "After it ran: 400.",
+		request: new(changeIDParams), responses: common(respNoContent, respNotFound), handle: s.revokeChange})
+}
+
+func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	var errs validation.Errors
+	p := page(r, &errs)
+	q := r.URL.Query()
+	f := store.SubscriptionFilter{SubscriberID: q.Get("subscriberId"), OrganizationID: q.Get("organizationId"), Now: now}
+	for name, v := range map[string]string{"subscriberId": f.SubscriberID, "organizationId": f.OrganizationID} {
+		if v != "" && !store.ValidID(v) {
+			errs.Add(name, "must be a uuid")
+		}
+	}
+	switch st := q.Get("status"); st {
+	case "", engine.StatusPending, engine.StatusActive, engine.StatusCompleted, engine.StatusCancelled:
+		f.Status = st
+	default:
+		errs.Add("status", "must be Pending, Active, Completed or Cancelled")
+	}
+	if v := q.Get("activeAt"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			errs.Add("activeAt", "must be an RFC 3339 time")
+		}
+		f.ActiveAt = &t
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	subs, next, err := s.store.ListSubscriptions(r.Context(), f, p)
+	if err != nil {
+		return err
+	}
+	s.writeList(w, r, views(subs, now), next)
+	return nil
+}
+
+func views(subs []store.Subscription, now time.Time) []SubscriptionView {
+	out := make([]SubscriptionView, len(subs))
+	for i, sub := range subs {
+		out[i] = view(sub, now)
+	}
+	return out
+}
+
+func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	var errs validation.Errors
+	p := page(r, &errs)
+	until := now.AddDate(0, 0, 31)
+	if v := r.URL.Query().Get("until"); v != "" {
+		if until, err = time.Parse(time.RFC3339, v); err != nil {
+			errs.Add("until", "must be an RFC 3339 time")
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	subs, next, err := s.store.ListSubscriptions(r.Context(), store.SubscriptionFilter{RenewingBefore: &until}, p)
+	if err != nil {
+		return err
+	}
+	s.writeList(w, r, views(subs, now), next)
+	return nil
+}
+
+func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	sub, err := s.store.Subscription(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, view(sub, now))
+	return nil
+}
+
+func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in CancelInput
+	if err := decodeOptionalJSON(r, &in); err != nil {
+		return err
+	}
+	var errs validation.Errors
+	mode := engine.CancelEndOfPeriod
+	if m := trimmed(in.Mode); m != "" {
+		mode = m
+	}
+	if mode != engine.CancelEndOfPeriod && mode != engine.CancelImmediately {
+		errs.Add("mode", "must be Immediately or EndOfPeriod")
+	}
+	reason := text(&errs, "reason", in.Reason, 500, false)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	sub, err := s.engine.Cancel(r.Context(), id, mode, reason, now)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, view(sub, now))
+	return nil
+}
+
+func (s *Server) createChange(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in ChangeInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	var errs validation.Errors
+	req := engine.ChangeRequest{ProcessingType: trimmed(in.ProcessingType), ScheduledAt: in.ScheduledTime}
+	if req.ProcessingType == "" {
+		errs.Add("processingType", "is required")
+	}
+	req.TemplatePackageID = strings.ToLower(trimmed(in.TemplatePackageID))
+	if !store.ValidID(req.TemplatePackageID) {
+		errs.Add("templatePackageId", "must be the id of a template package")
+	}
+	if in.TemplatePackageChoices != nil {
+		c, cerrs := in.TemplatePackageChoices.choices()
+		for _, fe := range cerrs {
+			errs.Add("templatePackageChoices."+fe.Field, "%s", fe.Message)
+		}
+		req.Choices = c
+	}
+	if req.ScheduledAt != nil {
+		t := req.ScheduledAt.UTC()
+		req.ScheduledAt = &t
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	c, err := s.engine.RegisterChange(r.Context(), id, req, now)
+	if err != nil {
+		return prefixChoiceErrors(err)
+	}
+	s.created(w, "/subscription/"+id+"/scheduledchange/"+c.ID, c.ID)
+	return nil
+}
+
+// prefixChoiceErrors names merge errors as the fields of this body.
+func prefixChoiceErrors(err error) error {
+	verrs, ok := err.(validation.Errors)
+	if !ok {
+		return err
+	}
+	out := make(validation.Errors, len(verrs))
+	for i, fe := range verrs {
+		switch fe.Field {
+		case "processingType", "scheduledTime", "templatePackageId", "id", "changeId":
+			out[i] = fe
+		default:
+			out[i] = validation.FieldError{Field: "templatePackageChoices." + fe.Field, Message: fe.Message}
+		}
+	}
+	return out
+}
+
+func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	ids, err := s.engine.SeriesIDs(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	changes, err := s.store.ChangesOfSeries(r.Context(), ids)
+	if err != nil {
+		return err
+	}
+	if changes == nil {
+		changes = []store.ScheduledChange{}
+	}
+	writeJSON(w, http.StatusOK, changes)
+	return nil
+}
+
+func (s *Server) revokeChange(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	changeID, err := pathID(r, "changeId")
+	if err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	if err := s.engine.RevokeChange(r.Context(), id, changeID, now); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

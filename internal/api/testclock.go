@@ -1,0 +1,106 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// TestClockView is a test tenant's clock.
+type TestClockView struct {
+	Now time.Time `json:"now" description:"The tenant's current time."`
+}
+
+// AdvanceInput is the body of POST /testclock/advance.
+type AdvanceInput struct {
+	To *time.Time `json:"to" required:"true" description:"The time to move the clock to (RFC 3339). Everything due up to it happens, in time order, before the answer."`
+}
+
+// AdvanceResult reports what an advance did.
+type AdvanceResult struct {
+	Now   time.Time    `json:"now"`
+	Stats engine.Stats `json:"performed"`
+}
+
+func (s *Server) testClockRoutes() {
+	const tag = "TestClock"
+	s.add(route{method: http.MethodGet, path: "/testclock", id: "getTestClock", tag: tag,
+		summary: "Show a test tenant's clock", desc: "400 for a tenant that is not a test tenant.",
+		responses: common(response{status: http.StatusOK, body: new(TestClockView)}), handle: s.getTestClock})
+	s.add(route{method: http.MethodPost, path: "/testclock/advance", id: "advanceTestClock", tag: tag,
+		summary: "Advance a test tenant's clock",
+		desc: "Runs every renewal, chain step, plan change and deactivation due up to `to`, in time order, then moves the clock. " +
+			"Advancing to the current time again changes nothing. 400 for a tenant that is not a test tenant, or a time before the clock.",
+		request: new(AdvanceInput), responses: common(response{status: http.StatusOK, body: new(AdvanceResult)}), handle: s.advanceTestClock})
+}
+
+// testTenant returns the request's tenant if it is a test tenant, or a 400.
+func (s *Server) testTenant(r *http.Request) (store.Tenant, error) {
+	id, err := tenancy.From(r.Context())
+	if err != nil {
+		return store.Tenant{}, err
+	}
+	t, err := s.store.TenantByID(r.Context(), id)
+	if err != nil {
+		return store.Tenant{}, err
+	}
+	if !t.Test {
+		return store.Tenant{}, validation.Field(TenantHeader, "test clocks exist only for test tenants; this tenant runs on real time")
+	}
+	return t, nil
+}
+
+func (s *Server) getTestClock(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.testTenant(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, TestClockView{Now: TestClock(t.Clock, t.CreatedAt)})
+	return nil
+}
+
+func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.testTenant(r)
+	if err != nil {
+		return err
+	}
+	var in AdvanceInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	now := TestClock(t.Clock, t.CreatedAt)
+	if in.To == nil {
+		return validation.Field("to", "is required")
+	}
+	to := in.To.UTC()
+	if to.Before(now) {
+		return validation.Field("to", "%s is before the clock (%s); a clock only moves forward", to.Format(time.RFC3339), now.Format(time.RFC3339))
+	}
+	// Another advance of the same tenant may be running (a second request
+	// or another process); wait for it rather than fail.
+	var stats engine.Stats
+	for attempt := 0; ; attempt++ {
+		stats, err = s.engine.Advance(r.Context(), t.ID, to)
+		if !errors.Is(err, engine.ErrBusy) || attempt >= 300 {
+			break
+		}
+		select {
+		case <-r.Context().Done():
+			return r.Context().Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.store.SetTenantClock(r.Context(), t.ID, to); err != nil && !errors.Is(err, store.ErrConflict) {
+		return err
+	}
+	writeJSON(w, http.StatusOK, AdvanceResult{Now: to, Stats: stats})
+	return nil
+}

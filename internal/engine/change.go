@@ -1,0 +1,318 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// ChangeRequest asks for a plan change of a subscription.
+type ChangeRequest struct {
+	ProcessingType    string
+	ScheduledAt       *time.Time
+	TemplatePackageID string
+	Choices           catalog.Choices
+}
+
+// RegisterChange validates and registers a plan change of subscription
+// subID at now. The target is merged now, so invalid choices are refused
+// at once; it is merged again when the change runs. An Immediately change
+// runs in the same transaction.
+func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeRequest, now time.Time) (store.ScheduledChange, error) {
+	var errs validation.Errors
+	switch req.ProcessingType {
+	case store.ChangeImmediately, store.ChangeOnRenewal:
+		if req.ScheduledAt != nil {
+			errs.Add("scheduledTime", "is only allowed with processingType OnScheduledTime")
+		}
+	case store.ChangeOnScheduledTime:
+		if req.ScheduledAt == nil {
+			errs.Add("scheduledTime", "is required with processingType OnScheduledTime")
+		} else if !req.ScheduledAt.After(now) {
+			errs.Add("scheduledTime", "must be in the future (now is %s)", now.Format(time.RFC3339))
+		}
+	default:
+		errs.Add("processingType", "must be Immediately, OnScheduledTime or OnRenewal")
+	}
+	if err := errs.Err(); err != nil {
+		return store.ScheduledChange{}, err
+	}
+	cache := newCatalogCache(e.store)
+	if _, err := cache.merge(ctx, req.TemplatePackageID, req.Choices, false); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return store.ScheduledChange{}, validation.Field("templatePackageId", "no template package %s", req.TemplatePackageID)
+		}
+		return store.ScheduledChange{}, err
+	}
+	c := store.ScheduledChange{
+		ID: store.NewID(), ProcessingType: req.ProcessingType, ScheduledAt: req.ScheduledAt,
+		TemplatePackageID: req.TemplatePackageID, Choices: req.Choices, Status: store.ChangeRegistered, RegisteredAt: now,
+	}
+	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+		sub, err := tx.Subscription(ctx, subID)
+		if err != nil {
+			return err
+		}
+		if sub.CancelledAt != nil || sub.DeactivatedAt != nil {
+			return validation.Field("id", "subscription %s is cancelled or ended; it cannot change plan", subID)
+		}
+		// A change belongs to the period whose renewal it affects: the last
+		// period of the series so far.
+		for sub.NextID != nil {
+			if sub, err = tx.Subscription(ctx, *sub.NextID); err != nil {
+				return err
+			}
+		}
+		c.SubscriptionID = sub.ID
+		if err := tx.InsertChange(ctx, c); err != nil {
+			return err
+		}
+		if req.ProcessingType == store.ChangeImmediately {
+			return e.executeChange(ctx, tx, cache, c, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.ScheduledChange{}, err
+	}
+	if req.ProcessingType == store.ChangeImmediately {
+		return e.change(ctx, c.ID)
+	}
+	return c, nil
+}
+
+func (e *Engine) change(ctx context.Context, id string) (store.ScheduledChange, error) {
+	var c store.ScheduledChange
+	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		c, err = tx.Change(ctx, id)
+		return err
+	})
+	return c, err
+}
+
+// RevokeChange deletes a registered change before it runs. A change that
+// already ran (or was revoked) cannot be revoked: 400.
+func (e *Engine) RevokeChange(ctx context.Context, subID, changeID string, now time.Time) error {
+	return e.store.InTx(ctx, func(tx *store.Tx) error {
+		c, err := tx.Change(ctx, changeID)
+		if err != nil {
+			return err
+		}
+		series, err := seriesIDs(ctx, tx, subID)
+		if err != nil {
+			return err
+		}
+		if !series[c.SubscriptionID] {
+			return store.ErrNotFound
+		}
+		if c.Status != store.ChangeRegistered {
+			return validation.Field("changeId", "the change is %s and can no longer be revoked", c.Status)
+		}
+		return tx.FinishChange(ctx, changeID, store.ChangeRevoked, now, nil)
+	})
+}
+
+// seriesIDs returns the ids of every period linked to subscription id.
+func seriesIDs(ctx context.Context, tx *store.Tx, id string) (map[string]bool, error) {
+	ids := map[string]bool{}
+	sub, err := tx.Subscription(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ids[sub.ID] = true
+	for cur := sub; cur.PreviousID != nil; {
+		if cur, err = tx.Subscription(ctx, *cur.PreviousID); err != nil {
+			return nil, err
+		}
+		ids[cur.ID] = true
+	}
+	for cur := sub; cur.NextID != nil; {
+		if cur, err = tx.Subscription(ctx, *cur.NextID); err != nil {
+			return nil, err
+		}
+		ids[cur.ID] = true
+	}
+	return ids, nil
+}
+
+// SeriesIDs returns the ids of every period linked to subscription id.
+func (e *Engine) SeriesIDs(ctx context.Context, id string) ([]string, error) {
+	var out []string
+	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+		ids, err := seriesIDs(ctx, tx, id)
+		for k := range ids {
+			out = append(out, k)
+		}
+		return err
+	})
+	return out, err
+}
+
+// executeChange runs an Immediately or OnScheduledTime change at at: the
+// period of the series running at at is cancelled with effect at at, a
+// period that was already created ahead of it is cancelled too, and a new
+// series with the target package starts at at, linked to the old one.
+func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalogCache, c store.ScheduledChange, at time.Time) error {
+	cur, err := tx.Subscription(ctx, c.SubscriptionID)
+	if err != nil {
+		return err
+	}
+	// Walk back to the period that contains at (a change attaches to the
+	// last period; at may fall in an earlier one that is still running).
+	for cur.PeriodStart.After(at) && cur.PreviousID != nil {
+		if cur, err = tx.Subscription(ctx, *cur.PreviousID); err != nil {
+			return err
+		}
+	}
+	if cur.CancelledAt != nil || cur.DeactivatedAt != nil {
+		return tx.FinishChange(ctx, c.ID, store.ChangeVoid, at, nil)
+	}
+	pkg, err := cache.merge(ctx, c.TemplatePackageID, c.Choices, false)
+	if err != nil {
+		var verrs validation.Errors
+		if errors.As(err, &verrs) || errors.Is(err, store.ErrNotFound) {
+			// The template changed since registration so that the choices
+			// no longer fit; the change cannot run.
+			e.log.Warn("plan change void", "change", c.ID, "err", err)
+			return tx.FinishChange(ctx, c.ID, store.ChangeVoid, at, nil)
+		}
+		return err
+	}
+	loc, err := period.LoadZone(cur.TimeZone)
+	if err != nil {
+		return err
+	}
+	if cur.NextID != nil {
+		// A period created ahead of time never starts.
+		ahead, err := tx.Subscription(ctx, *cur.NextID)
+		if err != nil {
+			return err
+		}
+		if err := e.cancel(ctx, tx, &ahead, at, at, "PlanChange", loc); err != nil {
+			return err
+		}
+	}
+	if err := e.cancel(ctx, tx, &cur, at, at, "PlanChange", loc); err != nil {
+		return err
+	}
+	next, err := Begin(NewSeries{
+		SubscriberID: cur.SubscriberID, OrganizationID: cur.OrganizationID, TimeZone: cur.TimeZone, OrderID: cur.OrderID,
+		PaymentAgreementID: cur.PaymentAgreementID, PreviousID: &cur.ID, Package: pkg, Choices: c.Choices, Start: at,
+	}, at)
+	if err != nil {
+		return err
+	}
+	if err := tx.InsertSubscription(ctx, next); err != nil {
+		return err
+	}
+	cur.NextID = &next.ID
+	cur.Version++ // cancel wrote the row once already
+	if err := tx.UpdateSubscription(ctx, cur); err != nil {
+		return err
+	}
+	if err := tx.FinishChange(ctx, c.ID, store.ChangeExecuted, at, &next.ID); err != nil {
+		return err
+	}
+	if err := tx.MoveChanges(ctx, cur.ID, next.ID); err != nil {
+		return err
+	}
+	if err := e.created(ctx, tx, next, at); err != nil {
+		return err
+	}
+	if e.Hooks.PlanChanged != nil {
+		return e.Hooks.PlanChanged(ctx, tx, cur, next, at)
+	}
+	return nil
+}
+
+// cancel marks sub cancelled at at with effect at effective and writes it.
+// A cancellation in effect at once also deactivates at once.
+func (e *Engine) cancel(ctx context.Context, tx *store.Tx, sub *store.Subscription, at, effective time.Time, reason string, loc *time.Location) error {
+	sub.CancelledAt, sub.CancelEffectiveAt, sub.CancelReason = &at, &effective, reason
+	if err := tx.AddEvent(ctx, EventSubscriptionCancelled, subject(sub.ID), subscriptionData(*sub), at); err != nil {
+		return err
+	}
+	if !effective.After(at) {
+		sub.DeactivatedAt = &effective
+		if err := tx.AddEvent(ctx, EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(*sub), effective); err != nil {
+			return err
+		}
+	}
+	schedule(sub, loc)
+	if err := tx.UpdateSubscription(ctx, *sub); err != nil {
+		return err
+	}
+	if e.Hooks.Cancelled != nil {
+		return e.Hooks.Cancelled(ctx, tx, *sub, at)
+	}
+	return nil
+}
+
+// Cancellation modes.
+const (
+	CancelImmediately = "Immediately"
+	CancelEndOfPeriod = "EndOfPeriod"
+)
+
+// Cancel cancels subscription id at now. Immediately ends it now;
+// EndOfPeriod lets it run to its period end and stops the renewal. A period
+// that has not started yet (created ahead by a renewal) is cancelled at
+// once either way, and never prorated.
+func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.Time) (store.Subscription, error) {
+	if mode != CancelImmediately && mode != CancelEndOfPeriod {
+		return store.Subscription{}, validation.Field("mode", "must be Immediately or EndOfPeriod")
+	}
+	if _, err := tenancy.From(ctx); err != nil {
+		return store.Subscription{}, err
+	}
+	var out store.Subscription
+	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+		sub, err := tx.Subscription(ctx, id)
+		if err != nil {
+			return err
+		}
+		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
+			return validation.Field("id", "subscription %s is already cancelled or ended", id)
+		}
+		loc, err := period.LoadZone(sub.TimeZone)
+		if err != nil {
+			return err
+		}
+		effective := now
+		if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
+			effective = sub.PeriodEnd
+		}
+		if now.Before(sub.PeriodStart) {
+			effective = now
+		}
+		if sub.NextID != nil {
+			ahead, err := tx.Subscription(ctx, *sub.NextID)
+			if err != nil {
+				return err
+			}
+			// The successor stays linked, as the record of what happened.
+			if ahead.CancelledAt == nil {
+				if err := e.cancel(ctx, tx, &ahead, now, now, reason, loc); err != nil {
+					return err
+				}
+			}
+		}
+		if err := e.cancel(ctx, tx, &sub, now, effective, reason, loc); err != nil {
+			return err
+		}
+		out = sub
+		return nil
+	})
+	if err != nil {
+		return store.Subscription{}, fmt.Errorf("engine: cancel %s: %w", id, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,328 @@
+// Package engine moves subscriptions through time. Advance(tenant, now)
+// performs every action that is due up to now, in time order: renewals
+// (creating the next period ahead of its start), chain steps, plan changes
+// registered for a time or for the renewal, and deactivations when
+// cancellations or automatic stops take effect.
+//
+// Advance is a deterministic function of the stored state and now: running
+// it twice for the same now changes nothing, and an interrupted run that is
+// started again ends in the state an uninterrupted run would have reached,
+// because work is taken in a fixed order (due time, then id) and committed
+// in batches. Many processes may advance the same tenant: a lease makes one
+// of them do the work, and every update checks the row's version, so even
+// without the lease no action can be applied twice.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Event kinds the engine records.
+const (
+	EventSubscriptionCreated     = "SubscriptionCreated"
+	EventSubscriptionCancelled   = "SubscriptionCancelled"
+	EventSubscriptionDeactivated = "SubscriptionDeactivated"
+)
+
+// ErrBusy means another worker holds the tenant's engine lease.
+var ErrBusy = errors.New("engine: another worker is advancing this tenant")
+
+// Engine advances tenants.
+type Engine struct {
+	store  *store.Store
+	log    *slog.Logger
+	holder string
+	// Batch is how many subscriptions one transaction handles.
+	Batch int
+	// Lease is how long a worker may hold a tenant without renewing.
+	Lease time.Duration
+	// Hooks lets billing act inside the engine's transactions.
+	Hooks Hooks
+}
+
+// Hooks are called inside the transaction of the action they follow, so
+// whatever they write commits or rolls back with it. Billing fills them.
+type Hooks struct {
+	// PeriodCreated follows the creation of a subscription period (an
+	// order's first, a renewal, or the one a plan change generates).
+	PeriodCreated func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error
+	// PlanChanged follows a plan change that cancelled old and generated
+	// new at at; proration of old's period happens here.
+	PlanChanged func(ctx context.Context, tx *store.Tx, old, new store.Subscription, at time.Time) error
+	// Cancelled follows a cancellation registered at at.
+	Cancelled func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error
+}
+
+// New returns an engine whose leases are held in the name of holder (a
+// unique id of this process).
+func New(s *store.Store, log *slog.Logger, holder string) *Engine {
+	return &Engine{store: s, log: log, holder: holder, Batch: 500, Lease: 2 * time.Minute}
+}
+
+// Stats count what one Advance did.
+type Stats struct {
+	Renewals      int `json:"renewals"`
+	Deactivations int `json:"deactivations"`
+	PlanChanges   int `json:"planChanges"`
+}
+
+func (s *Stats) add(o Stats) {
+	s.Renewals += o.Renewals
+	s.Deactivations += o.Deactivations
+	s.PlanChanges += o.PlanChanges
+}
+
+// Advance performs every action of tenant due at or before now. It returns
+// ErrBusy when another worker is advancing the tenant.
+func (e *Engine) Advance(ctx context.Context, tenantID string, now time.Time) (Stats, error) {
+	ctx = tenancy.With(ctx, tenantID)
+	var total Stats
+	lease := func() error {
+		wall := time.Now()
+		ok, err := e.store.AcquireEngineLease(ctx, tenantID, e.holder, wall, wall.Add(e.Lease))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrBusy
+		}
+		return nil
+	}
+	if err := lease(); err != nil {
+		return total, err
+	}
+	defer func() {
+		if err := e.store.ReleaseEngineLease(context.WithoutCancel(ctx), tenantID, e.holder); err != nil {
+			e.log.Error("release engine lease", "tenant", tenantID, "err", err)
+		}
+	}()
+	cache := newCatalogCache(e.store)
+	for {
+		var (
+			batch Stats
+			more  bool
+		)
+		err := e.store.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			batch, more, err = e.step(ctx, tx, cache, now)
+			return err
+		})
+		if errors.Is(err, store.ErrConflict) {
+			// Another worker changed a row we read: its work is done, ours
+			// rolled back; look again.
+			if err := lease(); err != nil {
+				return total, err
+			}
+			continue
+		}
+		if err != nil {
+			return total, err
+		}
+		total.add(batch)
+		if !more {
+			return total, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		if err := lease(); err != nil {
+			return total, err
+		}
+	}
+}
+
+// step performs one batch of due work and reports whether more may remain.
+//
+// Work is taken strictly in time order: the earliest due plan change, or a
+// batch of subscriptions due before it. A batch only spans one day after
+// its first item: every period is at least a day long, so nothing the batch
+// creates can fall due before the batch's last item.
+func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, now time.Time) (Stats, bool, error) {
+	var st Stats
+	subAt, err := tx.NextSubscriptionAction(ctx)
+	if err != nil {
+		return st, false, err
+	}
+	chAt, err := tx.NextChangeAt(ctx)
+	if err != nil {
+		return st, false, err
+	}
+	subDue := subAt != nil && !subAt.After(now)
+	chDue := chAt != nil && !chAt.After(now)
+	switch {
+	case !subDue && !chDue:
+		return st, false, nil
+	case chDue && (!subDue || !chAt.After(*subAt)):
+		changes, err := tx.DueChanges(ctx, *chAt, e.Batch)
+		if err != nil {
+			return st, false, err
+		}
+		for _, c := range changes {
+			if err := e.executeChange(ctx, tx, cache, c, *c.ScheduledAt); err != nil {
+				return st, false, err
+			}
+			st.PlanChanges++
+		}
+		return st, true, nil
+	}
+	until := subAt.Add(24*time.Hour - time.Microsecond)
+	if until.After(now) {
+		until = now
+	}
+	if chDue && chAt.Add(-time.Microsecond).Before(until) {
+		until = chAt.Add(-time.Microsecond)
+	}
+	subs, err := tx.DueSubscriptions(ctx, until, e.Batch)
+	if err != nil {
+		return st, false, err
+	}
+	for _, sub := range subs {
+		s, err := e.act(ctx, tx, cache, sub, *sub.NextActionAt)
+		if err != nil {
+			return st, false, fmt.Errorf("engine: subscription %s: %w", sub.ID, err)
+		}
+		st.add(s)
+	}
+	return st, true, nil
+}
+
+// act performs the actions of sub due at at: deactivation and renewal.
+func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, at time.Time) (Stats, error) {
+	var st Stats
+	loc, err := period.LoadZone(sub.TimeZone)
+	if err != nil {
+		return st, err
+	}
+	if d := deactivationAt(sub); d != nil && sub.DeactivatedAt == nil && !d.After(at) {
+		sub.DeactivatedAt = d
+		if err := tx.AddEvent(ctx, EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(sub), *d); err != nil {
+			return st, err
+		}
+		st.Deactivations++
+	}
+	if sub.RenewAt != nil && sub.NextID == nil && sub.CancelledAt == nil && !sub.RenewAt.After(at) {
+		next, err := e.renew(ctx, tx, cache, sub, loc, *sub.RenewAt)
+		if err != nil {
+			return st, err
+		}
+		sub.NextID = &next.ID
+		st.Renewals++
+	}
+	schedule(&sub, loc)
+	return st, tx.UpdateSubscription(ctx, sub)
+}
+
+// renew creates the period after sub. The next package is, in order of
+// precedence: the target of a plan change registered for the renewal; the
+// next chain step's package once the current step has lasted its periods;
+// otherwise the same package.
+func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, loc *time.Location, at time.Time) (store.Subscription, error) {
+	pkg, choices := sub.Package, sub.Choices
+	stepPeriod := sub.StepPeriod + 1
+	chainID, chainStep := sub.ChainID, sub.ChainStep
+	changes, err := tx.RegisteredChanges(ctx, sub.ID)
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	var applied *store.ScheduledChange
+	for i := range changes {
+		if changes[i].ProcessingType == store.ChangeOnRenewal {
+			applied = &changes[i]
+		}
+	}
+	switch {
+	case applied != nil:
+		merged, err := cache.merge(ctx, applied.TemplatePackageID, applied.Choices, false)
+		if err != nil {
+			return store.Subscription{}, fmt.Errorf("plan change %s: %w", applied.ID, err)
+		}
+		pkg, choices, stepPeriod = merged, applied.Choices, 1
+		chainID, chainStep = merged.SubscriptionPackageChainID, merged.ChainStepOrder
+	case sub.ChainID != nil && sub.ChainStep != nil:
+		chain, err := cache.chain(ctx, *sub.ChainID)
+		if err != nil {
+			return store.Subscription{}, err
+		}
+		step := *sub.ChainStep
+		periods := stepPeriods(chain, step)
+		if !chain.Last(step) && sub.StepPeriod >= periods {
+			nextStep := step + 1
+			tmpl := chain.PackageChain.Steps[nextStep-1].NextPackageID
+			merged, err := cache.merge(ctx, tmpl, choices, true)
+			if err != nil {
+				// The order's choices may not fit the next step's package;
+				// its defaults always do.
+				merged, err = cache.merge(ctx, tmpl, catalog.Choices{}, true)
+				choices = catalog.Choices{}
+			}
+			if err != nil {
+				return store.Subscription{}, fmt.Errorf("chain %s step %d: %w", chain.ID, nextStep, err)
+			}
+			n := nextStep
+			merged.ChainStepOrder = &n
+			pkg, stepPeriod, chainStep = merged, 1, &n
+		}
+	}
+	next := successor(sub, pkg, choices, loc, at)
+	next.ChainID, next.ChainStep, next.StepPeriod = chainID, chainStep, stepPeriod
+	if next.ChainID == nil {
+		next.ChainStep, next.StepPeriod = nil, 1
+	}
+	schedule(&next, loc)
+	if err := tx.InsertSubscription(ctx, next); err != nil {
+		return store.Subscription{}, err
+	}
+	if applied != nil {
+		if err := tx.FinishChange(ctx, applied.ID, store.ChangeExecuted, at, &next.ID); err != nil {
+			return store.Subscription{}, err
+		}
+	}
+	// Changes for later times follow the subscription into its next period.
+	if err := tx.MoveChanges(ctx, sub.ID, next.ID); err != nil {
+		return store.Subscription{}, err
+	}
+	if err := e.created(ctx, tx, next, at); err != nil {
+		return store.Subscription{}, err
+	}
+	return next, nil
+}
+
+func stepPeriods(c catalog.Chain, step int) int {
+	if step < 1 || step > len(c.PackageChain.Steps) || c.PackageChain.Steps[step-1].Periods < 1 {
+		return 1
+	}
+	return c.PackageChain.Steps[step-1].Periods
+}
+
+// created records a new period: its event and the billing hook.
+func (e *Engine) created(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
+	if err := tx.AddEvent(ctx, EventSubscriptionCreated, subject(sub.ID), subscriptionData(sub), at); err != nil {
+		return err
+	}
+	if e.Hooks.PeriodCreated != nil {
+		return e.Hooks.PeriodCreated(ctx, tx, sub, at)
+	}
+	return nil
+}
+
+// Created records the first period of a series created outside the engine
+// (an order's completion) in tx: its event and the billing hook.
+func (e *Engine) Created(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
+	return e.created(ctx, tx, sub, at)
+}
+
+func subject(id string) string { return "/subscription/" + id }
+
+// subscriptionData is the light payload of subscription events.
+func subscriptionData(sub store.Subscription) map[string]any {
+	return map[string]any{"subscriptionId": sub.ID, "subscriberId": sub.SubscriberID, "organizationId": sub.OrganizationID}
+}

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/store"
+)
+
+// Subscription statuses, derived from a subscription and the time.
+const (
+	StatusPending   = "Pending"
+	StatusActive    = "Active"
+	StatusCompleted = "Completed"
+	StatusCancelled = "Cancelled"
+)
+
+// Status derives a subscription's status at now: Cancelled once a
+// cancellation has taken effect; Pending before its period starts; Active
+// during it; Completed after it (renewed, or ended by AutomaticStop).
+func Status(sub store.Subscription, now time.Time) string {
+	switch {
+	case sub.CancelledAt != nil && sub.CancelEffectiveAt != nil && !now.Before(*sub.CancelEffectiveAt):
+		return StatusCancelled
+	case now.Before(sub.PeriodStart):
+		return StatusPending
+	case now.Before(sub.PeriodEnd):
+		return StatusActive
+	}
+	return StatusCompleted
+}
+
+// NewSeries describes the first period of a new subscription series: an
+// order's first subscription, or the subscription a plan change generates.
+type NewSeries struct {
+	SubscriberID       string
+	OrganizationID     string
+	TimeZone           string
+	OrderID            *string
+	PaymentAgreementID *string
+	PreviousID         *string
+	Package            catalog.SubscriptionPackage
+	Choices            catalog.Choices
+	// Start is when the first period starts. The series is anchored on the
+	// local midnight of Start's date, so the first period ends where the
+	// billing plan's calendar arithmetic says (31 Jan + 1 month = 28 Feb).
+	Start time.Time
+}
+
+// Begin returns the first subscription of a new series.
+func Begin(n NewSeries, now time.Time) (store.Subscription, error) {
+	loc, err := period.LoadZone(n.TimeZone)
+	if err != nil {
+		return store.Subscription{}, fmt.Errorf("engine: time zone: %w", err)
+	}
+	iv := n.Package.BillingPlan.Interval()
+	if err := iv.Validate(); err != nil {
+		return store.Subscription{}, fmt.Errorf("engine: billing plan: %w", err)
+	}
+	anchor := period.StartOfDay(n.Start, loc)
+	sub := store.Subscription{
+		ID: store.NewID(), SubscriberID: n.SubscriberID, OrganizationID: n.OrganizationID, OrderID: n.OrderID,
+		PaymentAgreementID: n.PaymentAgreementID, PreviousID: n.PreviousID, Currency: n.Package.Currency,
+		Package: n.Package, Choices: n.Choices, TimeZone: n.TimeZone, StepPeriod: 1,
+		ChainID: n.Package.SubscriptionPackageChainID, ChainStep: n.Package.ChainStepOrder,
+		Anchor: anchor, PeriodIndex: 0, PeriodStart: n.Start.UTC(), PeriodEnd: period.Boundary(anchor, iv, 1, loc),
+		CreatedAt: now.UTC(),
+	}
+	schedule(&sub, loc)
+	return sub, nil
+}
+
+// successor returns the next period of sub with package pkg. A package on
+// the same billing interval continues the series' calendar (anchor and
+// index); a different interval re-anchors the series where the new period
+// starts.
+func successor(sub store.Subscription, pkg catalog.SubscriptionPackage, choices catalog.Choices, loc *time.Location, now time.Time) store.Subscription {
+	next := store.Subscription{
+		ID: store.NewID(), SubscriberID: sub.SubscriberID, OrganizationID: sub.OrganizationID, OrderID: sub.OrderID,
+		PaymentAgreementID: sub.PaymentAgreementID, PreviousID: &sub.ID, Currency: pkg.Currency, Package: pkg,
+		Choices: choices, TimeZone: sub.TimeZone, ChainID: pkg.SubscriptionPackageChainID, ChainStep: pkg.ChainStepOrder,
+		StepPeriod: 1, PeriodStart: sub.PeriodEnd, CreatedAt: now.UTC(),
+	}
+	iv := pkg.BillingPlan.Interval()
+	if iv == sub.Package.BillingPlan.Interval() {
+		next.Anchor, next.PeriodIndex = sub.Anchor, sub.PeriodIndex+1
+	} else {
+		next.Anchor, next.PeriodIndex = sub.PeriodEnd, 0
+	}
+	next.PeriodEnd = period.Boundary(next.Anchor, iv, next.PeriodIndex+1, loc)
+	schedule(&next, loc)
+	return next
+}
+
+// schedule sets RenewAt and NextActionAt from the subscription's state.
+//
+// A renewable subscription renews minimumDueDays local days before its
+// period ends, so the next period exists (and, with billing, its invoice
+// is issued) that far ahead; never before its own period starts.
+func schedule(sub *store.Subscription, loc *time.Location) {
+	sub.RenewAt = nil
+	if sub.CancelledAt == nil && !sub.Package.AutomaticStop && sub.NextID == nil {
+		localEnd := sub.PeriodEnd.In(loc)
+		at := period.StartOfDay(time.Date(localEnd.Year(), localEnd.Month(), localEnd.Day()-sub.Package.BillingPlan.MinimumDueDays, 12, 0, 0, 0, loc), loc)
+		if at.After(sub.PeriodEnd) {
+			at = sub.PeriodEnd
+		}
+		if at.Before(sub.PeriodStart) {
+			at = sub.PeriodStart
+		}
+		sub.RenewAt = &at
+	}
+	sub.NextActionAt = nil
+	if sub.RenewAt != nil && sub.NextID == nil {
+		sub.NextActionAt = sub.RenewAt
+	}
+	if d := deactivationAt(*sub); d != nil && sub.DeactivatedAt == nil {
+		if sub.NextActionAt == nil || d.Before(*sub.NextActionAt) {
+			sub.NextActionAt = d
+		}
+	}
+}
+
+// deactivationAt is when the subscription stops delivering for good: when
+// its cancellation takes effect, or at the end of its period when it
+// stops automatically. A subscription that renews has none.
+func deactivationAt(sub store.Subscription) *time.Time {
+	switch {
+	case sub.CancelEffectiveAt != nil:
+		return sub.CancelEffectiveAt
+	case sub.Package.AutomaticStop && sub.NextID == nil:
+		return &sub.PeriodEnd
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Processing types of a plan change.
+const (
+	ChangeImmediately     = "Immediately"
+	ChangeOnScheduledTime = "OnScheduledTime"
+	ChangeOnRenewal       = "OnRenewal"
+)
+
+// Statuses of a plan change.
+const (
+	ChangeRegistered = "Registered"
+	ChangeExecuted   = "Executed"
+	ChangeRevoked    = "Revoked"
+	// ChangeVoid: the subscription ended before the change could run.
+	ChangeVoid = "Void"
+)
+
+// ScheduledChange is a plan change registered on a subscription: the target
+// template package and choices, and when it applies.
+type ScheduledChange struct {
+	ID                   string          `json:"id"`
+	SubscriptionID       string          `json:"subscriptionId"`
+	ProcessingType       string          `json:"processingType"`
+	ScheduledAt          *time.Time      `json:"scheduledTime"`
+	TemplatePackageID    string          `json:"templatePackageId"`
+	Choices              catalog.Choices `json:"-"`
+	Status               string          `json:"status"`
+	RegisteredAt         time.Time       `json:"registeredAt"`
+	ExecutedAt           *time.Time      `json:"executedAt"`
+	RevokedAt            *time.Time      `json:"revokedAt"`
+	ResultSubscriptionID *string         `json:"resultSubscriptionId"`
+}
+
+const changeColumns = `id, subscription_id, processing_type, scheduled_at, template_package_id, choices, status,
+	registered_at, executed_at, revoked_at, result_subscription_id`
+
+func scanChange(row scanner) (ScheduledChange, error) {
+	var (
+		c                           ScheduledChange
+		choices                     string
+		scheduled, executed, revoke sql.NullTime
+		result                      sql.NullString
+	)
+	if err := row.Scan(&c.ID, &c.SubscriptionID, &c.ProcessingType, &scheduled, &c.TemplatePackageID, &choices, &c.Status,
+		&c.RegisteredAt, &executed, &revoke, &result); err != nil {
+		return ScheduledChange{}, err
+	}
+	var err error
+	if c.Choices, err = DecodeChoices(choices); err != nil {
+		return ScheduledChange{}, fmt.Errorf("change %s choices: %w", c.ID, err)
+	}
+	c.ScheduledAt, c.ExecutedAt, c.RevokedAt = fromNullTime(scheduled), fromNullTime(executed), fromNullTime(revoke)
+	c.ResultSubscriptionID = nullString(result)
+	c.RegisteredAt = c.RegisteredAt.UTC()
+	return c, nil
+}
+
+// InsertChange registers c (ID set by the caller).
+func (tx *Tx) InsertChange(ctx context.Context, c ScheduledChange) error {
+	choices, err := EncodeChoices(c.Choices)
+	if err != nil {
+		return fmt.Errorf("store: encode choices: %w", err)
+	}
+	_, err = tx.tx.ExecContext(ctx, `INSERT INTO scheduled_changes (tenant_id, `+changeColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		tx.tenant, c.ID, c.SubscriptionID, c.ProcessingType, optTS(c.ScheduledAt), c.TemplatePackageID, choices, c.Status,
+		ts(c.RegisteredAt), optTS(c.ExecutedAt), optTS(c.RevokedAt), c.ResultSubscriptionID)
+	if err != nil {
+		return fmt.Errorf("store: insert plan change: %w", err)
+	}
+	return nil
+}
+
+// FinishChange moves a registered change to status (Executed, Revoked or
+// Void). It returns ErrConflict when the change is no longer registered,
+// so a change runs or is revoked exactly once.
+func (tx *Tx) FinishChange(ctx context.Context, id, status string, at time.Time, result *string) error {
+	var executed, revoked any
+	if status == ChangeRevoked {
+		revoked = ts(at)
+	} else {
+		executed = ts(at)
+	}
+	res, err := tx.tx.ExecContext(ctx, `UPDATE scheduled_changes SET status = $3, executed_at = $4, revoked_at = $5, result_subscription_id = $6
+		WHERE tenant_id = $1 AND id = $2 AND status = 'Registered'`, tx.tenant, id, status, executed, revoked, result)
+	if err != nil {
+		return fmt.Errorf("store: finish plan change %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: finish plan change %s: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("store: plan change %s is no longer registered: %w", id, ErrConflict)
+	}
+	return nil
+}
+
+// MoveChanges re-attaches the registered changes of subscription from to
+// subscription to (a renewal hands pending changes to the next period).
+func (tx *Tx) MoveChanges(ctx context.Context, from, to string) error {
+	if _, err := tx.tx.ExecContext(ctx, `UPDATE scheduled_changes SET subscription_id = $3
+		WHERE tenant_id = $1 AND subscription_id = $2 AND status = 'Registered'`, tx.tenant, from, to); err != nil {
+		return fmt.Errorf("store: move plan changes: %w", err)
+	}
+	return nil
+}
+
+// RegisteredChanges returns the registered changes of a subscription.
+func (tx *Tx) RegisteredChanges(ctx context.Context, subscriptionID string) ([]ScheduledChange, error) {
+	return queryChanges(ctx, tx.tx, `SELECT `+changeColumns+` FROM scheduled_changes
+		WHERE tenant_id = $1 AND subscription_id = $2 AND status = 'Registered' ORDER BY registered_at, id`, tx.tenant, subscriptionID)
+}
+
+// DueChanges returns registered OnScheduledTime changes due at or before
+// until, earliest first.
+func (tx *Tx) DueChanges(ctx context.Context, until time.Time, limit int) ([]ScheduledChange, error) {
+	return queryChanges(ctx, tx.tx, `SELECT `+changeColumns+` FROM scheduled_changes
+		WHERE tenant_id = $1 AND status = 'Registered' AND scheduled_at IS NOT NULL AND scheduled_at <= $2
+		ORDER BY scheduled_at, id LIMIT $3`, tx.tenant, ts(until), limit)
+}
+
+// NextChangeAt returns the earliest scheduled time of a registered change.
+func (tx *Tx) NextChangeAt(ctx context.Context) (*time.Time, error) {
+	var t anyTime
+	if err := tx.tx.QueryRowContext(ctx, `SELECT MIN(scheduled_at) FROM scheduled_changes
+		WHERE tenant_id = $1 AND status = 'Registered' AND scheduled_at IS NOT NULL`, tx.tenant).Scan(&t); err != nil {
+		return nil, fmt.Errorf("store: next plan change: %w", err)
+	}
+	return t.t, nil
+}
+
+// Change reads plan change id.
+func (tx *Tx) Change(ctx context.Context, id string) (ScheduledChange, error) {
+	if !ValidID(id) {
+		return ScheduledChange{}, ErrNotFound
+	}
+	c, err := scanChange(tx.tx.QueryRowContext(ctx, `SELECT `+changeColumns+` FROM scheduled_changes
+		WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
+	if err != nil {
+		return ScheduledChange{}, fmt.Errorf("store: plan change %s: %w", id, notFound(err))
+	}
+	return c, nil
+}
+
+// ChangesOfSeries lists the changes registered on any period of the
+// subscription series that subscription id belongs to, oldest first.
+func (s *Store) ChangesOfSeries(ctx context.Context, ids []string) ([]ScheduledChange, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ScheduledChange
+	for _, id := range ids {
+		cs, err := queryChanges(ctx, s.r, `SELECT `+changeColumns+` FROM scheduled_changes
+			WHERE tenant_id = $1 AND subscription_id = $2 ORDER BY registered_at, id`, tenant, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+func queryChanges(ctx context.Context, q queryer, query string, args ...any) ([]ScheduledChange, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: plan changes: %w", err)
+	}
+	defer rows.Close()
+	var out []ScheduledChange
+	for rows.Next() {
+		c, err := scanChange(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: plan changes: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

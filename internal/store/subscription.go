@@ -1,0 +1,359 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Subscription is one period of a subscriber's subscription to a package.
+// A renewal creates the next period as a new Subscription linked by
+// PreviousID/NextID; plan changes and chain steps change the package of
+// the next period. Periods are computed from Anchor (the local midnight
+// the series is anchored on) and PeriodIndex, never from the previous
+// period's end, so month ends do not drift (31 Jan → 28 Feb → 31 Mar).
+type Subscription struct {
+	ID                 string                      `json:"id"`
+	SubscriberID       string                      `json:"subscriberId"`
+	OrganizationID     string                      `json:"organizationId"`
+	OrderID            *string                     `json:"orderId"`
+	PaymentAgreementID *string                     `json:"paymentAgreementId"`
+	Currency           string                      `json:"currency"`
+	Package            catalog.SubscriptionPackage `json:"package"`
+	// Choices are the order's choices, re-applied when a chain moves the
+	// subscription to its next step.
+	Choices     catalog.Choices `json:"-"`
+	ChainID     *string         `json:"subscriptionPackageChainId"`
+	ChainStep   *int            `json:"chainStepOrder"`
+	StepPeriod  int             `json:"chainStepPeriod"`
+	TimeZone    string          `json:"timeZone"`
+	Anchor      time.Time       `json:"-"`
+	PeriodIndex int             `json:"-"`
+	PeriodStart time.Time       `json:"periodStart"`
+	PeriodEnd   time.Time       `json:"periodEnd"`
+	// RenewAt is when the next period is created (ahead of PeriodEnd by the
+	// billing plan's minimumDueDays); nil when the subscription will not
+	// renew.
+	RenewAt           *time.Time `json:"renewAt"`
+	PreviousID        *string    `json:"previousSubscriptionId"`
+	NextID            *string    `json:"nextSubscriptionId"`
+	CancelledAt       *time.Time `json:"cancelledAt"`
+	CancelEffectiveAt *time.Time `json:"cancelEffectiveAt"`
+	CancelReason      string     `json:"cancelReason"`
+	DeactivatedAt     *time.Time `json:"deactivatedAt"`
+	// NextActionAt is the earliest time the engine has something to do
+	// with this subscription (renew or deactivate); nil when nothing.
+	NextActionAt *time.Time `json:"-"`
+	Version      int        `json:"-"`
+	CreatedAt    time.Time  `json:"createdAt"`
+}
+
+const subscriptionColumns = `id, subscriber_id, organization_id, order_id, payment_agreement_id, currency, package, choices,
+	chain_id, chain_step, step_period, time_zone, anchor, period_index, period_start, period_end, renew_at,
+	previous_id, next_id, cancelled_at, cancel_effective_at, cancel_reason, deactivated_at, next_action_at, version, created_at`
+
+// choicesJSON is the stored form of catalog.Choices (which has no JSON
+// tags of its own: it is the merge's input, not an API shape).
+type choicesJSON struct {
+	BillingPlanID      string   `json:"billingPlanId,omitempty"`
+	Units              *int     `json:"units,omitempty"`
+	AdditionalProducts []string `json:"additionalProducts"`
+	Price              *string  `json:"price,omitempty"`
+	PermanentDiscount  *string  `json:"permanentDiscount,omitempty"`
+}
+
+// EncodeChoices returns the stored JSON form of c.
+func EncodeChoices(c catalog.Choices) (string, error) {
+	j := choicesJSON{BillingPlanID: c.BillingPlanID, Units: c.Units, AdditionalProducts: c.AdditionalProducts}
+	if c.Price != nil {
+		s := c.Price.String()
+		j.Price = &s
+	}
+	if c.PermanentDiscount != nil {
+		s := c.PermanentDiscount.String()
+		j.PermanentDiscount = &s
+	}
+	b, err := json.Marshal(j)
+	return string(b), err
+}
+
+// DecodeChoices reads choices stored by EncodeChoices.
+func DecodeChoices(s string) (catalog.Choices, error) {
+	var j choicesJSON
+	if err := json.Unmarshal([]byte(s), &j); err != nil {
+		return catalog.Choices{}, err
+	}
+	c := catalog.Choices{BillingPlanID: j.BillingPlanID, Units: j.Units, AdditionalProducts: j.AdditionalProducts}
+	if j.Price != nil {
+		d, err := decimal.NewFromString(*j.Price)
+		if err != nil {
+			return c, err
+		}
+		c.Price = &d
+	}
+	if j.PermanentDiscount != nil {
+		d, err := decimal.NewFromString(*j.PermanentDiscount)
+		if err != nil {
+			return c, err
+		}
+		c.PermanentDiscount = &d
+	}
+	return c, nil
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanSubscription(row scanner) (Subscription, error) {
+	var (
+		sub                                         Subscription
+		pkg, choices                                string
+		renew, cancelled, effective, deact, nextAct sql.NullTime
+		orderID, agreement, chainID, prev, next     sql.NullString
+		chainStep                                   sql.NullInt64
+	)
+	err := row.Scan(&sub.ID, &sub.SubscriberID, &sub.OrganizationID, &orderID, &agreement, &sub.Currency, &pkg, &choices,
+		&chainID, &chainStep, &sub.StepPeriod, &sub.TimeZone, &sub.Anchor, &sub.PeriodIndex, &sub.PeriodStart, &sub.PeriodEnd, &renew,
+		&prev, &next, &cancelled, &effective, &sub.CancelReason, &deact, &nextAct, &sub.Version, &sub.CreatedAt)
+	if err != nil {
+		return Subscription{}, err
+	}
+	if err := json.Unmarshal([]byte(pkg), &sub.Package); err != nil {
+		return Subscription{}, fmt.Errorf("subscription %s package: %w", sub.ID, err)
+	}
+	if sub.Choices, err = DecodeChoices(choices); err != nil {
+		return Subscription{}, fmt.Errorf("subscription %s choices: %w", sub.ID, err)
+	}
+	sub.OrderID, sub.PaymentAgreementID, sub.ChainID = nullString(orderID), nullString(agreement), nullString(chainID)
+	sub.PreviousID, sub.NextID = nullString(prev), nullString(next)
+	if chainStep.Valid {
+		n := int(chainStep.Int64)
+		sub.ChainStep = &n
+	}
+	sub.RenewAt, sub.CancelledAt, sub.CancelEffectiveAt = fromNullTime(renew), fromNullTime(cancelled), fromNullTime(effective)
+	sub.DeactivatedAt, sub.NextActionAt = fromNullTime(deact), fromNullTime(nextAct)
+	sub.Anchor, sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = sub.Anchor.UTC(), sub.PeriodStart.UTC(), sub.PeriodEnd.UTC(), sub.CreatedAt.UTC()
+	return sub, nil
+}
+
+func nullString(n sql.NullString) *string {
+	if !n.Valid {
+		return nil
+	}
+	s := n.String
+	return &s
+}
+
+func optTS(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ts(*t)
+}
+
+func (sub Subscription) args() ([]any, error) {
+	pkg, err := json.Marshal(sub.Package)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode package: %w", err)
+	}
+	choices, err := EncodeChoices(sub.Choices)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode choices: %w", err)
+	}
+	var chainStep any
+	if sub.ChainStep != nil {
+		chainStep = *sub.ChainStep
+	}
+	return []any{sub.ID, sub.SubscriberID, sub.OrganizationID, sub.OrderID, sub.PaymentAgreementID, sub.Currency, string(pkg), choices,
+		sub.ChainID, chainStep, sub.StepPeriod, sub.TimeZone, ts(sub.Anchor), sub.PeriodIndex, ts(sub.PeriodStart), ts(sub.PeriodEnd), optTS(sub.RenewAt),
+		sub.PreviousID, sub.NextID, optTS(sub.CancelledAt), optTS(sub.CancelEffectiveAt), sub.CancelReason, optTS(sub.DeactivatedAt),
+		optTS(sub.NextActionAt), sub.Version, ts(sub.CreatedAt)}, nil
+}
+
+// InsertSubscription stores a new subscription (its ID set by the caller).
+func (tx *Tx) InsertSubscription(ctx context.Context, sub Subscription) error {
+	sub.Version = 1
+	args, err := sub.args()
+	if err != nil {
+		return err
+	}
+	_, err = tx.tx.ExecContext(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionColumns+`) VALUES ($1, $2, $3, $4, $5, $6,
+		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`,
+		append([]any{tx.tenant}, args...)...)
+	if err != nil {
+		return fmt.Errorf("store: insert subscription: %w", err)
+	}
+	return nil
+}
+
+// UpdateSubscription writes sub's mutable state (links, renewal,
+// cancellation, deactivation, next action, package, agreement) if nobody
+// changed it since it was read (same Version); otherwise it returns
+// ErrConflict and the caller's transaction must roll back.
+func (tx *Tx) UpdateSubscription(ctx context.Context, sub Subscription) error {
+	pkg, err := json.Marshal(sub.Package)
+	if err != nil {
+		return fmt.Errorf("store: encode package: %w", err)
+	}
+	res, err := tx.tx.ExecContext(ctx, `UPDATE subscriptions SET package = $3, payment_agreement_id = $4, renew_at = $5,
+		next_id = $6, cancelled_at = $7, cancel_effective_at = $8, cancel_reason = $9, deactivated_at = $10,
+		next_action_at = $11, version = version + 1
+		WHERE tenant_id = $1 AND id = $2 AND version = $12`,
+		tx.tenant, sub.ID, string(pkg), sub.PaymentAgreementID, optTS(sub.RenewAt), sub.NextID, optTS(sub.CancelledAt),
+		optTS(sub.CancelEffectiveAt), sub.CancelReason, optTS(sub.DeactivatedAt), optTS(sub.NextActionAt), sub.Version)
+	if err != nil {
+		return fmt.Errorf("store: update subscription %s: %w", sub.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: update subscription %s: %w", sub.ID, err)
+	} else if n == 0 {
+		return fmt.Errorf("store: subscription %s changed concurrently: %w", sub.ID, ErrConflict)
+	}
+	return nil
+}
+
+// Subscription reads subscription id in the transaction.
+func (tx *Tx) Subscription(ctx context.Context, id string) (Subscription, error) {
+	if !ValidID(id) {
+		return Subscription{}, ErrNotFound
+	}
+	sub, err := scanSubscription(tx.tx.QueryRowContext(ctx,
+		`SELECT `+subscriptionColumns+` FROM subscriptions WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
+	if err != nil {
+		return Subscription{}, fmt.Errorf("store: subscription %s: %w", id, notFound(err))
+	}
+	return sub, nil
+}
+
+// DueSubscriptions returns up to limit subscriptions whose next action is
+// due at or before until, earliest first (ties by id), so that repeated
+// calls walk the work in one deterministic order.
+func (tx *Tx) DueSubscriptions(ctx context.Context, until time.Time, limit int) ([]Subscription, error) {
+	rows, err := tx.tx.QueryContext(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions
+		WHERE tenant_id = $1 AND next_action_at IS NOT NULL AND next_action_at <= $2
+		ORDER BY next_action_at, id LIMIT $3`, tx.tenant, ts(until), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: due subscriptions: %w", err)
+	}
+	defer rows.Close()
+	var out []Subscription
+	for rows.Next() {
+		sub, err := scanSubscription(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: due subscriptions: %w", err)
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}
+
+// NextSubscriptionAction returns the earliest pending action time of the
+// tenant's subscriptions, or nil.
+func (tx *Tx) NextSubscriptionAction(ctx context.Context) (*time.Time, error) {
+	var t anyTime
+	if err := tx.tx.QueryRowContext(ctx, `SELECT MIN(next_action_at) FROM subscriptions WHERE tenant_id = $1 AND next_action_at IS NOT NULL`,
+		tx.tenant).Scan(&t); err != nil {
+		return nil, fmt.Errorf("store: next subscription action: %w", err)
+	}
+	return t.t, nil
+}
+
+// Subscription returns subscription id of the context's tenant.
+func (s *Store) Subscription(ctx context.Context, id string) (Subscription, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return Subscription{}, err
+	}
+	if !ValidID(id) {
+		return Subscription{}, ErrNotFound
+	}
+	sub, err := scanSubscription(s.r.QueryRowContext(ctx,
+		`SELECT `+subscriptionColumns+` FROM subscriptions WHERE tenant_id = $1 AND id = $2`, tenant, id))
+	if err != nil {
+		return Subscription{}, fmt.Errorf("store: subscription %s: %w", id, notFound(err))
+	}
+	return sub, nil
+}
+
+// SubscriptionFilter narrows ListSubscriptions; zero fields do not filter.
+type SubscriptionFilter struct {
+	SubscriberID   string
+	OrganizationID string
+	// ActiveAt keeps subscriptions whose period contains the time and that
+	// were not deactivated before it.
+	ActiveAt *time.Time
+	// RenewingBefore keeps subscriptions that will renew at or before the
+	// time (the renewal schedule).
+	RenewingBefore *time.Time
+	// Status keeps subscriptions with that derived status at Now
+	// (Pending, Active, Completed or Cancelled; see engine.Status).
+	Status string
+	Now    time.Time
+}
+
+// ListSubscriptions returns one page of the tenant's subscriptions.
+func (s *Store) ListSubscriptions(ctx context.Context, f SubscriptionFilter, p Page) ([]Subscription, string, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	q := tenantFilter(tenant)
+	if f.SubscriberID != "" {
+		q.add("subscriber_id = ?", f.SubscriberID)
+	}
+	if f.OrganizationID != "" {
+		q.add("organization_id = ?", f.OrganizationID)
+	}
+	if f.ActiveAt != nil {
+		at := ts(*f.ActiveAt)
+		q.add("period_start <= ?", at)
+		q.add("period_end > ?", at)
+		q.add("(deactivated_at IS NULL OR deactivated_at > ?)", at)
+	}
+	if f.Status != "" {
+		now := ts(f.Now)
+		cancelled := "(cancel_effective_at IS NOT NULL AND cancel_effective_at <= ?)"
+		switch f.Status {
+		case "Cancelled":
+			q.add(cancelled, now)
+		case "Pending":
+			q.add("NOT "+cancelled, now)
+			q.add("period_start > ?", now)
+		case "Active":
+			q.add("NOT "+cancelled, now)
+			q.add("period_start <= ?", now)
+			q.add("period_end > ?", now)
+		case "Completed":
+			q.add("NOT "+cancelled, now)
+			q.add("period_end <= ?", now)
+		}
+	}
+	if f.RenewingBefore != nil {
+		q.add("next_id IS NULL AND renew_at IS NOT NULL AND renew_at <= ?", ts(*f.RenewingBefore))
+	}
+	tail := q.page(p)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions`+q.where()+tail, q.args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
+	}
+	defer rows.Close()
+	var out []Subscription
+	for rows.Next() {
+		sub, err := scanSubscription(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
+		}
+		out = append(out, sub)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
+	}
+	out, next := trimPage(out, p, func(sub Subscription) string { return sub.ID })
+	return out, next, nil
+}
