@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"github.com/kadens/kadens/internal/demo"
@@ -28,6 +29,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	if err != nil {
 		return err
 	}
+	// Start-up (migrations above all) leaves garbage behind; hand it back
+	// to the OS now rather than keep it resident while idle.
+	debug.FreeOSMemory()
 	if cfg.Demo {
 		creds, _, err := demo.Ensure(ctx, srv.Store, cfg.DataDir, time.Now())
 		if err != nil {

@@ -63,6 +63,7 @@ func New(o Options) (*Server, error) {
 	s.organizationRoutes()
 	s.catalogRoutes()
 	s.subscriberRoutes()
+	s.orderRoutes()
 	s.subscriptionRoutes()
 	s.testClockRoutes()
 	doc, err := s.openAPI()
@@ -71,24 +72,23 @@ func New(o Options) (*Server, error) {
 	}
 	s.doc = doc
 	s.docRoutes()
+	s.mux.Handle("/", Observe("api", "unmatched", s.metrics, s.log, http.HandlerFunc(s.unmatched)))
 	return s, nil
 }
 
 // Handler returns the API's root handler. Unknown paths are 404 and known
 // paths with another method 405, both without a body.
-func (s *Server) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := s.mux.Handler(r); pattern == "" {
-			if allow := s.allowed(r); len(allow) > 0 {
-				w.Header().Set("Allow", strings.Join(allow, ", "))
-				w.WriteHeader(http.StatusMethodNotAllowed)
-				return
-			}
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		s.mux.ServeHTTP(w, r)
-	})
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// unmatched answers requests no route takes. It is registered as the
+// catch-all "/" pattern, so a matched request is routed once, not twice.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	if allow := s.allowed(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	w.WriteHeader(http.StatusNotFound)
 }
 
 func (s *Server) allowed(r *http.Request) []string {
@@ -96,7 +96,7 @@ func (s *Server) allowed(r *http.Request) []string {
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, p := s.mux.Handler(probe); p != "" {
+		if _, p := s.mux.Handler(probe); p != "" && p != "/" {
 			allow = append(allow, m)
 		}
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -29,4 +30,20 @@ func trimmed(p *string) string {
 		return ""
 	}
 	return strings.TrimSpace(*p)
+}
+
+// timeField parses an optional RFC 3339 time, naming field when it is not
+// one (encoding/json would report such an error without the field).
+func timeField(errs *validation.Errors, field string, p *string) *time.Time {
+	v := trimmed(p)
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		errs.Add(field, "must be an RFC 3339 time such as 2027-01-31T00:00:00+01:00")
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }

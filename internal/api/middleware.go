@@ -39,11 +39,17 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
+// logger returns the request's logger, carrying its request id. It is
+// built on first use: most requests never log beyond the access line.
 func logger(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
-		return l
+	l, ok := ctx.Value(loggerKey).(*slog.Logger)
+	if !ok {
+		l = slog.Default()
 	}
-	return slog.Default()
+	if id := requestID(ctx); id != "" {
+		return l.With(slog.String("request_id", id))
+	}
+	return l
 }
 
 // PrincipalFrom returns the verified caller of an authenticated request.
@@ -150,9 +156,8 @@ func Observe(surface, route string, m *Metrics, log *slog.Logger, h http.Handler
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		l := log.With(slog.String("request_id", id))
 		ctx := context.WithValue(r.Context(), requestIDKey, id)
-		ctx = context.WithValue(ctx, loggerKey, l)
+		ctx = context.WithValue(ctx, loggerKey, log)
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
@@ -160,7 +165,7 @@ func Observe(surface, route string, m *Metrics, log *slog.Logger, h http.Handler
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				l.Error("panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				logger(r.Context()).Error("panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if rec.status == 0 {
 					writeError(rec, r, fmt.Errorf("panic: %v", p))
 				}
@@ -174,14 +179,17 @@ func Observe(surface, route string, m *Metrics, log *slog.Logger, h http.Handler
 				latency.Observe(d.Seconds())
 				counter(status).Inc()
 			}
+			if !log.Enabled(r.Context(), slog.LevelInfo) {
+				return
+			}
 			attrs := []slog.Attr{
-				slog.String("method", r.Method), slog.String("route", route), slog.String("path", r.URL.Path),
-				slog.Int("status", status), slog.Duration("duration", d),
+				slog.String("request_id", id), slog.String("method", r.Method), slog.String("route", route),
+				slog.String("path", r.URL.Path), slog.Int("status", status), slog.Duration("duration", d),
 			}
 			if t, err := tenancy.From(r.Context()); err == nil {
 				attrs = append(attrs, slog.String("tenant", t))
 			}
-			l.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		}()
 		h.ServeHTTP(rec, r)
 	})

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -205,7 +206,9 @@ func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteOrganization(r.Context(), id); err != nil {
+	if err := s.store.DeleteOrganization(r.Context(), id); errors.Is(err, store.ErrOrganizationHasHistory) {
+		return validation.Field("id", "the organization has subscriptions or orders, which are kept as billing history; it cannot be deleted")
+	} else if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

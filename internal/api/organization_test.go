@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/store"
@@ -234,4 +235,16 @@ func TestConventions(t *testing.T) {
 	if r.Status != http.StatusInternalServerError || se.RequestID != "req-500" || se.Code != "internal_error" || strings.Contains(se.Message, "sql") {
 		t.Errorf("500: %d %s", r.Status, r.Body)
 	}
+}
+
+func TestOrganizationWithSubscriptionsIsKept(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		sub, _, _ := beginSubscription(t, e, e.Tenant, time.Now().Add(24*time.Hour))
+		if f := e.Do("DELETE", "/organization/"+sub.OrganizationID, nil).Fields(t); !slices.Equal(f, []string{"id"}) {
+			t.Fatalf("deleting an organization with subscriptions: fields %v", f)
+		}
+		if r := e.Do("GET", "/organization/"+sub.OrganizationID, nil); r.Status != 200 {
+			t.Fatalf("organization gone: %d", r.Status)
+		}
+	})
 }

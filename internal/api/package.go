@@ -284,7 +284,8 @@ func (s *Server) packageRoutes() {
 	s.add(route{
 		method: http.MethodDelete, path: "/package/{id}", id: "deletePackage", tag: tag,
 		summary: "Delete or archive a template package",
-		desc: "Deletes the template, or archives it while something still needs it (a package chain step uses it). " +
+		desc: "Deletes the template, or archives it while something still needs it (a package chain step uses it, or " +
+			"orders were placed for it). " +
 			"Archived templates are hidden from lists, cannot be ordered or previewed, and keep serving their chains; " +
 			"subscription packages made from them are never affected.",
 		request: new(packageIDParam), responses: common(respNoContent, respNotFound), handle: s.deletePackage,
@@ -501,6 +502,10 @@ func (n *number) UnmarshalJSON(b []byte) error {
 	}
 	return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[json.Number]()}
 }
+
+// MarshalJSON writes the literal back as a JSON number (an order shows its
+// choices as they were sent).
+func (n number) MarshalJSON() ([]byte, error) { return []byte(n), nil }
 
 // JSONSchemaBytes documents number as a JSON number.
 func (number) JSONSchemaBytes() ([]byte, error) { return []byte(`{"type":"number"}`), nil }

@@ -66,6 +66,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// Handlers turn conflicts they can name into a 400 on the field;
 		// one that reaches here is a concurrent change of the same thing.
 		w.WriteHeader(http.StatusConflict)
+	case r.Context().Err() != nil:
+		// The client went away (or the server is stopping); there is no
+		// one to answer. 499 records it without counting a server error.
+		logger(r.Context()).DebugContext(r.Context(), "request abandoned", slog.String("err", err.Error()))
+		w.WriteHeader(499)
 	default:
 		id := requestID(r.Context())
 		logger(r.Context()).ErrorContext(r.Context(), "request failed", slog.String("err", err.Error()))

@@ -130,6 +130,17 @@ func (c contactChecks) role(field, v string) (store.ContactRole, bool) {
 	return "", false
 }
 
+// contact validates the fields of cin other than its role; field
+// prefixes their names.
+func (c contactChecks) contact(cin ContactInput, field string) store.Contact {
+	contact := store.Contact{Name: trimmed(cin.Name), Email: trimmed(cin.Email), Phone: trimmed(cin.Phone)}
+	c.maxLen(field+".name", contact.Name, 200)
+	c.email(field+".email", contact.Email)
+	c.phone(field+".phone", contact.Phone)
+	contact.Address = c.address(cin.Address, field+".address")
+	return contact
+}
+
 // subscriber validates in and returns the subscriber it describes,
 // recording every problem at once.
 func (in SubscriberInput) subscriber() (store.Subscriber, error) {
@@ -164,20 +175,13 @@ func (in SubscriberInput) subscriber() (store.Subscriber, error) {
 	seen := map[store.ContactRole]bool{}
 	for i, cin := range in.Contacts {
 		field := fmt.Sprintf("contacts[%d]", i)
-		var c store.Contact
 		role, ok := chk.role(field+".role", trimmed(cin.Role))
 		if ok && seen[role] {
 			errs.Add(field+".role", "a subscriber has at most one %s contact", role)
 		}
 		seen[role] = ok
+		c := chk.contact(cin, field)
 		c.Role = role
-		c.Name = trimmed(cin.Name)
-		chk.maxLen(field+".name", c.Name, 200)
-		c.Email = trimmed(cin.Email)
-		chk.email(field+".email", c.Email)
-		c.Phone = trimmed(cin.Phone)
-		chk.phone(field+".phone", c.Phone)
-		c.Address = chk.address(cin.Address, field+".address")
 		sub.Contacts = append(sub.Contacts, c)
 	}
 	return sub, errs.Err()
@@ -232,7 +236,11 @@ func (s *Server) subscriberRoutes() {
 	})
 	s.add(route{
 		method: http.MethodDelete, path: "/subscriber/{id}", id: "deleteSubscriber", tag: tag,
-		summary: "Delete a subscriber", request: new(subscriberIDParam),
+		summary: "Delete a subscriber",
+		desc: "Refused with a 400 naming `id` while the subscriber has live subscriptions (not deactivated and not yet " +
+			"ended) or open orders, and when subscriptions, completed orders or payment agreements of the subscriber are " +
+			"on record (they are kept as billing history). The subscriber's cancelled orders are deleted with it.",
+		request:   new(subscriberIDParam),
 		responses: common(respNoContent, respNotFound), handle: s.deleteSubscriber,
 	})
 }
@@ -351,9 +359,29 @@ func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteSubscriber(r.Context(), id); err != nil {
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
 		return err
+	}
+	if err := s.store.DeleteSubscriber(r.Context(), id, now); err != nil {
+		return subscriberDeleteError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// subscriberDeleteError explains why a subscriber cannot be deleted, as a
+// 400 naming id.
+func subscriberDeleteError(err error) error {
+	var inUse *store.InUseError
+	switch {
+	case errors.As(err, &inUse) && inUse.By == "live subscription":
+		return validation.Field("id", "subscriber %s has live subscriptions (%s); cancel them and delete the subscriber once they have ended",
+			inUse.ID, strings.Join(inUse.IDs, ", "))
+	case errors.As(err, &inUse):
+		return validation.Field("id", "subscriber %s has open orders (%s); cancel or complete them first", inUse.ID, strings.Join(inUse.IDs, ", "))
+	case errors.Is(err, store.ErrSubscriberHasHistory):
+		return validation.Field("id", "the subscriber has subscriptions, orders or payment agreements on record, which are kept as billing history; it cannot be deleted")
+	}
+	return err
 }

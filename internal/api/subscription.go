@@ -52,7 +52,7 @@ type cancelRequest struct {
 // ChangeInput is the body of POST /subscription/{id}/scheduledchange.
 type ChangeInput struct {
 	ProcessingType         *string                 `json:"processingType" required:"true" enum:"Immediately,OnScheduledTime,OnRenewal"`
-	ScheduledTime          *time.Time              `json:"scheduledTime" description:"Required with OnScheduledTime: when the change runs (proration is computed then)."`
+	ScheduledTime          *string                 `json:"scheduledTime" format:"date-time" description:"Required with OnScheduledTime: when the change runs (proration is computed then)."`
 	TemplatePackageID      *string                 `json:"templatePackageId" required:"true" format:"uuid"`
 	TemplatePackageChoices *TemplatePackageChoices `json:"templatePackageChoices"`
 }
@@ -225,7 +225,8 @@ func (s *Server) createChange(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var errs validation.Errors
-	req := engine.ChangeRequest{ProcessingType: trimmed(in.ProcessingType), ScheduledAt: in.ScheduledTime}
+	req := engine.ChangeRequest{ProcessingType: trimmed(in.ProcessingType)}
+	req.ScheduledAt = timeField(&errs, "scheduledTime", in.ScheduledTime)
 	if req.ProcessingType == "" {
 		errs.Add("processingType", "is required")
 	}
@@ -239,10 +240,6 @@ func (s *Server) createChange(w http.ResponseWriter, r *http.Request) error {
 			errs.Add("templatePackageChoices."+fe.Field, "%s", fe.Message)
 		}
 		req.Choices = c
-	}
-	if req.ScheduledAt != nil {
-		t := req.ScheduledAt.UTC()
-		req.ScheduledAt = &t
 	}
 	if err := errs.Err(); err != nil {
 		return err

@@ -18,7 +18,7 @@ type TestClockView struct {
 
 // AdvanceInput is the body of POST /testclock/advance.
 type AdvanceInput struct {
-	To *time.Time `json:"to" required:"true" description:"The time to move the clock to (RFC 3339). Everything due up to it happens, in time order, before the answer."`
+	To *string `json:"to" required:"true" format:"date-time" description:"The time to move the clock to (RFC 3339). Everything due up to it happens, in time order, before the answer."`
 }
 
 // AdvanceResult reports what an advance did.
@@ -74,10 +74,15 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	now := TestClock(t.Clock, t.CreatedAt)
-	if in.To == nil {
+	var errs validation.Errors
+	toPtr := timeField(&errs, "to", in.To)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	if toPtr == nil {
 		return validation.Field("to", "is required")
 	}
-	to := in.To.UTC()
+	to := *toPtr
 	if to.Before(now) {
 		return validation.Field("to", "%s is before the clock (%s); a clock only moves forward", to.Format(time.RFC3339), now.Format(time.RFC3339))
 	}

@@ -45,12 +45,6 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 		return store.ScheduledChange{}, err
 	}
 	cache := newCatalogCache(e.store)
-	if _, err := cache.merge(ctx, req.TemplatePackageID, req.Choices, false); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return store.ScheduledChange{}, validation.Field("templatePackageId", "no template package %s", req.TemplatePackageID)
-		}
-		return store.ScheduledChange{}, err
-	}
 	c := store.ScheduledChange{
 		ID: store.NewID(), ProcessingType: req.ProcessingType, ScheduledAt: req.ScheduledAt,
 		TemplatePackageID: req.TemplatePackageID, Choices: req.Choices, Status: store.ChangeRegistered, RegisteredAt: now,
@@ -62,6 +56,14 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 		}
 		if sub.CancelledAt != nil || sub.DeactivatedAt != nil {
 			return validation.Field("id", "subscription %s is cancelled or ended; it cannot change plan", subID)
+		}
+		// The target is merged now so that invalid choices are refused at
+		// once (it reads the catalog on the read pool, outside this write).
+		if _, err := cache.merge(ctx, req.TemplatePackageID, req.Choices, false); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return validation.Field("templatePackageId", "no template package %s", req.TemplatePackageID)
+			}
+			return err
 		}
 		// A change belongs to the period whose renewal it affects: the last
 		// period of the series so far.

@@ -65,7 +65,7 @@ type Hooks struct {
 // New returns an engine whose leases are held in the name of holder (a
 // unique id of this process).
 func New(s *store.Store, log *slog.Logger, holder string) *Engine {
-	return &Engine{store: s, log: log, holder: holder, Batch: 500, Lease: 2 * time.Minute}
+	return &Engine{store: s, log: log, holder: holder, Batch: 1000, Lease: 2 * time.Minute}
 }
 
 // Stats count what one Advance did.
@@ -185,8 +185,12 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	if err != nil {
 		return st, false, err
 	}
+	withChanges, err := tx.SubscriptionsWithChanges(ctx)
+	if err != nil {
+		return st, false, err
+	}
 	for _, sub := range subs {
-		s, err := e.act(ctx, tx, cache, sub, *sub.NextActionAt)
+		s, err := e.act(ctx, tx, cache, sub, *sub.NextActionAt, withChanges[sub.ID])
 		if err != nil {
 			return st, false, fmt.Errorf("engine: subscription %s: %w", sub.ID, err)
 		}
@@ -196,7 +200,7 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 }
 
 // act performs the actions of sub due at at: deactivation and renewal.
-func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, at time.Time) (Stats, error) {
+func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, at time.Time, hasChanges bool) (Stats, error) {
 	var st Stats
 	loc, err := period.LoadZone(sub.TimeZone)
 	if err != nil {
@@ -210,7 +214,7 @@ func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub
 		st.Deactivations++
 	}
 	if sub.RenewAt != nil && sub.NextID == nil && sub.CancelledAt == nil && !sub.RenewAt.After(at) {
-		next, err := e.renew(ctx, tx, cache, sub, loc, *sub.RenewAt)
+		next, err := e.renew(ctx, tx, cache, sub, loc, *sub.RenewAt, hasChanges)
 		if err != nil {
 			return st, err
 		}
@@ -225,13 +229,16 @@ func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub
 // precedence: the target of a plan change registered for the renewal; the
 // next chain step's package once the current step has lasted its periods;
 // otherwise the same package.
-func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, loc *time.Location, at time.Time) (store.Subscription, error) {
+func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, loc *time.Location, at time.Time, hasChanges bool) (store.Subscription, error) {
 	pkg, choices := sub.Package, sub.Choices
 	stepPeriod := sub.StepPeriod + 1
 	chainID, chainStep := sub.ChainID, sub.ChainStep
-	changes, err := tx.RegisteredChanges(ctx, sub.ID)
-	if err != nil {
-		return store.Subscription{}, err
+	var changes []store.ScheduledChange
+	if hasChanges {
+		var err error
+		if changes, err = tx.RegisteredChanges(ctx, sub.ID); err != nil {
+			return store.Subscription{}, err
+		}
 	}
 	var applied *store.ScheduledChange
 	for i := range changes {
@@ -287,8 +294,10 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 		}
 	}
 	// Changes for later times follow the subscription into its next period.
-	if err := tx.MoveChanges(ctx, sub.ID, next.ID); err != nil {
-		return store.Subscription{}, err
+	if hasChanges {
+		if err := tx.MoveChanges(ctx, sub.ID, next.ID); err != nil {
+			return store.Subscription{}, err
+		}
 	}
 	if err := e.created(ctx, tx, next, at); err != nil {
 		return store.Subscription{}, err

@@ -28,7 +28,7 @@ type world struct {
 	e          *apitest.Env
 	tn         apitest.Tenant
 	ctx        context.Context
-	org, sub   string
+	org        string
 	digital    string
 	plans      map[string]string
 	subscriber string

@@ -33,7 +33,7 @@ type PaymentAgreement struct {
 
 // InsertPaymentAgreement stores a (ID set by the caller).
 func (tx *Tx) InsertPaymentAgreement(ctx context.Context, a PaymentAgreement) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO payment_agreements
+	_, err := tx.exec(ctx, `INSERT INTO payment_agreements
 		(id, tenant_id, subscriber_id, provider_type, provider_agreement_reference, payment_method, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		a.ID, tx.tenant, a.SubscriberID, a.ProviderType, a.ProviderAgreementReference, a.PaymentMethod, ts(a.CreatedAt))

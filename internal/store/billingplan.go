@@ -57,7 +57,7 @@ func (s *Store) BillingPlan(ctx context.Context, id string) (catalog.BillingPlan
 	if !ValidID(id) {
 		return catalog.BillingPlan{}, ErrNotFound
 	}
-	b, err := scanBillingPlan(s.r.QueryRowContext(ctx,
+	b, err := scanBillingPlan(s.readRow(ctx,
 		`SELECT `+billingPlanColumns+` FROM billing_plans WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
 		return catalog.BillingPlan{}, fmt.Errorf("store: billing plan %s: %w", id, notFound(err))

@@ -72,7 +72,7 @@ func (tx *Tx) InsertChange(ctx context.Context, c ScheduledChange) error {
 	if err != nil {
 		return fmt.Errorf("store: encode choices: %w", err)
 	}
-	_, err = tx.tx.ExecContext(ctx, `INSERT INTO scheduled_changes (tenant_id, `+changeColumns+`)
+	_, err = tx.exec(ctx, `INSERT INTO scheduled_changes (tenant_id, `+changeColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		tx.tenant, c.ID, c.SubscriptionID, c.ProcessingType, optTS(c.ScheduledAt), c.TemplatePackageID, choices, c.Status,
 		ts(c.RegisteredAt), optTS(c.ExecutedAt), optTS(c.RevokedAt), c.ResultSubscriptionID)
@@ -92,7 +92,7 @@ func (tx *Tx) FinishChange(ctx context.Context, id, status string, at time.Time,
 	} else {
 		executed = ts(at)
 	}
-	res, err := tx.tx.ExecContext(ctx, `UPDATE scheduled_changes SET status = $3, executed_at = $4, revoked_at = $5, result_subscription_id = $6
+	res, err := tx.exec(ctx, `UPDATE scheduled_changes SET status = $3, executed_at = $4, revoked_at = $5, result_subscription_id = $6
 		WHERE tenant_id = $1 AND id = $2 AND status = 'Registered'`, tx.tenant, id, status, executed, revoked, result)
 	if err != nil {
 		return fmt.Errorf("store: finish plan change %s: %w", id, err)
@@ -108,7 +108,7 @@ func (tx *Tx) FinishChange(ctx context.Context, id, status string, at time.Time,
 // MoveChanges re-attaches the registered changes of subscription from to
 // subscription to (a renewal hands pending changes to the next period).
 func (tx *Tx) MoveChanges(ctx context.Context, from, to string) error {
-	if _, err := tx.tx.ExecContext(ctx, `UPDATE scheduled_changes SET subscription_id = $3
+	if _, err := tx.exec(ctx, `UPDATE scheduled_changes SET subscription_id = $3
 		WHERE tenant_id = $1 AND subscription_id = $2 AND status = 'Registered'`, tx.tenant, from, to); err != nil {
 		return fmt.Errorf("store: move plan changes: %w", err)
 	}
@@ -119,6 +119,26 @@ func (tx *Tx) MoveChanges(ctx context.Context, from, to string) error {
 func (tx *Tx) RegisteredChanges(ctx context.Context, subscriptionID string) ([]ScheduledChange, error) {
 	return queryChanges(ctx, tx.tx, `SELECT `+changeColumns+` FROM scheduled_changes
 		WHERE tenant_id = $1 AND subscription_id = $2 AND status = 'Registered' ORDER BY registered_at, id`, tx.tenant, subscriptionID)
+}
+
+// SubscriptionsWithChanges returns the ids of subscriptions that have
+// registered plan changes. Changes are few, so the engine reads this once
+// per batch instead of asking for every renewal.
+func (tx *Tx) SubscriptionsWithChanges(ctx context.Context) (map[string]bool, error) {
+	rows, err := tx.query(ctx, `SELECT DISTINCT subscription_id FROM scheduled_changes WHERE tenant_id = $1 AND status = 'Registered'`, tx.tenant)
+	if err != nil {
+		return nil, fmt.Errorf("store: subscriptions with changes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: subscriptions with changes: %w", err)
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
 }
 
 // DueChanges returns registered OnScheduledTime changes due at or before
@@ -132,7 +152,7 @@ func (tx *Tx) DueChanges(ctx context.Context, until time.Time, limit int) ([]Sch
 // NextChangeAt returns the earliest scheduled time of a registered change.
 func (tx *Tx) NextChangeAt(ctx context.Context) (*time.Time, error) {
 	var t anyTime
-	if err := tx.tx.QueryRowContext(ctx, `SELECT MIN(scheduled_at) FROM scheduled_changes
+	if err := tx.queryRow(ctx, `SELECT MIN(scheduled_at) FROM scheduled_changes
 		WHERE tenant_id = $1 AND status = 'Registered' AND scheduled_at IS NOT NULL`, tx.tenant).Scan(&t); err != nil {
 		return nil, fmt.Errorf("store: next plan change: %w", err)
 	}
@@ -144,7 +164,7 @@ func (tx *Tx) Change(ctx context.Context, id string) (ScheduledChange, error) {
 	if !ValidID(id) {
 		return ScheduledChange{}, ErrNotFound
 	}
-	c, err := scanChange(tx.tx.QueryRowContext(ctx, `SELECT `+changeColumns+` FROM scheduled_changes
+	c, err := scanChange(tx.queryRow(ctx, `SELECT `+changeColumns+` FROM scheduled_changes
 		WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
 	if err != nil {
 		return ScheduledChange{}, fmt.Errorf("store: plan change %s: %w", id, notFound(err))

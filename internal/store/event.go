@@ -31,7 +31,7 @@ func (tx *Tx) AddEvent(ctx context.Context, eventType, subject string, data any,
 	if err != nil {
 		return fmt.Errorf("store: encode %s event: %w", eventType, err)
 	}
-	_, err = tx.tx.ExecContext(ctx,
+	_, err = tx.exec(ctx,
 		`INSERT INTO events (id, tenant_id, event_type, subject, data, event_time, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		NewID(), tx.tenant, eventType, subject, string(b), ts(at), ts(time.Now()))
 	if err != nil {

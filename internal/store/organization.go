@@ -64,7 +64,7 @@ func (s *Store) Organization(ctx context.Context, id string) (Organization, erro
 	if !ValidID(id) {
 		return Organization{}, ErrNotFound
 	}
-	o, err := scanOrganization(s.r.QueryRowContext(ctx,
+	o, err := scanOrganization(s.readRow(ctx,
 		`SELECT `+organizationColumns+` FROM organizations WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
 		return Organization{}, fmt.Errorf("store: organization %s: %w", id, notFound(err))
@@ -135,7 +135,12 @@ func (s *Store) UpdateOrganization(ctx context.Context, o Organization, now time
 	return updated, nil
 }
 
-// DeleteOrganization removes organization id, or returns ErrNotFound.
+// ErrOrganizationHasHistory: subscriptions or orders refer to the
+// organization, so it is kept as billing history.
+var ErrOrganizationHasHistory = fmt.Errorf("organization has subscriptions or orders: %w", ErrConflict)
+
+// DeleteOrganization removes organization id, or returns ErrNotFound, or
+// ErrOrganizationHasHistory when subscriptions or orders refer to it.
 func (s *Store) DeleteOrganization(ctx context.Context, id string) error {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
@@ -145,6 +150,9 @@ func (s *Store) DeleteOrganization(ctx context.Context, id string) error {
 		return ErrNotFound
 	}
 	res, err := s.w.ExecContext(ctx, `DELETE FROM organizations WHERE tenant_id = $1 AND id = $2`, tenant, id)
+	if isForeignKeyViolation(err) {
+		return fmt.Errorf("store: delete organization %s: %w", id, ErrOrganizationHasHistory)
+	}
 	if err != nil {
 		return fmt.Errorf("store: delete organization %s: %w", id, err)
 	}

@@ -408,11 +408,12 @@ func (s *Store) UpdatePackage(ctx context.Context, t catalog.TemplatePackage, no
 }
 
 // DeletePackage deletes template package id, or archives it when something
-// still needs it: a package chain step that uses it. (Orders will count
-// too: a template that instances came from is archived, never deleted.)
-// Archiving hides the template from lists and stops it being ordered; it
-// stays readable by id and keeps serving the chains that use it. Deleting
-// an archived template deletes it once nothing needs it any more.
+// still needs it: a package chain step that uses it, or an order that named
+// it (a template that orders, and so subscription packages, came from is
+// archived, never deleted). Archiving hides the template from lists and
+// stops it being ordered; it stays readable by id and keeps serving the
+// chains that use it. Deleting an archived template deletes it once
+// nothing needs it any more.
 // archived reports which of the two happened.
 func (s *Store) DeletePackage(ctx context.Context, id string, now time.Time) (archived bool, err error) {
 	tenant, err := tenancy.From(ctx)
@@ -433,7 +434,12 @@ func (s *Store) DeletePackage(ctx context.Context, id string, now time.Time) (ar
 		if err != nil {
 			return err
 		}
-		if len(chains) > 0 {
+		orders, err := referrers(ctx, tx, `SELECT id FROM orders
+			WHERE tenant_id = $1 AND template_package_id = $2 ORDER BY id LIMIT 1`, tenant, id)
+		if err != nil {
+			return err
+		}
+		if len(chains) > 0 || len(orders) > 0 {
 			archived = true
 			_, err := tx.ExecContext(ctx, `UPDATE template_packages SET archived_at = $3, updated_at = $3
 				WHERE tenant_id = $1 AND id = $2 AND archived_at IS NULL`, tenant, id, ts(now))

@@ -58,7 +58,7 @@ func (s *Store) Product(ctx context.Context, id string) (catalog.Product, error)
 	if !ValidID(id) {
 		return catalog.Product{}, ErrNotFound
 	}
-	p, err := scanProduct(s.r.QueryRowContext(ctx,
+	p, err := scanProduct(s.readRow(ctx,
 		`SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
 		return catalog.Product{}, fmt.Errorf("store: product %s: %w", id, notFound(err))

@@ -51,6 +51,9 @@ type Store struct {
 	r *sql.DB
 	// source describes the database for logs, without secrets.
 	source string
+	stmts  stmtCache // reads on r
+	wstmts stmtCache // statements of write transactions on w
+	wanted map[string]bool
 }
 
 // Options say where the database is.
@@ -111,7 +114,10 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	// writers never deadlock upgrading a read lock.
 	base := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	// The writer gets a 64 MiB page cache (SQLite's default is 2 MiB): the
+	// engine walks large tables in batches, and a cache that holds their hot
+	// pages keeps the cost of a renewal flat as the tenant grows.
+	w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
@@ -165,6 +171,8 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close releases the pools.
 func (s *Store) Close() error {
+	s.stmts.close()
+	s.wstmts.close()
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
@@ -174,6 +182,12 @@ func (s *Store) Close() error {
 
 // inTx runs fn in a write transaction and commits it when fn returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	s.wstmts.mu.RLock()
+	pending := len(s.wanted) > 0
+	s.wstmts.mu.RUnlock()
+	if pending {
+		s.prepareWanted(ctx)
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)

@@ -149,6 +149,22 @@ func (s *Store) CreateSubscriber(ctx context.Context, sub Subscriber, now time.T
 	if err != nil {
 		return Subscriber{}, err
 	}
+	var created Subscriber
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		created, err = insertSubscriber(ctx, tx, tenant, sub, now)
+		return err
+	})
+	if err != nil {
+		return Subscriber{}, fmt.Errorf("store: create subscriber: %w", err)
+	}
+	return created, nil
+}
+
+// insertSubscriber is CreateSubscriber inside the caller's transaction tx
+// (which an order's completion shares with the rest of its work). On error
+// tx must be rolled back: a number taken from the series is only given
+// back that way.
+func insertSubscriber(ctx context.Context, tx *sql.Tx, tenant string, sub Subscriber, now time.Time) (Subscriber, error) {
 	sub.ID = NewID()
 	sub.CreatedAt = now.UTC().Truncate(time.Microsecond)
 	sub.UpdatedAt = sub.CreatedAt
@@ -159,26 +175,23 @@ func (s *Store) CreateSubscriber(ctx context.Context, sub Subscriber, now time.T
 	if err != nil {
 		return Subscriber{}, err
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if sub.SubscriberNumber == 0 {
-			n, err := nextCounter(ctx, tx, tenant, subscriberNumberScope)
-			if err != nil {
-				return err
-			}
-			sub.SubscriberNumber = n
-		} else if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
-			return err
+	if sub.SubscriberNumber == 0 {
+		n, err := nextCounter(ctx, tx, tenant, subscriberNumberScope)
+		if err != nil {
+			return Subscriber{}, err
 		}
-		args := append([]any{tenant, sub.ID, sub.SubscriberNumber}, vals...)
-		args = append(args, ts(sub.CreatedAt), ts(sub.UpdatedAt))
-		_, err := tx.ExecContext(ctx, `INSERT INTO subscribers (tenant_id, id, subscriber_number, external_id,
-			name, email, phone, address_line1, address_line2, address_postal_code, address_city, address_country,
-			country, contacts, email_key, name_key, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`, args...)
-		return subscriberConflict(err)
-	})
+		sub.SubscriberNumber = n
+	} else if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
+		return Subscriber{}, err
+	}
+	args := append([]any{tenant, sub.ID, sub.SubscriberNumber}, vals...)
+	args = append(args, ts(sub.CreatedAt), ts(sub.UpdatedAt))
+	_, err = tx.ExecContext(ctx, `INSERT INTO subscribers (tenant_id, id, subscriber_number, external_id,
+		name, email, phone, address_line1, address_line2, address_postal_code, address_city, address_country,
+		country, contacts, email_key, name_key, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`, args...)
 	if err != nil {
-		return Subscriber{}, fmt.Errorf("store: create subscriber: %w", err)
+		return Subscriber{}, subscriberConflict(err)
 	}
 	return sub, nil
 }
@@ -193,7 +206,7 @@ func (s *Store) Subscriber(ctx context.Context, id string) (Subscriber, error) {
 	if !ValidID(id) {
 		return Subscriber{}, ErrNotFound
 	}
-	sub, err := scanSubscriber(s.r.QueryRowContext(ctx,
+	sub, err := scanSubscriber(s.readRow(ctx,
 		`SELECT `+subscriberColumns+` FROM subscribers WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
 		return Subscriber{}, fmt.Errorf("store: subscriber %s: %w", id, notFound(err))
@@ -301,13 +314,24 @@ func (s *Store) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.T
 	return updated, nil
 }
 
-// DeleteSubscriber removes subscriber id, or returns ErrNotFound.
+// ErrSubscriberHasHistory: the subscriber cannot be deleted because
+// records that are kept as billing history refer to it (subscriptions that
+// have ended, completed orders, payment agreements). It matches
+// ErrConflict.
+var ErrSubscriberHasHistory = fmt.Errorf("subscriber has billing history: %w", ErrConflict)
+
+// DeleteSubscriber removes subscriber id, or returns ErrNotFound. now is
+// the tenant's time, which decides what is live.
 //
-// It runs as a transaction so that rules about what may be deleted can be
-// checked beside the delete, atomically: once subscriptions exist, a
-// subscriber with live subscriptions must be refused here (the contract
-// answers 400). There are no subscriptions yet, so nothing is checked.
-func (s *Store) DeleteSubscriber(ctx context.Context, id string) error {
+// A subscriber with live subscriptions (not deactivated and not yet ended
+// at now) or open orders (status Created) is refused with an *InUseError
+// naming them. One that other records still refer to (ended
+// subscriptions, completed orders, payment agreements: the billing history)
+// is refused with ErrSubscriberHasHistory; the foreign keys decide that, in
+// the DELETE itself, so a subscription or order added concurrently either
+// makes the DELETE fail or fails itself. The subscriber's cancelled orders
+// never took effect and go with it.
+func (s *Store) DeleteSubscriber(ctx context.Context, id string, now time.Time) error {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return err
@@ -316,7 +340,37 @@ func (s *Store) DeleteSubscriber(ctx context.Context, id string) error {
 		return ErrNotFound
 	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var exists int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM subscribers WHERE tenant_id = $1 AND id = $2`,
+			tenant, id).Scan(&exists); err != nil {
+			return notFound(err)
+		}
+		at := ts(now)
+		live, err := referrers(ctx, tx, `SELECT id FROM subscriptions
+			WHERE tenant_id = $1 AND subscriber_id = $2 AND period_end > $3 AND (deactivated_at IS NULL OR deactivated_at > $3)
+			ORDER BY id LIMIT 10`, tenant, id, at)
+		if err != nil {
+			return err
+		}
+		if len(live) > 0 {
+			return &InUseError{What: "subscriber", ID: id, By: "live subscription", IDs: live}
+		}
+		open, err := referrers(ctx, tx, `SELECT id FROM orders WHERE tenant_id = $1 AND subscriber_id = $2 AND status = 'Created'
+			ORDER BY id LIMIT 10`, tenant, id)
+		if err != nil {
+			return err
+		}
+		if len(open) > 0 {
+			return &InUseError{What: "subscriber", ID: id, By: "open order", IDs: open}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM orders WHERE tenant_id = $1 AND subscriber_id = $2 AND status = 'Cancelled'`,
+			tenant, id); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM subscribers WHERE tenant_id = $1 AND id = $2`, tenant, id)
+		if isForeignKeyViolation(err) {
+			return ErrSubscriberHasHistory
+		}
 		if err != nil {
 			return err
 		}
@@ -325,12 +379,6 @@ func (s *Store) DeleteSubscriber(ctx context.Context, id string) error {
 		} else if n == 0 {
 			return ErrNotFound
 		}
-		// The check for live subscriptions belongs here, in tx after the
-		// delete has taken the row lock, so that a subscription being added
-		// concurrently (its foreign key locks the subscriber row) either
-		// waits for this transaction or is seen by the check: count them and
-		// return an error that the API maps to 400; that rolls the delete
-		// back.
 		return nil
 	})
 	if err != nil {

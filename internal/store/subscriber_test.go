@@ -75,19 +75,19 @@ func TestSubscriberCRUD(t *testing.T) {
 			t.Fatalf("other tenant updates: %v", err)
 		}
 
-		if err := s.DeleteSubscriber(other, sub.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := s.DeleteSubscriber(other, sub.ID, later); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("other tenant deletes: %v", err)
 		}
-		if err := s.DeleteSubscriber(ctx, sub.ID); err != nil {
+		if err := s.DeleteSubscriber(ctx, sub.ID, later); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Subscriber(ctx, sub.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("after delete: %v", err)
 		}
-		if err := s.DeleteSubscriber(ctx, sub.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := s.DeleteSubscriber(ctx, sub.ID, later); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("second delete: %v", err)
 		}
-		if err := s.DeleteSubscriber(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		if err := s.DeleteSubscriber(ctx, "nope", later); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("malformed id: %v", err)
 		}
 	})

@@ -183,7 +183,7 @@ func (tx *Tx) InsertSubscription(ctx context.Context, sub Subscription) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.tx.ExecContext(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionColumns+`) VALUES ($1, $2, $3, $4, $5, $6,
+	_, err = tx.exec(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionColumns+`) VALUES ($1, $2, $3, $4, $5, $6,
 		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`,
 		append([]any{tx.tenant}, args...)...)
 	if err != nil {
@@ -201,7 +201,7 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, sub Subscription) error {
 	if err != nil {
 		return fmt.Errorf("store: encode package: %w", err)
 	}
-	res, err := tx.tx.ExecContext(ctx, `UPDATE subscriptions SET package = $3, payment_agreement_id = $4, renew_at = $5,
+	res, err := tx.exec(ctx, `UPDATE subscriptions SET package = $3, payment_agreement_id = $4, renew_at = $5,
 		next_id = $6, cancelled_at = $7, cancel_effective_at = $8, cancel_reason = $9, deactivated_at = $10,
 		next_action_at = $11, version = version + 1
 		WHERE tenant_id = $1 AND id = $2 AND version = $12`,
@@ -223,7 +223,7 @@ func (tx *Tx) Subscription(ctx context.Context, id string) (Subscription, error)
 	if !ValidID(id) {
 		return Subscription{}, ErrNotFound
 	}
-	sub, err := scanSubscription(tx.tx.QueryRowContext(ctx,
+	sub, err := scanSubscription(tx.queryRow(ctx,
 		`SELECT `+subscriptionColumns+` FROM subscriptions WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
 	if err != nil {
 		return Subscription{}, fmt.Errorf("store: subscription %s: %w", id, notFound(err))
@@ -235,7 +235,7 @@ func (tx *Tx) Subscription(ctx context.Context, id string) (Subscription, error)
 // due at or before until, earliest first (ties by id), so that repeated
 // calls walk the work in one deterministic order.
 func (tx *Tx) DueSubscriptions(ctx context.Context, until time.Time, limit int) ([]Subscription, error) {
-	rows, err := tx.tx.QueryContext(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions
+	rows, err := tx.query(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions
 		WHERE tenant_id = $1 AND next_action_at IS NOT NULL AND next_action_at <= $2
 		ORDER BY next_action_at, id LIMIT $3`, tx.tenant, ts(until), limit)
 	if err != nil {
@@ -257,7 +257,7 @@ func (tx *Tx) DueSubscriptions(ctx context.Context, until time.Time, limit int) 
 // tenant's subscriptions, or nil.
 func (tx *Tx) NextSubscriptionAction(ctx context.Context) (*time.Time, error) {
 	var t anyTime
-	if err := tx.tx.QueryRowContext(ctx, `SELECT MIN(next_action_at) FROM subscriptions WHERE tenant_id = $1 AND next_action_at IS NOT NULL`,
+	if err := tx.queryRow(ctx, `SELECT MIN(next_action_at) FROM subscriptions WHERE tenant_id = $1 AND next_action_at IS NOT NULL`,
 		tx.tenant).Scan(&t); err != nil {
 		return nil, fmt.Errorf("store: next subscription action: %w", err)
 	}
@@ -273,7 +273,7 @@ func (s *Store) Subscription(ctx context.Context, id string) (Subscription, erro
 	if !ValidID(id) {
 		return Subscription{}, ErrNotFound
 	}
-	sub, err := scanSubscription(s.r.QueryRowContext(ctx,
+	sub, err := scanSubscription(s.readRow(ctx,
 		`SELECT `+subscriptionColumns+` FROM subscriptions WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
 		return Subscription{}, fmt.Errorf("store: subscription %s: %w", id, notFound(err))

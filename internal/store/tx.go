@@ -13,6 +13,7 @@ import (
 type Tx struct {
 	tx     *sql.Tx
 	tenant string
+	s      *Store
 }
 
 // TenantID is the tenant the transaction acts for.
@@ -25,5 +26,32 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(t *sql.Tx) error { return fn(&Tx{tx: t, tenant: tenant}) })
+	return s.inTx(ctx, func(t *sql.Tx) error { return fn(&Tx{tx: t, tenant: tenant, s: s}) })
+}
+
+// exec runs a fixed statement in the transaction, with a cached prepared
+// statement once there is one: the engine runs the same few statements
+// thousands of times per advance, and compiling them each time was most of
+// its cost.
+func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := tx.s.writeStmt(query); st != nil {
+		return tx.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return tx.tx.ExecContext(ctx, query, args...)
+}
+
+// query is exec for statements that return rows.
+func (tx *Tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := tx.s.writeStmt(query); st != nil {
+		return tx.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return tx.tx.QueryContext(ctx, query, args...)
+}
+
+// queryRow is exec for single-row queries.
+func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := tx.s.writeStmt(query); st != nil {
+		return tx.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.tx.QueryRowContext(ctx, query, args...)
 }

@@ -1,0 +1,193 @@
+// Command engine measures the subscription engine: it fills a fresh
+// database with N active monthly subscriptions and advances the tenant by
+// one month, so that every subscription renews once, and reports renewals
+// per second and the process's peak resident memory during the advance.
+//
+//	go run ./bench/engine -n 100000                      # SQLite in a temp dir
+//	go run ./bench/engine -n 100000 -database-url postgres://...
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+func main() {
+	n := flag.Int("n", 10000, "number of subscriptions")
+	dbURL := flag.String("database-url", "", "postgres:// URL of an empty database (default: SQLite in a temp dir)")
+	perSubscriber := flag.Int("per-subscriber", 100, "subscriptions per subscriber")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the advance to this file")
+	flag.Parse()
+	profile = *cpuProfile
+	if err := run(*n, *perSubscriber, *dbURL); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/engine:", err)
+		os.Exit(1)
+	}
+}
+
+var profile string
+
+func run(n, perSubscriber int, dbURL string) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "kadens-engine-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	st, err := store.Open(ctx, store.Options{DatabaseURL: dbURL, DataDir: dir})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := st.Migrate(ctx, quiet); err != nil {
+		return err
+	}
+	start := time.Date(2027, 1, 1, 0, 0, 0, 0, mustZone("Europe/Oslo"))
+	ten, err := st.CreateTenant(ctx, fmt.Sprintf("bench-%d", time.Now().UnixNano()), true, start)
+	if err != nil {
+		return err
+	}
+	tctx := tenancy.With(ctx, ten.ID)
+	pkg, org, err := catalogFixture(tctx, st, start)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("engine: %s, filling %d subscriptions (%d per subscriber)...\n", st.Engine(), n, perSubscriber)
+	fill := time.Now()
+	subscribers := make([]string, 0, n/perSubscriber+1)
+	for i := 0; i < n; i += perSubscriber {
+		s, err := st.CreateSubscriber(tctx, store.Subscriber{Name: fmt.Sprintf("Subscriber %d", i), Country: "NO", Contacts: []store.Contact{}}, start)
+		if err != nil {
+			return err
+		}
+		subscribers = append(subscribers, s.ID)
+	}
+	const batch = 1000
+	for i := 0; i < n; i += batch {
+		err := st.InTx(tctx, func(tx *store.Tx) error {
+			for j := i; j < min(i+batch, n); j++ {
+				subscriber := subscribers[j/perSubscriber]
+				// Starts spread over the days of January, so renewals are
+				// spread over February as they would be in a real tenant.
+				sub, err := engine.Begin(engine.NewSeries{SubscriberID: subscriber, OrganizationID: org, TimeZone: "Europe/Oslo",
+					Package: pkg, Start: start.AddDate(0, 0, j%28)}, start)
+				if err != nil {
+					return err
+				}
+				if err := tx.InsertSubscription(tctx, sub); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if (i/batch)%20 == 0 {
+			fmt.Printf("  %d/%d\n", i, n)
+		}
+	}
+	fmt.Printf("filled in %s\n", time.Since(fill).Round(time.Millisecond))
+	runtime.GC()
+	resetPeakRSS()
+	eng := engine.New(st, quiet, "bench")
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	began := time.Now()
+	stats, err := eng.Advance(ctx, ten.ID, start.AddDate(0, 1, 27))
+	if err != nil {
+		return err
+	}
+	d := time.Since(began)
+	if stats.Renewals != n {
+		return fmt.Errorf("advance renewed %d subscriptions, want %d", stats.Renewals, n)
+	}
+	fmt.Printf("RESULT engine=%s subscriptions=%d renewals=%d seconds=%.2f renewals_per_s=%.0f us_per_renewal=%.1f peak_rss_mib=%.1f\n",
+		st.Engine(), n, stats.Renewals, d.Seconds(), float64(stats.Renewals)/d.Seconds(),
+		float64(d.Microseconds())/float64(stats.Renewals), peakRSSMiB())
+	return nil
+}
+
+func mustZone(name string) *time.Location {
+	loc, err := period.LoadZone(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
+// catalogFixture creates a product, a monthly plan, a template package and
+// an organization, and returns the merged subscription package.
+func catalogFixture(ctx context.Context, st *store.Store, now time.Time) (catalog.SubscriptionPackage, string, error) {
+	nok, _ := money.LookupCurrency("NOK")
+	org, err := st.CreateOrganization(ctx, store.Organization{Name: "Bench AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo", PricesIncludeVAT: true}, now)
+	if err != nil {
+		return catalog.SubscriptionPackage{}, "", err
+	}
+	prod, err := st.CreateProduct(ctx, catalog.Product{Name: "Digital", Category: "digital", VATRate: catalog.PercentOf(0), Active: true}, now)
+	if err != nil {
+		return catalog.SubscriptionPackage{}, "", err
+	}
+	plan, err := st.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 0, PaymentTermsDays: 14}, now)
+	if err != nil {
+		return catalog.SubscriptionPackage{}, "", err
+	}
+	tmpl, err := st.CreatePackage(ctx, catalog.TemplatePackage{Name: "Digital monthly", Currency: "NOK", Price: catalog.NewAmount(19900, nok), Units: 1,
+		PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}}, BillingPlans: []string{plan.ID},
+		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}, now)
+	if err != nil {
+		return catalog.SubscriptionPackage{}, "", err
+	}
+	in, err := st.PackageForMerge(ctx, tmpl.ID)
+	if err != nil {
+		return catalog.SubscriptionPackage{}, "", err
+	}
+	pkg, err := catalog.Merge(in)
+	return pkg, org.ID, err
+}
+
+// resetPeakRSS starts a new peak-RSS measurement (Linux: clear_refs 5).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func peakRSSMiB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(rest), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// stmtCache keeps prepared statements of the hot single-row reads. Without
+// it every QueryRow compiles its SQL again; on SQLite that compilation was
+// the largest single cost of a GET by id. database/sql prepares a cached
+// statement lazily on each pooled connection it runs on.
+type stmtCache struct {
+	mu    sync.RWMutex
+	stmts map[string]*sql.Stmt
+}
+
+// readRow runs a single-row query on the read pool with a cached prepared
+// statement. Use it for fixed query strings only (the cache is keyed by the
+// text and never shrinks).
+func (s *Store) readRow(ctx context.Context, query string, args ...any) *sql.Row {
+	s.stmts.mu.RLock()
+	st, ok := s.stmts.stmts[query]
+	s.stmts.mu.RUnlock()
+	if !ok {
+		s.stmts.mu.Lock()
+		if st, ok = s.stmts.stmts[query]; !ok {
+			prepared, err := s.r.PrepareContext(ctx, query)
+			if err != nil {
+				s.stmts.mu.Unlock()
+				// Let the plain path report the error in context.
+				return s.r.QueryRowContext(ctx, query, args...)
+			}
+			if s.stmts.stmts == nil {
+				s.stmts.stmts = map[string]*sql.Stmt{}
+			}
+			s.stmts.stmts[query], st = prepared, prepared
+		}
+		s.stmts.mu.Unlock()
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// writeStmt returns the cached prepared statement for query on the write
+// pool, or nil when it is not prepared yet. It cannot prepare it on the
+// spot: inside a transaction on SQLite the only write connection is taken,
+// and preparing on the pool would wait for it forever. So a missing
+// statement is noted, runs unprepared this time, and is prepared by
+// prepareWanted before the next transaction begins.
+func (s *Store) writeStmt(query string) *sql.Stmt {
+	s.wstmts.mu.RLock()
+	st := s.wstmts.stmts[query]
+	s.wstmts.mu.RUnlock()
+	if st == nil {
+		s.wstmts.mu.Lock()
+		if s.wanted == nil {
+			s.wanted = map[string]bool{}
+		}
+		s.wanted[query] = true
+		s.wstmts.mu.Unlock()
+	}
+	return st
+}
+
+// prepareWanted prepares the statements writeStmt noted. It runs outside
+// any transaction, and holds no lock while it prepares: preparing waits for
+// the write connection, which a transaction that needs the lock may hold.
+func (s *Store) prepareWanted(ctx context.Context) {
+	s.wstmts.mu.Lock()
+	queries := make([]string, 0, len(s.wanted))
+	for q := range s.wanted {
+		queries = append(queries, q)
+	}
+	clear(s.wanted)
+	s.wstmts.mu.Unlock()
+	for _, q := range queries {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			continue // it keeps running unprepared, and reports its own error
+		}
+		s.wstmts.mu.Lock()
+		if s.wstmts.stmts == nil {
+			s.wstmts.stmts = map[string]*sql.Stmt{}
+		}
+		if _, dup := s.wstmts.stmts[q]; dup {
+			st.Close()
+		} else {
+			s.wstmts.stmts[q] = st
+		}
+		s.wstmts.mu.Unlock()
+	}
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	c.stmts = nil
+}
