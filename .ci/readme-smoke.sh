@@ -13,7 +13,7 @@ echo "running: $cmd"
 ( bash -c "$cmd" >"$work/out" 2>"$work/err" & echo $! >"$work/pid" )
 for _ in $(seq 1 120); do grep -q 'API reference' "$work/out" 2>/dev/null && break; sleep 1; done
 grep -q 'API reference' "$work/out" || { echo "serve did not become ready:"; cat "$work/out" "$work/err"; exit 1; }
-snippet=$(grep -E '^\s+(TOKEN=|curl )' "$work/out")
+snippet=$(grep -E '^\s+(TOKEN=|curl )' "$work/out" | head -2)
 echo "running the printed commands"
 result=$(bash -c "$snippet")
 echo "$result"

@@ -33,7 +33,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	// to the OS now rather than keep it resident while idle.
 	debug.FreeOSMemory()
 	if cfg.Demo {
-		creds, _, err := demo.Ensure(ctx, srv.Store, cfg.DataDir, time.Now())
+		creds, _, err := demo.Ensure(ctx, srv.Store, srv.Engine, cfg.DataDir, time.Now())
 		if err != nil {
 			srv.Shutdown()
 			return err

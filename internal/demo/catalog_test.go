@@ -2,11 +2,13 @@ package demo_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/demo"
+	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -18,7 +20,7 @@ func TestDemoCatalog(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		dir := t.TempDir()
 		now := time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC)
-		creds, created, err := demo.Ensure(context.Background(), s, dir, now)
+		creds, created, err := demo.Ensure(context.Background(), s, engine.New(s, slog.New(slog.DiscardHandler), "demo-test"), dir, now)
 		if err != nil || !created {
 			t.Fatalf("Ensure: %v (created %v)", err, created)
 		}
@@ -79,7 +81,7 @@ func TestDemoCatalog(t *testing.T) {
 		}
 
 		// A second start reuses the tenant and adds nothing.
-		if _, created, err := demo.Ensure(context.Background(), s, dir, now); err != nil || created {
+		if _, created, err := demo.Ensure(context.Background(), s, engine.New(s, slog.New(slog.DiscardHandler), "demo-test"), dir, now); err != nil || created {
 			t.Fatalf("second Ensure: %v (created %v)", err, created)
 		}
 		if again, _, _ := s.ListPackages(ctx, store.PackageFilter{}, all); len(again) != 5 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
@@ -35,7 +36,7 @@ const credentialsFile = "demo-credentials.json"
 
 // Ensure creates the demo tenant, organization and client on first run and
 // returns their credentials; on later runs it returns the saved ones.
-func Ensure(ctx context.Context, s *store.Store, dataDir string, now time.Time) (Credentials, bool, error) {
+func Ensure(ctx context.Context, s *store.Store, eng *engine.Engine, dataDir string, now time.Time) (Credentials, bool, error) {
 	path := filepath.Join(dataDir, credentialsFile)
 	if t, err := s.TenantByName(ctx, TenantName); err == nil {
 		b, err := os.ReadFile(path)
@@ -55,14 +56,18 @@ func Ensure(ctx context.Context, s *store.Store, dataDir string, now time.Time) 
 		return Credentials{}, false, err
 	}
 	tctx := tenancy.With(ctx, t.ID)
-	if _, err := s.CreateOrganization(tctx, store.Organization{
+	org, err := s.CreateOrganization(tctx, store.Organization{
 		Name: "Nordavis AS", OrganizationNumber: "923609016", Country: "NO", Currency: "NOK",
 		TimeZone: "Europe/Oslo", PricesIncludeVAT: true, LogoURL: "",
-	}, now); err != nil {
+	}, now)
+	if err != nil {
 		return Credentials{}, false, err
 	}
 	if err := seedCatalog(tctx, s, now); err != nil {
 		return Credentials{}, false, fmt.Errorf("demo: catalog: %w", err)
+	}
+	if err := seedSubscriptions(tctx, s, eng, org, now); err != nil {
+		return Credentials{}, false, err
 	}
 	id, secret, err := idp.NewClientCredentials(ctx, s, t.ID, "demo client", now)
 	if err != nil {
@@ -90,11 +95,17 @@ Demo tenant ready.
 
 Try it:
 
-  TOKEN=$(curl -s -u '%s:%s' -d grant_type=client_credentials %s/oauth/token | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
-  curl -s -H "Authorization: Bearer $TOKEN" -H 'S4-TenantId: %s' %s/organization
+  TOKEN=$(curl -s -u '%[2]s:%[3]s' -d grant_type=client_credentials %[4]s/oauth/token | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
+  curl -s -H "Authorization: Bearer $TOKEN" -H 'S4-TenantId: %[1]s' %[5]s/organization
 
-API reference: %s/swagger/
-`, c.TenantID, c.ClientID, c.ClientSecret, c.ClientID, c.ClientSecret, idpURL, c.TenantID, baseURL, baseURL)
+The demo is a test tenant with its own clock. Move it a year ahead and list the renewals:
+
+  curl -s -X POST -H "Authorization: Bearer $TOKEN" -H 'S4-TenantId: %[1]s' -H 'Content-Type: application/json' \
+       -d "{\"to\": \"$(date -u -d '+1 year' +%%Y-%%m-%%dT%%H:%%M:%%SZ)\"}" %[5]s/testclock/advance
+  curl -s -H "Authorization: Bearer $TOKEN" -H 'S4-TenantId: %[1]s' '%[5]s/subscription?status=Completed'
+
+API reference: %[5]s/swagger/
+`, c.TenantID, c.ClientID, c.ClientSecret, idpURL, baseURL)
 }
 
 // seedCatalog gives the demo tenant a realistic Norwegian news catalog:
