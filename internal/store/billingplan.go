@@ -13,7 +13,7 @@ import (
 
 const billingPlanColumns = `id, name, description, interval_unit, interval_count, minimum_due_days, payment_terms_days, created_at, updated_at`
 
-func scanBillingPlan(row interface{ Scan(...any) error }) (catalog.BillingPlan, error) {
+func scanBillingPlan(row scanner) (catalog.BillingPlan, error) {
 	var (
 		b    catalog.BillingPlan
 		unit string
@@ -116,20 +116,8 @@ func (s *Store) ListBillingPlans(ctx context.Context, f BillingPlanFilter, p Pag
 		q.add("interval_unit = ?", string(f.IntervalUnit))
 	}
 	tail := q.page(p)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+billingPlanColumns+` FROM billing_plans`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanBillingPlan, `SELECT `+billingPlanColumns+` FROM billing_plans`+q.where()+tail, q.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("store: list billing plans: %w", err)
-	}
-	defer rows.Close()
-	var out []catalog.BillingPlan
-	for rows.Next() {
-		b, err := scanBillingPlan(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("store: list billing plans: %w", err)
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list billing plans: %w", err)
 	}
 	out, next := trimPage(out, p, func(b catalog.BillingPlan) string { return b.ID })

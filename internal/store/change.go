@@ -192,18 +192,9 @@ func (s *Store) ChangesOfSeries(ctx context.Context, ids []string) ([]ScheduledC
 }
 
 func queryChanges(ctx context.Context, q queryer, query string, args ...any) ([]ScheduledChange, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+	out, err := queryAll(ctx, q, scanChange, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: plan changes: %w", err)
 	}
-	defer rows.Close()
-	var out []ScheduledChange
-	for rows.Next() {
-		c, err := scanChange(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: plan changes: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -219,20 +219,8 @@ func (s *Store) ListOrders(ctx context.Context, f OrderFilter, p Page) ([]Order,
 		q.add("status = ?", f.Status)
 	}
 	tail := q.page(p)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanOrder, `SELECT `+orderColumns+` FROM orders`+q.where()+tail, q.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("store: list orders: %w", err)
-	}
-	defer rows.Close()
-	var out []Order
-	for rows.Next() {
-		o, err := scanOrder(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("store: list orders: %w", err)
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list orders: %w", err)
 	}
 	out, next := trimPage(out, p, func(o Order) string { return o.ID })

@@ -26,7 +26,7 @@ type Organization struct {
 
 const organizationColumns = `id, name, organization_number, country, currency, time_zone, prices_include_vat, logo_url, created_at, updated_at`
 
-func scanOrganization(row interface{ Scan(...any) error }) (Organization, error) {
+func scanOrganization(row scanner) (Organization, error) {
 	var o Organization
 	err := row.Scan(&o.ID, &o.Name, &o.OrganizationNumber, &o.Country, &o.Currency, &o.TimeZone,
 		&o.PricesIncludeVAT, &o.LogoURL, &o.CreatedAt, &o.UpdatedAt)
@@ -93,20 +93,8 @@ func (s *Store) ListOrganizations(ctx context.Context, f OrganizationFilter, p P
 		q.add("currency = ?", f.Currency)
 	}
 	tail := q.page(p)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+organizationColumns+` FROM organizations`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanOrganization, `SELECT `+organizationColumns+` FROM organizations`+q.where()+tail, q.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("store: list organizations: %w", err)
-	}
-	defer rows.Close()
-	var out []Organization
-	for rows.Next() {
-		o, err := scanOrganization(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("store: list organizations: %w", err)
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list organizations: %w", err)
 	}
 	out, next := trimPage(out, p, func(o Organization) string { return o.ID })

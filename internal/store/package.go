@@ -27,7 +27,7 @@ const packageColumns = `id, name, description, currency, price, units, min_units
 	allow_price_override, allow_discount_override, number_of_editions, automatic_stop, permanent_discount,
 	contract_binding_periods, contract_terms, package_chain_id, archived_at, created_at, updated_at`
 
-func scanPackage(row interface{ Scan(...any) error }) (catalog.TemplatePackage, error) {
+func scanPackage(row scanner) (catalog.TemplatePackage, error) {
 	var (
 		t                 catalog.TemplatePackage
 		price             int64

@@ -12,7 +12,7 @@ import (
 
 const chainColumns = `id, name, description, created_at, updated_at`
 
-func scanChain(row interface{ Scan(...any) error }) (catalog.Chain, error) {
+func scanChain(row scanner) (catalog.Chain, error) {
 	var c catalog.Chain
 	if err := row.Scan(&c.ID, &c.Name, &c.Description, &c.CreatedAt, &c.UpdatedAt); err != nil {
 		return catalog.Chain{}, err

@@ -12,7 +12,7 @@ import (
 
 const productColumns = `id, name, description, category, vat_rate, active, created_at, updated_at`
 
-func scanProduct(row interface{ Scan(...any) error }) (catalog.Product, error) {
+func scanProduct(row scanner) (catalog.Product, error) {
 	var (
 		p   catalog.Product
 		vat string
@@ -122,20 +122,8 @@ func (s *Store) ListProducts(ctx context.Context, f ProductFilter, p Page) ([]ca
 		q.add("category = ?", f.Category)
 	}
 	tail := q.page(p)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+productColumns+` FROM products`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanProduct, `SELECT `+productColumns+` FROM products`+q.where()+tail, q.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("store: list products: %w", err)
-	}
-	defer rows.Close()
-	var out []catalog.Product
-	for rows.Next() {
-		pr, err := scanProduct(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("store: list products: %w", err)
-		}
-		out = append(out, pr)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list products: %w", err)
 	}
 	out, next := trimPage(out, p, func(pr catalog.Product) string { return pr.ID })

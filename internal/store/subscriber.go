@@ -78,7 +78,7 @@ const subscriberColumns = `id, subscriber_number, external_id, name, email, phon
 	address_line1, address_line2, address_postal_code, address_city, address_country,
 	country, contacts, created_at, updated_at`
 
-func scanSubscriber(row interface{ Scan(...any) error }) (Subscriber, error) {
+func scanSubscriber(row scanner) (Subscriber, error) {
 	var (
 		s        Subscriber
 		external sql.NullString
@@ -246,20 +246,8 @@ func (s *Store) ListSubscribers(ctx context.Context, f SubscriberFilter, p Page)
 		q.add(`name_key LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(strings.ToLower(f.Name))+"%")
 	}
 	tail := q.page(p)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanSubscriber, `SELECT `+subscriberColumns+` FROM subscribers`+q.where()+tail, q.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("store: list subscribers: %w", err)
-	}
-	defer rows.Close()
-	var out []Subscriber
-	for rows.Next() {
-		sub, err := scanSubscriber(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("store: list subscribers: %w", err)
-		}
-		out = append(out, sub)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list subscribers: %w", err)
 	}
 	out, next := trimPage(out, p, func(s Subscriber) string { return s.ID })

@@ -108,8 +108,6 @@ func DecodeChoices(s string) (catalog.Choices, error) {
 	return c, nil
 }
 
-type scanner interface{ Scan(...any) error }
-
 func scanSubscription(row scanner) (Subscription, error) {
 	var (
 		sub                                         Subscription
@@ -338,20 +336,8 @@ func (s *Store) ListSubscriptions(ctx context.Context, f SubscriptionFilter, p P
 		q.add("next_id IS NULL AND renew_at IS NOT NULL AND renew_at <= ?", ts(*f.RenewingBefore))
 	}
 	tail := q.page(p)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanSubscription, `SELECT `+subscriptionColumns+` FROM subscriptions`+q.where()+tail, q.args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
-	}
-	defer rows.Close()
-	var out []Subscription
-	for rows.Next() {
-		sub, err := scanSubscription(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
-		}
-		out = append(out, sub)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 	}
 	out, next := trimPage(out, p, func(sub Subscription) string { return sub.ID })

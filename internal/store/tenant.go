@@ -36,7 +36,7 @@ func (s *Store) CreateTenant(ctx context.Context, name string, test bool, now ti
 
 const tenantColumns = `id, name, test, clock, created_at`
 
-func scanTenant(row interface{ Scan(...any) error }) (Tenant, error) {
+func scanTenant(row scanner) (Tenant, error) {
 	var (
 		t     Tenant
 		clock sql.NullTime
@@ -72,20 +72,8 @@ func (s *Store) TenantByName(ctx context.Context, name string) (Tenant, error) {
 
 // Tenants lists all tenants, oldest first.
 func (s *Store) Tenants(ctx context.Context) ([]Tenant, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+tenantColumns+` FROM tenants ORDER BY id`)
+	out, err := queryAll(ctx, s.r, scanTenant, `SELECT `+tenantColumns+` FROM tenants ORDER BY id`)
 	if err != nil {
-		return nil, fmt.Errorf("store: list tenants: %w", err)
-	}
-	defer rows.Close()
-	var out []Tenant
-	for rows.Next() {
-		t, err := scanTenant(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list tenants: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list tenants: %w", err)
 	}
 	return out, nil
