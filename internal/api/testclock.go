@@ -87,12 +87,17 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 		return validation.Field("to", "%s is before the clock (%s); a clock only moves forward", to.Format(time.RFC3339), now.Format(time.RFC3339))
 	}
 	// Another advance of the same tenant may be running (a second request
-	// or another process); wait for it rather than fail.
+	// or another process), or a crashed process's lease may not have run
+	// out yet; wait for either rather than fail.
 	var stats engine.Stats
-	for attempt := 0; ; attempt++ {
+	deadline := time.Now().Add(s.engine.Lease + 10*time.Second)
+	for {
 		stats, err = s.engine.Advance(r.Context(), t.ID, to)
-		if !errors.Is(err, engine.ErrBusy) || attempt >= 300 {
+		if !errors.Is(err, engine.ErrBusy) {
 			break
+		}
+		if time.Now().After(deadline) {
+			return &statusError{http.StatusConflict, "another worker is advancing this tenant"}
 		}
 		select {
 		case <-r.Context().Done():

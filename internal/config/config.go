@@ -38,6 +38,7 @@ type Config struct {
 	LogFormat       string
 	ShutdownTimeout time.Duration
 	EngineInterval  time.Duration
+	EngineLease     time.Duration
 	Demo            bool
 
 	issuers []TrustedIssuer
@@ -93,6 +94,7 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	str(&c.LogLevel, "log-level", "KADENS_LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "KADENS_LOG_FORMAT", "text", "text or json")
 	dur(&c.EngineInterval, "engine-interval", "KADENS_ENGINE_INTERVAL", 30*time.Second, "how often the billing engine advances every (non-test) tenant to the current time")
+	dur(&c.EngineLease, "engine-lease", "KADENS_ENGINE_LEASE", 20*time.Second, "how long a tenant stays locked to an engine worker that stopped renewing its lease (e.g. a crashed process)")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "KADENS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long a shutdown waits for in-flight requests")
 	return c
 }
@@ -136,6 +138,9 @@ func (c *Config) Finish() error {
 	}
 	if c.EngineInterval < time.Second {
 		return fmt.Errorf("--engine-interval %s: want at least 1s", c.EngineInterval)
+	}
+	if c.EngineLease < time.Second {
+		return fmt.Errorf("--engine-lease %s: want at least 1s", c.EngineLease)
 	}
 	if c.BodyLimit < 1024 {
 		return fmt.Errorf("--body-limit %d: want at least 1024 bytes", c.BodyLimit)

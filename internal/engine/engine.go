@@ -65,7 +65,7 @@ type Hooks struct {
 // New returns an engine whose leases are held in the name of holder (a
 // unique id of this process).
 func New(s *store.Store, log *slog.Logger, holder string) *Engine {
-	return &Engine{store: s, log: log, holder: holder, Batch: 1000, Lease: 2 * time.Minute}
+	return &Engine{store: s, log: log, holder: holder, Batch: 1000, Lease: 20 * time.Second}
 }
 
 // Stats count what one Advance did.

@@ -85,6 +85,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	metrics := api.NewMetrics(reg)
 	host, _ := os.Hostname()
 	eng := engine.New(st, log, fmt.Sprintf("%s/%d/%s", host, os.Getpid(), store.NewID()))
+	eng.Lease = cfg.EngineLease
 	a, err := api.New(api.Options{
 		Store:     st,
 		Engine:    eng,
