@@ -108,7 +108,7 @@ func TestKillMidAdvance(t *testing.T) {
 					"products": []map[string]string{{"productId": prod}}, "BillingPlans": []string{plan}})
 				for i := range subscriptions {
 					o := id(tn, "/order", map[string]any{"organizationId": org, "templatePackageId": pkg,
-						"subscriber": map[string]any{"name": fmt.Sprintf("S%d", i), "country": "NO"},
+						"subscriber":     map[string]any{"name": fmt.Sprintf("S%d", i), "country": "NO"},
 						"requestedStart": fmt.Sprintf("2027-01-%02dT00:00:00+01:00", 1+i%28)})
 					if st := call(tn, "POST", "/order/"+o+"/complete", nil, nil); st != 200 {
 						t.Fatalf("complete: %d", st)

@@ -66,6 +66,9 @@ func New(o Options) (*Server, error) {
 	s.orderRoutes()
 	s.subscriptionRoutes()
 	s.testClockRoutes()
+	s.invoiceRoutes()
+	s.paymentDemandRoutes()
+	s.subscriberAccountRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,114 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+type invoiceIDParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
+type invoiceListParams struct {
+	ListParams
+	SubscriberID   string `query:"subscriberId" format:"uuid" description:"Only invoices of this subscriber (404 if there is no such subscriber)."`
+	SubscriptionID string `query:"subscriptionId" format:"uuid" description:"Only invoices of this subscription period (404 if there is no such subscription)."`
+	Status         string `query:"status" enum:"Issued,PartiallyPaid,Paid,Overdue,Credited"`
+	IssuedFrom     string `query:"issuedFrom" format:"date-time" description:"Only invoices issued at or after this time."`
+	IssuedTo       string `query:"issuedTo" format:"date-time" description:"Only invoices issued before this time."`
+}
+
+func (s *Server) invoiceRoutes() {
+	const tag = "Invoice"
+	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
+	s.add(route{method: http.MethodGet, path: "/invoice/{id}", id: "getInvoice", tag: tag,
+		summary: "Get an invoice",
+		desc: "An invoice as issued: number (gap-free per organization), issue and due dates, seller and buyer, lines with " +
+			"net, VAT and gross, VAT totals per rate, KID. Status Overdue is derived from the due time and the tenant's clock.",
+		request: new(invoiceIDParam), responses: common(ok(new(store.Invoice)), respNotFound), handle: s.getInvoice})
+	s.add(route{method: http.MethodGet, path: "/invoice", id: "listInvoices", tag: tag,
+		summary: "List invoices", request: new(invoiceListParams),
+		responses: common(ok(new([]store.Invoice)), respNotFound), handle: s.listInvoices})
+}
+
+func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	inv, err := s.store.Invoice(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	inv.Status = billing.Status(inv.Status, inv.DueAt, now)
+	writeJSON(w, http.StatusOK, inv)
+	return nil
+}
+
+// documentFilter reads the query parameters invoices and demands share.
+func documentFilter(r *http.Request, errs *validation.Errors, statuses []string, now time.Time) store.DocumentFilter {
+	q := r.URL.Query()
+	f := store.DocumentFilter{Now: now}
+	ids := map[string]*string{"subscriberId": &f.SubscriberID, "subscriptionId": &f.SubscriptionID}
+	for _, name := range []string{"subscriberId", "subscriptionId"} {
+		v := strings.ToLower(strings.TrimSpace(q.Get(name)))
+		if v != "" && !store.ValidID(v) {
+			errs.Add(name, "must be a uuid")
+			continue
+		}
+		*ids[name] = v
+	}
+	if v := q.Get("status"); v != "" {
+		if !slices.Contains(statuses, v) {
+			errs.Add("status", "must be one of %s", strings.Join(statuses, ", "))
+		}
+		f.Status = v
+	}
+	for name, dst := range map[string]**time.Time{"issuedFrom": &f.IssuedFrom, "issuedTo": &f.IssuedTo} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				errs.Add(name, "must be an RFC 3339 time")
+				continue
+			}
+			t = t.UTC()
+			*dst = &t
+		}
+	}
+	return f
+}
+
+func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	var errs validation.Errors
+	p := page(r, &errs)
+	f := documentFilter(r, &errs, billing.InvoiceStatuses, now)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	if err := s.store.RequireParents(r.Context(), f.SubscriberID, f.SubscriptionID); err != nil {
+		return err
+	}
+	invs, next, err := s.store.ListInvoices(r.Context(), f, p)
+	if err != nil {
+		return err
+	}
+	for i := range invs {
+		invs[i].Status = billing.Status(invs[i].Status, invs[i].DueAt, now)
+	}
+	s.writeList(w, r, invs, next)
+	return nil
+}
