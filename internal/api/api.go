@@ -66,6 +66,7 @@ func New(o Options) (*Server, error) {
 	s.orderRoutes()
 	s.subscriptionRoutes()
 	s.testClockRoutes()
+	s.eventRoutes()
 	s.invoiceRoutes()
 	s.paymentDemandRoutes()
 	s.subscriberAccountRoutes()

@@ -1,0 +1,43 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+type eventListParams struct {
+	ListParams
+	EventType string `query:"eventType" description:"Only events of this kind, e.g. InvoiceIssued."`
+	Subject   string `query:"subject" description:"Only events about this resource, e.g. /subscription/{id}."`
+}
+
+func (s *Server) eventRoutes() {
+	s.add(route{method: http.MethodGet, path: "/events", id: "listEvents", tag: "Events",
+		summary: "List the tenant's events, oldest first",
+		desc: "Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, " +
+			"SubscriptionDeactivated, OrderProcessed, InvoiceIssued, …). Page with the Link header to poll for new ones; " +
+			"eventTime is business time (a test tenant's clock), createdAt when it was recorded.",
+		request:   new(eventListParams),
+		responses: common(response{status: http.StatusOK, body: new([]store.Event)}),
+		handle:    s.listEvents})
+}
+
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	events, next, err := s.store.ListEvents(r.Context(), store.EventFilter{EventType: q.Get("eventType"), Subject: q.Get("subject")}, p)
+	if err != nil {
+		return err
+	}
+	if events == nil {
+		events = []store.Event{}
+	}
+	s.writeList(w, r, events, next)
+	return nil
+}
