@@ -108,7 +108,7 @@ func run(n, perSubscriber int, dbURL string) error {
 	runtime.GC()
 	resetPeakRSS()
 	eng := engine.New(st, quiet, "bench")
-	eng.Hooks.PeriodCreated = store.IssuePeriodInvoice // as kadens serve wires it
+	eng.Hooks.PeriodsCreated = store.IssuePeriodInvoices // as kadens serve wires it
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {

@@ -226,7 +226,7 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 	if err := tx.MoveChanges(ctx, cur.ID, next.ID); err != nil {
 		return err
 	}
-	if err := e.created(ctx, tx, next, at); err != nil {
+	if err := e.created(ctx, tx, []store.NewPeriod{{Sub: next, At: at}}); err != nil {
 		return err
 	}
 	if e.Hooks.PlanChanged != nil {

@@ -52,9 +52,12 @@ type Engine struct {
 // Hooks are called inside the transaction of the action they follow, so
 // whatever they write commits or rolls back with it. Billing fills them.
 type Hooks struct {
-	// PeriodCreated follows the creation of a subscription period (an
-	// order's first, a renewal, or the one a plan change generates).
-	PeriodCreated func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error
+	// PeriodsCreated follows the creation of subscription periods (an
+	// order's first, renewals, or the one a plan change generates), each
+	// at its business time. A batch of renewals comes in one call, in the
+	// order the engine performed them (due time, then id), after they were
+	// written; an order or a plan change comes as a batch of one.
+	PeriodsCreated func(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) error
 	// PlanChanged follows a plan change that cancelled old and generated
 	// new at at; proration of old's period happens here.
 	PlanChanged func(ctx context.Context, tx *store.Tx, old, new store.Subscription, at time.Time) error
@@ -189,18 +192,35 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	if err != nil {
 		return st, false, err
 	}
+	var created []renewal
 	for _, sub := range subs {
-		s, err := e.act(ctx, tx, cache, sub, *sub.NextActionAt, withChanges[sub.ID])
+		s, err := e.act(ctx, tx, cache, sub, *sub.NextActionAt, withChanges[sub.ID], &created)
 		if err != nil {
 			return st, false, fmt.Errorf("engine: subscription %s: %w", sub.ID, err)
 		}
 		st.add(s)
 	}
+	// The batch's new periods are written (those renew did not have to
+	// write at once), recorded and billed together.
+	var pending []store.Subscription
+	for _, p := range created {
+		if !p.Written {
+			pending = append(pending, p.Sub)
+		}
+	}
+	if err := tx.InsertSubscriptions(ctx, pending); err != nil {
+		return st, false, fmt.Errorf("engine: %w", err)
+	}
+	if err := e.created(ctx, tx, periods(created)); err != nil {
+		return st, false, fmt.Errorf("engine: %w", err)
+	}
 	return st, true, nil
 }
 
-// act performs the actions of sub due at at: deactivation and renewal.
-func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, at time.Time, hasChanges bool) (Stats, error) {
+// act performs the actions of sub due at at: deactivation and renewal. A
+// period the renewal creates is appended to created, for the caller to
+// record and bill (see created).
+func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, at time.Time, hasChanges bool, created *[]renewal) (Stats, error) {
 	var st Stats
 	loc, err := period.LoadZone(sub.TimeZone)
 	if err != nil {
@@ -214,22 +234,25 @@ func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub
 		st.Deactivations++
 	}
 	if sub.RenewAt != nil && sub.NextID == nil && sub.CancelledAt == nil && !sub.RenewAt.After(at) {
-		next, err := e.renew(ctx, tx, cache, sub, loc, *sub.RenewAt, hasChanges)
+		next, written, err := e.renew(ctx, tx, cache, sub, loc, *sub.RenewAt, hasChanges)
 		if err != nil {
 			return st, err
 		}
 		sub.NextID = &next.ID
+		*created = append(*created, renewal{NewPeriod: store.NewPeriod{Sub: next, At: *sub.RenewAt}, Written: written})
 		st.Renewals++
 	}
 	schedule(&sub, loc)
 	return st, tx.UpdateSubscription(ctx, sub)
 }
 
-// renew creates the period after sub. The next package is, in order of
+// renew creates the period after sub (the caller records and bills it).
+// It reports whether it wrote the period: without plan changes to move it
+// leaves that to the caller, who writes a batch's periods together. The next package is, in order of
 // precedence: the target of a plan change registered for the renewal; the
 // next chain step's package once the current step has lasted its periods;
 // otherwise the same package.
-func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, loc *time.Location, at time.Time, hasChanges bool) (store.Subscription, error) {
+func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, loc *time.Location, at time.Time, hasChanges bool) (store.Subscription, bool, error) {
 	pkg, choices := sub.Package, sub.Choices
 	stepPeriod := sub.StepPeriod + 1
 	chainID, chainStep := sub.ChainID, sub.ChainStep
@@ -237,7 +260,7 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 	if hasChanges {
 		var err error
 		if changes, err = tx.RegisteredChanges(ctx, sub.ID); err != nil {
-			return store.Subscription{}, err
+			return store.Subscription{}, false, err
 		}
 	}
 	var applied *store.ScheduledChange
@@ -250,14 +273,14 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 	case applied != nil:
 		merged, err := cache.merge(ctx, applied.TemplatePackageID, applied.Choices, false)
 		if err != nil {
-			return store.Subscription{}, fmt.Errorf("plan change %s: %w", applied.ID, err)
+			return store.Subscription{}, false, fmt.Errorf("plan change %s: %w", applied.ID, err)
 		}
 		pkg, choices, stepPeriod = merged, applied.Choices, 1
 		chainID, chainStep = merged.SubscriptionPackageChainID, merged.ChainStepOrder
 	case sub.ChainID != nil && sub.ChainStep != nil:
 		chain, err := cache.chain(ctx, *sub.ChainID)
 		if err != nil {
-			return store.Subscription{}, err
+			return store.Subscription{}, false, err
 		}
 		step := *sub.ChainStep
 		periods := stepPeriods(chain, step)
@@ -272,7 +295,7 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 				choices = catalog.Choices{}
 			}
 			if err != nil {
-				return store.Subscription{}, fmt.Errorf("chain %s step %d: %w", chain.ID, nextStep, err)
+				return store.Subscription{}, false, fmt.Errorf("chain %s step %d: %w", chain.ID, nextStep, err)
 			}
 			n := nextStep
 			merged.ChainStepOrder = &n
@@ -285,24 +308,40 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 		next.ChainStep, next.StepPeriod = nil, 1
 	}
 	schedule(&next, loc)
+	if !hasChanges {
+		// Nothing refers to the new period yet: the caller writes it with
+		// the rest of the batch.
+		return next, false, nil
+	}
 	if err := tx.InsertSubscription(ctx, next); err != nil {
-		return store.Subscription{}, err
+		return store.Subscription{}, false, err
 	}
 	if applied != nil {
 		if err := tx.FinishChange(ctx, applied.ID, store.ChangeExecuted, at, &next.ID); err != nil {
-			return store.Subscription{}, err
+			return store.Subscription{}, false, err
 		}
 	}
 	// Changes for later times follow the subscription into its next period.
 	if hasChanges {
 		if err := tx.MoveChanges(ctx, sub.ID, next.ID); err != nil {
-			return store.Subscription{}, err
+			return store.Subscription{}, false, err
 		}
 	}
-	if err := e.created(ctx, tx, next, at); err != nil {
-		return store.Subscription{}, err
+	return next, true, nil
+}
+
+// renewal is a period a batch created, and whether it is written yet.
+type renewal struct {
+	store.NewPeriod
+	Written bool
+}
+
+func periods(rs []renewal) []store.NewPeriod {
+	out := make([]store.NewPeriod, len(rs))
+	for i, r := range rs {
+		out[i] = r.NewPeriod
 	}
-	return next, nil
+	return out
 }
 
 func stepPeriods(c catalog.Chain, step int) int {
@@ -312,13 +351,21 @@ func stepPeriods(c catalog.Chain, step int) int {
 	return c.PackageChain.Steps[step-1].Periods
 }
 
-// created records a new period: its event and the billing hook.
-func (e *Engine) created(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
-	if err := tx.AddEvent(ctx, EventSubscriptionCreated, subject(sub.ID), subscriptionData(sub), at); err != nil {
+// created records new periods, in order: their SubscriptionCreated events
+// and the billing hook, once for all of them.
+func (e *Engine) created(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) error {
+	if len(periods) == 0 {
+		return nil
+	}
+	events := make([]store.NewEvent, len(periods))
+	for i, p := range periods {
+		events[i] = store.NewEvent{Type: EventSubscriptionCreated, Subject: subject(p.Sub.ID), Data: subscriptionData(p.Sub), At: p.At}
+	}
+	if err := tx.AddEvents(ctx, events); err != nil {
 		return err
 	}
-	if e.Hooks.PeriodCreated != nil {
-		return e.Hooks.PeriodCreated(ctx, tx, sub, at)
+	if e.Hooks.PeriodsCreated != nil {
+		return e.Hooks.PeriodsCreated(ctx, tx, periods)
 	}
 	return nil
 }
@@ -326,7 +373,7 @@ func (e *Engine) created(ctx context.Context, tx *store.Tx, sub store.Subscripti
 // Created records the first period of a series created outside the engine
 // (an order's completion) in tx: its event and the billing hook.
 func (e *Engine) Created(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
-	return e.created(ctx, tx, sub, at)
+	return e.created(ctx, tx, []store.NewPeriod{{Sub: sub, At: at}})
 }
 
 func subject(id string) string { return "/subscription/" + id }

@@ -527,12 +527,13 @@ func TestAdvanceIsIdempotentAndResumable(t *testing.T) {
 				count := 0
 				stopper := engine.New(e.Store, slog.New(slog.DiscardHandler), "stopper")
 				stopper.Batch = 4
-				stopper.Hooks.PeriodCreated = func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
-					if count++; count == 9 {
+				stopper.Hooks.PeriodsCreated = func(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) error {
+					before := count
+					if count += len(periods); before < 9 && count >= 9 {
 						cancel()
 						return context.Canceled
 					}
-					return store.IssuePeriodInvoice(ctx, tx, sub, at) // billing, as the server wires it
+					return store.IssuePeriodInvoices(ctx, tx, periods) // billing, as the server wires it
 				}
 				if _, err := stopper.Advance(ctx, tn.ID, to); err == nil {
 					t.Fatal("the interrupted run did not stop")

@@ -86,7 +86,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	host, _ := os.Hostname()
 	eng := engine.New(st, log, fmt.Sprintf("%s/%d/%s", host, os.Getpid(), store.NewID()))
 	eng.Lease = cfg.EngineLease
-	eng.Hooks.PeriodCreated = store.IssuePeriodInvoice // billing: demand + invoice per period (docs/BILLING.md)
+	eng.Hooks.PeriodsCreated = store.IssuePeriodInvoices // billing: demand + invoice per period (docs/BILLING.md)
 	a, err := api.New(api.Options{
 		Store:     st,
 		Engine:    eng,

@@ -128,33 +128,6 @@ func (tx *Tx) addEntry(ctx context.Context, account, kind string, amount int64, 
 	return nil
 }
 
-// openItems returns the account's charges and allowances booked at or
-// before at that still have something to bill or apply, oldest first.
-func (tx *Tx) openItems(ctx context.Context, account string, at time.Time) ([]billing.Item, error) {
-	rows, err := tx.query(ctx, `SELECT id, kind, description, remaining, vat_rate FROM account_items
-		WHERE tenant_id = $1 AND account_id = $2 AND remaining > 0 AND booked_at <= $3
-		ORDER BY booked_at, id`, tx.tenant, account, ts(at))
-	if err != nil {
-		return nil, fmt.Errorf("store: open account items: %w", err)
-	}
-	defer rows.Close()
-	var out []billing.Item
-	for rows.Next() {
-		var (
-			it   billing.Item
-			rate string
-		)
-		if err := rows.Scan(&it.ID, &it.Kind, &it.Description, &it.Remaining, &rate); err != nil {
-			return nil, fmt.Errorf("store: open account items: %w", err)
-		}
-		if it.VATRate, err = catalog.ParsePercentText(rate); err != nil {
-			return nil, fmt.Errorf("store: account item %s vat rate: %w", it.ID, err)
-		}
-		out = append(out, it)
-	}
-	return out, rows.Err()
-}
-
 // useItem lowers what item still has to bill or apply by amount.
 func (tx *Tx) useItem(ctx context.Context, item string, amount int64) error {
 	res, err := tx.exec(ctx, `UPDATE account_items SET remaining = remaining - $3

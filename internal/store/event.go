@@ -40,6 +40,35 @@ func (tx *Tx) AddEvent(ctx context.Context, eventType, subject string, data any,
 	return nil
 }
 
+// NewEvent is one event of AddEvents.
+type NewEvent struct {
+	Type    string
+	Subject string
+	Data    any
+	At      time.Time
+}
+
+// AddEvents records events, in order, with multi-row inserts.
+func (tx *Tx) AddEvents(ctx context.Context, events []NewEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	created := ts(time.Now())
+	rows := make([][]any, len(events))
+	for i, e := range events {
+		b, err := json.Marshal(e.Data)
+		if err != nil {
+			return fmt.Errorf("store: encode %s event: %w", e.Type, err)
+		}
+		rows[i] = []any{NewID(), tx.tenant, e.Type, e.Subject, string(b), ts(e.At), created}
+	}
+	if err := tx.insertRows(ctx, `INSERT INTO events (id, tenant_id, event_type, subject, data, event_time, created_at) VALUES `,
+		`(?, ?, ?, ?, ?, ?, ?)`, ``, rows); err != nil {
+		return fmt.Errorf("store: add %s events: %w", events[0].Type, err)
+	}
+	return nil
+}
+
 // EventFilter narrows ListEvents; zero fields do not filter.
 type EventFilter struct {
 	EventType string

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -186,6 +187,28 @@ func (tx *Tx) InsertSubscription(ctx context.Context, sub Subscription) error {
 		append([]any{tx.tenant}, args...)...)
 	if err != nil {
 		return fmt.Errorf("store: insert subscription: %w", err)
+	}
+	return nil
+}
+
+// InsertSubscriptions stores new periods (Version 1) like
+// InsertSubscription, with multi-row inserts.
+func (tx *Tx) InsertSubscriptions(ctx context.Context, subs []Subscription) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(subs))
+	for i, sub := range subs {
+		sub.Version = 1
+		args, err := sub.args()
+		if err != nil {
+			return err
+		}
+		rows[i] = append([]any{tx.tenant}, args...)
+	}
+	row := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
+	if err := tx.insertRows(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionColumns+`) VALUES `, row, ``, rows); err != nil {
+		return fmt.Errorf("store: insert subscriptions: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Set-based statements. The engine writes a batch of periods (and their
+// invoices, demands, ledger entries and events) with multi-row INSERTs and
+// reads what they need with IN lists, instead of one statement per row.
+//
+// A statement's text depends on its row count, and every text becomes a
+// cached prepared statement (Tx.exec), so the counts are limited to powers
+// of two: n rows go out as a few full chunks and at most log2(chunk)
+// smaller ones (e.g. 1000 rows of 16: 62×16 + 8), and a table has at most
+// a handful of statement texts.
+//
+// A chunk holds at most maxParams parameters, far below SQLite's variable
+// limit (32,766): the SQLite driver looks every parameter's name up in a
+// list as long as the statement's parameters, so binding costs grow with
+// the square of a statement's size, and a few hundred parameters per
+// statement is the sweet spot between that and per-statement overhead.
+const (
+	maxParams = 512
+	maxChunk  = 256
+)
+
+// chunkSize is the largest power of two ≤ n whose rows of width values
+// fit in maxParams (at least 1).
+func chunkSize(n, width int) int {
+	c := maxChunk
+	for c > 1 && (c > n || c*width > maxParams) {
+		c >>= 1
+	}
+	return c
+}
+
+// bulkTexts caches built statement texts by (head, row, tail, count,
+// engine).
+var bulkTexts sync.Map
+
+type bulkKey struct {
+	head, row, tail string
+	n               int
+	anonymous       bool
+}
+
+// bulkText is head followed by n copies of row separated by commas, then
+// tail. The ? of row stay anonymous on SQLite (binding a named parameter
+// costs the SQLite driver a scan of the statement's parameter names) and
+// become $1, $2, … on PostgreSQL.
+func bulkText(head, row, tail string, n int, anonymous bool) string {
+	k := bulkKey{head, row, tail, n, anonymous}
+	if s, ok := bulkTexts.Load(k); ok {
+		return s.(string)
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	p := 1
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		for _, r := range row {
+			if r == '?' && !anonymous {
+				b.WriteByte('$')
+				b.WriteString(strconv.Itoa(p))
+				p++
+				continue
+			}
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString(tail)
+	s := b.String()
+	bulkTexts.Store(k, s)
+	return s
+}
+
+// insertRows runs head + rows + tail for every row of rows (each with as
+// many values as row has ?), in chunks.
+func (tx *Tx) insertRows(ctx context.Context, head, row, tail string, rows [][]any) error {
+	anonymous := tx.s.engine == SQLite
+	for len(rows) > 0 {
+		n := chunkSize(len(rows), len(rows[0]))
+		args := make([]any, 0, n*len(rows[0]))
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		if _, err := tx.exec(ctx, bulkText(head, row, tail, n, anonymous), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// queryIn runs query (whose IN list is written as (?), after $1 the
+// tenant and fixed the parameters of fixed) for the values of in, in
+// chunks, and calls scan for every row. The list of a chunk is padded to a
+// power of two by repeating its last value, which changes no result.
+func (tx *Tx) queryIn(ctx context.Context, head, tail string, fixed []any, in []string, scan func(*sql.Rows) error) error {
+	for len(in) > 0 {
+		n := min(len(in), maxChunk)
+		size := maxChunk
+		for size/2 >= n {
+			size /= 2
+		}
+		args := make([]any, 0, 1+len(fixed)+size)
+		args = append(args, tx.tenant)
+		args = append(args, fixed...)
+		for i := range size {
+			args = append(args, in[min(i, n-1)])
+		}
+		var b strings.Builder
+		b.WriteString(head)
+		b.WriteString("(")
+		for i := range size {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(2 + len(fixed) + i))
+		}
+		b.WriteString(")")
+		b.WriteString(tail)
+		if err := tx.queryEach(ctx, b.String(), args, scan); err != nil {
+			return err
+		}
+		in = in[n:]
+	}
+	return nil
+}
+
+func (tx *Tx) queryEach(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := tx.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
