@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
@@ -49,10 +50,10 @@ func TestSubscriptionReadsAndFilters(t *testing.T) {
 		var v struct {
 			ID, Status, SubscriberID string
 			PeriodStart              time.Time
-			Package                  struct{ TotalPrice float64 }
+			Package                  struct{ TotalPrice json.RawMessage }
 		}
 		e.Do("GET", "/subscription/"+sub.ID, nil).JSON(t, &v)
-		if v.ID != sub.ID || v.Status != "Pending" || v.SubscriberID != subscriber || v.Package.TotalPrice != 199 {
+		if v.ID != sub.ID || v.Status != "Pending" || v.SubscriberID != subscriber || string(v.Package.TotalPrice) != "199.00" {
 			t.Fatalf("GET: %+v", v)
 		}
 		count := func(q string) int {
