@@ -219,12 +219,15 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 machine_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8, $5 + $6, $9}' /proc/stat; }
 # cpu_ticks_each: "cpuN busy idle steal" per CPU, one line each (/proc/stat).
 cpu_ticks_each() { awk '$1 ~ /^cpu[0-9]+$/ {print $1, $2 + $3 + $4 + $7 + $8, $5 + $6, $9}' /proc/stat; }
-# per_cpu_busy BEFORE AFTER: "cpu0 97%, cpu1 80%" — how busy each CPU was.
+# per_cpu_busy BEFORE AFTER: "cpu0 97% (steal 2%), cpu1 80%" — how busy each
+# CPU was, and how much of it the hypervisor took (steal). Isolated, steal on
+# the server's CPU stalls the whole server: it shows up in p99.
 per_cpu_busy() {
   awk 'NR == FNR {b[$1] = $2; i[$1] = $3; s[$1] = $4; next}
     ($1 in b) {
-      busy = $2 - b[$1]; t = busy + ($3 - i[$1]) + ($4 - s[$1]); if (t <= 0) t = 1
+      busy = $2 - b[$1]; st = $4 - s[$1]; t = busy + ($3 - i[$1]) + st; if (t <= 0) t = 1
       out = out sep sprintf("%s %.0f%%", $1, 100 * busy / t); sep = ", "
+      if (100 * st / t >= 0.5) out = out sprintf(" (steal %.0f%%)", 100 * st / t)
     }
     END {print out}' <(echo "$1") <(echo "$2")
 }
@@ -402,6 +405,13 @@ measure() {
     'BEGIN {d /= 1e6; if (d <= 0) d = 1; printf "server %.2f, wrk %.2f", s / hz / d, w / hz / d}')
   printf '%-9s CPUs used: %s; busy per CPU: %s (server may run on CPUs %s, wrk on %s)\n' "$name" "${R_CORES[$name]}" \
     "${R_PERCPU[$name]}" "$(affinity "$pid")" "$([[ "$MODE" == isolated ]] && echo "$LOAD_CPUS" || echo "all")"
+  # Isolated, the sqlite and ceiling servers have CPU SERVER_CPUS to
+  # themselves and saturate it; clearly less than one CPU means other work
+  # (or the hypervisor) took part of it. (PostgreSQL shares it by design.)
+  if [[ "$MODE" == isolated && "$name" != postgres ]] &&
+    awk -v s="$((t1 - t0))" -v hz="$CLK_TCK" -v d="$(val duration_us)" 'BEGIN {exit !(s / hz / (d / 1e6) < 0.95)}'; then
+    log "$name: WARNING: the server used only ${R_CORES[$name]%%,*} CPUs of its one; something else ran on CPU $SERVER_CPUS"
+  fi
   if ((R_OTHER[$name] > 10)); then
     log "$name: WARNING: ${R_OTHER[$name]}% of the machine's CPU went to other processes (or steal) during the run; rerun on a quiet machine"
   fi

@@ -16,6 +16,12 @@
 # Environment (all optional):
 #   SIZES="10000 100000"       subscription counts (flatness needs both)
 #   ENGINES="sqlite postgres"  postgres only runs when psql reaches it
+#   BILLING=0                  0: the engine alone (renewals and their
+#                              SubscriptionCreated events; bench/engine
+#                              -billing=false); 1: also billing, as kadens
+#                              serve wires it (payment demands, invoices);
+#                              "0 1": both, reported as ENGINE and
+#                              ENGINE+billing
 #   RUNS=1                     runs of each (engine, size); the summary gives
 #                              the median and the range
 #   QUIET_WAIT=120             wait up to this many seconds for other work on
@@ -33,6 +39,7 @@ set -euo pipefail
 
 SIZES=${SIZES:-"10000 100000"}
 ENGINES=${ENGINES:-"sqlite postgres"}
+BILLING=${BILLING:-0}
 RUNS=${RUNS:-1}
 QUIET_WAIT=${QUIET_WAIT:-120}
 RUN_TIMEOUT=${RUN_TIMEOUT:-900}
@@ -150,17 +157,24 @@ log "machine: $(nproc) CPUs ($CPU_MODEL), $(awk '/^MemTotal/ {printf "%.1f", $2/
 ROWS=()
 FAILED=0
 
-# run_one ENGINE N RUN: one bench/engine run; appends to ROWS.
+# run_one ENGINE N RUN BILLING: one bench/engine run; appends to ROWS.
 run_one() {
-  local engine=$1 n=$2 run=$3 args=(-n "$n") name="$1 n=$2 run $3"
-  local out="$WORK/$engine-$n-$run.out" prof=""
+  local engine=$1 n=$2 run=$3 billing=$4 args=(-n "$n")
+  local label=$engine
+  if [[ "$billing" == 1 ]]; then
+    label="$engine+billing"
+    args+=(-billing=true)
+  else
+    args+=(-billing=false)
+  fi
+  local name="$label n=$n run $run" out="$WORK/$label-$n-$run.out" prof=""
   if [[ "$engine" == postgres ]]; then
     PGDB="kadens_engine_bench_$$_${n}_$run"
     psql_admin -c "CREATE DATABASE \"$PGDB\"" >/dev/null || die "could not create database $PGDB"
     args+=(-database-url "postgres://$PGUSER@$PGHOST:$PGPORT/$PGDB?sslmode=disable")
   fi
   if [[ -n "$PROFILE_DIR" ]]; then
-    prof="$PROFILE_DIR/$engine-$n-$run.cpu.pprof"
+    prof="$PROFILE_DIR/$label-$n-$run.cpu.pprof"
     args+=(-cpuprofile "$prof")
   fi
   wait_quiet "$name"
@@ -241,7 +255,7 @@ run_one() {
   }')
   local bench_pct db_pct other_pct idle_pct
   read -r bench_pct db_pct other_pct idle_pct <<<"$shares"
-  ROWS+=("$engine $n $run $(val seconds) $(val renewals_per_s) $(val us_per_renewal) $(val peak_rss_mib) $other_pct $db_pct $bench_pct $idle_pct")
+  ROWS+=("$label $n $run $(val seconds) $(val renewals_per_s) $(val us_per_renewal) $(val peak_rss_mib) $other_pct $db_pct $bench_pct $idle_pct")
   log "$name: $(val renewals) renewals in $(val seconds) s = $(val renewals_per_s)/s, $(val us_per_renewal) us/renewal, peak RSS $(val peak_rss_mib) MiB"
   log "$name: CPU during the advance (% of $(nproc) CPUs): bench/engine ${bench_pct}%$([[ $engine == postgres ]] && echo ", postgresql ${db_pct}%"), other ${other_pct}%, idle ${idle_pct}%"
   if ((other_pct > 10)); then
@@ -267,10 +281,21 @@ for engine in $ENGINES; do
 done
 # Runs are interleaved (run 1 of everything, then run 2, ...) so that a
 # noisy period on the machine does not land on one configuration only.
+for b in $BILLING; do
+  [[ "$b" == 0 || "$b" == 1 ]] || die "BILLING must be 0, 1 or \"0 1\", not '$BILLING'"
+done
+LABELS=()
+for engine in "${RUN_ENGINES[@]}"; do
+  for b in $BILLING; do
+    if [[ "$b" == 1 ]]; then LABELS+=("$engine+billing"); else LABELS+=("$engine"); fi
+  done
+done
 for run in $(seq 1 "$RUNS"); do
   for engine in "${RUN_ENGINES[@]}"; do
-    for n in $SIZES; do
-      run_one "$engine" "$n" "$run"
+    for b in $BILLING; do
+      for n in $SIZES; do
+        run_one "$engine" "$n" "$run" "$b"
+      done
     done
   done
 done
@@ -296,11 +321,11 @@ verdict() { if [[ $1 == 1 ]]; then echo met; else echo MISSED; fi; }
 
 echo
 echo "subscription engine: advance N active monthly subscriptions by one month; $(nproc) CPUs ($CPU_MODEL), $(go version 2>/dev/null | cut -d' ' -f3 || true)"
-printf '%-9s %7s %4s %9s %12s %13s %13s %7s %7s\n' engine N run seconds renewals/s us/renewal peak-RSS other pg-cpu
+printf '%-16s %7s %4s %9s %12s %13s %13s %7s %7s\n' engine N run seconds renewals/s us/renewal peak-RSS other pg-cpu
 for row in "${ROWS[@]}"; do
   read -r e n r s rps us rss o d _ _ <<<"$row"
-  printf '%-9s %7s %4s %9s %12s %13s %9s MiB %6s%% %6s\n' "$e" "$n" "$r" "$s" "$rps" "$us" "$rss" "$o" \
-    "$([[ $e == postgres ]] && echo "$d%" || echo -)"
+  printf '%-16s %7s %4s %9s %12s %13s %9s MiB %6s%% %6s\n' "$e" "$n" "$r" "$s" "$rps" "$us" "$rss" "$o" \
+    "$([[ $e == postgres* ]] && echo "$d%" || echo -)"
 done
 echo "(peak-RSS: VmHWM of the bench process during the advance; other: share of the machine's CPU taken by other processes or steal during the advance; pg-cpu: PostgreSQL's share)"
 echo "(medians and ranges below use the quiet runs, other <= 10%, when a configuration has any)"
@@ -308,7 +333,7 @@ echo "(medians and ranges below use the quiet runs, other <= 10%, when a configu
 sizes=($SIZES)
 small=${sizes[0]}
 large=${sizes[${#sizes[@]}-1]}
-for engine in "${RUN_ENGINES[@]}"; do
+for engine in "${LABELS[@]}"; do
   read -r s_med s_min s_max <<<"$(stat "$engine" "$large" 4)"
   read -r r_med r_min r_max <<<"$(stat "$engine" "$large" 5)"
   read -r ul_med ul_min ul_max <<<"$(stat "$engine" "$large" 6)"
