@@ -1,0 +1,33 @@
+package billing
+
+import "testing"
+
+func TestSettlement(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		s                Settlement
+		offer            int64
+		applied, surplus int64
+		demand, invoice  string
+	}{
+		{"open", Settlement{Amount: 9000}, 9000, 9000, 0, DemandOpen, InvoiceIssued},
+		{"partly paid", Settlement{Amount: 9000, Paid: 4000}, 6000, 5000, 1000, DemandPartiallyPaid, InvoicePartiallyPaid},
+		{"paid", Settlement{Amount: 9000, Paid: 9000}, 100, 0, 100, DemandPaid, InvoicePaid},
+		{"partly credited only", Settlement{Amount: 8400, Credited: 5700}, 2700, 2700, 0, DemandOpen, InvoiceIssued},
+		{"credited then paid", Settlement{Amount: 8400, Credited: 5700, Paid: 2700}, 1, 0, 1, DemandPaid, InvoicePaid},
+		{"fully credited", Settlement{Amount: 8400, Credited: 8400}, 50, 0, 50, DemandCredited, InvoiceCredited},
+		{"paid then credited", Settlement{Amount: 9000, Paid: 9000, Credited: 4800}, 0, 0, 0, DemandPaid, InvoicePaid},
+		{"zero amount", Settlement{}, 0, 0, 0, DemandPaid, InvoicePaid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, s := tc.s.Apply(tc.offer)
+			if a != tc.applied || s != tc.surplus {
+				t.Errorf("Apply(%d) = %d, %d; want %d, %d", tc.offer, a, s, tc.applied, tc.surplus)
+			}
+			d, i := tc.s.Statuses()
+			if d != tc.demand || i != tc.invoice {
+				t.Errorf("Statuses = %s, %s; want %s, %s", d, i, tc.demand, tc.invoice)
+			}
+		})
+	}
+}
