@@ -29,6 +29,7 @@ Usage:
   kadens tenant create --name NAME [--test] [--json]
   kadens client create --tenant NAME_OR_ID [--name NAME] [--json]
   kadens key rotate                      make a new token-signing key the active one
+  kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems
   kadens version
 
 Every command takes the storage flags (--data-dir, --database-url); run
@@ -57,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return serve(ctx, rest, stdout, stderr, getenv)
 	case "migrate":
 		return migrate(ctx, rest, stdout, stderr, getenv)
-	case "tenant", "client", "key":
+	case "tenant", "client", "key", "ledger":
 		if len(rest) == 0 {
 			return fmt.Errorf("%s needs a subcommand; see `kadens help`", cmd)
 		}
@@ -69,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return clientCreate(ctx, rest[1:], stdout, stderr, getenv)
 		case "key rotate":
 			return keyRotate(ctx, rest[1:], stdout, stderr, getenv)
+		case "ledger check":
+			return ledgerCheck(ctx, rest[1:], stdout, stderr, getenv)
 		}
 		return fmt.Errorf("unknown command %q; see `kadens help`", sub)
 	case "version", "--version":

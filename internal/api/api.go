@@ -17,6 +17,7 @@ import (
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webhook"
 )
 
 // Server is the main API.
@@ -30,6 +31,7 @@ type Server struct {
 	baseURL  string
 	limit    int64
 	now      func() time.Time
+	webhooks *webhook.Dispatcher
 
 	mux    *http.ServeMux
 	routes []route
@@ -46,6 +48,9 @@ type Options struct {
 	BaseURL   string
 	BodyLimit int64
 	Now       func() time.Time
+	// Webhooks sends validation handshakes and knows whether private
+	// webhook URLs are allowed.
+	Webhooks *webhook.Dispatcher
 }
 
 // New builds the API with all its routes and its OpenAPI document.
@@ -60,6 +65,7 @@ func New(o Options) (*Server, error) {
 		tenants: &tenantSet{store: o.Store, known: map[string]store.Tenant{}, miss: map[string]time.Time{}},
 		mux:     http.NewServeMux(),
 	}
+	s.webhooks = o.Webhooks
 	s.organizationRoutes()
 	s.catalogRoutes()
 	s.subscriberRoutes()
@@ -67,9 +73,14 @@ func New(o Options) (*Server, error) {
 	s.subscriptionRoutes()
 	s.testClockRoutes()
 	s.eventRoutes()
+	s.webhookRoutes()
 	s.invoiceRoutes()
 	s.paymentDemandRoutes()
 	s.subscriberAccountRoutes()
+	s.dunningRoutes()
+	s.creditNoteRoutes()
+	s.paymentAgreementRoutes()
+	s.paymentRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
 		return nil, err

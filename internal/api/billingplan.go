@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"github.com/swaggest/jsonschema-go"
 	"net/http"
 
@@ -22,6 +23,7 @@ type BillingPlanInput struct {
 	IntervalCount    *int    `json:"intervalCount" minimum:"1" maximum:"1200" default:"1" description:"Units per billing period: 3 with Month is quarterly." example:"1"`
 	MinimumDueDays   *int    `json:"minimumDueDays" minimum:"0" maximum:"366" default:"14" description:"Days before a period starts that its invoice is issued."`
 	PaymentTermsDays *int    `json:"paymentTermsDays" minimum:"0" maximum:"366" default:"14" description:"Days from issue until the invoice is due."`
+	DunningProcessID *string `json:"dunningProcessId" format:"uuid" description:"The dunning process of this plan's invoices. Left out: the tenant's default process."`
 }
 
 // billingPlan validates in and returns the plan it describes, recording
@@ -57,7 +59,25 @@ func (in BillingPlanInput) billingPlan() (catalog.BillingPlan, error) {
 	}
 	days("minimumDueDays", in.MinimumDueDays, &b.MinimumDueDays)
 	days("paymentTermsDays", in.PaymentTermsDays, &b.PaymentTermsDays)
+	if id := normID(in.DunningProcessID); id != "" {
+		b.DunningProcessID = &id
+	}
 	return b, errs.Err()
+}
+
+// checkDunningProcess answers 400 when b names a dunning process the
+// tenant does not have.
+func (s *Server) checkDunningProcess(r *http.Request, b catalog.BillingPlan) error {
+	if b.DunningProcessID == nil {
+		return nil
+	}
+	if _, err := s.store.DunningProcess(r.Context(), *b.DunningProcessID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return validation.Field("dunningProcessId", "there is no dunning process %s", *b.DunningProcessID)
+		}
+		return err
+	}
+	return nil
 }
 
 type billingPlanIDParam struct {
@@ -118,6 +138,9 @@ func (s *Server) createBillingPlan(w http.ResponseWriter, r *http.Request) error
 	}
 	b, err := in.billingPlan()
 	if err != nil {
+		return err
+	}
+	if err := s.checkDunningProcess(r, b); err != nil {
 		return err
 	}
 	b, err = s.store.CreateBillingPlan(r.Context(), b, s.now())
@@ -199,6 +222,9 @@ func (s *Server) updateBillingPlan(w http.ResponseWriter, r *http.Request) error
 			}
 			return errs
 		}
+	}
+	if err := s.checkDunningProcess(r, b); err != nil {
+		return err
 	}
 	b.ID = id
 	if _, err := s.store.UpdateBillingPlan(r.Context(), b, s.now()); err != nil {

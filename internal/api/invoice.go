@@ -30,8 +30,10 @@ func (s *Server) invoiceRoutes() {
 	s.add(route{method: http.MethodGet, path: "/invoice/{id}", id: "getInvoice", tag: tag,
 		summary: "Get an invoice",
 		desc: "An invoice as issued: number (gap-free per organization), issue and due dates, seller and buyer, lines with " +
-			"net, VAT and gross, VAT totals per rate, KID. Status Overdue is derived from the due time and the tenant's clock.",
-		request: new(invoiceIDParam), responses: common(ok(new(store.Invoice)), respNotFound), handle: s.getInvoice})
+			"net, VAT and gross, VAT totals per rate, KID. Status Overdue is derived from the due time and the tenant's clock. " +
+			"`Accept: text/html` answers a printable page and `Accept: application/pdf` a PDF (optional `lang`: en, nb); " +
+			"an Accept that admits none of JSON, HTML and PDF is 406.",
+		request: new(invoiceGetParams), responses: invoiceResponses(), handle: s.getInvoice})
 	s.add(route{method: http.MethodGet, path: "/invoice", id: "listInvoices", tag: tag,
 		summary: "List invoices", request: new(invoiceListParams),
 		responses: common(ok(new([]store.Invoice)), respNotFound), handle: s.listInvoices})
@@ -39,6 +41,11 @@ func (s *Server) invoiceRoutes() {
 
 func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	w.Header().Add("Vary", "Accept")
+	format, err := negotiateInvoice(r)
 	if err != nil {
 		return err
 	}
@@ -51,6 +58,9 @@ func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	inv.Status = billing.Status(inv.Status, inv.DueAt, now)
+	if format.media != mediaJSON {
+		return s.writeInvoiceDocument(w, r, inv, format)
+	}
 	writeJSON(w, http.StatusOK, inv)
 	return nil
 }

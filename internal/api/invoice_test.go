@@ -115,7 +115,7 @@ func TestInvoicesOfOrderAndRenewals(t *testing.T) {
 			inv.Buyer.Name != "Kari Nordmann" || inv.SubscriberID != f.subscriber || inv.PaymentAgreementID == nil {
 			t.Fatalf("parties: %+v %+v", inv.Seller, inv.Buyer)
 		}
-		if !billing.ValidKID(inv.KID, billing.KIDMod10) || inv.KID != billing.KID(1) {
+		if !billing.ValidKID(inv.KID, billing.KIDMod10) || inv.KID != billing.KID(1, billing.KIDMod10) {
 			t.Fatalf("KID %s", inv.KID)
 		}
 		l := inv.Lines[0]

@@ -30,7 +30,8 @@ type OrderInput struct {
 	TemplatePackageChoices *TemplatePackageChoices `json:"templatePackageChoices" description:"What the order chooses; left out, every default of the template applies. Checked now and again on completion."`
 	SubscriberID           *string                 `json:"subscriberId" format:"uuid" description:"An existing subscriber. Leave out to give subscriber instead."`
 	Subscriber             *OrderSubscriberInput   `json:"subscriber" description:"A new subscriber, created when the order is completed. Leave out to give subscriberId instead."`
-	PaymentAgreementID     *string                 `json:"paymentAgreementId" format:"uuid" description:"A live payment agreement of the subscriber. Left out: the subscriber's default Invoice agreement (created on completion if missing)."`
+	PaymentAgreementID     *string                 `json:"paymentAgreementId" format:"uuid" description:"A live payment agreement of the subscriber. Left out (and no paymentAgreement): the subscriber's default Invoice agreement (created on completion if missing)."`
+	PaymentAgreement       *AgreementParamsInput   `json:"paymentAgreement" description:"Instead of paymentAgreementId: the agreement to create for the subscriber on completion (also for a new subscriber), checked now with the rules of POST /paymentagreement (400 naming paymentAgreement.<field>); an External reference must still be free on completion."`
 	InvoiceContact         *InvoiceContactInput    `json:"invoiceContact" description:"Who receives the invoices. On completion it becomes the subscriber's Invoice contact, replacing the one it had."`
 	RequestedStart         *string                 `json:"requestedStart" format:"date-time" example:"2025-02-01T00:00:00+01:00" description:"RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today."`
 }
@@ -63,13 +64,15 @@ type Order struct {
 	// order it is null until completion has created the subscriber.
 	SubscriberID       *string          `json:"subscriberId" description:"The existing subscriber, or the one completion created; null until then on a new-subscriber order."`
 	Subscriber         *OrderSubscriber `json:"subscriber" description:"The new-subscriber data the order carries; null when it named an existing subscriber."`
-	PaymentAgreementID *string          `json:"paymentAgreementId" description:"The agreement the order named, or the one completion used."`
+	PaymentAgreementID *string          `json:"paymentAgreementId" description:"The agreement the order named, or the one completion used (or created from paymentAgreement)."`
 	InvoiceContact     *store.Contact   `json:"invoiceContact"`
 	RequestedStart     *time.Time       `json:"requestedStart"`
 	SubscriptionID     *string          `json:"subscriptionId" description:"The first subscription, once completed."`
 	CreatedAt          time.Time        `json:"createdAt"`
 	CompletedAt        *time.Time       `json:"completedAt"`
 	CancelledAt        *time.Time       `json:"cancelledAt"`
+
+	PaymentAgreement *store.AgreementParams `json:"paymentAgreement" description:"The agreement parameters the order carries (created on completion); null when it named none."`
 }
 
 // OrderSubscriber is the new subscriber an order carries.
@@ -282,7 +285,12 @@ func (s *Server) checkedOrder(ctx context.Context, in OrderInput, now time.Time)
 		o.InvoiceContact = &c
 	}
 
-	if agreement := normID(in.PaymentAgreementID); agreement != "" {
+	if in.PaymentAgreement != nil {
+		if err := s.checkOrderAgreement(ctx, &errs, &o, in); err != nil {
+			return o, err
+		}
+	}
+	if agreement := normID(in.PaymentAgreementID); agreement != "" && in.PaymentAgreement == nil {
 		switch {
 		case !store.ValidID(agreement):
 			errs.Add("paymentAgreementId", "must be a uuid")
@@ -593,7 +601,9 @@ func (s *Server) completeClaimed(ctx context.Context, tx *store.Tx, o store.Orde
 	}
 
 	var agreement store.PaymentAgreement
-	if o.PaymentAgreementID != nil {
+	if o.PaymentAgreementParams != nil {
+		agreement, err = completeOrderAgreement(ctx, tx, sub.ID, *o.PaymentAgreementParams, now)
+	} else if o.PaymentAgreementID != nil {
 		agreement, err = tx.LivePaymentAgreement(ctx, sub.ID, *o.PaymentAgreementID)
 		if errors.Is(err, store.ErrNotFound) {
 			return store.Order{}, validation.Field("paymentAgreementId", "%s is no longer a live payment agreement of subscriber %s",
@@ -652,7 +662,7 @@ func orderView(o store.Order) Order {
 		ID: o.ID, Status: o.Status, OrganizationID: o.OrganizationID, TemplatePackageID: o.TemplatePackageID,
 		TemplatePackageChoices: choicesView(o.Choices), SubscriberID: o.SubscriberID, PaymentAgreementID: o.PaymentAgreementID,
 		InvoiceContact: o.InvoiceContact, RequestedStart: o.RequestedStart, SubscriptionID: o.SubscriptionID,
-		CreatedAt: o.CreatedAt, CompletedAt: o.CompletedAt, CancelledAt: o.CancelledAt,
+		CreatedAt: o.CreatedAt, CompletedAt: o.CompletedAt, CancelledAt: o.CancelledAt, PaymentAgreement: o.PaymentAgreementParams,
 	}
 	if n := o.NewSubscriber; n != nil {
 		v.Subscriber = &OrderSubscriber{Name: n.Name, Email: n.Email, Phone: n.Phone, Address: n.Address, Country: n.Country,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/country"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
@@ -25,6 +26,7 @@ type OrganizationInput struct {
 	TimeZone           *string `json:"timeZone" example:"Europe/Oslo" description:"IANA time zone; billing periods start at local midnight here. Default Europe/Oslo."`
 	PricesIncludeVAT   *bool   `json:"pricesIncludeVat" description:"Whether list prices include VAT. Default true."`
 	LogoURL            *string `json:"logoUrl" format:"uri" example:"https://example.com/logo.svg"`
+	KIDAlgorithm       *string `json:"kidAlgorithm" enum:"MOD10,MOD11" example:"MOD10" description:"Check digit algorithm of the KID (payment reference) on the organization's invoices, as in its bank's KID agreement; any case. Default MOD10. MOD10 KIDs are the invoice number in ten digits and a Luhn digit; MOD11 KIDs the invoice number in ten digits, a variant digit and a MOD11 digit (see docs/BILLING.md)."`
 }
 
 // organization validates in and returns the organization it describes,
@@ -64,6 +66,14 @@ func (in OrganizationInput) organization() (store.Organization, error) {
 		if u, err := url.Parse(o.LogoURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			errs.Add("logoUrl", "must be an absolute http(s) URL")
 		}
+	}
+	o.KIDAlgorithm = billing.KIDMod10
+	if v := str(in.KIDAlgorithm); v != "" {
+		alg, ok := billing.ParseKIDAlgorithm(v)
+		if !ok {
+			errs.Add("kidAlgorithm", "must be one of %s", strings.Join(billing.KIDAlgorithms, ", "))
+		}
+		o.KIDAlgorithm = alg
 	}
 	return o, errs.Err()
 }

@@ -607,9 +607,11 @@ func catalogError(err error) error {
 }
 
 var inUseAdvice = map[string]string{
-	"product":       "set active to false to stop offering it, or remove it from those packages first",
-	"billing plan":  "remove it from those packages first",
-	"package chain": "remove packageChainId from those packages first",
+	"product":          "set active to false to stop offering it, or remove it from those packages first",
+	"billing plan":     "remove it from those packages first",
+	"package chain":    "remove packageChainId from those packages first",
+	"proration policy": "point those dunning processes at another policy first",
+	"dunning process":  "point those billing plans at another dunning process first",
 }
 
 // Whole-body examples for the OpenAPI document (ids are placeholders).

@@ -6,27 +6,51 @@ import (
 )
 
 // KID algorithms: the check digit of a Norwegian payment reference (KID,
-// also used as OCR reference) is computed with MOD10 (Luhn) or MOD11.
-// Kadens issues MOD10 references; MOD11 is here for validating references
-// given on input (payments, AvtaleGiro).
+// also used as OCR reference) is computed with MOD10 (Luhn) or MOD11. An
+// organization chooses the one its bank agreement uses (its kidAlgorithm;
+// MOD10 by default); both also validate references given on input.
 const (
 	KIDMod10 = "MOD10"
 	KIDMod11 = "MOD11"
 )
 
+// KIDAlgorithms lists the algorithms an organization can issue with.
+var KIDAlgorithms = []string{KIDMod10, KIDMod11}
+
 // kidDigits is how many digits of the invoice number a KID carries; with
-// the check digit a KID is 11 digits, well inside the 25 banks accept.
+// the check digit a KID is 11 digits (12 under MOD11), well inside the 25
+// banks accept.
 const kidDigits = 10
 
-// KID returns the payment reference of invoice number n of an organization:
-// n zero-padded to ten digits and a MOD10 check digit. Invoice numbers are
-// unique per organization, and so is the KID (each organization has its own
-// bank account and KID agreement). Numbers above ten digits keep all their
-// digits.
-func KID(n int64) string {
+// KID returns the payment reference of invoice number n of an organization
+// that issues with algorithm (KIDMod11, or MOD10 for anything else: the
+// organization's column only holds the two).
+//
+//   - MOD10: n zero-padded to ten digits and a Luhn check digit (11 digits).
+//   - MOD11: n zero-padded to ten digits, a variant digit and a MOD11 check
+//     digit (12 digits). The variant digit is 0, or 1 when the body ending
+//     in 0 would need check digit 10, which MOD11 cannot carry. The variant
+//     digit has weight 2, so 1 changes the weighted sum by 2 (mod 11) and
+//     always yields a valid digit: every invoice number gets a MOD11 KID,
+//     without skipping numbers.
+//
+// The KID starts with the invoice number, which is unique per organization,
+// so KIDs are unique too (each organization has its own bank account and
+// KID agreement). MOD10 and MOD11 KIDs differ in length, so an organization
+// that switches algorithm never issues a reference it issued before.
+// Numbers above ten digits keep all their digits.
+func KID(n int64, algorithm string) string {
 	body := fmt.Sprintf("%0*d", kidDigits, n)
-	d, _ := CheckDigit(body, KIDMod10)
-	return body + string(d)
+	if algorithm != KIDMod11 {
+		d, _ := CheckDigit(body, KIDMod10)
+		return body + string(d)
+	}
+	for _, variant := range []string{"0", "1"} {
+		if d, ok := CheckDigit(body+variant, KIDMod11); ok {
+			return body + variant + string(d)
+		}
+	}
+	panic("billing: no MOD11 variant for " + body) // unreachable: see above
 }
 
 // CheckDigit returns the check digit of the digit string body under
@@ -79,4 +103,15 @@ func ValidKID(kid, algorithm string) bool {
 	}
 	d, ok := CheckDigit(kid[:len(kid)-1], algorithm)
 	return ok && d == kid[len(kid)-1]
+}
+
+// ParseKIDAlgorithm returns the canonical name of a KID algorithm given in
+// any case ("mod11" → MOD11), or false.
+func ParseKIDAlgorithm(s string) (string, bool) {
+	for _, a := range KIDAlgorithms {
+		if strings.EqualFold(strings.TrimSpace(s), a) {
+			return a, true
+		}
+	}
+	return "", false
 }

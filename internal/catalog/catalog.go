@@ -51,8 +51,11 @@ type BillingPlan struct {
 	IntervalCount    int         `json:"intervalCount"`
 	MinimumDueDays   int         `json:"minimumDueDays"`
 	PaymentTermsDays int         `json:"paymentTermsDays"`
-	CreatedAt        time.Time   `json:"createdAt"`
-	UpdatedAt        time.Time   `json:"updatedAt"`
+	// DunningProcessID is the dunning process of invoices of this plan
+	// (nil: the tenant's default process).
+	DunningProcessID *string   `json:"dunningProcessId"`
+	CreatedAt        time.Time `json:"createdAt"`
+	UpdatedAt        time.Time `json:"updatedAt"`
 }
 
 // Interval returns the plan's billing interval.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/webhook"
 )
 
 // Config is the effective configuration of a kadens process.
@@ -40,6 +41,11 @@ type Config struct {
 	EngineInterval  time.Duration
 	EngineLease     time.Duration
 	Demo            bool
+	// Webhook delivery (docs/WEBHOOKS.md).
+	WebhookAllowPrivate  bool
+	WebhookRetrySchedule string
+	WebhookTimeout       time.Duration
+	WebhookConcurrency   int
 
 	issuers []TrustedIssuer
 	fs      *flag.FlagSet
@@ -96,6 +102,15 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	dur(&c.EngineInterval, "engine-interval", "KADENS_ENGINE_INTERVAL", 30*time.Second, "how often the billing engine advances every (non-test) tenant to the current time")
 	dur(&c.EngineLease, "engine-lease", "KADENS_ENGINE_LEASE", 20*time.Second, "how long a tenant stays locked to an engine worker that stopped renewing its lease (e.g. a crashed process)")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "KADENS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long a shutdown waits for in-flight requests")
+	allowPrivate, _ := strconv.ParseBool(getenv("KADENS_WEBHOOK_ALLOW_PRIVATE"))
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", allowPrivate, "let webhook URLs reach loopback and private addresses (tests, local development) [KADENS_WEBHOOK_ALLOW_PRIVATE]")
+	str(&c.WebhookRetrySchedule, "webhook-retry-schedule", "KADENS_WEBHOOK_RETRY_SCHEDULE", webhook.DefaultSchedule, "delays before the retries of a failed webhook delivery, comma-separated (d*n repeats d n times); then the delivery is Failed")
+	dur(&c.WebhookTimeout, "webhook-timeout", "KADENS_WEBHOOK_TIMEOUT", 10*time.Second, "how long a webhook endpoint has to answer one delivery attempt")
+	conc := 64
+	if v, err := strconv.Atoi(getenv("KADENS_WEBHOOK_CONCURRENCY")); err == nil {
+		conc = v
+	}
+	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", conc, "webhook delivery attempts in flight at once, per process [KADENS_WEBHOOK_CONCURRENCY]")
 	return c
 }
 
@@ -141,6 +156,15 @@ func (c *Config) Finish() error {
 	}
 	if c.EngineLease < time.Second {
 		return fmt.Errorf("--engine-lease %s: want at least 1s", c.EngineLease)
+	}
+	if _, err := webhook.ParseSchedule(c.WebhookRetrySchedule); err != nil {
+		return fmt.Errorf("--webhook-retry-schedule: %w", err)
+	}
+	if c.WebhookTimeout < 100*time.Millisecond || c.WebhookTimeout > 5*time.Minute {
+		return fmt.Errorf("--webhook-timeout %s: want between 100ms and 5m", c.WebhookTimeout)
+	}
+	if c.WebhookConcurrency < 1 || c.WebhookConcurrency > 4096 {
+		return fmt.Errorf("--webhook-concurrency %d: want 1 to 4096", c.WebhookConcurrency)
 	}
 	if c.BodyLimit < 1024 {
 		return fmt.Errorf("--body-limit %d: want at least 1024 bytes", c.BodyLimit)

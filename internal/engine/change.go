@@ -284,37 +284,43 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
 			return validation.Field("id", "subscription %s is already cancelled or ended", id)
 		}
-		loc, err := period.LoadZone(sub.TimeZone)
-		if err != nil {
+		if err := e.cancelIn(ctx, tx, sub, mode, reason, now); err != nil {
 			return err
 		}
-		effective := now
-		if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
-			effective = sub.PeriodEnd
-		}
-		if now.Before(sub.PeriodStart) {
-			effective = now
-		}
-		if sub.NextID != nil {
-			ahead, err := tx.Subscription(ctx, *sub.NextID)
-			if err != nil {
-				return err
-			}
-			// The successor stays linked, as the record of what happened.
-			if ahead.CancelledAt == nil {
-				if err := e.cancel(ctx, tx, &ahead, now, now, reason, loc); err != nil {
-					return err
-				}
-			}
-		}
-		if err := e.cancel(ctx, tx, &sub, now, effective, reason, loc); err != nil {
-			return err
-		}
-		out = sub
-		return nil
+		out, err = tx.Subscription(ctx, id)
+		return err
 	})
 	if err != nil {
 		return store.Subscription{}, fmt.Errorf("engine: cancel %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// cancelIn cancels sub at now in tx (see Cancel), with the period created
+// ahead of it, if any.
+func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscription, mode, reason string, now time.Time) error {
+	loc, err := period.LoadZone(sub.TimeZone)
+	if err != nil {
+		return err
+	}
+	effective := now
+	if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
+		effective = sub.PeriodEnd
+	}
+	if now.Before(sub.PeriodStart) {
+		effective = now
+	}
+	if sub.NextID != nil {
+		ahead, err := tx.Subscription(ctx, *sub.NextID)
+		if err != nil {
+			return err
+		}
+		// The successor stays linked, as the record of what happened.
+		if ahead.CancelledAt == nil {
+			if err := e.cancel(ctx, tx, &ahead, now, now, reason, loc); err != nil {
+				return err
+			}
+		}
+	}
+	return e.cancel(ctx, tx, &sub, now, effective, reason, loc)
 }

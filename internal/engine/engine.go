@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -76,12 +75,16 @@ type Stats struct {
 	Renewals      int `json:"renewals"`
 	Deactivations int `json:"deactivations"`
 	PlanChanges   int `json:"planChanges"`
+	Reminders     int `json:"reminders"`
+	PaymentStops  int `json:"paymentStops"`
 }
 
 func (s *Stats) add(o Stats) {
 	s.Renewals += o.Renewals
 	s.Deactivations += o.Deactivations
 	s.PlanChanges += o.PlanChanges
+	s.Reminders += o.Reminders
+	s.PaymentStops += o.PaymentStops
 }
 
 // Advance performs every action of tenant due at or before now. It returns
@@ -159,12 +162,18 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	if err != nil {
 		return st, false, err
 	}
+	dunAt, err := tx.NextDunningAt(ctx)
+	if err != nil {
+		return st, false, err
+	}
 	subDue := subAt != nil && !subAt.After(now)
 	chDue := chAt != nil && !chAt.After(now)
+	dunDue := dunAt != nil && !dunAt.After(now)
+	// At equal times: plan changes, then subscriptions, then dunning.
 	switch {
-	case !subDue && !chDue:
+	case !subDue && !chDue && !dunDue:
 		return st, false, nil
-	case chDue && (!subDue || !chAt.After(*subAt)):
+	case chDue && (!subDue || !chAt.After(*subAt)) && (!dunDue || !chAt.After(*dunAt)):
 		changes, err := tx.DueChanges(ctx, *chAt, e.Batch)
 		if err != nil {
 			return st, false, err
@@ -176,6 +185,9 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 			st.PlanChanges++
 		}
 		return st, true, nil
+	case dunDue && (!subDue || dunAt.Before(*subAt)) && (!chDue || dunAt.Before(*chAt)):
+		st, err := e.dunning(ctx, tx, *dunAt)
+		return st, true, err
 	}
 	until := subAt.Add(24*time.Hour - time.Microsecond)
 	if until.After(now) {
@@ -183,6 +195,10 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	}
 	if chDue && chAt.Add(-time.Microsecond).Before(until) {
 		until = chAt.Add(-time.Microsecond)
+	}
+	if dunDue && dunAt.Before(until) {
+		// Subscriptions due at the dunning time go first.
+		until = *dunAt
 	}
 	subs, err := tx.DueSubscriptions(ctx, until, e.Batch)
 	if err != nil {
@@ -193,7 +209,8 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 		return st, false, err
 	}
 	var created []renewal
-	for _, sub := range subs {
+	for i := range subs {
+		sub := &subs[i]
 		s, err := e.act(ctx, tx, cache, sub, *sub.NextActionAt, withChanges[sub.ID], &created)
 		if err != nil {
 			return st, false, fmt.Errorf("engine: subscription %s: %w", sub.ID, err)
@@ -201,7 +218,9 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 		st.add(s)
 	}
 	// The batch's new periods are written (those renew did not have to
-	// write at once), recorded and billed together.
+	// write at once), the acted-on subscriptions updated (each still at the
+	// version read, or the batch rolls back), and the new periods recorded
+	// and billed, all together.
 	var pending []store.Subscription
 	for _, p := range created {
 		if !p.Written {
@@ -211,30 +230,34 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	if err := tx.InsertSubscriptions(ctx, pending); err != nil {
 		return st, false, fmt.Errorf("engine: %w", err)
 	}
+	if err := tx.UpdateSubscriptionSchedules(ctx, subs); err != nil {
+		return st, false, fmt.Errorf("engine: %w", err)
+	}
 	if err := e.created(ctx, tx, periods(created)); err != nil {
 		return st, false, fmt.Errorf("engine: %w", err)
 	}
 	return st, true, nil
 }
 
-// act performs the actions of sub due at at: deactivation and renewal. A
-// period the renewal creates is appended to created, for the caller to
-// record and bill (see created).
-func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, at time.Time, hasChanges bool, created *[]renewal) (Stats, error) {
+// act performs the actions of sub due at at: deactivation and renewal. It
+// changes *sub for the caller to write (store.UpdateSubscriptionSchedules:
+// act changes nothing else of it). A period the renewal creates is
+// appended to created, for the caller to record and bill (see created).
+func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub *store.Subscription, at time.Time, hasChanges bool, created *[]renewal) (Stats, error) {
 	var st Stats
-	loc, err := period.LoadZone(sub.TimeZone)
+	loc, err := loadZone(sub.TimeZone)
 	if err != nil {
 		return st, err
 	}
-	if d := deactivationAt(sub); d != nil && sub.DeactivatedAt == nil && !d.After(at) {
+	if d := deactivationAt(*sub); d != nil && sub.DeactivatedAt == nil && !d.After(at) {
 		sub.DeactivatedAt = d
-		if err := tx.AddEvent(ctx, EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(sub), *d); err != nil {
+		if err := tx.AddEvent(ctx, EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(*sub), *d); err != nil {
 			return st, err
 		}
 		st.Deactivations++
 	}
 	if sub.RenewAt != nil && sub.NextID == nil && sub.CancelledAt == nil && !sub.RenewAt.After(at) {
-		next, written, err := e.renew(ctx, tx, cache, sub, loc, *sub.RenewAt, hasChanges)
+		next, written, err := e.renew(ctx, tx, cache, *sub, loc, *sub.RenewAt, hasChanges)
 		if err != nil {
 			return st, err
 		}
@@ -242,8 +265,8 @@ func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub
 		*created = append(*created, renewal{NewPeriod: store.NewPeriod{Sub: next, At: *sub.RenewAt}, Written: written})
 		st.Renewals++
 	}
-	schedule(&sub, loc)
-	return st, tx.UpdateSubscription(ctx, sub)
+	schedule(sub, loc)
+	return st, nil
 }
 
 // renew creates the period after sub (the caller records and bills it).
@@ -379,6 +402,15 @@ func (e *Engine) Created(ctx context.Context, tx *store.Tx, sub store.Subscripti
 func subject(id string) string { return "/subscription/" + id }
 
 // subscriptionData is the light payload of subscription events.
-func subscriptionData(sub store.Subscription) map[string]any {
-	return map[string]any{"subscriptionId": sub.ID, "subscriberId": sub.SubscriberID, "organizationId": sub.OrganizationID}
+func subscriptionData(sub store.Subscription) subscriptionEvent {
+	return subscriptionEvent{OrganizationID: sub.OrganizationID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID}
+}
+
+// subscriptionEvent is that payload. A struct encodes faster than a map;
+// its fields are in the order of their names, the order encoding/json
+// writes a map's keys in, so events read exactly as before.
+type subscriptionEvent struct {
+	OrganizationID string `json:"organizationId"`
+	SubscriberID   string `json:"subscriberId"`
+	SubscriptionID string `json:"subscriptionId"`
 }

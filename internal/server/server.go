@@ -25,6 +25,7 @@ import (
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/webhook"
 )
 
 // Server is an assembled Kadens process.
@@ -43,6 +44,9 @@ type Server struct {
 	servers []*http.Server
 	stop    context.CancelFunc
 	done    chan struct{}
+
+	// Webhooks delivers events to registered endpoints (docs/WEBHOOKS.md).
+	Webhooks *webhook.Dispatcher
 }
 
 // New opens the store (migrating it) and builds every component, without
@@ -87,7 +91,15 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	eng := engine.New(st, log, fmt.Sprintf("%s/%d/%s", host, os.Getpid(), store.NewID()))
 	eng.Lease = cfg.EngineLease
 	eng.Hooks.PeriodsCreated = store.IssuePeriodInvoices // billing: demand + invoice per period (docs/BILLING.md)
+	eng.Hooks.Cancelled = store.SettleCancellation       // credit notes and proration of cancelled periods
+	schedule, err := webhook.ParseSchedule(cfg.WebhookRetrySchedule)
+	if err != nil {
+		return nil, err
+	}
+	hooks := webhook.New(webhook.Options{Store: st, Log: log, Schedule: schedule, Timeout: cfg.WebhookTimeout,
+		AllowPrivate: cfg.WebhookAllowPrivate, Concurrency: cfg.WebhookConcurrency})
 	a, err := api.New(api.Options{
+		Webhooks:  hooks,
 		Store:     st,
 		Engine:    eng,
 		Verifier:  auth.NewVerifier(ctx, auth.Options{IdP: idpCfg, Keys: keys, External: cfg.Issuers()}),
@@ -100,6 +112,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, Store: st, Keys: keys, API: a, Engine: eng, IdP: idp.New(idpCfg, st, keys, log), Addrs: map[string]string{}}
+	s.Webhooks = hooks
 
 	main := http.NewServeMux()
 	main.Handle("/", a.Handler())
@@ -123,6 +136,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	}))
 	ops("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// The manual webhook validation URL: public, the token is the credential.
+	ops("GET /webhook/validate", a.WebhookValidation())
 
 	idpHandler := observeAll("idp", metrics, log, s.IdP.Handler())
 	analytics := observeAll("analytics", metrics, log, http.NotFoundHandler())
@@ -185,6 +200,7 @@ func (s *Server) Start(ctx context.Context) error {
 		defer close(s.done)
 		s.maintain(bg)
 	}()
+	s.Webhooks.Start()
 	return nil
 }
 
@@ -253,6 +269,10 @@ func (s *Server) Shutdown() error {
 	if s.stop != nil {
 		s.stop()
 		<-s.done
+		// In-flight webhook attempts get what is left of the timeout.
+		if err := s.Webhooks.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	errs = append(errs, s.Store.Close())
 	return errors.Join(errs...)

@@ -56,6 +56,10 @@ type AccountEntry struct {
 	Amount    catalog.Amount `json:"amount"`
 	InvoiceID *string        `json:"invoiceId"`
 	ItemID    *string        `json:"accountItemId"`
+	// CreditNoteID and PaymentID name the document of CreditNote and
+	// Payment entries.
+	CreditNoteID *string `json:"creditNoteId"`
+	PaymentID    *string `json:"paymentId"`
 	// BookedAt is business time (the tenant's clock).
 	BookedAt  time.Time `json:"bookedAt"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -150,17 +154,7 @@ func (s *Store) AddAccountItem(ctx context.Context, accountID, kind, description
 	if !ValidID(accountID) {
 		return AccountItem{}, ErrNotFound
 	}
-	entry := EntryCharge
-	sign := int64(1)
-	switch kind {
-	case billing.ItemCharge:
-	case billing.ItemAllowance:
-		entry, sign = EntryAllowance, -1
-	default:
-		return AccountItem{}, fmt.Errorf("store: account item kind %q", kind)
-	}
-	it := AccountItem{ID: NewID(), AccountID: accountID, Kind: kind, Description: description, VATRate: rate,
-		BookedAt: now.UTC().Truncate(time.Microsecond), CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	var it AccountItem
 	err := s.InTx(ctx, func(tx *Tx) error {
 		var code string
 		if err := tx.queryRow(ctx, `SELECT currency FROM subscriber_accounts WHERE tenant_id = $1 AND id = $2`,
@@ -171,19 +165,44 @@ func (s *Store) AddAccountItem(ctx context.Context, accountID, kind, description
 		if err != nil {
 			return err
 		}
-		it.Amount, it.Remaining = catalog.NewAmount(amount, cur), catalog.NewAmount(amount, cur)
-		if _, err := tx.exec(ctx, `INSERT INTO account_items
-			(id, tenant_id, account_id, kind, description, amount, remaining, vat_rate, booked_at, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)`,
-			it.ID, tx.tenant, accountID, kind, description, amount, rate.String(), ts(it.BookedAt), ts(it.CreatedAt)); err != nil {
-			return fmt.Errorf("store: add account item: %w", err)
+		if it, err = tx.BookItem(ctx, accountID, kind, description, amount, rate, now); err != nil {
+			return err
 		}
-		return tx.addEntry(ctx, accountID, entry, sign*amount, nil, &it.ID, it.BookedAt)
+		it.Amount, it.Remaining = catalog.NewAmount(amount, cur), catalog.NewAmount(amount, cur)
+		return nil
 	})
 	if err != nil {
 		return AccountItem{}, err
 	}
 	return it, nil
+}
+
+// BookItem books a charge or an allowance (kind billing.ItemCharge or
+// billing.ItemAllowance) of amount minor units (gross, > 0) on account
+// accountID at at, with its ledger entry (Charge +amount, Allowance
+// −amount), in tx. The returned item carries no amounts (the caller knows
+// the currency).
+func (tx *Tx) BookItem(ctx context.Context, accountID, kind, description string, amount int64, rate catalog.Percent, at time.Time) (AccountItem, error) {
+	entry, sign := EntryCharge, int64(1)
+	switch kind {
+	case billing.ItemCharge:
+	case billing.ItemAllowance:
+		entry, sign = EntryAllowance, -1
+	default:
+		return AccountItem{}, fmt.Errorf("store: account item kind %q", kind)
+	}
+	if amount <= 0 {
+		return AccountItem{}, fmt.Errorf("store: account item amount %d must be positive", amount)
+	}
+	it := AccountItem{ID: NewID(), AccountID: accountID, Kind: kind, Description: description, VATRate: rate,
+		BookedAt: at.UTC().Truncate(time.Microsecond), CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	if _, err := tx.exec(ctx, `INSERT INTO account_items
+		(id, tenant_id, account_id, kind, description, amount, remaining, vat_rate, booked_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)`,
+		it.ID, tx.tenant, accountID, kind, description, amount, rate.String(), ts(it.BookedAt), ts(it.CreatedAt)); err != nil {
+		return AccountItem{}, fmt.Errorf("store: add account item: %w", err)
+	}
+	return it, tx.addEntry(ctx, accountID, entry, sign*amount, nil, &it.ID, it.BookedAt)
 }
 
 // SubscriberAccount returns account id of the context's tenant with its
@@ -230,7 +249,7 @@ func (s *Store) SubscriberAccount(ctx context.Context, id string) (SubscriberAcc
 }
 
 func readEntries(ctx context.Context, q queryer, tenant, account string, cur money.Currency, tail string, args ...any) ([]AccountEntry, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, kind, amount, invoice_id, item_id, booked_at, created_at FROM account_entries
+	rows, err := q.QueryContext(ctx, `SELECT id, kind, amount, invoice_id, item_id, credit_note_id, payment_id, booked_at, created_at FROM account_entries
 		WHERE tenant_id = $1 AND account_id = $2 `+tail, append([]any{tenant, account}, args...)...)
 	if err != nil {
 		return nil, err
@@ -239,14 +258,15 @@ func readEntries(ctx context.Context, q queryer, tenant, account string, cur mon
 	out := []AccountEntry{}
 	for rows.Next() {
 		var (
-			e               AccountEntry
-			amount          int64
-			invoice, itemID sql.NullString
+			e                              AccountEntry
+			amount                         int64
+			invoice, itemID, note, payment sql.NullString
 		)
-		if err := rows.Scan(&e.ID, &e.Kind, &amount, &invoice, &itemID, &e.BookedAt, &e.CreatedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.Kind, &amount, &invoice, &itemID, &note, &payment, &e.BookedAt, &e.CreatedAt); err != nil {
 			return nil, err
 		}
 		e.Amount, e.InvoiceID, e.ItemID = catalog.NewAmount(amount, cur), nullString(invoice), nullString(itemID)
+		e.CreditNoteID, e.PaymentID = nullString(note), nullString(payment)
 		e.BookedAt, e.CreatedAt = e.BookedAt.UTC(), e.CreatedAt.UTC()
 		out = append(out, e)
 	}

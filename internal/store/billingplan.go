@@ -11,17 +11,19 @@ import (
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
-const billingPlanColumns = `id, name, description, interval_unit, interval_count, minimum_due_days, payment_terms_days, created_at, updated_at`
+const billingPlanColumns = `id, name, description, interval_unit, interval_count, minimum_due_days, payment_terms_days, dunning_process_id, created_at, updated_at`
 
 func scanBillingPlan(row scanner) (catalog.BillingPlan, error) {
 	var (
-		b    catalog.BillingPlan
-		unit string
+		b       catalog.BillingPlan
+		unit    string
+		dunning sql.NullString
 	)
 	if err := row.Scan(&b.ID, &b.Name, &b.Description, &unit, &b.IntervalCount, &b.MinimumDueDays,
-		&b.PaymentTermsDays, &b.CreatedAt, &b.UpdatedAt); err != nil {
+		&b.PaymentTermsDays, &dunning, &b.CreatedAt, &b.UpdatedAt); err != nil {
 		return catalog.BillingPlan{}, err
 	}
+	b.DunningProcessID = nullString(dunning)
 	b.IntervalUnit = period.Unit(unit)
 	b.CreatedAt, b.UpdatedAt = b.CreatedAt.UTC(), b.UpdatedAt.UTC()
 	return b, nil
@@ -38,9 +40,9 @@ func (s *Store) CreateBillingPlan(ctx context.Context, b catalog.BillingPlan, no
 	b.CreatedAt = now.UTC().Truncate(time.Microsecond)
 	b.UpdatedAt = b.CreatedAt
 	_, err = s.w.ExecContext(ctx, `INSERT INTO billing_plans (tenant_id, `+billingPlanColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		tenant, b.ID, b.Name, b.Description, string(b.IntervalUnit), b.IntervalCount, b.MinimumDueDays,
-		b.PaymentTermsDays, ts(b.CreatedAt), ts(b.UpdatedAt))
+		b.PaymentTermsDays, b.DunningProcessID, ts(b.CreatedAt), ts(b.UpdatedAt))
 	if err != nil {
 		return catalog.BillingPlan{}, fmt.Errorf("store: create billing plan: %w", err)
 	}
@@ -158,10 +160,10 @@ func (s *Store) UpdateBillingPlan(ctx context.Context, b catalog.BillingPlan, no
 	}
 	updated, err := scanBillingPlan(s.w.QueryRowContext(ctx, `UPDATE billing_plans SET
 		name = $3, description = $4, interval_unit = $5, interval_count = $6, minimum_due_days = $7,
-		payment_terms_days = $8, updated_at = $9
+		payment_terms_days = $8, dunning_process_id = $9, updated_at = $10
 		WHERE tenant_id = $1 AND id = $2 RETURNING `+billingPlanColumns,
 		tenant, b.ID, b.Name, b.Description, string(b.IntervalUnit), b.IntervalCount, b.MinimumDueDays,
-		b.PaymentTermsDays, ts(now)))
+		b.PaymentTermsDays, b.DunningProcessID, ts(now)))
 	if err != nil {
 		return catalog.BillingPlan{}, fmt.Errorf("store: update billing plan %s: %w", b.ID, notFound(err))
 	}

@@ -28,11 +28,22 @@ const (
 	maxChunk  = 256
 )
 
+// On PostgreSQL binding costs nothing of the kind and every statement is
+// a round trip to the server, so its chunks are larger (its limit is
+// 65,535 parameters).
+const (
+	pgMaxParams = 8192
+	pgMaxChunk  = 1024
+)
+
 // chunkSize is the largest power of two ≤ n whose rows of width values
-// fit in maxParams (at least 1).
-func chunkSize(n, width int) int {
-	c := maxChunk
-	for c > 1 && (c > n || c*width > maxParams) {
+// fit in the engine's parameter budget (at least 1).
+func (tx *Tx) chunkSize(n, width int) int {
+	c, params := maxChunk, maxParams
+	if tx.s.engine == Postgres {
+		c, params = pgMaxChunk, pgMaxParams
+	}
+	for c > 1 && (c > n || c*width > params) {
 		c >>= 1
 	}
 	return c
@@ -49,9 +60,9 @@ type bulkKey struct {
 }
 
 // bulkText is head followed by n copies of row separated by commas, then
-// tail. The ? of row stay anonymous on SQLite (binding a named parameter
-// costs the SQLite driver a scan of the statement's parameter names) and
-// become $1, $2, … on PostgreSQL.
+// tail. The ? of row and tail stay anonymous on SQLite (binding a named
+// parameter costs the SQLite driver a scan of the statement's parameter
+// names) and become $1, $2, … on PostgreSQL, in the order of the text.
 func bulkText(head, row, tail string, n int, anonymous bool) string {
 	k := bulkKey{head, row, tail, n, anonymous}
 	if s, ok := bulkTexts.Load(k); ok {
@@ -60,11 +71,8 @@ func bulkText(head, row, tail string, n int, anonymous bool) string {
 	var b strings.Builder
 	b.WriteString(head)
 	p := 1
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		for _, r := range row {
+	write := func(part string) {
+		for _, r := range part {
 			if r == '?' && !anonymous {
 				b.WriteByte('$')
 				b.WriteString(strconv.Itoa(p))
@@ -74,7 +82,13 @@ func bulkText(head, row, tail string, n int, anonymous bool) string {
 			b.WriteRune(r)
 		}
 	}
-	b.WriteString(tail)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		write(row)
+	}
+	write(tail)
 	s := b.String()
 	bulkTexts.Store(k, s)
 	return s
@@ -85,7 +99,7 @@ func bulkText(head, row, tail string, n int, anonymous bool) string {
 func (tx *Tx) insertRows(ctx context.Context, head, row, tail string, rows [][]any) error {
 	anonymous := tx.s.engine == SQLite
 	for len(rows) > 0 {
-		n := chunkSize(len(rows), len(rows[0]))
+		n := tx.chunkSize(len(rows), len(rows[0]))
 		args := make([]any, 0, n*len(rows[0]))
 		for _, r := range rows[:n] {
 			args = append(args, r...)
@@ -96,6 +110,33 @@ func (tx *Tx) insertRows(ctx context.Context, head, row, tail string, rows [][]a
 		rows = rows[n:]
 	}
 	return nil
+}
+
+// updateRows runs head + rows + tail, whose tail ends with the tenant's
+// parameter, for every row of rows in chunks like insertRows, and returns
+// how many rows the statements changed.
+func (tx *Tx) updateRows(ctx context.Context, head, row, tail string, rows [][]any) (int64, error) {
+	anonymous := tx.s.engine == SQLite
+	var changed int64
+	for len(rows) > 0 {
+		n := tx.chunkSize(len(rows), len(rows[0]))
+		args := make([]any, 0, n*len(rows[0])+1)
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		args = append(args, tx.tenant)
+		res, err := tx.exec(ctx, bulkText(head, row, tail, n, anonymous), args...)
+		if err != nil {
+			return changed, err
+		}
+		c, err := res.RowsAffected()
+		if err != nil {
+			return changed, err
+		}
+		changed += c
+		rows = rows[n:]
+	}
+	return changed, nil
 }
 
 // queryIn runs query (whose IN list is written as (?), after $1 the

@@ -37,6 +37,7 @@ func (tx *Tx) AddEvent(ctx context.Context, eventType, subject string, data any,
 	if err != nil {
 		return fmt.Errorf("store: add %s event: %w", eventType, err)
 	}
+	tx.events = true
 	return nil
 }
 
@@ -66,6 +67,7 @@ func (tx *Tx) AddEvents(ctx context.Context, events []NewEvent) error {
 		`(?, ?, ?, ?, ?, ?, ?)`, ``, rows); err != nil {
 		return fmt.Errorf("store: add %s events: %w", events[0].Type, err)
 	}
+	tx.events = true
 	return nil
 }
 

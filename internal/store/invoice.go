@@ -70,7 +70,7 @@ type Invoice struct {
 	Net                 catalog.Amount     `json:"net"`
 	VAT                 catalog.Amount     `json:"vat"`
 	Gross               catalog.Amount     `json:"gross"`
-	KID                 string             `json:"kid" description:"Payment reference (KID, MOD10)."`
+	KID                 string             `json:"kid" description:"Payment reference (KID) with a MOD10 or MOD11 check digit, as the organization's kidAlgorithm was at issue."`
 	CreatedAt           time.Time          `json:"createdAt"`
 }
 

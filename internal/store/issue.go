@@ -130,6 +130,7 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 		entries  = make([][]any, 0, n)
 		events   = make([]NewEvent, 0, n)
 		uses     []billing.Use
+		dunning  = make([]dunningCandidate, 0, n)
 	)
 	for i, p := range periods {
 		sub, org, cur := p.Sub, orgs[p.Sub.OrganizationID], curs[i]
@@ -157,12 +158,14 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 			return err
 		}
 		invoiceID, demandID := NewID(), NewID()
+		// An invoice that allowances brought to zero is settled at issue.
+		demandStatus, invoiceStatus := billing.Settlement{Amount: doc.Gross}.Statuses()
 		invoices = append(invoices, []any{invoiceID, tx.tenant, org.ID, number, demandID, account, sub.SubscriberID, sub.ID,
-			sub.PaymentAgreementID, cur.Code, org.PricesIncludeVAT, ts(at[i]), ts(due), billing.LocalDate(at[i], org.loc),
+			sub.PaymentAgreementID, cur.Code, org.PricesIncludeVAT, invoiceStatus, ts(at[i]), ts(due), billing.LocalDate(at[i], org.loc),
 			billing.LocalDate(due, org.loc), ts(sub.PeriodStart), ts(sub.PeriodEnd), org.seller, buyers[sub.SubscriberID],
-			string(lines), string(vats), doc.Net, doc.VAT, doc.Gross, billing.KID(number), created})
+			string(lines), string(vats), doc.Net, doc.VAT, doc.Gross, billing.KID(number, org.KIDAlgorithm), created})
 		demands = append(demands, []any{demandID, tx.tenant, invoiceID, account, sub.SubscriberID, sub.ID, org.ID, cur.Code,
-			doc.Gross, ts(at[i]), ts(due), created})
+			doc.Gross, demandStatus, ts(at[i]), ts(due), created})
 		entries = append(entries, []any{NewID(), tx.tenant, account, EntryInvoice, doc.Gross, invoiceID, nil, ts(at[i]), created})
 		for _, u := range doc.Uses {
 			for _, it := range items[account] {
@@ -177,21 +180,24 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 			}
 			entries = append(entries, []any{NewID(), tx.tenant, account, kind, amount, invoiceID, u.ItemID, ts(at[i]), created})
 		}
+		if doc.Gross > 0 {
+			dunning = append(dunning, dunningCandidate{demandID: demandID, planID: sub.Package.BillingPlan.BillingPlanID, due: due, loc: org.loc})
+		}
 		events = append(events, NewEvent{Type: EventInvoiceIssued, Subject: "/invoice/" + invoiceID, At: at[i],
-			Data: map[string]string{"invoiceId": invoiceID, "paymentDemandId": demandID, "subscriberId": sub.SubscriberID,
-				"subscriptionId": sub.ID}})
+			Data: invoiceIssuedData{InvoiceID: invoiceID, PaymentDemandID: demandID, SubscriberID: sub.SubscriberID,
+				SubscriptionID: sub.ID}})
 	}
 
 	if err := tx.insertRows(ctx, `INSERT INTO invoices (id, tenant_id, organization_id, invoice_number, payment_demand_id,
 		account_id, subscriber_id, subscription_id, payment_agreement_id, currency, prices_include_vat, status,
 		issued_at, due_at, issue_date, due_date, period_start, period_end, seller, buyer, lines, vat_totals,
 		net, vat, gross, kid, created_at) VALUES `,
-		`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Issued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, invoices); err != nil {
+		`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, invoices); err != nil {
 		return fmt.Errorf("insert invoices: %w", err)
 	}
 	if err := tx.insertRows(ctx, `INSERT INTO payment_demands (id, tenant_id, kind, invoice_id, account_id, subscriber_id,
 		subscription_id, organization_id, currency, amount, status, issued_at, due_at, created_at) VALUES `,
-		`(?, ?, 'Period', ?, ?, ?, ?, ?, ?, ?, 'Open', ?, ?, ?)`, ``, demands); err != nil {
+		`(?, ?, 'Period', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, demands); err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("period already has a payment demand: %w", ErrConflict)
 		}
@@ -206,7 +212,21 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 			return err
 		}
 	}
+	if err := tx.scheduleDunning(ctx, dunning); err != nil {
+		return err
+	}
 	return tx.AddEvents(ctx, events)
+}
+
+// invoiceIssuedData is the payload of a period's InvoiceIssued event. A
+// struct encodes faster than a map; its fields are in the order of their
+// names, the order encoding/json writes a map's keys in, so the events
+// read as they did when it was one.
+type invoiceIssuedData struct {
+	InvoiceID       string `json:"invoiceId"`
+	PaymentDemandID string `json:"paymentDemandId"`
+	SubscriberID    string `json:"subscriberId"`
+	SubscriptionID  string `json:"subscriptionId"`
 }
 
 // issueOrganization reads organization id with its zone and seller

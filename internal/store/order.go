@@ -40,6 +40,9 @@ type Order struct {
 	// PaymentAgreementID is the agreement the order names, or, once
 	// completed, the one its subscription uses.
 	PaymentAgreementID *string
+	// PaymentAgreementParams, given instead of an agreement id, describe
+	// an agreement completion creates for the subscriber.
+	PaymentAgreementParams *AgreementParams
 	// InvoiceContact becomes the subscriber's Invoice contact on
 	// completion (its Role is ContactInvoice).
 	InvoiceContact *Contact
@@ -65,18 +68,19 @@ type newSubscriberJSON struct {
 }
 
 const orderColumns = `id, status, organization_id, template_package_id, choices, subscriber_id, new_subscriber,
-	payment_agreement_id, invoice_contact, requested_start, subscription_id, created_at, completed_at, cancelled_at`
+	payment_agreement_id, invoice_contact, requested_start, subscription_id, created_at, completed_at, cancelled_at,
+	payment_agreement_params`
 
 func scanOrder(row scanner) (Order, error) {
 	var (
 		o                                   Order
 		choices                             string
 		subscriber, agreement, subscription sql.NullString
-		newSub, contact                     sql.NullString
+		newSub, contact, params             sql.NullString
 		start, completed, cancelled         sql.NullTime
 	)
 	err := row.Scan(&o.ID, &o.Status, &o.OrganizationID, &o.TemplatePackageID, &choices, &subscriber, &newSub,
-		&agreement, &contact, &start, &subscription, &o.CreatedAt, &completed, &cancelled)
+		&agreement, &contact, &start, &subscription, &o.CreatedAt, &completed, &cancelled, &params)
 	if err != nil {
 		return Order{}, err
 	}
@@ -100,6 +104,13 @@ func scanOrder(row scanner) (Order, error) {
 			return Order{}, fmt.Errorf("order %s invoice contact: %w", o.ID, err)
 		}
 		o.InvoiceContact = &c
+	}
+	if params.Valid {
+		var p AgreementParams
+		if err := json.Unmarshal([]byte(params.String), &p); err != nil {
+			return Order{}, fmt.Errorf("order %s payment agreement: %w", o.ID, err)
+		}
+		o.PaymentAgreementParams = &p
 	}
 	o.SubscriberID, o.PaymentAgreementID, o.SubscriptionID = nullString(subscriber), nullString(agreement), nullString(subscription)
 	o.RequestedStart, o.CompletedAt, o.CancelledAt = fromNullTime(start), fromNullTime(completed), fromNullTime(cancelled)
@@ -129,7 +140,14 @@ func (s *Store) CreateOrder(ctx context.Context, o Order, now time.Time) (Order,
 	if err != nil {
 		return Order{}, fmt.Errorf("store: encode choices: %w", err)
 	}
-	var newSub, contact any
+	var newSub, contact, params any
+	if o.PaymentAgreementParams != nil {
+		b, err := json.Marshal(o.PaymentAgreementParams)
+		if err != nil {
+			return Order{}, fmt.Errorf("store: encode payment agreement: %w", err)
+		}
+		params = string(b)
+	}
 	if n := o.NewSubscriber; n != nil {
 		contacts := n.Contacts
 		if contacts == nil {
@@ -152,10 +170,10 @@ func (s *Store) CreateOrder(ctx context.Context, o Order, now time.Time) (Order,
 	var out Order
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO orders (tenant_id, id, status, organization_id, template_package_id, choices,
-			subscriber_id, new_subscriber, payment_agreement_id, invoice_contact, requested_start, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			subscriber_id, new_subscriber, payment_agreement_id, invoice_contact, requested_start, created_at, payment_agreement_params)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 			tenant, o.ID, o.Status, o.OrganizationID, o.TemplatePackageID, choices,
-			o.SubscriberID, newSub, o.PaymentAgreementID, contact, optTS(o.RequestedStart), ts(o.CreatedAt))
+			o.SubscriberID, newSub, o.PaymentAgreementID, contact, optTS(o.RequestedStart), ts(o.CreatedAt), params)
 		if err != nil {
 			return refError(err)
 		}
@@ -262,16 +280,18 @@ func (s *Store) LivePaymentAgreement(ctx context.Context, subscriberID, id strin
 	if err != nil {
 		return PaymentAgreement{}, err
 	}
-	return livePaymentAgreement(ctx, s.r, tenant, subscriberID, id)
+	return livePaymentAgreement(ctx, s.r, tenant, subscriberID, id, "")
 }
 
-func livePaymentAgreement(ctx context.Context, q queryer, tenant, subscriberID, id string) (PaymentAgreement, error) {
+// livePaymentAgreement reads a live agreement; lock is appended to the
+// query (Tx.forShare).
+func livePaymentAgreement(ctx context.Context, q queryer, tenant, subscriberID, id, lock string) (PaymentAgreement, error) {
 	if !ValidID(id) || !ValidID(subscriberID) {
 		return PaymentAgreement{}, ErrNotFound
 	}
 	a := PaymentAgreement{ID: id, SubscriberID: subscriberID}
 	err := q.QueryRowContext(ctx, `SELECT provider_type, provider_agreement_reference, payment_method, created_at
-		FROM payment_agreements WHERE tenant_id = $1 AND id = $2 AND subscriber_id = $3 AND deleted_at IS NULL`,
+		FROM payment_agreements WHERE tenant_id = $1 AND id = $2 AND subscriber_id = $3 AND deleted_at IS NULL`+lock,
 		tenant, id, subscriberID).Scan(&a.ProviderType, &a.ProviderAgreementReference, &a.PaymentMethod, &a.CreatedAt)
 	if err != nil {
 		return PaymentAgreement{}, fmt.Errorf("store: payment agreement %s: %w", id, notFound(err))
@@ -363,9 +383,11 @@ func (tx *Tx) OrderOrganization(ctx context.Context, id string) (Organization, e
 	return o, nil
 }
 
-// LivePaymentAgreement is Store.LivePaymentAgreement in the transaction.
+// LivePaymentAgreement is Store.LivePaymentAgreement in the transaction,
+// holding the agreement against a concurrent delete until the transaction
+// ends (see Tx.forShare).
 func (tx *Tx) LivePaymentAgreement(ctx context.Context, subscriberID, id string) (PaymentAgreement, error) {
-	return livePaymentAgreement(ctx, tx.tx, tx.tenant, subscriberID, id)
+	return livePaymentAgreement(ctx, tx.tx, tx.tenant, subscriberID, id, tx.forShare())
 }
 
 // SetInvoiceContact makes c the Invoice contact of subscriber sub (as read

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // Organization is a selling legal entity of a tenant (a merchant). Its time
 // zone decides where billing periods start; its currency is the default for
-// its plans; PricesIncludeVAT says whether its list prices are gross.
+// its plans; PricesIncludeVAT says whether its list prices are gross;
+// KIDAlgorithm is the check digit algorithm of its invoices' KIDs.
 type Organization struct {
 	ID                 string    `json:"id"`
 	Name               string    `json:"name"`
@@ -20,16 +22,17 @@ type Organization struct {
 	TimeZone           string    `json:"timeZone"`
 	PricesIncludeVAT   bool      `json:"pricesIncludeVat"`
 	LogoURL            string    `json:"logoUrl"`
+	KIDAlgorithm       string    `json:"kidAlgorithm" enum:"MOD10,MOD11" description:"Check digit algorithm of the KID payment references on the organization's invoices."`
 	CreatedAt          time.Time `json:"createdAt"`
 	UpdatedAt          time.Time `json:"updatedAt"`
 }
 
-const organizationColumns = `id, name, organization_number, country, currency, time_zone, prices_include_vat, logo_url, created_at, updated_at`
+const organizationColumns = `id, name, organization_number, country, currency, time_zone, prices_include_vat, logo_url, kid_algorithm, created_at, updated_at`
 
 func scanOrganization(row scanner) (Organization, error) {
 	var o Organization
 	err := row.Scan(&o.ID, &o.Name, &o.OrganizationNumber, &o.Country, &o.Currency, &o.TimeZone,
-		&o.PricesIncludeVAT, &o.LogoURL, &o.CreatedAt, &o.UpdatedAt)
+		&o.PricesIncludeVAT, &o.LogoURL, &o.KIDAlgorithm, &o.CreatedAt, &o.UpdatedAt)
 	o.CreatedAt, o.UpdatedAt = o.CreatedAt.UTC(), o.UpdatedAt.UTC()
 	return o, err
 }
@@ -42,12 +45,15 @@ func (s *Store) CreateOrganization(ctx context.Context, o Organization, now time
 		return Organization{}, err
 	}
 	o.ID = NewID()
+	if o.KIDAlgorithm == "" {
+		o.KIDAlgorithm = billing.KIDMod10
+	}
 	o.CreatedAt = now.UTC().Truncate(time.Microsecond)
 	o.UpdatedAt = o.CreatedAt
 	_, err = s.w.ExecContext(ctx, `INSERT INTO organizations (tenant_id, `+organizationColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		tenant, o.ID, o.Name, o.OrganizationNumber, o.Country, o.Currency, o.TimeZone,
-		o.PricesIncludeVAT, o.LogoURL, ts(o.CreatedAt), ts(o.UpdatedAt))
+		o.PricesIncludeVAT, o.LogoURL, o.KIDAlgorithm, ts(o.CreatedAt), ts(o.UpdatedAt))
 	if err != nil {
 		return Organization{}, fmt.Errorf("store: create organization: %w", err)
 	}
@@ -111,12 +117,15 @@ func (s *Store) UpdateOrganization(ctx context.Context, o Organization, now time
 	if !ValidID(o.ID) {
 		return Organization{}, ErrNotFound
 	}
+	if o.KIDAlgorithm == "" {
+		o.KIDAlgorithm = billing.KIDMod10
+	}
 	updated, err := scanOrganization(s.w.QueryRowContext(ctx, `UPDATE organizations SET
 		name = $3, organization_number = $4, country = $5, currency = $6, time_zone = $7,
-		prices_include_vat = $8, logo_url = $9, updated_at = $10
+		prices_include_vat = $8, logo_url = $9, kid_algorithm = $10, updated_at = $11
 		WHERE tenant_id = $1 AND id = $2 RETURNING `+organizationColumns,
 		tenant, o.ID, o.Name, o.OrganizationNumber, o.Country, o.Currency, o.TimeZone,
-		o.PricesIncludeVAT, o.LogoURL, ts(now)))
+		o.PricesIncludeVAT, o.LogoURL, o.KIDAlgorithm, ts(now)))
 	if err != nil {
 		return Organization{}, fmt.Errorf("store: update organization %s: %w", o.ID, notFound(err))
 	}

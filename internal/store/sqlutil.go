@@ -79,12 +79,15 @@ func (f *filter) add(cond string, arg any) {
 // page appends the keyset condition for p and returns the ORDER/LIMIT tail.
 // One row more than asked for is fetched so the caller knows whether a next
 // page exists.
-func (f *filter) page(p Page) string {
+func (f *filter) page(p Page) string { return f.pageOn("id", p) }
+
+// pageOn is page for a query whose id column is col (e.g. "c.id" in a join).
+func (f *filter) pageOn(col string, p Page) string {
 	if p.After != "" {
-		f.add("id > ?", p.After)
+		f.add(col+" > ?", p.After)
 	}
 	f.args = append(f.args, p.Limit+1)
-	return " ORDER BY id LIMIT $" + strconv.Itoa(len(f.args))
+	return " ORDER BY " + col + " LIMIT $" + strconv.Itoa(len(f.args))
 }
 
 func (f *filter) where() string { return " WHERE " + strings.Join(f.conds, " AND ") }

@@ -15,7 +15,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -51,9 +54,15 @@ type Store struct {
 	r *sql.DB
 	// source describes the database for logs, without secrets.
 	source string
-	stmts  stmtCache // reads on r
-	wstmts stmtCache // statements of write transactions on w
-	wanted map[string]bool
+	// stopCheckpoints ends the SQLite background checkpointer (nil on
+	// PostgreSQL); it returns when the checkpointer has stopped.
+	stopCheckpoints func()
+	stmts           stmtCache // reads on r
+	wstmts          stmtCache // statements of write transactions on w
+	wanted          map[string]bool
+	// onEvents is called after a transaction that recorded events commits
+	// (OnEvents; webhook delivery wakes on it).
+	onEvents atomic.Pointer[func()]
 }
 
 // Options say where the database is.
@@ -116,8 +125,11 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	// The writer gets a 64 MiB page cache (SQLite's default is 2 MiB): the
 	// engine walks large tables in batches, and a cache that holds their hot
-	// pages keeps the cost of a renewal flat as the tenant grows.
-	w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=cache_size(-65536)")
+	// pages keeps the cost of a renewal flat as the tenant grows. It leaves
+	// checkpoints to the background checkpointer (see checkpoints) until the
+	// WAL passes walBackstopPages.
+	w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=cache_size(-65536)"+
+		"&_pragma=wal_autocheckpoint("+strconv.Itoa(walBackstopPages)+")")
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
@@ -142,7 +154,62 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(0)
 	r.SetConnMaxLifetime(0)
-	return &Store{engine: SQLite, w: w, r: r, source: path}, nil
+	ck, err := sql.Open("sqlite", base)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	ck.SetMaxOpenConns(1)
+	ck.SetMaxIdleConns(1)
+	ck.SetConnMaxIdleTime(0)
+	ck.SetConnMaxLifetime(0)
+	return &Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck)}, nil
+}
+
+// SQLite checkpoints (copying committed pages from the WAL back into the
+// database file) cost a busy writer about as much as writing the WAL
+// itself, and SQLite runs them inside the commit that pushes the WAL past
+// wal_autocheckpoint pages (1000 by default), so the writer (the engine,
+// or an API request) waits for them. Instead a connection of its own
+// checkpoints every checkpointEvery, beside the writer: on another CPU,
+// and only once for a page that several commits changed in the meantime.
+// The writer still checkpoints when the WAL passes walBackstopPages (32
+// MiB of 4 KiB pages), if the checkpointer fell behind; that also bounds the
+// WAL, whose file SQLite starts over only after a complete checkpoint.
+const (
+	checkpointEvery  = 200 * time.Millisecond
+	walBackstopPages = 8192
+)
+
+// checkpoints runs PASSIVE checkpoints on db (never waiting for, or
+// blocking, readers and the writer) until the returned stop is called.
+func checkpoints(db *sql.DB) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer db.Close()
+		t := time.NewTicker(checkpointEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			// Errors (e.g. the database is gone) leave checkpoints to the
+			// writer's wal_autocheckpoint.
+			var busy, log, done int
+			_ = db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &done)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(quit)
+			<-done
+		})
+	}
 }
 
 // Engine reports which engine backs the store.
@@ -171,6 +238,9 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close releases the pools.
 func (s *Store) Close() error {
+	if s.stopCheckpoints != nil {
+		s.stopCheckpoints()
+	}
 	s.stmts.close()
 	s.wstmts.close()
 	err := s.w.Close()

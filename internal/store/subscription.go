@@ -109,7 +109,55 @@ func DecodeChoices(s string) (catalog.Choices, error) {
 	return c, nil
 }
 
-func scanSubscription(row scanner) (Subscription, error) {
+func scanSubscription(row scanner) (Subscription, error) { return scanSubscriptionWith(row, nil) }
+
+// subscriptionDecoder decodes the package and choices texts of scanned
+// subscriptions once per distinct text: a batch of the engine holds many
+// subscriptions of the same package, and decoding the package's JSON was
+// most of the cost of reading one. Subscriptions it decodes share the
+// slices and pointers of their Package and Choices, which nobody changes in
+// place (a new package or choice is always a new value).
+type subscriptionDecoder struct {
+	packages map[string]catalog.SubscriptionPackage
+	choices  map[string]catalog.Choices
+}
+
+func (d *subscriptionDecoder) decode(sub *Subscription, pkg, choices string) error {
+	if d == nil {
+		if err := json.Unmarshal([]byte(pkg), &sub.Package); err != nil {
+			return fmt.Errorf("subscription %s package: %w", sub.ID, err)
+		}
+		var err error
+		if sub.Choices, err = DecodeChoices(choices); err != nil {
+			return fmt.Errorf("subscription %s choices: %w", sub.ID, err)
+		}
+		return nil
+	}
+	if p, ok := d.packages[pkg]; ok {
+		sub.Package = p
+	} else {
+		if err := json.Unmarshal([]byte(pkg), &sub.Package); err != nil {
+			return fmt.Errorf("subscription %s package: %w", sub.ID, err)
+		}
+		d.packages[pkg] = sub.Package
+	}
+	if c, ok := d.choices[choices]; ok {
+		sub.Choices = c
+	} else {
+		var err error
+		if sub.Choices, err = DecodeChoices(choices); err != nil {
+			return fmt.Errorf("subscription %s choices: %w", sub.ID, err)
+		}
+		d.choices[choices] = sub.Choices
+	}
+	return nil
+}
+
+func newSubscriptionDecoder() *subscriptionDecoder {
+	return &subscriptionDecoder{packages: map[string]catalog.SubscriptionPackage{}, choices: map[string]catalog.Choices{}}
+}
+
+func scanSubscriptionWith(row scanner, d *subscriptionDecoder) (Subscription, error) {
 	var (
 		sub                                         Subscription
 		pkg, choices                                string
@@ -123,11 +171,8 @@ func scanSubscription(row scanner) (Subscription, error) {
 	if err != nil {
 		return Subscription{}, err
 	}
-	if err := json.Unmarshal([]byte(pkg), &sub.Package); err != nil {
-		return Subscription{}, fmt.Errorf("subscription %s package: %w", sub.ID, err)
-	}
-	if sub.Choices, err = DecodeChoices(choices); err != nil {
-		return Subscription{}, fmt.Errorf("subscription %s choices: %w", sub.ID, err)
+	if err := d.decode(&sub, pkg, choices); err != nil {
+		return Subscription{}, err
 	}
 	sub.OrderID, sub.PaymentAgreementID, sub.ChainID = nullString(orderID), nullString(agreement), nullString(chainID)
 	sub.PreviousID, sub.NextID = nullString(prev), nullString(next)
@@ -239,6 +284,39 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, sub Subscription) error {
 	return nil
 }
 
+// UpdateSubscriptionSchedules writes, for every subscription of subs, what
+// the engine's renewal pass changes — renew_at, next_id, deactivated_at and
+// next_action_at, nothing else — if nobody changed the row since it was
+// read (same Version), with a few set-based UPDATEs instead of one per
+// row. If any row was changed (or is missing) it returns ErrConflict and
+// the caller's transaction must roll back. The ids must be distinct.
+func (tx *Tx) UpdateSubscriptionSchedules(ctx context.Context, subs []Subscription) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(subs))
+	for i, sub := range subs {
+		rows[i] = []any{sub.ID, sub.Version, optTS(sub.RenewAt), sub.NextID, optTS(sub.DeactivatedAt), optTS(sub.NextActionAt)}
+	}
+	// The statement joins the subscriptions to a VALUES list; PostgreSQL
+	// types that list's parameters as text unless told.
+	row := `(?, ?, ?, ?, ?, ?)`
+	if tx.s.engine == Postgres {
+		row = `(?::uuid, ?::integer, ?::timestamptz, ?::uuid, ?::timestamptz, ?::timestamptz)`
+	}
+	n, err := tx.updateRows(ctx, `WITH v (id, version, renew_at, next_id, deactivated_at, next_action_at) AS (VALUES `, row,
+		`) UPDATE subscriptions AS s SET renew_at = v.renew_at, next_id = v.next_id, deactivated_at = v.deactivated_at,
+		next_action_at = v.next_action_at, version = s.version + 1
+		FROM v WHERE s.tenant_id = ? AND s.id = v.id AND s.version = v.version`, rows)
+	if err != nil {
+		return fmt.Errorf("store: update %d subscriptions (first %s): %w", len(subs), subs[0].ID, err)
+	}
+	if n != int64(len(subs)) {
+		return fmt.Errorf("store: %d of %d subscriptions (first %s) changed concurrently: %w", int64(len(subs))-n, len(subs), subs[0].ID, ErrConflict)
+	}
+	return nil
+}
+
 // Subscription reads subscription id in the transaction.
 func (tx *Tx) Subscription(ctx context.Context, id string) (Subscription, error) {
 	if !ValidID(id) {
@@ -263,9 +341,10 @@ func (tx *Tx) DueSubscriptions(ctx context.Context, until time.Time, limit int) 
 		return nil, fmt.Errorf("store: due subscriptions: %w", err)
 	}
 	defer rows.Close()
-	var out []Subscription
+	out := make([]Subscription, 0, max(0, min(limit, 1024)))
+	dec := newSubscriptionDecoder()
 	for rows.Next() {
-		sub, err := scanSubscription(rows)
+		sub, err := scanSubscriptionWith(rows, dec)
 		if err != nil {
 			return nil, fmt.Errorf("store: due subscriptions: %w", err)
 		}

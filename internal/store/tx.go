@@ -14,6 +14,8 @@ type Tx struct {
 	tx     *sql.Tx
 	tenant string
 	s      *Store
+	// events is set when the transaction recorded events (see OnEvents).
+	events bool
 }
 
 // TenantID is the tenant the transaction acts for.
@@ -26,7 +28,19 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(t *sql.Tx) error { return fn(&Tx{tx: t, tenant: tenant, s: s}) })
+	var events bool
+	err = s.inTx(ctx, func(t *sql.Tx) error {
+		tx := &Tx{tx: t, tenant: tenant, s: s}
+		err := fn(tx)
+		events = tx.events
+		return err
+	})
+	if err == nil && events {
+		if hook := s.onEvents.Load(); hook != nil {
+			(*hook)()
+		}
+	}
+	return err
 }
 
 // exec runs a fixed statement in the transaction, with a cached prepared

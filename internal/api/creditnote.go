@@ -1,0 +1,209 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// CreditInput is the body of POST /invoice/{id}/credit. Without lines the
+// whole invoice is credited (every positive line, less what earlier credit
+// notes took).
+type CreditInput struct {
+	Reason *string           `json:"reason" maxLength:"500" description:"Why the invoice is credited; printed on the credit note." example:"Delivery missed in week 12"`
+	Lines  []CreditLineInput `json:"lines" maxItems:"1000" description:"What to credit, per invoice line. Left out: everything that can still be credited."`
+}
+
+// CreditLineInput credits amount (gross, in the invoice's currency and
+// price convention's gross) of invoice line lineNumber; without an amount,
+// all that is left of the line.
+type CreditLineInput struct {
+	LineNumber *int        `json:"lineNumber" required:"true" minimum:"1"`
+	Amount     json.Number `json:"amount" description:"Gross amount to credit; at most what is left of the line. Left out: all of it." example:"49.50"`
+}
+
+type creditNoteListParams struct {
+	ListParams
+	InvoiceID    string `query:"invoiceId" format:"uuid" description:"Only credit notes of this invoice (404 if there is no such invoice)."`
+	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only credit notes of this subscriber (404 if there is no such subscriber)."`
+}
+
+type reminderListParams struct {
+	ListParams
+	InvoiceID    string `query:"invoiceId" format:"uuid" description:"Only reminders of this invoice (404 if there is no such invoice)."`
+	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only reminders of this subscriber (404 if there is no such subscriber)."`
+}
+
+func (s *Server) creditNoteRoutes() {
+	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
+	const tag = "CreditNote"
+	s.add(route{method: http.MethodPost, path: "/invoice/{id}/credit", id: "creditInvoice", tag: tag,
+		summary: "Credit an invoice, fully or by lines",
+		desc: "Issues a credit note, numbered in the organization's own gap-free credit note series. What it credits first " +
+			"reduces what the invoice still owes; beyond that (the invoice was paid) it becomes an allowance on the subscriber " +
+			"account, applied to the next invoices. Records CreditNoteIssued. Cancelling a subscription credits its unused or " +
+			"future periods by itself.",
+		request: new(struct {
+			invoiceIDParam
+			CreditInput
+		}), responses: common(respCreated, respNotFound), handle: s.creditInvoice})
+	s.add(route{method: http.MethodGet, path: "/creditnote/{id}", id: "getCreditNote", tag: tag,
+		summary: "Get a credit note", request: new(invoiceIDParam),
+		responses: common(ok(new(store.CreditNote)), respNotFound), handle: s.getCreditNote})
+	s.add(route{method: http.MethodGet, path: "/creditnote", id: "listCreditNotes", tag: tag,
+		summary: "List credit notes", request: new(creditNoteListParams),
+		responses: common(ok(new([]store.CreditNote)), respNotFound), handle: s.listCreditNotes})
+	s.add(route{method: http.MethodGet, path: "/reminder", id: "listReminders", tag: "DunningProcess",
+		summary: "List reminders issued for unpaid invoices", request: new(reminderListParams),
+		responses: common(ok(new([]store.Reminder)), respNotFound), handle: s.listReminders})
+}
+
+func (s *Server) creditInvoice(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in CreditInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	var errs validation.Errors
+	reason := text(&errs, "reason", in.Reason, 500, false)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	var note store.CreditNote
+	err = s.store.InTx(r.Context(), func(tx *store.Tx) error {
+		note, err = tx.CreditInvoice(r.Context(), id, reason, now, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
+			return creditRequests(inv, credited, in.Lines)
+		})
+		if err == nil && note.ID == "" {
+			return validation.Field("lines", "nothing is left to credit")
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.created(w, "/creditnote/"+note.ID, note.ID)
+	return nil
+}
+
+// creditRequests turns the request's lines into credit requests against
+// inv: no lines → everything creditable; a line without amount → all that
+// is left of it.
+func creditRequests(inv store.Invoice, credited map[int]int64, lines []CreditLineInput) ([]billing.CreditRequest, error) {
+	left := billing.Creditable(inv.Lines, credited)
+	if len(lines) == 0 {
+		var out []billing.CreditRequest
+		for _, l := range inv.Lines {
+			if left[l.LineNumber] > 0 {
+				out = append(out, billing.CreditRequest{Line: l.LineNumber, Gross: left[l.LineNumber]})
+			}
+		}
+		if len(out) == 0 {
+			return nil, validation.Field("lines", "nothing is left to credit on invoice %d", inv.InvoiceNumber)
+		}
+		return out, nil
+	}
+	cur, ok := money.LookupCurrency(inv.Currency)
+	if !ok {
+		return nil, fmt.Errorf("api: invoice %s: unknown currency %s", inv.ID, inv.Currency)
+	}
+	var errs validation.Errors
+	out := make([]billing.CreditRequest, 0, len(lines))
+	for i, l := range lines {
+		if l.LineNumber == nil {
+			errs.Add(fmt.Sprintf("lines[%d].lineNumber", i), "is required")
+			continue
+		}
+		req := billing.CreditRequest{Line: *l.LineNumber, Gross: left[*l.LineNumber]}
+		if l.Amount != "" {
+			minor, err := money.ParseMinor(string(l.Amount), cur)
+			if err != nil {
+				errs.Add(fmt.Sprintf("lines[%d].amount", i), "must be an amount in %s with at most %d decimals", cur.Code, cur.Digits)
+				continue
+			}
+			req.Gross = minor
+		}
+		out = append(out, req)
+	}
+	return out, errs.Err()
+}
+
+func (s *Server) getCreditNote(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.store.CreditNote(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	q := r.URL.Query()
+	f := store.CreditNoteFilter{InvoiceID: queryID(q, "invoiceId", &errs), SubscriberID: queryID(q, "subscriberId", &errs)}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	if err := s.requireDocumentParents(r, f.InvoiceID, f.SubscriberID); err != nil {
+		return err
+	}
+	cs, next, err := s.store.ListCreditNotes(r.Context(), f, p)
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		cs = []store.CreditNote{}
+	}
+	s.writeList(w, r, cs, next)
+	return nil
+}
+
+// requireDocumentParents answers 404 when a list filter names an invoice or
+// subscriber that does not exist in the tenant.
+func (s *Server) requireDocumentParents(r *http.Request, invoiceID, subscriberID string) error {
+	if invoiceID != "" {
+		if _, err := s.store.Invoice(r.Context(), invoiceID); err != nil {
+			return err
+		}
+	}
+	return s.store.RequireParents(r.Context(), subscriberID, "")
+}
+
+func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	q := r.URL.Query()
+	f := store.ReminderFilter{InvoiceID: queryID(q, "invoiceId", &errs), SubscriberID: queryID(q, "subscriberId", &errs)}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	if err := s.requireDocumentParents(r, f.InvoiceID, f.SubscriberID); err != nil {
+		return err
+	}
+	rs, next, err := s.store.ListReminders(r.Context(), f, p)
+	if err != nil {
+		return err
+	}
+	if rs == nil {
+		rs = []store.Reminder{}
+	}
+	s.writeList(w, r, rs, next)
+	return nil
+}

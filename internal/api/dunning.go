@@ -1,0 +1,325 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// ProrationPolicyInput is the body of POST and PUT /prorationpolicy. Both
+// settings default to prorating.
+type ProrationPolicyInput struct {
+	Name             *string `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Standard"`
+	PaidProration    *string `json:"paidProration" enum:"GenerateAllowanceForRemainingTime,NoProration" default:"GenerateAllowanceForRemainingTime" description:"A paid period that ends early: an allowance for the remaining days, or nothing."`
+	NotPaidProration *string `json:"notPaidProration" enum:"GenerateChargeForConsumedTime,NoProration" default:"GenerateChargeForConsumedTime" description:"An unpaid period that ends early: its invoice is credited down to the consumed days, or stays as it is."`
+}
+
+// oneOf returns the canonical spelling of v among allowed (matched
+// case-insensitively), recording an error on field otherwise.
+func oneOf(errs *validation.Errors, field string, v *string, def string, allowed ...string) string {
+	s := trimmed(v)
+	if s == "" {
+		return def
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(s, a) {
+			return a
+		}
+	}
+	errs.Add(field, "%q is not one of %s", s, strings.Join(allowed, ", "))
+	return ""
+}
+
+func (in ProrationPolicyInput) policy() (store.ProrationPolicy, error) {
+	var errs validation.Errors
+	p := store.ProrationPolicy{Name: text(&errs, "name", in.Name, 200, true)}
+	p.PaidProration = oneOf(&errs, "paidProration", in.PaidProration, billing.ProrateAllowanceForRemaining,
+		billing.ProrateAllowanceForRemaining, billing.NoProration)
+	p.NotPaidProration = oneOf(&errs, "notPaidProration", in.NotPaidProration, billing.ProrateChargeForConsumed,
+		billing.ProrateChargeForConsumed, billing.NoProration)
+	return p, errs.Err()
+}
+
+// DunningProcessInput is the body of POST and PUT /dunningprocess.
+type DunningProcessInput struct {
+	Name              *string     `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Two reminders"`
+	ReminderDays      []int       `json:"reminderDays" required:"true" minItems:"1" maxItems:"10" description:"Days after the due date that reminders go out, strictly ascending, each from 1 to 365." example:"[7,21]"`
+	ReminderFee       json.Number `json:"reminderFee" description:"Fee per reminder in the invoice's currency (at most 2 decimals), billed on the next invoice. Default 0." example:"35.00"`
+	PaymentStopDays   *int        `json:"paymentStopDays" minimum:"0" maximum:"365" description:"Days after the last reminder that the subscription is cancelled (payment stop), settled by the proration policy. Left out: no payment stop."`
+	ProrationPolicyID *string     `json:"prorationPolicyId" format:"uuid" description:"How cancellations and plan changes of periods invoiced under this process are prorated. Left out: prorate both ways."`
+	IsDefault         *bool       `json:"isDefault" description:"The process for invoices whose billing plan names none. One per tenant: a new default replaces the old."`
+}
+
+func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (store.DunningProcess, error) {
+	var errs validation.Errors
+	d := store.DunningProcess{Name: text(&errs, "name", in.Name, 200, true), ReminderDays: in.ReminderDays, ReminderFee: "0"}
+	if len(in.ReminderDays) == 0 || len(in.ReminderDays) > 10 {
+		errs.Add("reminderDays", "must list 1 to 10 days")
+	}
+	for i, day := range in.ReminderDays {
+		// At least a day after the due date keeps every reminder after the
+		// engine batch that issued its invoice (see engine.step).
+		if day < 1 || day > 365 || i > 0 && day <= in.ReminderDays[i-1] {
+			errs.Add("reminderDays", "must be strictly ascending days from 1 to 365")
+			break
+		}
+	}
+	if in.ReminderFee != "" {
+		fee, err := decimal.NewFromString(string(in.ReminderFee))
+		switch {
+		case err != nil:
+			errs.Add("reminderFee", "must be a number")
+		case fee.Sign() < 0 || fee.Exponent() < -2 || fee.GreaterThan(decimal.NewFromInt(100000)):
+			errs.Add("reminderFee", "must be from 0 to 100000 with at most 2 decimals")
+		default:
+			d.ReminderFee = json.Number(fee.StringFixed(2))
+		}
+	}
+	if in.PaymentStopDays != nil {
+		if *in.PaymentStopDays < 0 || *in.PaymentStopDays > 365 {
+			errs.Add("paymentStopDays", "must be from 0 to 365")
+		}
+		d.PaymentStopDays = in.PaymentStopDays
+	}
+	if id := normID(in.ProrationPolicyID); id != "" {
+		if _, err := s.store.ProrationPolicy(r.Context(), id); err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				return d, err
+			}
+			errs.Add("prorationPolicyId", "there is no proration policy %s", id)
+		}
+		d.ProrationPolicyID = &id
+	}
+	d.IsDefault = in.IsDefault != nil && *in.IsDefault
+	return d, errs.Err()
+}
+
+type dunningIDParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
+type prorationPolicyUpdate struct {
+	dunningIDParam
+	ProrationPolicyInput
+}
+
+type dunningProcessUpdate struct {
+	dunningIDParam
+	DunningProcessInput
+}
+
+func (s *Server) dunningRoutes() {
+	list := func(body any) response {
+		return response{status: http.StatusOK, body: body,
+			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}
+	}
+	const ptag = "ProrationPolicy"
+	s.add(route{method: http.MethodPost, path: "/prorationpolicy", id: "createProrationPolicy", tag: ptag,
+		summary: "Create a proration policy",
+		desc: "Day-based: amount × remaining days / period days, rounded per invoice line. A dunning process refers to it; " +
+			"invoices issued under that process are prorated by it when their period ends early.",
+		request: new(ProrationPolicyInput), responses: common(respCreated), handle: s.createProrationPolicy})
+	s.add(route{method: http.MethodGet, path: "/prorationpolicy", id: "listProrationPolicies", tag: ptag,
+		summary: "List proration policies", request: new(ListParams),
+		responses: common(list(new([]store.ProrationPolicy))), handle: s.listProrationPolicies})
+	s.add(route{method: http.MethodGet, path: "/prorationpolicy/{id}", id: "getProrationPolicy", tag: ptag,
+		summary: "Get a proration policy", request: new(dunningIDParam),
+		responses: common(response{status: http.StatusOK, body: new(store.ProrationPolicy)}, respNotFound), handle: s.getProrationPolicy})
+	s.add(route{method: http.MethodPut, path: "/prorationpolicy/{id}", id: "updateProrationPolicy", tag: ptag,
+		summary: "Replace a proration policy's fields", request: new(prorationPolicyUpdate),
+		responses: common(respNoContent, respNotFound), handle: s.updateProrationPolicy})
+	s.add(route{method: http.MethodDelete, path: "/prorationpolicy/{id}", id: "deleteProrationPolicy", tag: ptag,
+		summary: "Delete a proration policy", desc: "A policy a dunning process refers to is not deleted (400 naming `id`).",
+		request: new(dunningIDParam), responses: common(respNoContent, respNotFound), handle: s.deleteProrationPolicy})
+
+	const dtag = "DunningProcess"
+	s.add(route{method: http.MethodPost, path: "/dunningprocess", id: "createDunningProcess", tag: dtag,
+		summary: "Create a dunning process",
+		desc: "Reminders go out the given days after an unpaid invoice's due date, each with the fee (a charge billed on the " +
+			"next invoice); paymentStopDays after the last one the subscription is cancelled. An invoice follows the process " +
+			"of its billing plan (`dunningProcessId`), else the tenant's default, chosen when it is issued. Paying or crediting " +
+			"the invoice in full stops its reminders.",
+		request: new(DunningProcessInput), responses: common(respCreated), handle: s.createDunningProcess})
+	s.add(route{method: http.MethodGet, path: "/dunningprocess", id: "listDunningProcesses", tag: dtag,
+		summary: "List dunning processes", request: new(ListParams),
+		responses: common(list(new([]store.DunningProcess))), handle: s.listDunningProcesses})
+	s.add(route{method: http.MethodGet, path: "/dunningprocess/{id}", id: "getDunningProcess", tag: dtag,
+		summary: "Get a dunning process", request: new(dunningIDParam),
+		responses: common(response{status: http.StatusOK, body: new(store.DunningProcess)}, respNotFound), handle: s.getDunningProcess})
+	s.add(route{method: http.MethodPut, path: "/dunningprocess/{id}", id: "updateDunningProcess", tag: dtag,
+		summary: "Replace a dunning process's fields",
+		desc:    "Invoices already in dunning follow the new schedule from their next action on.",
+		request: new(dunningProcessUpdate), responses: common(respNoContent, respNotFound), handle: s.updateDunningProcess})
+	s.add(route{method: http.MethodDelete, path: "/dunningprocess/{id}", id: "deleteDunningProcess", tag: dtag,
+		summary: "Delete a dunning process",
+		desc:    "A process a billing plan refers to is not deleted (400 naming `id`). Invoices in dunning under it stop dunning.",
+		request: new(dunningIDParam), responses: common(respNoContent, respNotFound), handle: s.deleteDunningProcess})
+}
+
+func (s *Server) createProrationPolicy(w http.ResponseWriter, r *http.Request) error {
+	var in ProrationPolicyInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	p, err := in.policy()
+	if err != nil {
+		return err
+	}
+	if p, err = s.store.CreateProrationPolicy(r.Context(), p, s.now()); err != nil {
+		return err
+	}
+	s.created(w, "/prorationpolicy/"+p.ID, p.ID)
+	return nil
+}
+
+func (s *Server) listProrationPolicies(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	ps, next, err := s.store.ListProrationPolicies(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	if ps == nil {
+		ps = []store.ProrationPolicy{}
+	}
+	s.writeList(w, r, ps, next)
+	return nil
+}
+
+func (s *Server) getProrationPolicy(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.store.ProrationPolicy(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
+
+func (s *Server) updateProrationPolicy(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in ProrationPolicyInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	p, err := in.policy()
+	if err != nil {
+		return err
+	}
+	p.ID = id
+	if err := s.store.UpdateProrationPolicy(r.Context(), p, s.now()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deleteProrationPolicy(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteProrationPolicy(r.Context(), id); err != nil {
+		return catalogError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) createDunningProcess(w http.ResponseWriter, r *http.Request) error {
+	var in DunningProcessInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	d, err := s.dunningProcess(r, in)
+	if err != nil {
+		return err
+	}
+	if d, err = s.store.CreateDunningProcess(r.Context(), d, s.now()); err != nil {
+		return catalogError(err)
+	}
+	s.created(w, "/dunningprocess/"+d.ID, d.ID)
+	return nil
+}
+
+func (s *Server) listDunningProcesses(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	ds, next, err := s.store.ListDunningProcesses(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	if ds == nil {
+		ds = []store.DunningProcess{}
+	}
+	s.writeList(w, r, ds, next)
+	return nil
+}
+
+func (s *Server) getDunningProcess(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	d, err := s.store.DunningProcess(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) updateDunningProcess(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.DunningProcess(r.Context(), id); err != nil {
+		return err
+	}
+	var in DunningProcessInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	d, err := s.dunningProcess(r, in)
+	if err != nil {
+		return err
+	}
+	d.ID = id
+	if err := s.store.UpdateDunningProcess(r.Context(), d, s.now()); err != nil {
+		return catalogError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deleteDunningProcess(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteDunningProcess(r.Context(), id); err != nil {
+		return catalogError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,239 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// PaymentInput is the body of POST /payment: a payment result reported by
+// a provider (or entered by hand) for exactly one of an invoice, a payment
+// demand or a KID.
+type PaymentInput struct {
+	InvoiceID       *string `json:"invoiceId" format:"uuid" description:"The invoice paid. Give exactly one of invoiceId, paymentDemandId and kid."`
+	PaymentDemandID *string `json:"paymentDemandId" format:"uuid" description:"The payment demand paid."`
+	KID             *string `json:"kid" description:"The invoice's payment reference (KID) the payer used." example:"00000000018"`
+	OrganizationID  *string `json:"organizationId" format:"uuid" description:"The organization whose invoice the KID names; required when the KID matches invoices of several organizations."`
+	Status          *string `json:"status" required:"true" enum:"Succeeded,Failed" description:"The result (case-insensitive on input)."`
+	Amount          *number `json:"amount" required:"true" description:"Amount (> 0) in the payment demand's currency, with at most its minor-unit decimals." example:"248.00"`
+	Currency        *string `json:"currency" required:"true" description:"ISO 4217 code; must be the payment demand's currency." example:"NOK"`
+	PaidAt          *string `json:"paidAt" format:"date-time" description:"Value date and time. Default: now on the tenant's clock."`
+	Provider        *string `json:"provider" required:"true" maxLength:"100" description:"Who reports the payment, e.g. External, Bank, Manual." example:"External"`
+	// ProviderReference with Provider identifies the payment: a repeated
+	// report is answered with the first payment.
+	ProviderReference  *string `json:"providerReference" required:"true" maxLength:"200" description:"The provider's id of the payment; reporting the same provider and reference again is idempotent." example:"pi_3NpQ2f"`
+	FailureReason      *string `json:"failureReason" maxLength:"500" description:"Why the payment failed (only with status Failed)." example:"Insufficient funds"`
+	PaymentAgreementID *string `json:"paymentAgreementId" format:"uuid" description:"The subscriber's payment agreement the payment was made under."`
+}
+
+type paymentIDParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
+type paymentListParams struct {
+	ListParams
+	SubscriberID      string `query:"subscriberId" format:"uuid" description:"Only payments of this subscriber (404 if there is no such subscriber)."`
+	InvoiceID         string `query:"invoiceId" format:"uuid" description:"Only payments of this invoice (404 if there is no such invoice)."`
+	PaymentDemandID   string `query:"paymentDemandId" format:"uuid" description:"Only payments of this payment demand (404 if there is no such demand)."`
+	Status            string `query:"status" enum:"Succeeded,Failed"`
+	Provider          string `query:"provider"`
+	ProviderReference string `query:"providerReference"`
+}
+
+func (s *Server) paymentRoutes() {
+	const tag = "Payment"
+	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
+	s.add(route{method: http.MethodPost, path: "/payment", id: "createPayment", tag: tag,
+		summary: "Report a payment result",
+		desc: "Records a payment result for an invoice, a payment demand or a KID. A success is matched to the demand: " +
+			"in full the invoice becomes Paid, in part PartiallyPaid, and what exceeds the outstanding amount becomes an " +
+			"allowance on the subscriber account that the next invoices apply. A failure is recorded (PaymentFailed) and " +
+			"changes nothing else: dunning goes on. Reporting the same provider and providerReference again answers 200 " +
+			"with the first payment's id and changes nothing; the same reference with another status, amount, currency, " +
+			"target or paidAt is 409.",
+		request: new(PaymentInput), responses: common(respCreated,
+			response{status: http.StatusOK, body: "", desc: "Reported before: the body is the first payment's id.",
+				headers: map[string]string{"Location": "Address of the payment."}},
+			response{status: http.StatusConflict, desc: "The provider reference names a payment with other data."}),
+		handle: s.createPayment})
+	s.add(route{method: http.MethodGet, path: "/payment/{id}", id: "getPayment", tag: tag, summary: "Get a payment",
+		request: new(paymentIDParam), responses: common(ok(new(store.Payment)), respNotFound), handle: s.getPayment})
+	s.add(route{method: http.MethodGet, path: "/payment", id: "listPayments", tag: tag, summary: "List payments",
+		request: new(paymentListParams), responses: common(ok(new([]store.Payment)), respNotFound), handle: s.listPayments})
+}
+
+// uuidField reads an optional id field, lower-cased.
+func uuidField(errs *validation.Errors, field string, p *string) string {
+	v := strings.ToLower(trimmed(p))
+	if v != "" && !store.ValidID(v) {
+		errs.Add(field, "must be a uuid")
+		return ""
+	}
+	return v
+}
+
+func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
+	var in PaymentInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	var errs validation.Errors
+	invoiceID := uuidField(&errs, "invoiceId", in.InvoiceID)
+	demandID := uuidField(&errs, "paymentDemandId", in.PaymentDemandID)
+	orgID := uuidField(&errs, "organizationId", in.OrganizationID)
+	agreementID := uuidField(&errs, "paymentAgreementId", in.PaymentAgreementID)
+	kid := trimmed(in.KID)
+	if kid != "" && (len(kid) > 25 || strings.Trim(kid, "0123456789") != "") {
+		errs.Add("kid", "must be 2 to 25 digits")
+	}
+	given := 0
+	for _, p := range []*string{in.InvoiceID, in.PaymentDemandID, in.KID} {
+		if trimmed(p) != "" {
+			given++
+		}
+	}
+	switch {
+	case given == 0:
+		errs.Add("invoiceId", "give one of invoiceId, paymentDemandId and kid")
+	case given > 1:
+		for _, f := range []struct {
+			name string
+			p    *string
+		}{{"invoiceId", in.InvoiceID}, {"paymentDemandId", in.PaymentDemandID}, {"kid", in.KID}} {
+			if trimmed(f.p) != "" {
+				errs.Add(f.name, "give only one of invoiceId, paymentDemandId and kid")
+			}
+		}
+	}
+	if orgID != "" && kid == "" {
+		errs.Add("organizationId", "is only for a kid")
+	}
+	status := ""
+	switch v := trimmed(in.Status); {
+	case v == "":
+		errs.Add("status", "is required")
+	case strings.EqualFold(v, store.PaymentSucceeded):
+		status = store.PaymentSucceeded
+	case strings.EqualFold(v, store.PaymentFailed):
+		status = store.PaymentFailed
+	default:
+		errs.Add("status", "%q is not one of Succeeded, Failed", v)
+	}
+	currency := strings.ToUpper(trimmed(in.Currency))
+	cur, curOK := money.LookupCurrency(currency)
+	if currency == "" {
+		errs.Add("currency", "is required")
+	} else if !curOK {
+		errs.Add("currency", "%q is not an ISO 4217 currency code", currency)
+	}
+	var amount catalog.Amount
+	if in.Amount == nil {
+		errs.Add("amount", "is required")
+	} else if d, err := in.Amount.decimal(); err != nil {
+		errs.Add("amount", "%s", err)
+	} else if d.Sign() <= 0 {
+		errs.Add("amount", "must be more than 0")
+	} else if curOK {
+		if amount, err = catalog.ParseAmount(d, cur); err != nil {
+			errs.Add("amount", "%s", err)
+		}
+	}
+	paidAt := timeField(&errs, "paidAt", in.PaidAt)
+	provider := text(&errs, "provider", in.Provider, 100, true)
+	reference := text(&errs, "providerReference", in.ProviderReference, 200, true)
+	var reason *string
+	if v := text(&errs, "failureReason", in.FailureReason, 500, false); v != "" {
+		if status == store.PaymentSucceeded {
+			errs.Add("failureReason", "is only for a Failed payment")
+		}
+		reason = &v
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+
+	// The target is resolved before the currency can be compared with the
+	// demand's; an unknown target (also another tenant's) is a 400 on its
+	// field, like any other reference in a body.
+	target, demandCurrency, err := s.store.PaymentTarget(r.Context(), invoiceID, demandID, kid, orgID)
+	if err != nil {
+		return err
+	}
+	if demandCurrency != currency {
+		return validation.Field("currency", "must be %s, the payment demand's currency", demandCurrency)
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	np := store.NewPayment{PaymentDemandID: target, Status: status, Amount: amount.Minor, Currency: currency, PaidAt: now,
+		Provider: provider, ProviderReference: reference, FailureReason: reason, Now: now}
+	if paidAt != nil {
+		np.PaidAt, np.PaidAtGiven = *paidAt, true
+	}
+	if agreementID != "" {
+		np.PaymentAgreementID = &agreementID
+	}
+	p, created, err := s.store.RecordPayment(r.Context(), np)
+	if err != nil {
+		return err
+	}
+	if !created {
+		w.Header().Set("Location", s.baseURL+"/payment/"+p.ID)
+		writeJSON(w, http.StatusOK, p.ID)
+		return nil
+	}
+	s.created(w, "/payment/"+p.ID, p.ID)
+	return nil
+}
+
+func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.store.Payment(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
+
+func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	q := r.URL.Query()
+	id := func(name string) string {
+		v := strings.ToLower(strings.TrimSpace(q.Get(name)))
+		if v != "" && !store.ValidID(v) {
+			errs.Add(name, "must be a uuid")
+			return ""
+		}
+		return v
+	}
+	f := store.PaymentFilter{SubscriberID: id("subscriberId"), InvoiceID: id("invoiceId"), PaymentDemandID: id("paymentDemandId"),
+		Provider: q.Get("provider"), ProviderReference: q.Get("providerReference")}
+	switch v := q.Get("status"); {
+	case v == "":
+	case strings.EqualFold(v, store.PaymentSucceeded):
+		f.Status = store.PaymentSucceeded
+	case strings.EqualFold(v, store.PaymentFailed):
+		f.Status = store.PaymentFailed
+	default:
+		errs.Add("status", "must be one of Succeeded, Failed")
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	ps, next, err := s.store.ListPayments(r.Context(), f, p)
+	if err != nil {
+		return err
+	}
+	s.writeList(w, r, ps, next)
+	return nil
+}

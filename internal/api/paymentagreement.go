@@ -1,0 +1,530 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/swaggest/jsonschema-go"
+
+	"github.com/kadens/kadens/internal/checkdigit"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// maxImportRows bounds POST /paymentagreement/import: one transaction
+// writes them all.
+const maxImportRows = 1000
+
+// AgreementParamsInput describes a payment agreement: the body of POST
+// /paymentagreement without the subscriber, and what an order may carry
+// instead of a paymentAgreementId.
+type AgreementParamsInput struct {
+	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro are not supported yet (400)."`
+	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
+	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
+}
+
+// PaymentAgreementInput is the body of POST /paymentagreement and a row of
+// POST /paymentagreement/import: exactly the contract's fields.
+type PaymentAgreementInput struct {
+	SubscriberID               *string `json:"subscriberId" required:"true" format:"uuid" description:"A subscriber of the tenant."`
+	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro are not supported yet (400)."`
+	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
+	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
+}
+
+func (in PaymentAgreementInput) params() AgreementParamsInput {
+	return AgreementParamsInput{ProviderType: in.ProviderType, ProviderAgreementReference: in.ProviderAgreementReference, PaymentMethod: in.PaymentMethod}
+}
+
+// ChangePaymentAgreementInput is the body of POST
+// /subscription/{id}/changePaymentAgreement.
+type ChangePaymentAgreementInput struct {
+	PaymentAgreementID *string `json:"paymentAgreementId" required:"true" format:"uuid" description:"A live payment agreement of the subscription's subscriber."`
+}
+
+type changeAgreementRequest struct {
+	subscriptionIDParam
+	ChangePaymentAgreementInput
+}
+
+// ImportReport is the answer of POST /paymentagreement/import.
+type ImportReport struct {
+	Created  int               `json:"created"`
+	Skipped  int               `json:"skipped"`
+	Rejected int               `json:"rejected"`
+	Rows     []ImportRowResult `json:"rows" description:"One per row, in the order sent."`
+}
+
+// ImportRowResult is what the import did with one row.
+type ImportRowResult struct {
+	Index  int     `json:"index" description:"The row's position in the request, from 0."`
+	Status string  `json:"status" enum:"Created,Skipped,Rejected" description:"Skipped: a live agreement with the same providerType and providerAgreementReference (Invoice: the subscriber's Invoice agreement) already exists for the subscriber; id is that agreement."`
+	ID     *string `json:"id" description:"The agreement created or found; null when rejected."`
+	// Errors name the row's fields, as a 400 of POST /paymentagreement would.
+	Errors []validation.FieldError `json:"errors"`
+}
+
+type agreementIDParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
+type agreementListParams struct {
+	ListParams
+	SubscriberID               string `query:"subscriberId" format:"uuid" description:"Only agreements of this subscriber (404 if there is no such subscriber)."`
+	ProviderType               string `query:"providerType" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" description:"Only agreements of this provider type (case-insensitive)."`
+	ProviderAgreementReference string `query:"providerAgreementReference" description:"Only agreements with this reference (exact, after removing spaces)."`
+	IncludeDeleted             bool   `query:"includeDeleted" description:"List deleted agreements too (default: only live ones)."`
+}
+
+func (s *Server) paymentAgreementRoutes() {
+	const tag = "PaymentAgreement"
+	s.add(route{
+		method: http.MethodPost, path: "/paymentagreement", id: "createPaymentAgreement", tag: tag,
+		summary: "Create a payment agreement",
+		desc: "Checks the reference by provider type, reporting every problem at once (400 naming the field): EHF takes a " +
+			"Norwegian organization number (9 digits, MOD11 check digit), OIO a Danish CVR number (8 digits, modulus 11) or a " +
+			"GLN (13 digits, GS1 check digit), both with paymentMethod `eInvoice`; External any reference up to 200 characters " +
+			"that no live External agreement of the tenant has; Invoice no reference. Autogiro and AvtaleGiro are not supported " +
+			"yet. The subscriber must exist in the tenant. Records PaymentAgreementCreated. A subscriber has one live Invoice " +
+			"agreement: asking for another answers 200 with the existing one's id (and Location) and creates nothing.",
+		request: new(PaymentAgreementInput),
+		responses: common(respCreated, response{status: http.StatusOK, body: "", desc: "Invoice agreement that already existed; the body is its id.",
+			headers: map[string]string{"Location": "Address of the existing agreement."}}),
+		handle: s.createPaymentAgreement,
+	})
+	s.add(route{
+		method: http.MethodPost, path: "/paymentagreement/import", id: "importPaymentAgreements", tag: tag,
+		summary: "Import payment agreements made outside Kadens",
+		desc: fmt.Sprintf("A JSON array of up to %d agreements, each with the fields and checks of POST /paymentagreement. "+
+			"Idempotent by (providerType, providerAgreementReference) within the tenant (an Invoice agreement by its subscriber): "+
+			"a row whose agreement the subscriber already has is Skipped with that agreement's id, so an import can be sent again. "+
+			"A reference another subscriber's live agreement holds, or an invalid row, is Rejected with errors naming the row's "+
+			"fields. The created rows are written in one transaction, each with PaymentAgreementCreated. Answers 200 with the "+
+			"per-row report; a body that is not an array, or holds more than %d rows, is a 400.", maxImportRows, maxImportRows),
+		request:   new([]PaymentAgreementInput),
+		responses: common(response{status: http.StatusOK, body: new(ImportReport)}),
+		handle:    s.importPaymentAgreements,
+	})
+	s.add(route{
+		method: http.MethodGet, path: "/paymentagreement", id: "listPaymentAgreements", tag: tag,
+		summary: "List payment agreements", desc: "Oldest first; live agreements unless includeDeleted. Filters combine with AND.",
+		request: new(agreementListParams),
+		responses: common(response{status: http.StatusOK, body: new([]store.PaymentAgreement),
+			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
+		handle: s.listPaymentAgreements,
+	})
+	s.add(route{
+		method: http.MethodGet, path: "/paymentagreement/{id}", id: "getPaymentAgreement", tag: tag,
+		summary: "Get a payment agreement", desc: "Deleted agreements stay readable (deletedAt set): invoices refer to them.",
+		request:   new(agreementIDParam),
+		responses: common(response{status: http.StatusOK, body: new(store.PaymentAgreement)}, respNotFound),
+		handle:    s.getPaymentAgreement,
+	})
+	s.add(route{
+		method: http.MethodDelete, path: "/paymentagreement/{id}", id: "deletePaymentAgreement", tag: tag,
+		summary: "Delete a payment agreement",
+		desc: "Marks the agreement deleted and records PaymentAgreementDeleted, in one transaction. Every subscription period " +
+			"using it that has not ended (the running one, one created ahead by a renewal, one not started yet) moves to the " +
+			"subscriber's Invoice agreement, created if missing; later renewals inherit that. Invoices already issued keep the " +
+			"agreement they were issued with. The Invoice agreement itself cannot be deleted while such a period uses it (400 " +
+			"naming `id`). Deleting a deleted agreement changes nothing and answers 204 again.",
+		request:   new(agreementIDParam),
+		responses: common(respNoContent, respNotFound),
+		handle:    s.deletePaymentAgreement,
+	})
+	s.add(route{
+		method: http.MethodPost, path: "/subscription/{id}/changePaymentAgreement", id: "changePaymentAgreement", tag: "Subscription",
+		summary: "Assign a payment agreement to a subscription",
+		desc: "The agreement must be a live agreement of the subscription's subscriber (else 400 naming `paymentAgreementId`). " +
+			"This period, if it has not ended, and every later period of the subscription that has not ended (a period created " +
+			"ahead by a renewal, the series a plan change began) take the agreement, and every later renewal inherits it, so " +
+			"the next invoices carry it. An invoice already issued is a document and keeps its agreement, also when its period " +
+			"(created ahead) now has the new one. A subscription whose periods have all ended or were cancelled is a 400 naming " +
+			"`id`. Answers 204; GET /subscription/{id} shows the agreement as `paymentAgreementId`. Records no event.",
+		request:   new(changeAgreementRequest),
+		responses: common(respNoContent, respNotFound),
+		handle:    s.changePaymentAgreement,
+	})
+}
+
+// providerTypes are the provider types in their canonical spelling.
+var providerTypes = []string{store.ProviderInvoice, store.ProviderEHF, store.ProviderOIO, store.ProviderExternal,
+	store.ProviderAutogiro, store.ProviderAvtaleGiro}
+
+// canonicalProvider returns the canonical spelling of provider type v
+// (matched ignoring case), or "".
+func canonicalProvider(v string) string {
+	for _, p := range providerTypes {
+		if strings.EqualFold(v, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// checkAgreementParams validates in by its provider type and returns the
+// agreement it describes in canonical form, recording every problem in
+// errs with field names under prefix ("" or "paymentAgreement.").
+func checkAgreementParams(errs *validation.Errors, prefix string, in AgreementParamsInput) store.AgreementParams {
+	var (
+		p         store.AgreementParams
+		typeField = prefix + "providerType"
+		refField  = prefix + "providerAgreementReference"
+		mthField  = prefix + "paymentMethod"
+	)
+	raw := trimmed(in.ProviderType)
+	p.ProviderType = canonicalProvider(raw)
+	ref := text(errs, refField, in.ProviderAgreementReference, 200, false)
+	method := text(errs, mthField, in.PaymentMethod, 100, false)
+	// fixedMethod accepts only want (ignoring case), defaulting to it.
+	fixedMethod := func(want string) string {
+		if method != "" && !strings.EqualFold(method, want) {
+			errs.Add(mthField, "must be %s for %s agreements", want, p.ProviderType)
+		}
+		return want
+	}
+	switch p.ProviderType {
+	case "":
+		if raw == "" {
+			errs.Add(typeField, "is required: one of %s", strings.Join(providerTypes[:4], ", "))
+		} else {
+			errs.Add(typeField, "%q is not a provider type: one of %s", raw, strings.Join(providerTypes[:4], ", "))
+		}
+	case store.ProviderInvoice:
+		if ref != "" {
+			errs.Add(refField, "must be empty for Invoice agreements: the subscriber pays by bank transfer with the invoice's KID")
+		}
+		p.PaymentMethod = fixedMethod(store.MethodBankTransfer)
+	case store.ProviderEHF:
+		p.ProviderAgreementReference = identifier(errs, refField, ref, "the recipient's Norwegian organization number (9 digits)",
+			"a Norwegian organization number", checkdigit.NorwegianOrgNumber)
+		p.PaymentMethod = fixedMethod(store.MethodEInvoice)
+	case store.ProviderOIO:
+		check, what := checkdigit.CVR, "a Danish CVR number"
+		if n := len(strings.ReplaceAll(ref, " ", "")); n != 8 {
+			check, what = checkdigit.GLN, "a GLN"
+		}
+		p.ProviderAgreementReference = identifier(errs, refField, ref, "a Danish CVR number (8 digits) or a GLN (13 digits)", what, check)
+		p.PaymentMethod = fixedMethod(store.MethodEInvoice)
+	case store.ProviderExternal:
+		if ref == "" {
+			errs.Add(refField, "is required: the integrator's reference of the agreement")
+		}
+		p.ProviderAgreementReference = ref
+		p.PaymentMethod = method
+		if method == "" {
+			p.PaymentMethod = store.ProviderExternal
+		}
+	case store.ProviderAutogiro, store.ProviderAvtaleGiro:
+		// Their mandates are checked against the bank's files (issues for
+		// internal/autogiro and internal/avtalegiro); until then they
+		// cannot be created. This is the slot for those checks.
+		errs.Add(typeField, "%s agreements are not supported yet: their mandates come with the %s integration", p.ProviderType, p.ProviderType)
+	}
+	return p
+}
+
+// identifier checks a required invoice-network identifier with check.
+// need says what is required; what names the kind for check digit errors.
+func identifier(errs *validation.Errors, field, ref, need, what string, check func(string) (string, error)) string {
+	if ref == "" {
+		errs.Add(field, "is required: %s", need)
+		return ""
+	}
+	got, err := check(ref)
+	var fe *checkdigit.FormatError
+	switch {
+	case errors.As(err, &fe):
+		errs.Add(field, "%q must be %s", ref, need)
+	case errors.Is(err, checkdigit.ErrCheckDigit):
+		errs.Add(field, "%q is not %s: the check digit does not match", ref, what)
+	case err != nil:
+		errs.Add(field, "%q is not %s: %v", ref, what, err)
+	}
+	return got
+}
+
+// checkedAgreement validates a POST /paymentagreement body (or an import
+// row) without looking at stored data.
+func checkedAgreement(in PaymentAgreementInput) (store.PaymentAgreement, validation.Errors) {
+	var errs validation.Errors
+	sub := requiredID(&errs, "subscriberId", in.SubscriberID)
+	p := checkAgreementParams(&errs, "", in.params())
+	return store.PaymentAgreement{SubscriberID: sub, ProviderType: p.ProviderType,
+		ProviderAgreementReference: p.ProviderAgreementReference, PaymentMethod: p.PaymentMethod}, errs
+}
+
+// externalTaken returns the id of the live External agreement holding ref,
+// or "".
+func (s *Server) externalTaken(ctx context.Context, ref string) (string, error) {
+	list, _, err := s.store.ListPaymentAgreements(ctx, store.AgreementFilter{ProviderType: store.ProviderExternal, Reference: ref}, store.Page{Limit: 1})
+	if err != nil || len(list) == 0 {
+		return "", err
+	}
+	return list[0].ID, nil
+}
+
+func errReferenceTaken(field, ref, id string) validation.Errors {
+	if id == "" {
+		return validation.Field(field, "%q is the reference of another live External agreement of this tenant", ref)
+	}
+	return validation.Field(field, "%q is the reference of External agreement %s of this tenant already", ref, id)
+}
+
+func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) error {
+	var in PaymentAgreementInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	a, errs := checkedAgreement(in)
+	if a.SubscriberID != "" {
+		switch _, err := s.store.Subscriber(ctx, a.SubscriberID); {
+		case errors.Is(err, store.ErrNotFound):
+			errs.Add("subscriberId", "no subscriber %s in this tenant", a.SubscriberID)
+		case err != nil:
+			return err
+		}
+	}
+	if a.ProviderType == store.ProviderExternal && a.ProviderAgreementReference != "" && !hasField(errs, "providerAgreementReference") {
+		id, err := s.externalTaken(ctx, a.ProviderAgreementReference)
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			errs = append(errs, errReferenceTaken("providerAgreementReference", a.ProviderAgreementReference, id)...)
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	now, err := s.tenantNow(ctx)
+	if err != nil {
+		return err
+	}
+	out, created, err := s.store.CreatePaymentAgreement(ctx, a, now)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return validation.Field("subscriberId", "no subscriber %s in this tenant", a.SubscriberID)
+	case errors.Is(err, store.ErrAgreementReferenceTaken):
+		return errReferenceTaken("providerAgreementReference", a.ProviderAgreementReference, "")
+	case err != nil:
+		return err
+	}
+	if !created {
+		w.Header().Set("Location", s.baseURL+"/paymentagreement/"+out.ID)
+		writeJSON(w, http.StatusOK, out.ID)
+		return nil
+	}
+	s.created(w, "/paymentagreement/"+out.ID, out.ID)
+	return nil
+}
+
+func (s *Server) getPaymentAgreement(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	a, err := s.store.PaymentAgreement(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	q := r.URL.Query()
+	f := store.AgreementFilter{SubscriberID: strings.ToLower(strings.TrimSpace(queryFold(q, "subscriberId")))}
+	if f.SubscriberID != "" && !store.ValidID(f.SubscriberID) {
+		errs.Add("subscriberId", "must be a uuid")
+	}
+	if v := strings.TrimSpace(queryFold(q, "providerType")); v != "" {
+		if f.ProviderType = canonicalProvider(v); f.ProviderType == "" {
+			errs.Add("providerType", "%q is not a provider type: one of %s", v, strings.Join(providerTypes, ", "))
+		}
+	}
+	f.Reference = strings.ReplaceAll(strings.TrimSpace(queryFold(q, "providerAgreementReference")), " ", "")
+	if b := queryBool(q, "includeDeleted", &errs); b != nil {
+		f.IncludeDeleted = *b
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if err := mustExist(f.SubscriberID, func(id string) error { _, err := s.store.Subscriber(ctx, id); return err }); err != nil {
+		return err
+	}
+	list, next, err := s.store.ListPaymentAgreements(ctx, f, p)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []store.PaymentAgreement{}
+	}
+	s.writeList(w, r, list, next)
+	return nil
+}
+
+func (s *Server) deletePaymentAgreement(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	_, err = s.store.DeletePaymentAgreement(r.Context(), id, now)
+	var inUse *store.InUseError
+	if errors.As(err, &inUse) {
+		return validation.Field("id", "%s is the subscriber's Invoice agreement, the fallback of every other agreement, and subscriptions "+
+			"use it (%s); assign them another agreement first", id, strings.Join(inUse.IDs, ", "))
+	}
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request) error {
+	var raw []json.RawMessage
+	if err := decodeJSON(r, &raw); err != nil {
+		return err
+	}
+	if len(raw) > maxImportRows {
+		return validation.Field("body", "holds %d rows; import at most %d at a time", len(raw), maxImportRows)
+	}
+	rows := make([]store.ImportRow, len(raw))
+	report := ImportReport{Rows: make([]ImportRowResult, len(raw))}
+	for i, b := range raw {
+		report.Rows[i] = ImportRowResult{Index: i, Errors: []validation.FieldError{}}
+		var in PaymentAgreementInput
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var errs validation.Errors
+		if err := dec.Decode(&in); err != nil {
+			errors.As(jsonError(err), &errs)
+		} else {
+			rows[i].Agreement, errs = checkedAgreement(in)
+		}
+		if len(errs) > 0 {
+			rows[i].Rejected = true
+			report.Rows[i].Status, report.Rows[i].Errors = store.ImportRejected, errs
+		}
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	outcomes, err := s.store.ImportPaymentAgreements(r.Context(), rows, now)
+	if err != nil {
+		return err
+	}
+	for i, o := range outcomes {
+		row := &report.Rows[i]
+		if !rows[i].Rejected {
+			row.Status = o.Status
+			if o.ID != "" {
+				id := o.ID
+				row.ID = &id
+			}
+			if o.Field != "" {
+				row.Errors = validation.Field(o.Field, "%s", o.Reason)
+			}
+		}
+		switch row.Status {
+		case store.ImportCreated:
+			report.Created++
+		case store.ImportSkipped:
+			report.Skipped++
+		default:
+			report.Rejected++
+		}
+	}
+	writeJSON(w, http.StatusOK, report)
+	return nil
+}
+
+func (s *Server) changePaymentAgreement(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in ChangePaymentAgreementInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	var errs validation.Errors
+	agreement := requiredID(&errs, "paymentAgreementId", in.PaymentAgreementID)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	_, err = s.store.ChangePaymentAgreement(r.Context(), id, agreement, now)
+	switch {
+	case errors.Is(err, store.ErrAgreementNotUsable):
+		return validation.Field("paymentAgreementId", "%s is not a live payment agreement of the subscription's subscriber", agreement)
+	case errors.Is(err, store.ErrSubscriptionEnded):
+		return validation.Field("id", "subscription %s has ended or was cancelled: no period is left to pay for", id)
+	case err != nil:
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// PrepareJSONSchema adds an example to the agreement body schema.
+func (PaymentAgreementInput) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.WithExamples(json.RawMessage(`{"subscriberId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d71", "providerType": "EHF",
+  "providerAgreementReference": "923609016", "paymentMethod": "eInvoice"}`))
+	return nil
+}
+
+// checkOrderAgreement validates the agreement parameters of an order
+// (in.PaymentAgreement, not nil) and records them on o.
+func (s *Server) checkOrderAgreement(ctx context.Context, errs *validation.Errors, o *store.Order, in OrderInput) error {
+	if normID(in.PaymentAgreementID) != "" {
+		errs.Add("paymentAgreement", "give either paymentAgreementId (an existing agreement) or paymentAgreement (one to create), not both")
+		return nil
+	}
+	p := checkAgreementParams(errs, "paymentAgreement.", *in.PaymentAgreement)
+	const refField = "paymentAgreement.providerAgreementReference"
+	if p.ProviderType == store.ProviderExternal && p.ProviderAgreementReference != "" && !hasField(*errs, refField) {
+		id, err := s.externalTaken(ctx, p.ProviderAgreementReference)
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			*errs = append(*errs, errReferenceTaken(refField, p.ProviderAgreementReference, id)...)
+		}
+	}
+	o.PaymentAgreementParams = &p
+	return nil
+}
+
+// completeOrderAgreement creates, in an order's completion transaction, the
+// agreement the order describes for subscriber subscriberID (an Invoice
+// agreement the subscriber has already is used as it is).
+func completeOrderAgreement(ctx context.Context, tx *store.Tx, subscriberID string, p store.AgreementParams, now time.Time) (store.PaymentAgreement, error) {
+	a, _, err := tx.CreateAgreement(ctx, store.PaymentAgreement{SubscriberID: subscriberID, ProviderType: p.ProviderType,
+		ProviderAgreementReference: p.ProviderAgreementReference, PaymentMethod: p.PaymentMethod}, now)
+	if errors.Is(err, store.ErrAgreementReferenceTaken) {
+		return store.PaymentAgreement{}, validation.Field("paymentAgreement.providerAgreementReference",
+			"%q became the reference of another live External agreement of this tenant since the order was created", p.ProviderAgreementReference)
+	}
+	return a, err
+}

@@ -1,0 +1,442 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webhook"
+)
+
+// WebhookSecretHeader carries a generated signing secret in the answer to
+// POST /webhook, the only time it is shown.
+const WebhookSecretHeader = "Webhook-Secret"
+
+// WebhookStatusHeader tells the answer to POST and PUT /webhook whether the
+// handshake validated the endpoint.
+const WebhookStatusHeader = "Webhook-Status"
+
+// manualValidationTTL is how long a manual validation URL works.
+const manualValidationTTL = 5 * time.Minute
+
+// EventKind is a kind of event a webhook can receive.
+type EventKind string
+
+// Enum lists the kinds for the OpenAPI document.
+func (EventKind) Enum() []any {
+	out := make([]any, len(webhook.Kinds))
+	for i, k := range webhook.Kinds {
+		out[i] = k
+	}
+	return out
+}
+
+// WebhookInput is the body of POST and PUT /webhook.
+type WebhookInput struct {
+	URL        *string     `json:"url" required:"true" format:"uri" example:"https://example.com/kadens/events" description:"http or https; must not resolve to a loopback, private or link-local address."`
+	EventTypes []EventKind `json:"eventTypes" required:"true" minItems:"1" description:"The kinds to receive; at least one, no wildcard."`
+	Format     *string     `json:"format" enum:"EventGrid,CloudEvents" default:"EventGrid" description:"EventGrid: a JSON array of events per POST. CloudEvents: one CloudEvents 1.0 event per POST (structured JSON)."`
+	Secret     *string     `json:"secret" description:"Signing secret, whsec_ followed by the base64 of 24 to 64 bytes. Generated when left out on POST (and returned once, in the Webhook-Secret header); kept when left out on PUT."`
+	// DisableValidation skips the handshake: the registration is Validated at once.
+	DisableValidation *bool `json:"disableValidation" description:"Skip the validation handshake; the registration receives events at once."`
+}
+
+type webhookIDParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
+type webhookUpdate struct {
+	webhookIDParam
+	WebhookInput
+}
+
+type deliveryListParams struct {
+	webhookIDParam
+	ListParams
+	Status string `query:"status" enum:"Pending,Delivered,Failed" description:"Only deliveries with this status."`
+}
+
+type deliveryIDParams struct {
+	webhookIDParam
+	DeliveryID string `path:"deliveryId" format:"uuid"`
+}
+
+// WebhookValidated answers a manual validation.
+type WebhookValidated struct {
+	ID     string `json:"id"`
+	Status string `json:"status" example:"Validated"`
+}
+
+// webhookPayloads documents the data of every event kind.
+const webhookPayloads = `
+
+Every delivery is a POST signed per Standard Webhooks (headers webhook-id, webhook-timestamp, webhook-signature
+"v1,<base64 HMAC-SHA256 of id.timestamp.body>" with the base64-decoded part of the secret after whsec_) and carries
+S4-TenantId. webhook-id is the delivery id, the same on every retry. EventGrid bodies are an array of
+{id, topic, subject, eventType, eventTime, data, dataVersion, metadataVersion}; CloudEvents bodies are one
+{specversion, id, source, type, subject, time, datacontenttype, data}. Payloads are light (ids); fetch the resources.
+
+| eventType | subject | data |
+|---|---|---|
+| SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated | /subscription/{id} | subscriptionId, subscriberId, organizationId |
+| OrderProcessed | /order/{id} | orderId, subscriberId, subscriptionId |
+| InvoiceIssued, InvoicePaid | /invoice/{id} | invoiceId, paymentDemandId, subscriberId, subscriptionId |
+| CreditNoteIssued | /creditnote/{id} | creditNoteId, invoiceId, paymentDemandId, subscriberId |
+| ReminderIssued | /invoice/{id} | reminderId, paymentDemandId, invoiceId, subscriberId, reminderNumber |
+| PaymentCompleted, PaymentFailed | /payment/{id} | paymentId, paymentDemandId, invoiceId, subscriberId |
+| PaymentAgreementCreated, PaymentAgreementDeleted | /paymentagreement/{id} | paymentAgreementId, subscriberId, providerType |
+| WebhookValidation (handshake only) | /webhook/{id} | validationCode, validationUrl |
+
+A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to
+24 h; then the delivery is Failed and can be redelivered.`
+
+func (s *Server) webhookRoutes() {
+	const tag = "Webhook"
+	s.add(route{method: http.MethodPost, path: "/webhook", id: "createWebhook", tag: tag,
+		summary: "Register a webhook endpoint",
+		desc: "Unless disableValidation is set, Kadens posts a validation event (eventType WebhookValidation, data " +
+			"{validationCode, validationUrl}) to the url before answering. The endpoint proves ownership by answering 2xx with " +
+			"{\"validationResponse\": \"<validationCode>\"}; the registration is then Validated (Webhook-Status header). " +
+			"Otherwise it stays Pending and receives no events until someone opens the validationUrl (GET, within 5 minutes) " +
+			"or the registration is updated. The signing secret is returned once, in the Webhook-Secret header, when it was " +
+			"generated (not on an Idempotency-Key replay: supply your own secret if you need retries to see it)." + webhookPayloads,
+		request: new(WebhookInput),
+		responses: common(response{status: http.StatusCreated, body: "", desc: "Created; the body is the new id (a JSON string).",
+			headers: map[string]string{"Location": "Address of the new resource.",
+				WebhookSecretHeader: "The generated signing secret (whsec_…), shown only here.",
+				WebhookStatusHeader: "Validated when the handshake succeeded (or was disabled), else Pending."}}),
+		handle: s.createWebhook})
+	s.add(route{method: http.MethodGet, path: "/webhook", id: "listWebhooks", tag: tag,
+		summary: "List webhook registrations", request: new(ListParams),
+		responses: common(response{status: http.StatusOK, body: new([]store.Webhook),
+			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}),
+		handle: s.listWebhooks})
+	s.add(route{method: http.MethodGet, path: "/webhook/{id}", id: "getWebhook", tag: tag,
+		summary: "Get a webhook registration", desc: "The secret is never shown again.", request: new(webhookIDParam),
+		responses: common(response{status: http.StatusOK, body: new(store.Webhook)}, respNotFound), handle: s.getWebhook})
+	s.add(route{method: http.MethodPut, path: "/webhook/{id}", id: "updateWebhook", tag: tag,
+		summary: "Replace a webhook registration",
+		desc: "A new url (or a registration still Pending) goes through the validation handshake again, unless " +
+			"disableValidation is set; until it passes the registration receives nothing. A secret left out is kept.",
+		request: new(webhookUpdate),
+		responses: common(response{status: http.StatusNoContent, desc: "Done.",
+			headers: map[string]string{WebhookStatusHeader: "Validated or Pending."}}, respNotFound),
+		handle: s.updateWebhook})
+	s.add(route{method: http.MethodDelete, path: "/webhook/{id}", id: "deleteWebhook", tag: tag,
+		summary: "Delete a webhook registration", desc: "Its deliveries are deleted with it.", request: new(webhookIDParam),
+		responses: common(respNoContent, respNotFound), handle: s.deleteWebhook})
+	s.add(route{method: http.MethodGet, path: "/webhook/{id}/deliveries", id: "listWebhookDeliveries", tag: tag,
+		summary: "List a webhook's deliveries with their attempts",
+		desc:    "Oldest first. Each attempt records when it was made, the status code (null without an answer), latency and error.",
+		request: new(deliveryListParams),
+		responses: common(response{status: http.StatusOK, body: new([]store.WebhookDelivery),
+			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
+		handle: s.listWebhookDeliveries})
+	s.add(route{method: http.MethodPost, path: "/webhook/{id}/deliveries/{deliveryId}/redeliver", id: "redeliverWebhookDelivery", tag: tag,
+		summary: "Send a delivery again",
+		desc: "Queues the delivery now, whatever its status (e.g. Failed after its retries ran out); its retry schedule " +
+			"starts over. The webhook-id stays the same.",
+		request:   new(deliveryIDParams),
+		responses: common(response{status: http.StatusAccepted, desc: "Queued."}, respNotFound),
+		handle:    s.redeliverWebhookDelivery})
+}
+
+// webhookFromInput validates in; secret may be left empty.
+func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (store.Webhook, error) {
+	var (
+		errs validation.Errors
+		w    store.Webhook
+	)
+	w.URL = trimmed(in.URL)
+	if w.URL == "" {
+		errs.Add("url", "is required")
+	} else if err := webhook.CheckURL(ctx, w.URL, s.webhooks.AllowPrivate(), nil); err != nil {
+		errs.Add("url", "%s", err)
+	}
+	if len(in.EventTypes) == 0 {
+		errs.Add("eventTypes", "must list at least one event kind: %s", strings.Join(webhook.Kinds, ", "))
+	}
+	seen := map[string]bool{}
+	for i, k := range in.EventTypes {
+		kind := canonicalKind(strings.TrimSpace(string(k)))
+		switch {
+		case kind == "":
+			errs.Add(fmt.Sprintf("eventTypes[%d]", i), "%q is not an event kind; known kinds: %s", k, strings.Join(webhook.Kinds, ", "))
+		case !seen[kind]:
+			seen[kind] = true
+			w.EventTypes = append(w.EventTypes, kind)
+		}
+	}
+	switch f := trimmed(in.Format); {
+	case f == "" || strings.EqualFold(f, webhook.FormatEventGrid):
+		w.Format = webhook.FormatEventGrid
+	case strings.EqualFold(f, webhook.FormatCloudEvents):
+		w.Format = webhook.FormatCloudEvents
+	default:
+		errs.Add("format", "%q is not a format: EventGrid or CloudEvents", f)
+	}
+	if in.Secret != nil {
+		w.Secret = strings.TrimSpace(*in.Secret)
+		if _, err := webhook.SecretKey(w.Secret); err != nil {
+			errs.Add("secret", "%s", err)
+		}
+	}
+	w.DisableValidation = in.DisableValidation != nil && *in.DisableValidation
+	return w, errs.Err()
+}
+
+func canonicalKind(k string) string {
+	for _, known := range webhook.Kinds {
+		if strings.EqualFold(k, known) {
+			return known
+		}
+	}
+	return ""
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// pendingValidation issues a manual validation token; it returns the
+// stored half and the URL and code to send.
+func (s *Server) pendingValidation(now time.Time) (*store.WebhookValidation, string, string) {
+	token := webhook.NewToken()
+	return &store.WebhookValidation{TokenHash: hashToken(token), IssuedAt: now},
+		s.baseURL + "/webhook/validate?token=" + url.QueryEscape(token), webhook.NewToken()
+}
+
+// handshake sends the validation event and validates the registration when
+// the endpoint echoes the code; it returns the resulting status.
+func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.WebhookValidation, validationURL, code string, now time.Time) string {
+	tenant, _ := tenancy.From(ctx)
+	ok, err := s.webhooks.Handshake(ctx, tenant, w.ID, w.URL, w.Format, w.Secret, code, validationURL, now)
+	if !ok {
+		logger(ctx).InfoContext(ctx, "webhook handshake failed", "webhook", w.ID, "err", err)
+		return store.WebhookPending
+	}
+	if err := s.store.ValidateWebhook(ctx, w.ID, v.TokenHash, s.now()); err != nil {
+		// Changed meanwhile (e.g. a PUT with another url): that change
+		// runs its own handshake.
+		return store.WebhookPending
+	}
+	return store.WebhookValidated
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	var in WebhookInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	hook, err := s.webhookFromInput(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	generated := hook.Secret == ""
+	if generated {
+		hook.Secret = webhook.NewSecret()
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	var (
+		v                   *store.WebhookValidation
+		validationURL, code string
+	)
+	if !hook.DisableValidation {
+		v, validationURL, code = s.pendingValidation(now)
+	}
+	created, err := s.store.CreateWebhook(r.Context(), hook, v, s.now())
+	if err != nil {
+		return err
+	}
+	status := created.Status
+	if v != nil {
+		status = s.handshake(r.Context(), created, v, validationURL, code, now)
+	}
+	if generated {
+		w.Header().Set(WebhookSecretHeader, hook.Secret)
+	}
+	w.Header().Set(WebhookStatusHeader, status)
+	s.created(w, "/webhook/"+created.ID, created.ID)
+	return nil
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	var errs validation.Errors
+	p := page(r, &errs)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	hooks, next, err := s.store.ListWebhooks(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	if hooks == nil {
+		hooks = []store.Webhook{}
+	}
+	s.writeList(w, r, hooks, next)
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	hook, err := s.store.Webhook(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, hook)
+	return nil
+}
+
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in WebhookInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	hook, err := s.webhookFromInput(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	hook.ID = id
+	old, err := s.store.Webhook(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	var (
+		v                   *store.WebhookValidation
+		validationURL, code string
+	)
+	if !hook.DisableValidation && (hook.URL != old.URL || old.Status != store.WebhookValidated) {
+		v, validationURL, code = s.pendingValidation(now)
+	}
+	updated, err := s.store.UpdateWebhook(r.Context(), hook, v, s.now())
+	if err != nil {
+		return err
+	}
+	status := updated.Status
+	if v != nil {
+		status = s.handshake(r.Context(), updated, v, validationURL, code, now)
+	}
+	w.Header().Set(WebhookStatusHeader, status)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteWebhook(r.Context(), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var errs validation.Errors
+	p := page(r, &errs)
+	f := store.DeliveryFilter{}
+	switch st := strings.TrimSpace(queryFold(r.URL.Query(), "status")); {
+	case st == "":
+	case strings.EqualFold(st, store.DeliveryPending), strings.EqualFold(st, store.DeliveryDelivered), strings.EqualFold(st, store.DeliveryFailed):
+		f.Status = strings.ToUpper(st[:1]) + strings.ToLower(st[1:])
+	default:
+		errs.Add("status", "%q is not a delivery status: Pending, Delivered or Failed", st)
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	list, next, err := s.store.ListWebhookDeliveries(r.Context(), id, f, p)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []store.WebhookDelivery{}
+	}
+	s.writeList(w, r, list, next)
+	return nil
+}
+
+func (s *Server) redeliverWebhookDelivery(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	deliveryID, err := pathID(r, "deliveryId")
+	if err != nil {
+		return err
+	}
+	if err := s.store.RedeliverWebhookDelivery(r.Context(), id, deliveryID, s.now()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// WebhookValidation serves GET /webhook/validate?token=…, the manual
+// validation URL sent in a validation event. It needs no credentials (the
+// unguessable token is the credential), so it is mounted by the server
+// beside the API, outside the authenticated routes and the OpenAPI document
+// (whose createWebhook description explains it). It works for 5 minutes
+// after the event was sent, on the tenant's clock; after that, or for an
+// unknown or used token, it answers an empty 404.
+func (s *Server) WebhookValidation() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.validateWebhook(w, r); err != nil {
+			writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) validateWebhook(w http.ResponseWriter, r *http.Request) error {
+	token := r.URL.Query().Get("token")
+	if token == "" {
+		return store.ErrNotFound
+	}
+	hash := hashToken(token)
+	tenant, id, issued, err := s.store.WebhookByValidationToken(r.Context(), hash)
+	if err != nil {
+		return err
+	}
+	ctx := tenancy.With(r.Context(), tenant)
+	now, err := s.tenantNow(ctx)
+	if err != nil {
+		return err
+	}
+	if now.Sub(issued) > manualValidationTTL {
+		return store.ErrNotFound
+	}
+	if err := s.store.ValidateWebhook(ctx, id, hash, s.now()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, WebhookValidated{ID: id, Status: store.WebhookValidated})
+	return nil
+}

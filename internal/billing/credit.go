@@ -1,0 +1,216 @@
+package billing
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// Proration settings (a proration policy; product-decisions §5). Paid
+// periods give an allowance for the time that will not be used; unpaid
+// ones have their invoice credited down to the consumed time (which is
+// what "charge for consumed time" amounts to for an invoice billed in
+// advance).
+const (
+	ProrateAllowanceForRemaining = "GenerateAllowanceForRemainingTime"
+	ProrateChargeForConsumed     = "GenerateChargeForConsumedTime"
+	NoProration                  = "NoProration"
+)
+
+// Policy is a proration policy's two settings.
+type Policy struct {
+	Paid    string
+	NotPaid string
+}
+
+// DefaultPolicy prorates both ways; it applies where no policy is set.
+var DefaultPolicy = Policy{Paid: ProrateAllowanceForRemaining, NotPaid: ProrateChargeForConsumed}
+
+// ProrationDays returns how many days of the period [start, end) are used
+// when it ends early at at, and how many days it has, counted in local
+// calendar days of loc: a day that has begun counts as used (the
+// subscriber had the service that day); a day with a DST change is one
+// day like any other.
+func ProrationDays(start, end, at time.Time, loc *time.Location) (used, total int) {
+	total = period.Days(start, end, loc)
+	if !at.After(start) {
+		return 0, total
+	}
+	if !at.Before(end) {
+		return total, total
+	}
+	used = period.Days(start, at, loc)
+	if !period.StartOfDay(at, loc).Equal(at.UTC()) {
+		used++
+	}
+	return min(used, total), total
+}
+
+// CreditLine is one line of a credit note: the part of an invoice line it
+// credits. Amounts are positive; Net + VAT = Gross.
+type CreditLine struct {
+	LineNumber        int             `json:"lineNumber"`
+	InvoiceLineNumber int             `json:"invoiceLineNumber"`
+	Description       string          `json:"description"`
+	PeriodStart       *time.Time      `json:"periodStart"`
+	PeriodEnd         *time.Time      `json:"periodEnd"`
+	VATRate           catalog.Percent `json:"vatRate"`
+	Net               catalog.Amount  `json:"net"`
+	VAT               catalog.Amount  `json:"vat"`
+	Gross             catalog.Amount  `json:"gross"`
+}
+
+// CreditRequest asks to credit Gross (minor units, positive) of invoice
+// line Line.
+type CreditRequest struct {
+	Line  int
+	Gross int64
+}
+
+// CreditDocument is a built credit note.
+type CreditDocument struct {
+	Lines     []CreditLine
+	VATTotals []VATTotal
+	Net       int64
+	VAT       int64
+	Gross     int64
+}
+
+// Creditable returns how much of each line of an invoice can still be
+// credited (gross minor units by line number): positive lines only, less
+// what earlier credit notes took.
+func Creditable(lines []Line, credited map[int]int64) map[int]int64 {
+	out := map[int]int64{}
+	for _, l := range lines {
+		if left := l.Gross.Minor - credited[l.LineNumber]; l.Gross.Minor > 0 && left > 0 {
+			out[l.LineNumber] = left
+		}
+	}
+	return out
+}
+
+// BuildCredit builds a credit note for an invoice's lines: each request
+// credits part of one line, at the line's VAT rate (the gross is split
+// with money.SplitGross, rounded half away from zero). A request for a
+// line that does not exist, is not creditable, or asks more than is left
+// fails with a validation error naming the request.
+func BuildCredit(cur money.Currency, lines []Line, credited map[int]int64, reqs []CreditRequest) (CreditDocument, error) {
+	left := Creditable(lines, credited)
+	byNumber := map[int]Line{}
+	for _, l := range lines {
+		byNumber[l.LineNumber] = l
+	}
+	var (
+		doc  CreditDocument
+		errs validation.Errors
+		seen = map[int]bool{}
+	)
+	for i, r := range reqs {
+		field := fmt.Sprintf("lines[%d]", i)
+		l, ok := byNumber[r.Line]
+		switch {
+		case !ok:
+			errs.Add(field+".lineNumber", "the invoice has no line %d", r.Line)
+			continue
+		case seen[r.Line]:
+			errs.Add(field+".lineNumber", "line %d is named twice", r.Line)
+			continue
+		case r.Gross <= 0:
+			errs.Add(field+".amount", "must be more than zero")
+			continue
+		case r.Gross > left[r.Line]:
+			errs.Add(field+".amount", "line %d has %s left to credit", r.Line, money.FormatMinor(left[r.Line], cur))
+			continue
+		}
+		seen[r.Line] = true
+		net, vat := money.SplitGross(r.Gross, l.VATRate.Decimal())
+		doc.Lines = append(doc.Lines, CreditLine{LineNumber: len(doc.Lines) + 1, InvoiceLineNumber: l.LineNumber,
+			Description: l.Description, PeriodStart: l.PeriodStart, PeriodEnd: l.PeriodEnd, VATRate: l.VATRate,
+			Net: catalog.NewAmount(net, cur), VAT: catalog.NewAmount(vat, cur), Gross: catalog.NewAmount(r.Gross, cur)})
+		doc.Net += net
+		doc.VAT += vat
+		doc.Gross += r.Gross
+	}
+	if err := errs.Err(); err != nil {
+		return CreditDocument{}, err
+	}
+	if len(doc.Lines) == 0 {
+		return CreditDocument{}, validation.Field("lines", "nothing to credit")
+	}
+	vl := make([]Line, len(doc.Lines))
+	for i, l := range doc.Lines {
+		vl[i] = Line{VATRate: l.VATRate, Net: l.Net, VAT: l.VAT, Gross: l.Gross}
+	}
+	doc.VATTotals = vatTotals(vl, cur)
+	return doc, nil
+}
+
+// PeriodCredit returns the requests that credit the period lines (products)
+// of an invoice for the unused part of the period: each line's creditable
+// gross × (total − used) / total, rounded half away from zero per line.
+// used = 0 credits the lines whole (a period that never started).
+func PeriodCredit(lines []Line, credited map[int]int64, used, total int) ([]CreditRequest, error) {
+	if total <= 0 || used < 0 || used > total {
+		return nil, fmt.Errorf("billing: proration %d of %d days", used, total)
+	}
+	left := Creditable(lines, credited)
+	var out []CreditRequest
+	for _, l := range lines {
+		if l.Kind != LineProduct && l.Kind != LineAdditionalProduct || left[l.LineNumber] == 0 {
+			continue
+		}
+		g, err := money.Prorate(l.Gross.Minor, int64(total-used), int64(total))
+		if err != nil {
+			return nil, err
+		}
+		if g = min(g, left[l.LineNumber]); g > 0 {
+			out = append(out, CreditRequest{Line: l.LineNumber, Gross: g})
+		}
+	}
+	return out, nil
+}
+
+// PeriodAllowance is the allowance a paid period gives when it ends after
+// used of total days: per VAT rate, the sum over its period lines of
+// gross × (total − used) / total, rounded per line. Rates are in the order
+// of the lines.
+func PeriodAllowance(lines []Line, used, total int) ([]RateAmount, error) {
+	if total <= 0 || used < 0 || used > total {
+		return nil, fmt.Errorf("billing: proration %d of %d days", used, total)
+	}
+	var out []RateAmount
+	for _, l := range lines {
+		if l.Kind != LineProduct && l.Kind != LineAdditionalProduct || l.Gross.Minor <= 0 {
+			continue
+		}
+		g, err := money.Prorate(l.Gross.Minor, int64(total-used), int64(total))
+		if err != nil {
+			return nil, err
+		}
+		if g == 0 {
+			continue
+		}
+		i := -1
+		for j := range out {
+			if out[j].VATRate.Equal(l.VATRate) {
+				i = j
+			}
+		}
+		if i < 0 {
+			out = append(out, RateAmount{VATRate: l.VATRate})
+			i = len(out) - 1
+		}
+		out[i].Gross += g
+	}
+	return out, nil
+}
+
+// RateAmount is a gross amount at one VAT rate.
+type RateAmount struct {
+	VATRate catalog.Percent
+	Gross   int64
+}

@@ -1,0 +1,454 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Ledger rules checked by CheckLedger (docs/BILLING.md, "Ledger check").
+const (
+	RuleBalance       = "balance"        // Σ entries = Σ invoices − Σ credit notes − Σ payments + charges − allowances
+	RuleInvoiceEntry  = "invoice-entry"  // one Invoice entry per invoice, equal to its gross, on its account
+	RuleDemandInvoice = "demand-invoice" // one invoice per demand, pointing back, amount = gross
+	RuleDemandPaid    = "demand-paid"    // paid_amount = Σ applied of succeeded payments
+	RuleDemandCredit  = "demand-credited"
+	RuleStatus        = "status"         // stored statuses = billing.Settlement.Statuses
+	RuleItemRemaining = "item-remaining" // remaining = amount − what invoices billed or applied
+	RulePaymentEntry  = "payment-entry"  // one Payment entry of −applied per payment; surplus = its allowance
+)
+
+// LedgerProblem is one row that breaks a ledger rule, with what to do.
+type LedgerProblem struct {
+	TenantID string `json:"tenantId"`
+	Rule     string `json:"rule"`
+	Table    string `json:"table"`
+	ID       string `json:"id"`
+	Detail   string `json:"detail"`
+	Fix      string `json:"fix"`
+}
+
+func (p LedgerProblem) String() string {
+	row := strings.TrimSuffix(p.Table, "s")
+	if p.Table == "account_entries" {
+		row = "account_entry"
+	}
+	return fmt.Sprintf("tenant %s %s %s [%s]: %s. %s", p.TenantID, row, p.ID, p.Rule, p.Detail, p.Fix)
+}
+
+// LedgerReport is the outcome of CheckLedger: what was checked and every
+// problem found (Problems is capped at LedgerCheck.MaxProblems; Found
+// counts them all).
+type LedgerReport struct {
+	Tenants  int             `json:"tenants"`
+	Accounts int             `json:"accounts"`
+	Invoices int             `json:"invoices"`
+	Demands  int             `json:"demands"`
+	Items    int             `json:"accountItems"`
+	Payments int             `json:"payments"`
+	Found    int             `json:"problemCount"`
+	Problems []LedgerProblem `json:"problems"`
+}
+
+// Clean reports whether no rule is broken.
+func (r LedgerReport) Clean() bool { return r.Found == 0 }
+
+// LedgerCheck configures CheckLedger.
+type LedgerCheck struct {
+	// TenantID limits the check to one tenant; empty checks all.
+	TenantID string
+	// Progress, when set, is called every ProgressEvery rows of a step
+	// (so only big tenants report), with the tenant, the step and the rows
+	// done so far.
+	Progress      func(tenantID, step string, done int)
+	ProgressEvery int
+	// MaxProblems caps the problems kept in the report (default 10,000).
+	MaxProblems int
+}
+
+// CheckLedger verifies the billing ledger of every tenant (or one) in one
+// read snapshot per tenant: every account's balance against its
+// documents and items, every invoice's ledger entry, every demand's
+// invoice, amounts and statuses, every item's remaining amount and every
+// payment's entry and surplus. It reads only; the report says what to do
+// about each problem.
+func (s *Store) CheckLedger(ctx context.Context, o LedgerCheck) (LedgerReport, error) {
+	if o.MaxProblems <= 0 {
+		o.MaxProblems = 10000
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = 10000
+	}
+	var tenants []string
+	if o.TenantID != "" {
+		t, err := s.TenantByID(ctx, o.TenantID)
+		if err != nil {
+			return LedgerReport{}, fmt.Errorf("store: ledger check: tenant %s: %w", o.TenantID, err)
+		}
+		tenants = []string{t.ID}
+	} else {
+		all, err := s.Tenants(ctx)
+		if err != nil {
+			return LedgerReport{}, err
+		}
+		for _, t := range all {
+			tenants = append(tenants, t.ID)
+		}
+	}
+	r := &ledgerRun{LedgerCheck: o, report: LedgerReport{Problems: []LedgerProblem{}}}
+	for _, t := range tenants {
+		r.tenant = t
+		err := s.readTx(tenancy.With(ctx, t), func(q queryer) error {
+			for _, step := range []func(context.Context, queryer) error{
+				r.balances, r.invoiceEntries, r.demands, r.orphanInvoices, r.items, r.payments} {
+				if err := step(ctx, q); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return r.report, fmt.Errorf("store: ledger check of tenant %s: %w", t, err)
+		}
+		r.report.Tenants++
+	}
+	return r.report, nil
+}
+
+type ledgerRun struct {
+	LedgerCheck
+	tenant string
+	report LedgerReport
+}
+
+func (r *ledgerRun) problem(rule, table, id, fix, format string, args ...any) {
+	r.report.Found++
+	if len(r.report.Problems) < r.MaxProblems {
+		r.report.Problems = append(r.report.Problems, LedgerProblem{TenantID: r.tenant, Rule: rule, Table: table, ID: id,
+			Detail: fmt.Sprintf(format, args...), Fix: fix})
+	}
+}
+
+// each streams query's rows to fn, reporting progress as it goes, and
+// returns the number of rows.
+func (r *ledgerRun) each(ctx context.Context, q queryer, step, query string, fn func(*sql.Rows) error) (int, error) {
+	rows, err := q.QueryContext(ctx, query, r.tenant)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", step, err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return n, fmt.Errorf("%s: %w", step, err)
+		}
+		n++
+		if r.Progress != nil && n%r.ProgressEvery == 0 {
+			r.Progress(r.tenant, step, n)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("%s: %w", step, err)
+	}
+	return n, nil
+}
+
+// fmtMoney formats minor units of currency code for a problem's detail.
+func fmtMoney(minor int64, code string) string {
+	if cur, err := currencyOf(code); err == nil {
+		return catalog.NewAmount(minor, cur).String() + " " + code
+	}
+	return fmt.Sprintf("%d minor units of %s", minor, code)
+}
+
+// sum is SUM(expr) as a bigint on both engines (PostgreSQL's SUM of a
+// bigint is numeric).
+func sum(expr string) string { return "CAST(SUM(" + expr + ") AS bigint)" }
+
+const fixEntries = "Ledger entries are append-only: find the altered or missing entry (GET /subscriberaccount/{id}/entries), " +
+	"restore it from a backup or the audit trail, and do not edit entries by hand"
+
+func (r *ledgerRun) balances(ctx context.Context, q queryer) error {
+	n, err := r.each(ctx, q, "accounts", `SELECT a.id, a.currency, COALESCE(e.total, 0), COALESCE(i.total, 0),
+		COALESCE(c.total, 0), COALESCE(p.total, 0), COALESCE(it.charges, 0), COALESCE(it.allowances, 0)
+		FROM subscriber_accounts a
+		LEFT JOIN (SELECT account_id, `+sum("amount")+` AS total FROM account_entries WHERE tenant_id = $1 GROUP BY account_id) e
+			ON e.account_id = a.id
+		LEFT JOIN (SELECT account_id, `+sum("gross")+` AS total FROM invoices WHERE tenant_id = $1 GROUP BY account_id) i
+			ON i.account_id = a.id
+		LEFT JOIN (SELECT account_id, `+sum("applied")+` AS total FROM credit_notes WHERE tenant_id = $1 GROUP BY account_id) c
+			ON c.account_id = a.id
+		LEFT JOIN (SELECT account_id, `+sum("applied")+` AS total FROM payments WHERE tenant_id = $1 AND status = 'Succeeded'
+			GROUP BY account_id) p ON p.account_id = a.id
+		LEFT JOIN (SELECT account_id, `+sum("CASE WHEN kind = 'Charge' THEN remaining ELSE 0 END")+` AS charges,
+			`+sum("CASE WHEN kind = 'Allowance' THEN remaining ELSE 0 END")+` AS allowances
+			FROM account_items WHERE tenant_id = $1 GROUP BY account_id) it ON it.account_id = a.id
+		WHERE a.tenant_id = $1 ORDER BY a.id`, func(rows *sql.Rows) error {
+		var (
+			id, code                                               string
+			balance, invoiced, credited, paid, charges, allowances int64
+		)
+		if err := rows.Scan(&id, &code, &balance, &invoiced, &credited, &paid, &charges, &allowances); err != nil {
+			return err
+		}
+		if want := invoiced - credited - paid + charges - allowances; balance != want {
+			r.problem(RuleBalance, "subscriber_accounts", id, fixEntries,
+				"balance (sum of entries) is %s but invoices %s − credit notes %s − payments %s + outstanding charges %s − available allowances %s = %s (off by %s)",
+				fmtMoney(balance, code), fmtMoney(invoiced, code), fmtMoney(credited, code), fmtMoney(paid, code), fmtMoney(charges, code),
+				fmtMoney(allowances, code), fmtMoney(want, code), fmtMoney(balance-want, code))
+		}
+		return nil
+	})
+	r.report.Accounts += n
+	return err
+}
+
+func (r *ledgerRun) invoiceEntries(ctx context.Context, q queryer) error {
+	// Invoice entries that do not match their invoice.
+	_, err := r.each(ctx, q, "invoice entries", `SELECT e.id, e.amount, e.account_id, e.invoice_id, i.id, i.gross, i.account_id, i.currency
+		FROM account_entries e LEFT JOIN invoices i ON i.tenant_id = e.tenant_id AND i.id = e.invoice_id
+		WHERE e.tenant_id = $1 AND e.kind = 'Invoice'
+			AND (i.id IS NULL OR e.amount <> i.gross OR e.account_id <> i.account_id)`, func(rows *sql.Rows) error {
+		var (
+			id, account                    string
+			entryInvoice, invoice, invAcct sql.NullString
+			code                           sql.NullString
+			amount                         int64
+			gross                          sql.NullInt64
+		)
+		if err := rows.Scan(&id, &amount, &account, &entryInvoice, &invoice, &gross, &invAcct, &code); err != nil {
+			return err
+		}
+		switch {
+		case !invoice.Valid:
+			r.problem(RuleInvoiceEntry, "account_entries", id, fixEntries, "Invoice entry of %d minor units names no invoice (%s)",
+				amount, entryInvoice.String)
+		case amount != gross.Int64:
+			r.problem(RuleInvoiceEntry, "account_entries", id, fixEntries, "Invoice entry is %s but invoice %s has gross %s",
+				fmtMoney(amount, code.String), invoice.String, fmtMoney(gross.Int64, code.String))
+		default:
+			r.problem(RuleInvoiceEntry, "account_entries", id, fixEntries, "Invoice entry is on account %s but invoice %s is on account %s",
+				account, invoice.String, invAcct.String)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Invoices without exactly one Invoice entry.
+	_, err = r.each(ctx, q, "invoice entries", `SELECT i.id, i.invoice_number, COALESCE(e.n, 0)
+		FROM invoices i LEFT JOIN (SELECT invoice_id, COUNT(*) AS n FROM account_entries
+			WHERE tenant_id = $1 AND kind = 'Invoice' GROUP BY invoice_id) e ON e.invoice_id = i.id
+		WHERE i.tenant_id = $1 AND COALESCE(e.n, 0) <> 1`, func(rows *sql.Rows) error {
+		var (
+			id      string
+			number  int64
+			entries int64
+		)
+		if err := rows.Scan(&id, &number, &entries); err != nil {
+			return err
+		}
+		r.problem(RuleInvoiceEntry, "invoices", id, fixEntries, "invoice %d has %d Invoice ledger entries, want 1", number, entries)
+		return nil
+	})
+	return err
+}
+
+const fixDemand = "A demand's amounts and statuses follow from its payments and credit notes: recompute them with the " +
+	"settlement rule (docs/BILLING.md) from the payments and credit_notes rows, and find what changed the demand"
+
+func (r *ledgerRun) demands(ctx context.Context, q queryer) error {
+	n, err := r.each(ctx, q, "payment demands", `SELECT d.id, d.currency, d.amount, d.paid_amount, d.credited_amount, d.status,
+		d.account_id, i.id, i.invoice_number, i.payment_demand_id, i.gross, i.status, i.account_id, COALESCE(n.cnt, 0),
+		COALESCE(p.total, 0), COALESCE(c.total, 0)
+		FROM payment_demands d
+		LEFT JOIN invoices i ON i.tenant_id = d.tenant_id AND i.id = d.invoice_id
+		LEFT JOIN (SELECT payment_demand_id, COUNT(*) AS cnt FROM invoices WHERE tenant_id = $1 GROUP BY payment_demand_id) n
+			ON n.payment_demand_id = d.id
+		LEFT JOIN (SELECT payment_demand_id, `+sum("applied")+` AS total FROM payments WHERE tenant_id = $1 AND status = 'Succeeded'
+			GROUP BY payment_demand_id) p ON p.payment_demand_id = d.id
+		LEFT JOIN (SELECT payment_demand_id, `+sum("applied")+` AS total FROM credit_notes WHERE tenant_id = $1
+			GROUP BY payment_demand_id) c ON c.payment_demand_id = d.id
+		WHERE d.tenant_id = $1 ORDER BY d.id`, func(rows *sql.Rows) error {
+		var (
+			id, code, status, account                   string
+			amount, paid, credited, invoices, pays, cns int64
+			inv, invDemand, invStatus, invAccount       sql.NullString
+			number, gross                               sql.NullInt64
+		)
+		if err := rows.Scan(&id, &code, &amount, &paid, &credited, &status, &account, &inv, &number, &invDemand, &gross,
+			&invStatus, &invAccount, &invoices, &pays, &cns); err != nil {
+			return err
+		}
+		const fixInvoice = "Every demand has exactly one invoice issued with it in the same transaction: restore the missing or " +
+			"altered row from a backup; never re-point invoices by hand"
+		switch {
+		case !inv.Valid:
+			r.problem(RuleDemandInvoice, "payment_demands", id, fixInvoice, "its invoice does not exist")
+		case invDemand.String != id:
+			r.problem(RuleDemandInvoice, "payment_demands", id, fixInvoice, "its invoice %s (number %d) belongs to demand %s",
+				inv.String, number.Int64, invDemand.String)
+		case gross.Int64 != amount:
+			r.problem(RuleDemandInvoice, "payment_demands", id, fixInvoice, "amount is %s but invoice %d has gross %s",
+				fmtMoney(amount, code), number.Int64, fmtMoney(gross.Int64, code))
+		case invAccount.String != account:
+			r.problem(RuleDemandInvoice, "payment_demands", id, fixInvoice, "is on account %s but invoice %d is on account %s",
+				account, number.Int64, invAccount.String)
+		}
+		if invoices != 1 {
+			r.problem(RuleDemandInvoice, "payment_demands", id, fixInvoice, "%d invoices name this demand, want 1", invoices)
+		}
+		if paid != pays {
+			r.problem(RuleDemandPaid, "payment_demands", id, fixDemand, "paid amount is %s but its succeeded payments applied %s",
+				fmtMoney(paid, code), fmtMoney(pays, code))
+		}
+		if credited != cns {
+			r.problem(RuleDemandCredit, "payment_demands", id, fixDemand, "credited amount is %s but its credit notes applied %s",
+				fmtMoney(credited, code), fmtMoney(cns, code))
+		}
+		st := billing.Settlement{Amount: amount, Paid: paid, Credited: credited}
+		if paid < 0 || credited < 0 || (amount >= 0 && paid+credited > amount) {
+			r.problem(RuleStatus, "payment_demands", id, fixDemand, "paid %s + credited %s exceed the amount %s",
+				fmtMoney(paid, code), fmtMoney(credited, code), fmtMoney(amount, code))
+		}
+		wantDemand, wantInvoice := st.Statuses()
+		if status != wantDemand {
+			r.problem(RuleStatus, "payment_demands", id, fixDemand, "status is %s but amount %s, paid %s, credited %s make it %s",
+				status, fmtMoney(amount, code), fmtMoney(paid, code), fmtMoney(credited, code), wantDemand)
+		}
+		if inv.Valid && invStatus.String != wantInvoice {
+			r.problem(RuleStatus, "invoices", inv.String, fixDemand, "invoice %d status is %s but its demand %s makes it %s",
+				number.Int64, invStatus.String, id, wantInvoice)
+		}
+		return nil
+	})
+	r.report.Demands += n
+	return err
+}
+
+// orphanInvoices finds invoices whose demand does not point back at them.
+func (r *ledgerRun) orphanInvoices(ctx context.Context, q queryer) error {
+	n, err := r.each(ctx, q, "invoices", `SELECT i.id, i.invoice_number, i.payment_demand_id, d.invoice_id
+		FROM invoices i LEFT JOIN payment_demands d ON d.tenant_id = i.tenant_id AND d.id = i.payment_demand_id
+		WHERE i.tenant_id = $1 ORDER BY i.id`, func(rows *sql.Rows) error {
+		var (
+			id, demand string
+			number     int64
+			back       sql.NullString
+		)
+		if err := rows.Scan(&id, &number, &demand, &back); err != nil {
+			return err
+		}
+		const fix = "An invoice is issued with its demand in one transaction: restore the demand from a backup"
+		switch {
+		case !back.Valid:
+			r.problem(RuleDemandInvoice, "invoices", id, fix, "invoice %d names payment demand %s, which does not exist", number, demand)
+		case back.String != id:
+			r.problem(RuleDemandInvoice, "invoices", id, fix, "invoice %d names payment demand %s, whose invoice is %s", number, demand, back.String)
+		}
+		return nil
+	})
+	r.report.Invoices += n
+	return err
+}
+
+func (r *ledgerRun) items(ctx context.Context, q queryer) error {
+	n, err := r.each(ctx, q, "account items", `SELECT it.id, it.kind, it.amount, it.remaining, a.currency,
+		COALESCE(u.billed, 0), COALESCE(u.applied, 0), COALESCE(u.charged, 0), COALESCE(u.allowed, 0)
+		FROM account_items it
+		JOIN subscriber_accounts a ON a.tenant_id = it.tenant_id AND a.id = it.account_id
+		LEFT JOIN (SELECT item_id,
+			`+sum("CASE WHEN kind = 'ChargeInvoiced' THEN -amount ELSE 0 END")+` AS billed,
+			`+sum("CASE WHEN kind = 'AllowanceApplied' THEN amount ELSE 0 END")+` AS applied,
+			`+sum("CASE WHEN kind = 'Charge' THEN amount ELSE 0 END")+` AS charged,
+			`+sum("CASE WHEN kind = 'Allowance' THEN -amount ELSE 0 END")+` AS allowed
+			FROM account_entries WHERE tenant_id = $1 AND item_id IS NOT NULL GROUP BY item_id) u ON u.item_id = it.id
+		WHERE it.tenant_id = $1 ORDER BY it.id`, func(rows *sql.Rows) error {
+		var (
+			id, kind, code                                       string
+			amount, remaining, billed, applied, charged, allowed int64
+		)
+		if err := rows.Scan(&id, &kind, &amount, &remaining, &code, &billed, &applied, &charged, &allowed); err != nil {
+			return err
+		}
+		booked, used, wrong := charged, billed, applied+allowed
+		if kind == billing.ItemAllowance {
+			booked, used, wrong = allowed, applied, billed+charged
+		}
+		const fix = "An item's remaining amount is its amount less what invoices billed or applied (ChargeInvoiced/" +
+			"AllowanceApplied entries): compare the item with the invoice lines that name it and restore the altered row"
+		if booked != amount {
+			r.problem(RuleItemRemaining, "account_items", id, fixEntries, "%s of %s has booking entries of %s", kind,
+				fmtMoney(amount, code), fmtMoney(booked, code))
+		}
+		if wrong != 0 {
+			r.problem(RuleItemRemaining, "account_items", id, fixEntries, "%s has entries of the other kind of item", kind)
+		}
+		if remaining != amount-used {
+			r.problem(RuleItemRemaining, "account_items", id, fix, "%s of %s has %s remaining but invoices used %s (want %s remaining)",
+				kind, fmtMoney(amount, code), fmtMoney(remaining, code), fmtMoney(used, code), fmtMoney(amount-used, code))
+		}
+		return nil
+	})
+	r.report.Items += n
+	return err
+}
+
+func (r *ledgerRun) payments(ctx context.Context, q queryer) error {
+	n, err := r.each(ctx, q, "payments", `SELECT p.id, p.status, p.applied, p.surplus, p.currency, p.account_id,
+		COALESCE(e.n, 0), COALESCE(e.total, 0), it.id, it.kind, it.amount
+		FROM payments p
+		LEFT JOIN (SELECT payment_id, COUNT(*) AS n, `+sum("amount")+` AS total
+			FROM account_entries WHERE tenant_id = $1 AND payment_id IS NOT NULL GROUP BY payment_id) e ON e.payment_id = p.id
+		LEFT JOIN account_items it ON it.tenant_id = p.tenant_id AND it.id = p.allowance_item_id
+		WHERE p.tenant_id = $1 ORDER BY p.id`, func(rows *sql.Rows) error {
+		var (
+			id, status, code, account  string
+			applied, surplus, n, total int64
+			item, kind                 sql.NullString
+			itemAmount                 sql.NullInt64
+		)
+		if err := rows.Scan(&id, &status, &applied, &surplus, &code, &account, &n, &total, &item, &kind, &itemAmount); err != nil {
+			return err
+		}
+		wantN := int64(0)
+		if applied > 0 {
+			wantN = 1
+		}
+		if n != wantN || total != -applied {
+			r.problem(RulePaymentEntry, "payments", id, fixEntries, "%s payment applied %s but has %d Payment entries totalling %s",
+				status, fmtMoney(applied, code), n, fmtMoney(total, code))
+		}
+		if surplus > 0 && (!item.Valid || kind.String != billing.ItemAllowance || itemAmount.Int64 != surplus) {
+			r.problem(RulePaymentEntry, "payments", id, "The surplus of an overpayment is booked as an allowance of the same amount: "+
+				"restore the allowance (allowance_item_id) from a backup", "surplus %s has no allowance of that amount", fmtMoney(surplus, code))
+		}
+		return nil
+	})
+	r.report.Payments += n
+	if err != nil {
+		return err
+	}
+	// Payment entries must name their payment.
+	_, err = r.each(ctx, q, "payment entries", `SELECT e.id, e.amount FROM account_entries e
+		LEFT JOIN payments p ON p.tenant_id = e.tenant_id AND p.id = e.payment_id
+		WHERE e.tenant_id = $1 AND ((e.kind = 'Payment' AND p.id IS NULL) OR (e.payment_id IS NOT NULL AND e.kind <> 'Payment')
+			OR (p.id IS NOT NULL AND p.account_id <> e.account_id))`, func(rows *sql.Rows) error {
+		var (
+			id     string
+			amount int64
+		)
+		if err := rows.Scan(&id, &amount); err != nil {
+			return err
+		}
+		r.problem(RulePaymentEntry, "account_entries", id, fixEntries,
+			"entry of %d minor units does not match a payment of its account (Payment entries name their payment)", amount)
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,262 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// EventReminderIssued is recorded when a reminder is issued.
+const EventReminderIssued = "ReminderIssued"
+
+// dunningCandidate is a demand being issued: the process that applies to
+// it is chosen now (its plan's, else the tenant's default) and its first
+// reminder scheduled.
+type dunningCandidate struct {
+	demandID string
+	planID   string
+	due      time.Time
+	loc      *time.Location
+}
+
+// scheduleDunning sets the dunning process and first reminder time of
+// newly issued demands. A tenant without dunning processes costs one
+// query per batch.
+func (tx *Tx) scheduleDunning(ctx context.Context, cands []dunningCandidate) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	type proc struct {
+		days []int
+		def  bool
+	}
+	procs := map[string]proc{}
+	var def string
+	err := tx.queryEach(ctx, `SELECT id, reminder_days, is_default FROM dunning_processes WHERE tenant_id = $1`, []any{tx.tenant},
+		func(rows *sql.Rows) error {
+			var (
+				id, days string
+				p        proc
+			)
+			if err := rows.Scan(&id, &days, &p.def); err != nil {
+				return err
+			}
+			if err := json.Unmarshal([]byte(days), &p.days); err != nil {
+				return fmt.Errorf("dunning process %s: %w", id, err)
+			}
+			procs[id] = p
+			if p.def {
+				def = id
+			}
+			return nil
+		})
+	if err != nil || len(procs) == 0 {
+		return err
+	}
+	byPlan := map[string]string{}
+	err = tx.queryEach(ctx, `SELECT id, dunning_process_id FROM billing_plans WHERE tenant_id = $1 AND dunning_process_id IS NOT NULL`,
+		[]any{tx.tenant}, func(rows *sql.Rows) error {
+			var plan, process string
+			if err := rows.Scan(&plan, &process); err != nil {
+				return err
+			}
+			byPlan[plan] = process
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	for _, c := range cands {
+		id := def
+		if p, ok := byPlan[c.planID]; ok {
+			id = p
+		}
+		p, ok := procs[id]
+		if !ok || len(p.days) == 0 {
+			continue
+		}
+		next := DunningTime(c.due, p.days[0], c.loc)
+		if _, err := tx.exec(ctx, `UPDATE payment_demands SET dunning_process_id = $3, next_dunning_at = $4 WHERE tenant_id = $1 AND id = $2`,
+			tx.tenant, c.demandID, id, ts(next)); err != nil {
+			return fmt.Errorf("store: schedule dunning of demand %s: %w", c.demandID, err)
+		}
+	}
+	return nil
+}
+
+// DunningTime is days local calendar days after the due time (the same
+// time of day, at local midnight for demands due at a period start).
+func DunningTime(due time.Time, days int, loc *time.Location) time.Time {
+	return due.In(loc).AddDate(0, 0, days).UTC()
+}
+
+// DunningDemand is a demand whose next dunning action is due.
+type DunningDemand struct {
+	ID             string
+	InvoiceID      string
+	InvoiceNumber  int64
+	AccountID      string
+	SubscriberID   string
+	SubscriptionID *string
+	Currency       string
+	Status         string
+	DueAt          time.Time
+	RemindersSent  int
+	ProcessID      *string
+	TimeZone       string
+	NextAt         time.Time
+}
+
+// NextDunningAt returns when the tenant's earliest dunning action is due,
+// or nil.
+func (tx *Tx) NextDunningAt(ctx context.Context) (*time.Time, error) {
+	var at anyTime
+	if err := tx.queryRow(ctx, `SELECT MIN(next_dunning_at) FROM payment_demands WHERE tenant_id = $1 AND next_dunning_at IS NOT NULL`,
+		tx.tenant).Scan(&at); err != nil {
+		return nil, fmt.Errorf("store: next dunning action: %w", err)
+	}
+	return at.t, nil
+}
+
+// DueDunning returns up to limit demands whose next dunning action is due
+// exactly at at, in id order.
+func (tx *Tx) DueDunning(ctx context.Context, at time.Time, limit int) ([]DunningDemand, error) {
+	var out []DunningDemand
+	err := tx.queryEach(ctx, `SELECT d.id, d.invoice_id, i.invoice_number, d.account_id, d.subscriber_id, d.subscription_id,
+		d.currency, d.status, d.due_at, d.reminders_sent, d.dunning_process_id, o.time_zone, d.next_dunning_at
+		FROM payment_demands d
+		JOIN invoices i ON i.tenant_id = d.tenant_id AND i.id = d.invoice_id
+		JOIN organizations o ON o.tenant_id = d.tenant_id AND o.id = d.organization_id
+		WHERE d.tenant_id = $1 AND d.next_dunning_at = $2 ORDER BY d.id LIMIT $3`,
+		[]any{tx.tenant, ts(at), limit}, func(rows *sql.Rows) error {
+			var (
+				d            DunningDemand
+				sub, process sql.NullString
+			)
+			if err := rows.Scan(&d.ID, &d.InvoiceID, &d.InvoiceNumber, &d.AccountID, &d.SubscriberID, &sub, &d.Currency,
+				&d.Status, &d.DueAt, &d.RemindersSent, &process, &d.TimeZone, &d.NextAt); err != nil {
+				return err
+			}
+			d.SubscriptionID, d.ProcessID = nullString(sub), nullString(process)
+			d.DueAt, d.NextAt = d.DueAt.UTC(), d.NextAt.UTC()
+			out = append(out, d)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: due dunning: %w", err)
+	}
+	return out, nil
+}
+
+// DunningProcess reads process id in tx.
+func (tx *Tx) DunningProcess(ctx context.Context, id string) (DunningProcess, error) {
+	d, err := scanDunning(tx.queryRow(ctx, `SELECT `+dunningColumns+` FROM dunning_processes WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
+	if err != nil {
+		return DunningProcess{}, fmt.Errorf("store: dunning process %s: %w", id, notFound(err))
+	}
+	return d, nil
+}
+
+// ProrationPolicy reads policy id in tx.
+func (tx *Tx) ProrationPolicy(ctx context.Context, id string) (ProrationPolicy, error) {
+	p, err := scanProration(tx.queryRow(ctx, `SELECT `+prorationColumns+` FROM proration_policies WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
+	if err != nil {
+		return ProrationPolicy{}, fmt.Errorf("store: proration policy %s: %w", id, notFound(err))
+	}
+	return p, nil
+}
+
+// SetNextDunning moves demand id's next dunning action to next (nil: no
+// more dunning), checking that it was due at was (so a concurrent change
+// is noticed: ErrConflict).
+func (tx *Tx) SetNextDunning(ctx context.Context, id string, was time.Time, next *time.Time, reminders int) error {
+	res, err := tx.exec(ctx, `UPDATE payment_demands SET next_dunning_at = $4, reminders_sent = $5
+		WHERE tenant_id = $1 AND id = $2 AND next_dunning_at = $3`, tx.tenant, id, ts(was), optTS(next), reminders)
+	if err != nil {
+		return fmt.Errorf("store: dunning of demand %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("store: dunning of demand %s changed concurrently: %w", id, ErrConflict)
+	}
+	return nil
+}
+
+// Reminder is a reminder issued for an unpaid payment demand.
+type Reminder struct {
+	ID              string         `json:"id"`
+	PaymentDemandID string         `json:"paymentDemandId"`
+	InvoiceID       string         `json:"invoiceId"`
+	SubscriberID    string         `json:"subscriberId"`
+	Number          int            `json:"reminderNumber"`
+	Fee             int64          `json:"-"`
+	FeeAmount       catalog.Amount `json:"fee" description:"The reminder fee, billed on the next invoice."`
+	FeeItemID       *string        `json:"feeAccountItemId"`
+	IssuedAt        time.Time      `json:"issuedAt"`
+}
+
+// ReminderFilter narrows ListReminders; zero fields do not filter.
+type ReminderFilter struct {
+	InvoiceID    string
+	SubscriberID string
+}
+
+// ListReminders returns one page of the tenant's reminders.
+func (s *Store) ListReminders(ctx context.Context, f ReminderFilter, p Page) ([]Reminder, string, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	q := tenantFilter(tenant)
+	q.conds[0] = "r." + q.conds[0]
+	if f.InvoiceID != "" {
+		q.add("r.invoice_id = ?", f.InvoiceID)
+	}
+	if f.SubscriberID != "" {
+		q.add("r.subscriber_id = ?", f.SubscriberID)
+	}
+	tail := q.pageOn("r.id", p)
+	out, err := queryAll(ctx, s.r, func(row scanner) (Reminder, error) {
+		var (
+			r    Reminder
+			code string
+			item sql.NullString
+		)
+		if err := row.Scan(&r.ID, &r.PaymentDemandID, &r.InvoiceID, &r.SubscriberID, &r.Number, &r.Fee, &item, &r.IssuedAt, &code); err != nil {
+			return Reminder{}, err
+		}
+		cur, err := currencyOf(code)
+		if err != nil {
+			return Reminder{}, err
+		}
+		r.FeeAmount, r.FeeItemID, r.IssuedAt = catalog.NewAmount(r.Fee, cur), nullString(item), r.IssuedAt.UTC()
+		return r, nil
+	}, `SELECT r.id, r.payment_demand_id, r.invoice_id, r.subscriber_id, r.reminder_number, r.fee, r.fee_item_id, r.issued_at,
+		d.currency FROM reminders r JOIN payment_demands d ON d.tenant_id = r.tenant_id AND d.id = r.payment_demand_id`+q.where()+tail, q.args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list reminders: %w", err)
+	}
+	out, next := trimPage(out, p, func(r Reminder) string { return r.ID })
+	return out, next, nil
+}
+
+// AddReminder records reminder r (its fee item already booked) and its
+// ReminderIssued event.
+func (tx *Tx) AddReminder(ctx context.Context, r Reminder) error {
+	if _, err := tx.exec(ctx, `INSERT INTO reminders (id, tenant_id, payment_demand_id, invoice_id, subscriber_id,
+		reminder_number, fee, fee_item_id, issued_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		r.ID, tx.tenant, r.PaymentDemandID, r.InvoiceID, r.SubscriberID, r.Number, r.Fee, r.FeeItemID, ts(r.IssuedAt), ts(time.Now())); err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("store: reminder %d of demand %s exists: %w", r.Number, r.PaymentDemandID, ErrConflict)
+		}
+		return fmt.Errorf("store: add reminder: %w", err)
+	}
+	return tx.AddEvent(ctx, EventReminderIssued, "/invoice/"+r.InvoiceID, map[string]any{"reminderId": r.ID,
+		"paymentDemandId": r.PaymentDemandID, "invoiceId": r.InvoiceID, "subscriberId": r.SubscriberID, "reminderNumber": r.Number}, r.IssuedAt)
+}

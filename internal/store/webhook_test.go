@@ -1,0 +1,166 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+func newHook(t *testing.T, s *store.Store, ctx context.Context, v *store.WebhookValidation) store.Webhook {
+	t.Helper()
+	w, err := s.CreateWebhook(ctx, store.Webhook{URL: "https://example.com/hook", EventTypes: []string{"InvoiceIssued"},
+		Format: "EventGrid", Secret: "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", DisableValidation: v == nil}, v, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func addEvent(t *testing.T, s *store.Store, ctx context.Context, kind string) {
+	t.Helper()
+	if err := s.InTx(ctx, func(tx *store.Tx) error {
+		return tx.AddEvent(ctx, kind, "/x", map[string]string{}, t0)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWebhookRegistrations(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		pending := newHook(t, s, ctx, &store.WebhookValidation{TokenHash: "hash-1", IssuedAt: t0})
+		if pending.Status != store.WebhookPending || pending.ValidatedAt != nil || pending.Secret == "" {
+			t.Fatalf("created %+v", pending)
+		}
+		tenant, id, issued, err := s.WebhookByValidationToken(context.Background(), "hash-1")
+		if err != nil || id != pending.ID || !issued.Equal(t0) || tenant == "" {
+			t.Fatalf("by token: %s %s %v", id, issued, err)
+		}
+		if err := s.ValidateWebhook(ctx, pending.ID, "hash-other", t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("validate with another token: %v", err)
+		}
+		if err := s.ValidateWebhook(ctx, pending.ID, "hash-1", t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := s.WebhookByValidationToken(context.Background(), "hash-1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a used token still resolves: %v", err)
+		}
+		// An update with a new validation goes back to Pending; the secret is
+		// kept when not given.
+		w := pending
+		w.URL, w.Secret = "https://example.org/hook", ""
+		got, err := s.UpdateWebhook(ctx, w, &store.WebhookValidation{TokenHash: "hash-2", IssuedAt: t0}, t0)
+		if err != nil || got.Status != store.WebhookPending || got.Secret != pending.Secret || got.URL != w.URL {
+			t.Fatalf("update: %+v %v", got, err)
+		}
+		// Disabling validation validates it.
+		w.DisableValidation = true
+		if got, err = s.UpdateWebhook(ctx, w, nil, t0); err != nil || got.Status != store.WebhookValidated {
+			t.Fatalf("update without validation: %+v %v", got, err)
+		}
+		other := newTenant(t, s, "b")
+		if _, err := s.Webhook(other, w.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("cross-tenant get: %v", err)
+		}
+		if _, err := s.UpdateWebhook(other, w, nil, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("cross-tenant update: %v", err)
+		}
+		if err := s.DeleteWebhook(other, w.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("cross-tenant delete: %v", err)
+		}
+		if list, _, _ := s.ListWebhooks(other, store.Page{Limit: 10}); len(list) != 0 {
+			t.Fatalf("tenant b lists %d", len(list))
+		}
+		if err := s.DeleteWebhook(ctx, w.ID); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Fan-out goes to Validated registrations of the event's tenant that
+// subscribe to its kind, once per event.
+func TestDispatchEventsFansOut(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
+		hook := newHook(t, s, a, nil)
+		newHook(t, s, a, &store.WebhookValidation{TokenHash: "p", IssuedAt: t0}) // Pending: nothing
+		newHook(t, s, b, nil)
+		addEvent(t, s, a, "InvoiceIssued")
+		addEvent(t, s, a, "OrderProcessed") // not subscribed
+		now := time.Now()
+		n, jobs, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+		if err != nil || n != 2 || len(jobs) != 1 || jobs[0].WebhookID != hook.ID || jobs[0].Attempt != 1 || jobs[0].Events[0].EventType != "InvoiceIssued" {
+			t.Fatalf("dispatch: %d %+v %v", n, jobs, err)
+		}
+		if n, jobs, _ := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100); n != 0 || len(jobs) != 0 {
+			t.Fatalf("events dispatched twice: %d", n)
+		}
+		// Claimed until the lease ends.
+		if jobs, _ := s.ClaimDeliveries(context.Background(), now, now.Add(time.Minute), 10); len(jobs) != 0 {
+			t.Fatalf("a leased delivery was claimed again")
+		}
+		jobs2, err := s.ClaimDeliveries(context.Background(), now.Add(2*time.Minute), now.Add(3*time.Minute), 10)
+		if err != nil || len(jobs2) != 1 || jobs2[0].ID != jobs[0].ID || jobs2[0].Attempt != 2 {
+			t.Fatalf("claim after the lease: %+v %v", jobs2, err)
+		}
+		// The stale first attempt's failure does not override the second.
+		next := now.Add(time.Hour)
+		if err := s.CompleteDeliveries(context.Background(), []store.DeliveryResult{
+			{ID: jobs[0].ID, Attempt: 1, At: now, Error: "late", NextAt: &next},
+			{ID: jobs[0].ID, Attempt: 2, At: now, StatusCode: 200, Delivered: true},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ds, _, err := s.ListWebhookDeliveries(a, hook.ID, store.DeliveryFilter{}, store.Page{Limit: 10})
+		if err != nil || len(ds) != 1 || ds[0].Status != store.DeliveryDelivered || len(ds[0].Attempts) != 2 || ds[0].NextAttemptAt != nil {
+			t.Fatalf("deliveries %+v %v", ds, err)
+		}
+	})
+}
+
+// PostgreSQL commits out of id order: an event with an older id committed
+// after a newer one must still be dispatched (no "after the last id"
+// cursor).
+func TestDispatchSurvivesOutOfOrderCommits(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		if eng != store.Postgres {
+			continue // SQLite has one writer: commits cannot interleave
+		}
+		s := storetest.Open(t, eng)
+		ctx := newTenant(t, s, "a")
+		newHook(t, s, ctx, nil)
+		added, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
+		go func() {
+			done <- s.InTx(ctx, func(tx *store.Tx) error {
+				if err := tx.AddEvent(ctx, "InvoiceIssued", "/invoice/old", map[string]string{}, t0); err != nil {
+					return err
+				}
+				close(added)
+				<-release
+				return nil
+			})
+		}()
+		<-added
+		addEvent(t, s, ctx, "InvoiceIssued") // newer id, committed first
+		now := time.Now()
+		n, jobs, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+		if err != nil || n != 1 || len(jobs) != 1 || jobs[0].Events[0].Subject != "/x" {
+			t.Fatalf("first dispatch: %d %v", n, err)
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		n, jobs2, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+		if err != nil || n != 1 || len(jobs2) != 1 || jobs2[0].Events[0].Subject != "/invoice/old" {
+			t.Fatalf("late commit not dispatched: %d %v", n, err)
+		}
+		if jobs2[0].Events[0].ID >= jobs[0].Events[0].ID {
+			t.Fatalf("test did not commit out of order: %s, %s", jobs2[0].Events[0].ID, jobs[0].Events[0].ID)
+		}
+	}
+}

@@ -1,0 +1,472 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+)
+
+// Options configure a Dispatcher.
+type Options struct {
+	Store *store.Store
+	Log   *slog.Logger
+	// Schedule are the delays before the retries of a failed delivery; when
+	// they run out the delivery is Failed. Nil means DefaultSchedule.
+	Schedule []time.Duration
+	// Timeout bounds one attempt (connect, send, answer); default 10 s.
+	Timeout time.Duration
+	// AllowPrivate lets deliveries reach loopback and private addresses
+	// (tests, local development).
+	AllowPrivate bool
+	// Concurrency is how many attempts run at once; default 64.
+	Concurrency int
+	// Batch is the most events one EventGrid message carries; default 100.
+	// Events fanned out together share a message (CloudEvents: one each).
+	Batch int
+	// Poll is how often the dispatcher looks for work it was not woken for
+	// (other processes' events, retries that fell due); default 1 s.
+	Poll time.Duration
+	// Now is the clock of attempts and retries; default time.Now.
+	Now func() time.Time
+}
+
+// Dispatcher turns the events outbox into signed deliveries and retries
+// them. Several dispatchers (one per process) may share a PostgreSQL
+// database: the store's claims make each attempt one process's.
+type Dispatcher struct {
+	o      Options
+	store  *store.Store
+	log    *slog.Logger
+	client *http.Client
+
+	wake    chan struct{}
+	slot    chan struct{}
+	results chan store.DeliveryResult
+
+	// queue holds claimed jobs for the Concurrency workers. Up to
+	// 3×Concurrency jobs are claimed at once (inflight counts them until
+	// done), so workers never wait for the next claim transaction.
+	queue    chan store.DeliveryJob
+	stopping atomic.Bool
+
+	mu       sync.Mutex
+	inflight int
+	due      time.Time // earliest retry this process scheduled
+
+	stop      context.CancelFunc // stops claiming
+	abort     context.CancelFunc // cancels in-flight attempts
+	sendCtx   context.Context
+	loopDone  chan struct{}
+	flushDone chan struct{}
+	attempts  sync.WaitGroup
+	started   bool
+}
+
+// dispatchBatch is how many events one fan-out transaction takes.
+const dispatchBatch = 512
+
+// New builds a dispatcher; Start runs it.
+func New(o Options) *Dispatcher {
+	if o.Schedule == nil {
+		o.Schedule, _ = ParseSchedule(DefaultSchedule)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 64
+	}
+	if o.Batch <= 0 {
+		o.Batch = 100
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Dispatcher{
+		o: o, store: o.Store, log: o.Log, client: NewClient(o.AllowPrivate, o.Concurrency),
+		wake: make(chan struct{}, 1), slot: make(chan struct{}, 1),
+		results: make(chan store.DeliveryResult, 4*o.Concurrency),
+	}
+}
+
+// NewClient returns the HTTP client of deliveries: no proxy (a proxy would
+// dial on the client's behalf), no redirects, and unless allowPrivate a
+// dialer that refuses non-public addresses after name resolution, so a
+// host that resolved to a public address at registration and to a private
+// one later (DNS rebinding) is still refused.
+func NewClient(allowPrivate bool, conns int) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	if !allowPrivate {
+		dialer.Control = dialControl
+	}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         dialer.DialContext,
+			MaxIdleConns:        4 * conns,
+			MaxIdleConnsPerHost: conns,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: 5 * time.Second,
+			ForceAttemptHTTP2:   true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// AllowPrivate reports whether private destinations are allowed.
+func (d *Dispatcher) AllowPrivate() bool { return d.o.AllowPrivate }
+
+// Wake makes the dispatcher look for work now. It never blocks.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the dispatcher in the background until Stop.
+func (d *Dispatcher) Start() {
+	ctx, stop := context.WithCancel(context.Background())
+	sendCtx, abort := context.WithCancel(context.Background())
+	d.stop, d.abort, d.sendCtx = stop, abort, sendCtx
+	d.loopDone, d.flushDone = make(chan struct{}), make(chan struct{})
+	d.started = true
+	d.queue = make(chan store.DeliveryJob, d.capacity())
+	d.stopping.Store(false)
+	d.store.OnEvents(d.Wake)
+	go d.flush()
+	d.attempts.Add(d.o.Concurrency)
+	for range d.o.Concurrency {
+		go d.worker()
+	}
+	go d.run(ctx)
+}
+
+// capacity is how many jobs may be claimed and not yet done.
+func (d *Dispatcher) capacity() int { return 3 * d.o.Concurrency }
+
+// worker makes the attempts of queued jobs. Jobs still queued when the
+// dispatcher stops are left: their claims lapse and another attempt
+// follows.
+func (d *Dispatcher) worker() {
+	defer d.attempts.Done()
+	for j := range d.queue {
+		if !d.stopping.Load() {
+			d.results <- d.attempt(d.sendCtx, j)
+		}
+		d.mu.Lock()
+		d.inflight--
+		d.mu.Unlock()
+		select {
+		case d.slot <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Stop stops claiming work, waits for attempts in flight until ctx ends
+// (then cancels them: they are recorded as failed attempts and retried on
+// schedule, by this process after a restart or by another one), and
+// records the outcomes. Jobs claimed but not started keep their claim until
+// it lapses.
+func (d *Dispatcher) Stop(ctx context.Context) error {
+	if !d.started {
+		return nil
+	}
+	d.started = false
+	d.store.OnEvents(nil)
+	d.stop()
+	<-d.loopDone
+	d.stopping.Store(true)
+	close(d.queue)
+	done := make(chan struct{})
+	go func() {
+		d.attempts.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("webhook: stop: attempts still in flight: %w", ctx.Err())
+		d.abort()
+		<-done
+	}
+	d.abort()
+	close(d.results)
+	<-d.flushDone
+	return err
+}
+
+// lease is how long a claimed attempt is this process's: the attempt's
+// timeout and a margin for recording its outcome.
+func (d *Dispatcher) lease() time.Duration { return d.o.Timeout + 30*time.Second }
+
+func (d *Dispatcher) run(ctx context.Context) {
+	defer close(d.loopDone)
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		starved := d.work(ctx)
+		var slot <-chan struct{}
+		if starved {
+			slot = d.slot
+		}
+		sleep := d.o.Poll
+		d.mu.Lock()
+		if !d.due.IsZero() {
+			sleep = min(sleep, max(time.Until(d.due), time.Millisecond))
+		}
+		d.mu.Unlock()
+		poll.Reset(sleep)
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		case <-slot:
+		case <-poll.C:
+		}
+	}
+}
+
+// work dispatches and claims until there is nothing to do now or no free
+// slot; it reports whether it stopped for lack of slots.
+func (d *Dispatcher) work(ctx context.Context) bool {
+	for ctx.Err() == nil {
+		free := d.free()
+		if free < max(1, d.o.Concurrency/2) {
+			return true
+		}
+		now := d.o.Now()
+		d.mu.Lock()
+		if !d.due.IsZero() && !now.Before(d.due) {
+			d.due = time.Time{}
+		}
+		d.mu.Unlock()
+		events, due, err := d.store.HasDispatchWork(ctx, now)
+		if err != nil {
+			d.logErr(ctx, "webhook: look for work", err)
+			return false
+		}
+		if !events && !due {
+			return false
+		}
+		took := 0
+		if events {
+			n, jobs, err := d.store.DispatchEvents(ctx, now, now.Add(d.lease()), dispatchBatch, free, d.o.Batch)
+			if err != nil {
+				d.logErr(ctx, "webhook: dispatch events", err)
+				return false
+			}
+			d.launch(jobs)
+			free -= len(jobs)
+			took += n
+		}
+		if due && free > 0 {
+			jobs, err := d.store.ClaimDeliveries(ctx, now, now.Add(d.lease()), free)
+			if err != nil {
+				d.logErr(ctx, "webhook: claim deliveries", err)
+				return false
+			}
+			d.launch(jobs)
+			took += len(jobs)
+		}
+		if took == 0 {
+			return false
+		}
+	}
+	return false
+}
+
+func (d *Dispatcher) logErr(ctx context.Context, msg string, err error) {
+	if ctx.Err() == nil {
+		d.log.Error(msg, "err", err)
+	}
+}
+
+func (d *Dispatcher) free() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.capacity() - d.inflight
+}
+
+func (d *Dispatcher) launch(jobs []store.DeliveryJob) {
+	if len(jobs) == 0 {
+		return
+	}
+	d.mu.Lock()
+	d.inflight += len(jobs)
+	d.mu.Unlock()
+	for _, j := range jobs {
+		d.queue <- j // never blocks: the queue holds capacity() jobs
+	}
+}
+
+// attempt makes one attempt of a delivery and decides what follows.
+func (d *Dispatcher) attempt(ctx context.Context, j store.DeliveryJob) store.DeliveryResult {
+	r := store.DeliveryResult{ID: j.ID, Attempt: j.Attempt, At: d.o.Now()}
+	body, ctype, err := Encode(j.Format, j.TenantID, j.Events)
+	if err == nil {
+		var key []byte
+		if key, err = SecretKey(j.Secret); err == nil {
+			r.StatusCode, err = d.post(ctx, j.URL, j.ID, r.At, key, j.TenantID, body, ctype, nil)
+		}
+	}
+	r.Latency = d.o.Now().Sub(r.At)
+	switch {
+	case err != nil:
+		r.Error = err.Error()
+	case r.StatusCode < 200 || r.StatusCode > 299:
+		r.Error = "answered " + strconv.Itoa(r.StatusCode)
+	default:
+		r.Delivered = true
+		return r
+	}
+	if i := j.Attempt - j.RetryBase - 1; i >= 0 && i < len(d.o.Schedule) {
+		next := r.At.Add(r.Latency).Add(d.o.Schedule[i])
+		r.NextAt = &next
+		d.mu.Lock()
+		if d.due.IsZero() || next.Before(d.due) {
+			d.due = next
+		}
+		d.mu.Unlock()
+	}
+	return r
+}
+
+// post sends one signed message and returns the answer's status; answer,
+// when not nil, receives up to 64 KiB of the answer's body.
+func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, key []byte, tenantID string, body []byte, ctype string, answer *[]byte) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("User-Agent", "Kadens-Webhooks/1")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set("webhook-signature", Sign(key, id, at, body))
+	req.Header.Set("S4-TenantId", tenantID)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return 0, fmt.Errorf("no answer within %s", d.o.Timeout)
+		}
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if answer != nil {
+		*answer = b
+	}
+	return resp.StatusCode, nil
+}
+
+// flush records attempt outcomes in batches.
+func (d *Dispatcher) flush() {
+	defer close(d.flushDone)
+	var batch []store.DeliveryResult
+	for r := range d.results {
+		batch = append(batch[:0], r)
+	more:
+		for len(batch) < 512 {
+			select {
+			case r, ok := <-d.results:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		d.record(batch)
+	}
+}
+
+func (d *Dispatcher) record(batch []store.DeliveryResult) {
+	// The outcome must not be lost to a stopping process: record it with a
+	// context of its own, retrying a database hiccup a few times. If it
+	// still fails the claims lapse and the deliveries are attempted again
+	// (at least once, never lost).
+	for try := range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := d.store.CompleteDeliveries(ctx, batch)
+		cancel()
+		if err == nil {
+			for _, r := range batch {
+				if r.NextAt != nil {
+					d.Wake() // the loop recomputes its sleep from d.due
+					break
+				}
+			}
+			return
+		}
+		d.log.Error("webhook: record attempts", "err", err, "try", try+1)
+		time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
+	}
+}
+
+// Handshake sends the validation event to a new or moved endpoint and
+// reports whether it answered 2xx echoing the code as
+// {"validationResponse": code}.
+func (d *Dispatcher) Handshake(ctx context.Context, tenantID, webhookID, url, format, secret, code, validationURL string, now time.Time) (bool, error) {
+	key, err := SecretKey(secret)
+	if err != nil {
+		return false, err
+	}
+	data, err := json.Marshal(ValidationData{ValidationCode: code, ValidationURL: validationURL})
+	if err != nil {
+		return false, err
+	}
+	e := store.Event{ID: store.NewID(), EventType: ValidationEventType, Subject: "/webhook/" + webhookID, Data: data, EventTime: now, CreatedAt: now}
+	body, ctype, err := Encode(format, tenantID, []store.Event{e})
+	if err != nil {
+		return false, err
+	}
+	var answer []byte
+	status, err := d.post(ctx, url, e.ID, d.o.Now(), key, tenantID, body, ctype, &answer)
+	if err != nil {
+		return false, err
+	}
+	if status < 200 || status > 299 {
+		return false, fmt.Errorf("answered %d", status)
+	}
+	var echo struct {
+		ValidationResponse string `json:"validationResponse"`
+	}
+	if json.Unmarshal(answer, &echo) != nil || echo.ValidationResponse != code {
+		return false, errors.New("did not echo the validation code")
+	}
+	return true, nil
+}
+
+// NewToken returns a random URL-safe token of 32 bytes, for validation
+// codes and validation URLs.
+func NewToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
