@@ -24,12 +24,26 @@ import (
 // PostgresEnv names the variable holding the PostgreSQL URL for tests.
 const PostgresEnv = "KADENS_TEST_POSTGRES_URL"
 
+// OnlyEnv names the variable that restricts a run to one engine
+// ("postgres" or "sqlite"), e.g. for a CI step that has already run the
+// suite on SQLite.
+const OnlyEnv = "KADENS_TEST_ONLY_ENGINE"
+
 // Engines lists the engines this test run covers.
 func Engines() []store.Engine {
+	all := []store.Engine{store.SQLite}
 	if os.Getenv(PostgresEnv) != "" {
-		return []store.Engine{store.SQLite, store.Postgres}
+		all = append(all, store.Postgres)
 	}
-	return []store.Engine{store.SQLite}
+	if only := os.Getenv(OnlyEnv); only != "" {
+		for _, e := range all {
+			if string(e) == only {
+				return []store.Engine{e}
+			}
+		}
+		panic("storetest: " + OnlyEnv + "=" + only + " names no engine of this run (is " + PostgresEnv + " set?)")
+	}
+	return all
 }
 
 // Each runs fn as a subtest per engine, each with a fresh migrated store.
