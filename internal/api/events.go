@@ -2,9 +2,11 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webhook"
 )
 
 type eventListParams struct {
@@ -16,9 +18,9 @@ type eventListParams struct {
 func (s *Server) eventRoutes() {
 	s.add(route{method: http.MethodGet, path: "/events", id: "listEvents", tag: "Events",
 		summary: "List the tenant's events, oldest first",
-		desc: "Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, " +
-			"SubscriptionDeactivated, OrderProcessed, InvoiceIssued, …). Page with the Link header to poll for new ones; " +
-			"eventTime is business time (a test tenant's clock), createdAt when it was recorded.",
+		desc: "Every change records its events in the same transaction (" + strings.Join(webhook.Kinds, ", ") + "). " +
+			"Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), " +
+			"createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads).",
 		request:   new(eventListParams),
 		responses: common(response{status: http.StatusOK, body: new([]store.Event)}),
 		handle:    s.listEvents})
