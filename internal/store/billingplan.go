@@ -174,21 +174,5 @@ func (s *Store) UpdateBillingPlan(ctx context.Context, b catalog.BillingPlan, no
 // (archived or not) still offers is not deleted: the error is an
 // *InUseError naming those packages.
 func (s *Store) DeleteBillingPlan(ctx context.Context, id string) error {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
-		return err
-	}
-	if !ValidID(id) {
-		return ErrNotFound
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		users, err := referrers(ctx, tx, billingPlanUsers, tenant, id)
-		if err != nil {
-			return fmt.Errorf("store: delete billing plan %s: %w", id, err)
-		}
-		if len(users) > 0 {
-			return fmt.Errorf("store: delete billing plan %s: %w", id, &InUseError{What: "billing plan", ID: id, By: "template package", IDs: users})
-		}
-		return deleteRow(ctx, tx, "billing_plans", "billing plan", tenant, id)
-	})
+	return s.deleteUnused(ctx, "billing_plans", "billing plan", id, "template package", billingPlanUsers)
 }

@@ -134,28 +134,6 @@ func (s *Store) updateOne(ctx context.Context, what, id, query string, args ...a
 	return nil
 }
 
-// deleteUnused deletes row id of table unless users (a query taking
-// tenant and id) finds rows referring to it.
-func (s *Store) deleteUnused(ctx context.Context, table, what, id, by, users string) error {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
-		return err
-	}
-	if !ValidID(id) {
-		return ErrNotFound
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		ids, err := referrers(ctx, tx, users, tenant, id)
-		if err != nil {
-			return fmt.Errorf("store: delete %s %s: %w", what, id, err)
-		}
-		if len(ids) > 0 {
-			return fmt.Errorf("store: delete %s %s: %w", what, id, &InUseError{What: what, ID: id, By: by, IDs: ids})
-		}
-		return deleteRow(ctx, tx, table, what, tenant, id)
-	})
-}
-
 const dunningColumns = `id, name, reminder_days, reminder_fee, payment_stop_days, proration_policy_id, is_default, created_at, updated_at`
 
 func scanDunning(row scanner) (DunningProcess, error) {

@@ -573,6 +573,28 @@ func referrers(ctx context.Context, q queryer, query string, args ...any) ([]str
 }
 
 // deleteRow deletes row id of a tenant-owned table, or returns
+// deleteUnused deletes row id of table unless users (a query taking
+// tenant and id) finds rows referring to it.
+func (s *Store) deleteUnused(ctx context.Context, table, what, id, by, users string) error {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return err
+	}
+	if !ValidID(id) {
+		return ErrNotFound
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		ids, err := referrers(ctx, tx, users, tenant, id)
+		if err != nil {
+			return fmt.Errorf("store: delete %s %s: %w", what, id, err)
+		}
+		if len(ids) > 0 {
+			return fmt.Errorf("store: delete %s %s: %w", what, id, &InUseError{What: what, ID: id, By: by, IDs: ids})
+		}
+		return deleteRow(ctx, tx, table, what, tenant, id)
+	})
+}
+
 // ErrNotFound.
 func deleteRow(ctx context.Context, tx *sql.Tx, table, what, tenant, id string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE tenant_id = $1 AND id = $2`, tenant, id)

@@ -216,22 +216,6 @@ func (s *Store) UpdatePackageChain(ctx context.Context, c catalog.Chain, now tim
 // packages (archived or not) link to with packageChainId is not deleted:
 // the error is an *InUseError naming them; unlink them first.
 func (s *Store) DeletePackageChain(ctx context.Context, id string) error {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
-		return err
-	}
-	if !ValidID(id) {
-		return ErrNotFound
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		users, err := referrers(ctx, tx, `SELECT id FROM template_packages
-			WHERE tenant_id = $1 AND package_chain_id = $2 ORDER BY id`, tenant, id)
-		if err != nil {
-			return fmt.Errorf("store: delete package chain %s: %w", id, err)
-		}
-		if len(users) > 0 {
-			return fmt.Errorf("store: delete package chain %s: %w", id, &InUseError{What: "package chain", ID: id, By: "template package", IDs: users})
-		}
-		return deleteRow(ctx, tx, "package_chains", "package chain", tenant, id)
-	})
+	return s.deleteUnused(ctx, "package_chains", "package chain", id, "template package",
+		`SELECT id FROM template_packages WHERE tenant_id = $1 AND package_chain_id = $2 ORDER BY id`)
 }

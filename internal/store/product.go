@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -157,22 +156,6 @@ func (s *Store) UpdateProduct(ctx context.Context, p catalog.Product, now time.T
 // *InUseError naming those packages (it matches ErrConflict); deactivate
 // the product instead, or take it out of the packages first.
 func (s *Store) DeleteProduct(ctx context.Context, id string) error {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
-		return err
-	}
-	if !ValidID(id) {
-		return ErrNotFound
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		users, err := referrers(ctx, tx, `SELECT DISTINCT package_id FROM template_package_products
-			WHERE tenant_id = $1 AND product_id = $2 ORDER BY package_id`, tenant, id)
-		if err != nil {
-			return fmt.Errorf("store: delete product %s: %w", id, err)
-		}
-		if len(users) > 0 {
-			return fmt.Errorf("store: delete product %s: %w", id, &InUseError{What: "product", ID: id, By: "template package", IDs: users})
-		}
-		return deleteRow(ctx, tx, "products", "product", tenant, id)
-	})
+	return s.deleteUnused(ctx, "products", "product", id, "template package", `SELECT DISTINCT package_id
+		FROM template_package_products WHERE tenant_id = $1 AND product_id = $2 ORDER BY package_id`)
 }
