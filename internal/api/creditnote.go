@@ -54,7 +54,7 @@ func (s *Server) creditNoteRoutes() {
 		}), responses: common(respCreated, respNotFound), handle: s.creditInvoice})
 	s.add(route{method: http.MethodGet, path: "/creditnote/{id}", id: "getCreditNote", tag: tag,
 		summary: "Get a credit note", request: new(invoiceIDParam),
-		responses: common(ok(new(store.CreditNote)), respNotFound), handle: s.getCreditNote})
+		responses: common(ok(new(store.CreditNote)), respNotFound), handle: getOne(s.store.CreditNote)})
 	s.add(route{method: http.MethodGet, path: "/creditnote", id: "listCreditNotes", tag: tag,
 		summary: "List credit notes", request: new(creditNoteListParams),
 		responses: common(ok(new([]store.CreditNote)), respNotFound), handle: s.listCreditNotes})
@@ -138,19 +138,6 @@ func creditRequests(inv store.Invoice, credited map[int]int64, lines []CreditLin
 		out = append(out, req)
 	}
 	return out, errs.Err()
-}
-
-func (s *Server) getCreditNote(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	c, err := s.store.CreditNote(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
-	return nil
 }
 
 func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {

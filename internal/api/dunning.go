@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -128,10 +129,10 @@ func (s *Server) dunningRoutes() {
 		request: new(ProrationPolicyInput), responses: common(respCreated), handle: s.createProrationPolicy})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy", id: "listProrationPolicies", tag: ptag,
 		summary: "List proration policies", request: new(ListParams),
-		responses: common(list(new([]store.ProrationPolicy))), handle: s.listProrationPolicies})
+		responses: common(list(new([]store.ProrationPolicy))), handle: listAll(s, s.store.ListProrationPolicies)})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy/{id}", id: "getProrationPolicy", tag: ptag,
 		summary: "Get a proration policy", request: new(dunningIDParam),
-		responses: common(response{status: http.StatusOK, body: new(store.ProrationPolicy)}, respNotFound), handle: s.getProrationPolicy})
+		responses: common(response{status: http.StatusOK, body: new(store.ProrationPolicy)}, respNotFound), handle: getOne(s.store.ProrationPolicy)})
 	s.add(route{method: http.MethodPut, path: "/prorationpolicy/{id}", id: "updateProrationPolicy", tag: ptag,
 		summary: "Replace a proration policy's fields", request: new(prorationPolicyUpdate),
 		responses: common(respNoContent, respNotFound), handle: s.updateProrationPolicy})
@@ -149,10 +150,10 @@ func (s *Server) dunningRoutes() {
 		request: new(DunningProcessInput), responses: common(respCreated), handle: s.createDunningProcess})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess", id: "listDunningProcesses", tag: dtag,
 		summary: "List dunning processes", request: new(ListParams),
-		responses: common(list(new([]store.DunningProcess))), handle: s.listDunningProcesses})
+		responses: common(list(new([]store.DunningProcess))), handle: listAll(s, s.store.ListDunningProcesses)})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess/{id}", id: "getDunningProcess", tag: dtag,
 		summary: "Get a dunning process", request: new(dunningIDParam),
-		responses: common(response{status: http.StatusOK, body: new(store.DunningProcess)}, respNotFound), handle: s.getDunningProcess})
+		responses: common(response{status: http.StatusOK, body: new(store.DunningProcess)}, respNotFound), handle: getOne(s.store.DunningProcess)})
 	s.add(route{method: http.MethodPut, path: "/dunningprocess/{id}", id: "updateDunningProcess", tag: dtag,
 		summary: "Replace a dunning process's fields",
 		desc:    "Invoices already in dunning follow the new schedule from their next action on.",
@@ -176,36 +177,6 @@ func (s *Server) createProrationPolicy(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	s.created(w, "/prorationpolicy/"+p.ID, p.ID)
-	return nil
-}
-
-func (s *Server) listProrationPolicies(w http.ResponseWriter, r *http.Request) error {
-	var errs validation.Errors
-	p := page(r, &errs)
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	ps, next, err := s.store.ListProrationPolicies(r.Context(), p)
-	if err != nil {
-		return err
-	}
-	if ps == nil {
-		ps = []store.ProrationPolicy{}
-	}
-	s.writeList(w, r, ps, next)
-	return nil
-}
-
-func (s *Server) getProrationPolicy(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	p, err := s.store.ProrationPolicy(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, p)
 	return nil
 }
 
@@ -258,36 +229,6 @@ func (s *Server) createDunningProcess(w http.ResponseWriter, r *http.Request) er
 	return nil
 }
 
-func (s *Server) listDunningProcesses(w http.ResponseWriter, r *http.Request) error {
-	var errs validation.Errors
-	p := page(r, &errs)
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	ds, next, err := s.store.ListDunningProcesses(r.Context(), p)
-	if err != nil {
-		return err
-	}
-	if ds == nil {
-		ds = []store.DunningProcess{}
-	}
-	s.writeList(w, r, ds, next)
-	return nil
-}
-
-func (s *Server) getDunningProcess(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	d, err := s.store.DunningProcess(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, d)
-	return nil
-}
-
 func (s *Server) updateDunningProcess(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
@@ -322,4 +263,40 @@ func (s *Server) deleteDunningProcess(w http.ResponseWriter, r *http.Request) er
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// getOne answers GET /…/{id} with the record fetch returns for the id.
+func getOne[T any](fetch func(context.Context, string) (T, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r, "id")
+		if err != nil {
+			return err
+		}
+		v, err := fetch(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, v)
+		return nil
+	}
+}
+
+// listAll answers an unfiltered, paged list with the page list returns.
+func listAll[T any](s *Server, list func(context.Context, store.Page) ([]T, string, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var errs validation.Errors
+		p := page(r, &errs)
+		if err := errs.Err(); err != nil {
+			return err
+		}
+		items, next, err := list(r.Context(), p)
+		if err != nil {
+			return err
+		}
+		if items == nil {
+			items = []T{}
+		}
+		s.writeList(w, r, items, next)
+		return nil
+	}
 }
