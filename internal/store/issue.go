@@ -130,8 +130,11 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 		entries  = make([][]any, 0, n)
 		events   = make([]NewEvent, 0, n)
 		uses     []billing.Use
-		dunning  = make([]dunningCandidate, 0, n)
 	)
+	dunning, err := tx.dunningResolver(ctx)
+	if err != nil {
+		return err
+	}
 	for i, p := range periods {
 		sub, org, cur := p.Sub, orgs[p.Sub.OrganizationID], curs[i]
 		account := accounts[sub.SubscriberID+"/"+sub.Currency]
@@ -164,8 +167,14 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 			sub.PaymentAgreementID, cur.Code, org.PricesIncludeVAT, invoiceStatus, ts(at[i]), ts(due), billing.LocalDate(at[i], org.loc),
 			billing.LocalDate(due, org.loc), ts(sub.PeriodStart), ts(sub.PeriodEnd), org.seller, buyers[sub.SubscriberID],
 			string(lines), string(vats), doc.Net, doc.VAT, doc.Gross, billing.KID(number, org.KIDAlgorithm), created})
+		// The demand's dunning process is chosen at issue and its first
+		// reminder scheduled (none for a demand settled at issue).
+		var process, firstReminder any
+		if id, days, ok := dunning(sub.Package.BillingPlan.BillingPlanID); ok && doc.Gross > 0 {
+			process, firstReminder = id, ts(DunningTime(due, days, org.loc))
+		}
 		demands = append(demands, []any{demandID, tx.tenant, invoiceID, account, sub.SubscriberID, sub.ID, org.ID, cur.Code,
-			doc.Gross, demandStatus, ts(at[i]), ts(due), created})
+			doc.Gross, demandStatus, ts(at[i]), ts(due), process, firstReminder, created})
 		entries = append(entries, []any{NewID(), tx.tenant, account, EntryInvoice, doc.Gross, invoiceID, nil, ts(at[i]), created})
 		for _, u := range doc.Uses {
 			for _, it := range items[account] {
@@ -180,9 +189,6 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 			}
 			entries = append(entries, []any{NewID(), tx.tenant, account, kind, amount, invoiceID, u.ItemID, ts(at[i]), created})
 		}
-		if doc.Gross > 0 {
-			dunning = append(dunning, dunningCandidate{demandID: demandID, planID: sub.Package.BillingPlan.BillingPlanID, due: due, loc: org.loc})
-		}
 		events = append(events, NewEvent{Type: EventInvoiceIssued, Subject: "/invoice/" + invoiceID, At: at[i],
 			Data: invoiceIssuedData{InvoiceID: invoiceID, PaymentDemandID: demandID, SubscriberID: sub.SubscriberID,
 				SubscriptionID: sub.ID}})
@@ -196,8 +202,9 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 		return fmt.Errorf("insert invoices: %w", err)
 	}
 	if err := tx.insertRows(ctx, `INSERT INTO payment_demands (id, tenant_id, kind, invoice_id, account_id, subscriber_id,
-		subscription_id, organization_id, currency, amount, status, issued_at, due_at, created_at) VALUES `,
-		`(?, ?, 'Period', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, demands); err != nil {
+		subscription_id, organization_id, currency, amount, status, issued_at, due_at, dunning_process_id, next_dunning_at,
+		created_at) VALUES `,
+		`(?, ?, 'Period', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, demands); err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("period already has a payment demand: %w", ErrConflict)
 		}
@@ -211,9 +218,6 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 		if err := tx.useItem(ctx, u.ItemID, u.Amount); err != nil {
 			return err
 		}
-	}
-	if err := tx.scheduleDunning(ctx, dunning); err != nil {
-		return err
 	}
 	return tx.AddEvents(ctx, events)
 }

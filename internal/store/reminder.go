@@ -14,49 +14,45 @@ import (
 // EventReminderIssued is recorded when a reminder is issued.
 const EventReminderIssued = "ReminderIssued"
 
-// dunningCandidate is a demand being issued: the process that applies to
-// it is chosen now (its plan's, else the tenant's default) and its first
-// reminder scheduled.
-type dunningCandidate struct {
-	demandID string
-	planID   string
-	due      time.Time
-	loc      *time.Location
-}
-
-// scheduleDunning sets the dunning process and first reminder time of
-// newly issued demands. A tenant without dunning processes costs one
-// query per batch.
-func (tx *Tx) scheduleDunning(ctx context.Context, cands []dunningCandidate) error {
-	if len(cands) == 0 {
-		return nil
-	}
+// dunningResolver reads the tenant's dunning processes once per batch of
+// invoices and returns what applies to an invoice of billing plan planID:
+// the plan's process, else the tenant's default, with its first reminder
+// day; ok is false when none applies (or it has no reminders). A tenant
+// without dunning processes costs one query per batch.
+func (tx *Tx) dunningResolver(ctx context.Context) (func(planID string) (id string, firstDays int, ok bool), error) {
 	type proc struct {
-		days []int
-		def  bool
+		first int
+		ok    bool
 	}
 	procs := map[string]proc{}
 	var def string
 	err := tx.queryEach(ctx, `SELECT id, reminder_days, is_default FROM dunning_processes WHERE tenant_id = $1`, []any{tx.tenant},
 		func(rows *sql.Rows) error {
 			var (
-				id, days string
-				p        proc
+				id, raw string
+				isDef   bool
+				days    []int
 			)
-			if err := rows.Scan(&id, &days, &p.def); err != nil {
+			if err := rows.Scan(&id, &raw, &isDef); err != nil {
 				return err
 			}
-			if err := json.Unmarshal([]byte(days), &p.days); err != nil {
+			if err := json.Unmarshal([]byte(raw), &days); err != nil {
 				return fmt.Errorf("dunning process %s: %w", id, err)
 			}
-			procs[id] = p
-			if p.def {
+			if len(days) > 0 {
+				procs[id] = proc{first: days[0], ok: true}
+			}
+			if isDef {
 				def = id
 			}
 			return nil
 		})
-	if err != nil || len(procs) == 0 {
-		return err
+	if err != nil {
+		return nil, fmt.Errorf("store: dunning processes: %w", err)
+	}
+	none := func(string) (string, int, bool) { return "", 0, false }
+	if len(procs) == 0 {
+		return none, nil
 	}
 	byPlan := map[string]string{}
 	err = tx.queryEach(ctx, `SELECT id, dunning_process_id FROM billing_plans WHERE tenant_id = $1 AND dunning_process_id IS NOT NULL`,
@@ -69,24 +65,16 @@ func (tx *Tx) scheduleDunning(ctx context.Context, cands []dunningCandidate) err
 			return nil
 		})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("store: dunning processes of plans: %w", err)
 	}
-	for _, c := range cands {
+	return func(planID string) (string, int, bool) {
 		id := def
-		if p, ok := byPlan[c.planID]; ok {
+		if p, ok := byPlan[planID]; ok {
 			id = p
 		}
-		p, ok := procs[id]
-		if !ok || len(p.days) == 0 {
-			continue
-		}
-		next := DunningTime(c.due, p.days[0], c.loc)
-		if _, err := tx.exec(ctx, `UPDATE payment_demands SET dunning_process_id = $3, next_dunning_at = $4 WHERE tenant_id = $1 AND id = $2`,
-			tx.tenant, c.demandID, id, ts(next)); err != nil {
-			return fmt.Errorf("store: schedule dunning of demand %s: %w", c.demandID, err)
-		}
-	}
-	return nil
+		p := procs[id]
+		return id, p.first, p.ok
+	}, nil
 }
 
 // DunningTime is days local calendar days after the due time (the same
