@@ -24,6 +24,7 @@
 #                              ENGINE+billing
 #   RUNS=1                     runs of each (engine, size); the summary gives
 #                              the median and the range
+#   POLL=1                     seconds between CPU samples of a run
 #   QUIET_WAIT=120             wait up to this many seconds for other work on
 #                              the machine to stop before each run (0: don't)
 #   RUN_TIMEOUT=900            seconds before one run is killed
@@ -41,6 +42,9 @@ SIZES=${SIZES:-"10000 100000"}
 ENGINES=${ENGINES:-"sqlite postgres"}
 BILLING=${BILLING:-0}
 RUNS=${RUNS:-1}
+# Seconds between CPU samples during a run. Each sample forks ps, awk and
+# grep; at 0.2 s that took a fifth of a CPU and slowed the run it measured.
+POLL=${POLL:-1}
 QUIET_WAIT=${QUIET_WAIT:-120}
 RUN_TIMEOUT=${RUN_TIMEOUT:-900}
 PGHOST=${PGHOST:-127.0.0.1}
@@ -182,7 +186,7 @@ run_one() {
   "$BIN" "${args[@]}" >"$out" 2>&1 &
   RUNPID=$!
   # CPU accounting covers the advance only: from the first poll after
-  # "filled in" to the first poll after RESULT (0.2 s granularity). Every
+  # "filled in" to the first poll after RESULT (POLL granularity). Every
   # process is sampled on each poll, so processes that exit (PostgreSQL
   # backends of other tests, the benchmark itself) keep their last value.
   local deadline=$((SECONDS + RUN_TIMEOUT)) state=fill m0="" m1="" b0=0 bl=0 t pid c rc=0 timed_out=0
@@ -218,7 +222,7 @@ run_one() {
       fi
       ;;
     esac
-    sleep 0.2
+    sleep "$POLL"
   done
   wait "$RUNPID" || rc=$?
   RUNPID=""
