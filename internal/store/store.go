@@ -128,8 +128,12 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	// pages keeps the cost of a renewal flat as the tenant grows. It leaves
 	// checkpoints to the background checkpointer (see checkpoints) until the
 	// WAL passes walBackstopPages.
+	// Statement journals (SQLite's undo log of one statement inside a
+	// transaction, written by every multi-row insert that could fail half
+	// way) live in memory: in a temporary file they cost a write system call
+	// per page, ~12 % of a renewal with billing.
 	w, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=cache_size(-65536)"+
-		"&_pragma=wal_autocheckpoint("+strconv.Itoa(walBackstopPages)+")")
+		"&_pragma=wal_autocheckpoint("+strconv.Itoa(walBackstopPages)+")&_pragma=temp_store(MEMORY)")
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
