@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -245,7 +246,7 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 // appended to created, for the caller to record and bill (see created).
 func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub *store.Subscription, at time.Time, hasChanges bool, created *[]renewal) (Stats, error) {
 	var st Stats
-	loc, err := loadZone(sub.TimeZone)
+	loc, err := period.LoadZone(sub.TimeZone)
 	if err != nil {
 		return st, err
 	}

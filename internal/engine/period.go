@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
@@ -33,24 +32,6 @@ func Status(sub store.Subscription, now time.Time) string {
 	return StatusCompleted
 }
 
-// zones caches loaded time zones by name: loading one parses the zone's
-// tzdata, and the engine needs one per subscription it acts on. A
-// *time.Location is immutable, and only valid names are stored.
-var zones sync.Map
-
-// loadZone is period.LoadZone, cached.
-func loadZone(name string) (*time.Location, error) {
-	if l, ok := zones.Load(name); ok {
-		return l.(*time.Location), nil
-	}
-	l, err := period.LoadZone(name)
-	if err != nil {
-		return nil, err
-	}
-	zones.Store(name, l)
-	return l, nil
-}
-
 // NewSeries describes the first period of a new subscription series: an
 // order's first subscription, or the subscription a plan change generates.
 type NewSeries struct {
@@ -70,7 +51,7 @@ type NewSeries struct {
 
 // Begin returns the first subscription of a new series.
 func Begin(n NewSeries, now time.Time) (store.Subscription, error) {
-	loc, err := loadZone(n.TimeZone)
+	loc, err := period.LoadZone(n.TimeZone)
 	if err != nil {
 		return store.Subscription{}, fmt.Errorf("engine: time zone: %w", err)
 	}

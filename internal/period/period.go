@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	// Embed the IANA database so zones load identically on every host,
@@ -34,9 +35,16 @@ const DefaultZone = "Europe/Oslo"
 // organization without a zone is never silently billed in UTC, and it
 // rejects "Local", the server's own zone, which must never leak into
 // billing. "UTC" itself is accepted.
+//
+// Zones are cached: time.LoadLocation parses the zone's tzdata on every
+// call, and the engine and billing need one per subscription they act on.
+// A *time.Location is immutable, and only valid names are cached.
 func LoadZone(name string) (*time.Location, error) {
 	if name == "" {
 		name = DefaultZone
+	}
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
 	}
 	if name == "Local" {
 		return nil, errors.New(`time zone "Local" is not allowed; use an IANA name such as Europe/Oslo`)
@@ -45,8 +53,11 @@ func LoadZone(name string) (*time.Location, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unknown time zone %q", name)
 	}
+	zones.Store(name, loc)
 	return loc, nil
 }
+
+var zones sync.Map // name → *time.Location
 
 // Unit is the calendar unit of a plan's billing interval. Its string values
 // are the ones stored and sent over the API.

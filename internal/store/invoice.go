@@ -5,12 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -92,22 +90,6 @@ type PaymentDemand struct {
 	IssuedAt            time.Time      `json:"issuedAt"`
 	DueAt               time.Time      `json:"dueAt"`
 	CreatedAt           time.Time      `json:"createdAt"`
-}
-
-// zones caches time zones by name: time.LoadLocation reads the zone data
-// on every call, which is too slow for every renewal.
-var zones sync.Map
-
-func zone(name string) (*time.Location, error) {
-	if l, ok := zones.Load(name); ok {
-		return l.(*time.Location), nil
-	}
-	l, err := period.LoadZone(name)
-	if err != nil {
-		return nil, err
-	}
-	zones.Store(name, l)
-	return l, nil
 }
 
 const invoiceColumns = `id, invoice_number, organization_id, payment_demand_id, account_id, subscriber_id, subscription_id,

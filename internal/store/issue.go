@@ -10,6 +10,7 @@ import (
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/period"
 )
 
 // NewPeriod is a subscription period created at business time At: what
@@ -241,7 +242,7 @@ func (tx *Tx) issueOrganization(ctx context.Context, id string) (*issueOrg, erro
 	if err != nil {
 		return nil, fmt.Errorf("organization %s: %w", id, notFound(err))
 	}
-	loc, err := zone(org.TimeZone)
+	loc, err := period.LoadZone(org.TimeZone)
 	if err != nil {
 		return nil, err
 	}

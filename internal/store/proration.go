@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/period"
 )
 
 // SettleCancellation is the billing hook of cancellations
@@ -43,7 +44,7 @@ func SettleCancellation(ctx context.Context, tx *Tx, sub Subscription, at time.T
 	if err != nil {
 		return fmt.Errorf("store: demand of subscription %s: %w", sub.ID, err)
 	}
-	loc, err := zone(sub.TimeZone)
+	loc, err := period.LoadZone(sub.TimeZone)
 	if err != nil {
 		return err
 	}
