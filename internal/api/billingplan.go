@@ -114,7 +114,7 @@ func (s *Server) billingPlanRoutes() {
 		method: http.MethodGet, path: "/billingplan/{id}", id: "getBillingPlan", tag: tag,
 		summary: "Get a billing plan", request: new(billingPlanIDParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.BillingPlan)}, respNotFound),
-		handle:    s.getBillingPlan,
+		handle:    getOne(s.store.BillingPlan),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/billingplan/{id}", id: "updateBillingPlan", tag: tag,
@@ -173,19 +173,6 @@ func (s *Server) listBillingPlans(w http.ResponseWriter, r *http.Request) error 
 		bs = []catalog.BillingPlan{}
 	}
 	s.writeList(w, r, bs, next)
-	return nil
-}
-
-func (s *Server) getBillingPlan(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	b, err := s.store.BillingPlan(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, b)
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -263,40 +262,4 @@ func (s *Server) deleteDunningProcess(w http.ResponseWriter, r *http.Request) er
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// getOne answers GET /…/{id} with the record fetch returns for the id.
-func getOne[T any](fetch func(context.Context, string) (T, error)) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathID(r, "id")
-		if err != nil {
-			return err
-		}
-		v, err := fetch(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, v)
-		return nil
-	}
-}
-
-// listAll answers an unfiltered, paged list with the page list returns.
-func listAll[T any](s *Server, list func(context.Context, store.Page) ([]T, string, error)) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		var errs validation.Errors
-		p := page(r, &errs)
-		if err := errs.Err(); err != nil {
-			return err
-		}
-		items, next, err := list(r.Context(), p)
-		if err != nil {
-			return err
-		}
-		if items == nil {
-			items = []T{}
-		}
-		s.writeList(w, r, items, next)
-		return nil
-	}
 }

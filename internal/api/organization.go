@@ -127,7 +127,7 @@ func (s *Server) organizationRoutes() {
 		method: http.MethodGet, path: "/organization/{id}", id: "getOrganization", tag: tag,
 		summary: "Get an organization", request: new(organizationIDParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Organization)}, respNotFound),
-		handle:    s.getOrganization,
+		handle:    getOne(s.store.Organization),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/organization/{id}", id: "updateOrganization", tag: tag,
@@ -174,19 +174,6 @@ func (s *Server) listOrganizations(w http.ResponseWriter, r *http.Request) error
 		orgs = []store.Organization{}
 	}
 	s.writeList(w, r, orgs, next)
-	return nil
-}
-
-func (s *Server) getOrganization(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	o, err := s.store.Organization(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, o)
 	return nil
 }
 

@@ -272,7 +272,7 @@ func (s *Server) packageRoutes() {
 		summary: "Get a template package", desc: "Archived packages can still be read; their `archivedAt` is set.",
 		request:   new(packageIDParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.TemplatePackage)}, respNotFound),
-		handle:    s.getPackage,
+		handle:    getOne(s.store.Package),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/package/{id}", id: "updatePackage", tag: tag,
@@ -402,19 +402,6 @@ func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
 		pkgs = []catalog.TemplatePackage{}
 	}
 	s.writeList(w, r, pkgs, next)
-	return nil
-}
-
-func (s *Server) getPackage(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	t, err := s.store.Package(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, t)
 	return nil
 }
 

@@ -99,7 +99,7 @@ func (s *Server) packageChainRoutes() {
 		method: http.MethodGet, path: "/packagechain/{id}", id: "getPackageChain", tag: tag,
 		summary: "Get a package chain", request: new(packageChainIDParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.Chain)}, respNotFound),
-		handle:    s.getPackageChain,
+		handle:    getOne(s.store.PackageChain),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/packagechain/{id}", id: "updatePackageChain", tag: tag,
@@ -174,19 +174,6 @@ func (s *Server) listPackageChains(w http.ResponseWriter, r *http.Request) error
 		cs = []catalog.Chain{}
 	}
 	s.writeList(w, r, cs, next)
-	return nil
-}
-
-func (s *Server) getPackageChain(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	c, err := s.store.PackageChain(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, c)
 	return nil
 }
 

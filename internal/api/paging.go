@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"strconv"
@@ -53,4 +54,40 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, items any, ne
 		w.Header().Set("Link", "<"+s.baseURL+r.URL.Path+"?"+q.Encode()+`>; rel="next"`)
 	}
 	writeJSON(w, http.StatusOK, items)
+}
+
+// getOne answers GET /…/{id} with the record fetch returns for the id.
+func getOne[T any](fetch func(context.Context, string) (T, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r, "id")
+		if err != nil {
+			return err
+		}
+		v, err := fetch(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, v)
+		return nil
+	}
+}
+
+// listAll answers an unfiltered, paged list with the page list returns.
+func listAll[T any](s *Server, list func(context.Context, store.Page) ([]T, string, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var errs validation.Errors
+		p := page(r, &errs)
+		if err := errs.Err(); err != nil {
+			return err
+		}
+		items, next, err := list(r.Context(), p)
+		if err != nil {
+			return err
+		}
+		if items == nil {
+			items = []T{}
+		}
+		s.writeList(w, r, items, next)
+		return nil
+	}
 }

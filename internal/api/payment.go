@@ -61,7 +61,7 @@ func (s *Server) paymentRoutes() {
 			response{status: http.StatusConflict, desc: "The provider reference names a payment with other data."}),
 		handle: s.createPayment})
 	s.add(route{method: http.MethodGet, path: "/payment/{id}", id: "getPayment", tag: tag, summary: "Get a payment",
-		request: new(paymentIDParam), responses: common(ok(new(store.Payment)), respNotFound), handle: s.getPayment})
+		request: new(paymentIDParam), responses: common(ok(new(store.Payment)), respNotFound), handle: getOne(s.store.Payment)})
 	s.add(route{method: http.MethodGet, path: "/payment", id: "listPayments", tag: tag, summary: "List payments",
 		request: new(paymentListParams), responses: common(ok(new([]store.Payment)), respNotFound), handle: s.listPayments})
 }
@@ -188,19 +188,6 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	s.created(w, "/payment/"+p.ID, p.ID)
-	return nil
-}
-
-func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	p, err := s.store.Payment(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, p)
 	return nil
 }
 

@@ -125,7 +125,7 @@ func (s *Server) paymentAgreementRoutes() {
 		summary: "Get a payment agreement", desc: "Deleted agreements stay readable (deletedAt set): invoices refer to them.",
 		request:   new(agreementIDParam),
 		responses: common(response{status: http.StatusOK, body: new(store.PaymentAgreement)}, respNotFound),
-		handle:    s.getPaymentAgreement,
+		handle:    getOne(s.store.PaymentAgreement),
 	})
 	s.add(route{
 		method: http.MethodDelete, path: "/paymentagreement/{id}", id: "deletePaymentAgreement", tag: tag,
@@ -324,19 +324,6 @@ func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) 
 		return nil
 	}
 	s.created(w, "/paymentagreement/"+out.ID, out.ID)
-	return nil
-}
-
-func (s *Server) getPaymentAgreement(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	a, err := s.store.PaymentAgreement(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
 	return nil
 }
 

@@ -75,7 +75,7 @@ func (s *Server) productRoutes() {
 		method: http.MethodGet, path: "/product/{id}", id: "getProduct", tag: tag,
 		summary: "Get a product", request: new(productIDParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.Product)}, respNotFound),
-		handle:    s.getProduct,
+		handle:    getOne(s.store.Product),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/product/{id}", id: "updateProduct", tag: tag,
@@ -124,19 +124,6 @@ func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) error {
 		ps = []catalog.Product{}
 	}
 	s.writeList(w, r, ps, next)
-	return nil
-}
-
-func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	p, err := s.store.Product(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, p)
 	return nil
 }
 

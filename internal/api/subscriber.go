@@ -226,7 +226,7 @@ func (s *Server) subscriberRoutes() {
 		method: http.MethodGet, path: "/subscriber/{id}", id: "getSubscriber", tag: tag,
 		summary: "Get a subscriber", request: new(subscriberIDParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Subscriber)}, respNotFound),
-		handle:    s.getSubscriber,
+		handle:    getOne(s.store.Subscriber),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/subscriber/{id}", id: "updateSubscriber", tag: tag,
@@ -317,19 +317,6 @@ func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
 		subs = []store.Subscriber{}
 	}
 	s.writeList(w, r, subs, next)
-	return nil
-}
-
-func (s *Server) getSubscriber(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	sub, err := s.store.Subscriber(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, sub)
 	return nil
 }
 

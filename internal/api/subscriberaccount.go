@@ -42,7 +42,7 @@ func (s *Server) subscriberAccountRoutes() {
 		summary: "Get a subscriber account",
 		desc: fmt.Sprintf("The balance (sum of the ledger entries), outstanding charges, available allowance and the newest entries (at most %d, newest first).",
 			store.AccountEntriesShown),
-		request: new(accountIDParam), responses: common(ok(new(store.SubscriberAccount)), respNotFound), handle: s.getSubscriberAccount})
+		request: new(accountIDParam), responses: common(ok(new(store.SubscriberAccount)), respNotFound), handle: getOne(s.store.SubscriberAccount)})
 	s.add(route{method: http.MethodGet, path: "/subscriberaccount", id: "listSubscriberAccounts", tag: tag,
 		summary: "List subscriber accounts", desc: "Accounts with their balances; entries are left out.",
 		request: new(accountListParams), responses: common(ok(new([]store.SubscriberAccount)), respNotFound), handle: s.listSubscriberAccounts})
@@ -61,19 +61,6 @@ func (s *Server) subscriberAccountRoutes() {
 		desc: "Books an allowance now; the next invoices apply it as a negative line, never taking an invoice below zero; " +
 			"what is left carries forward.",
 		request: new(accountItemRequest), responses: common(respCreated, respNotFound), handle: s.accountItem(billing.ItemAllowance)})
-}
-
-func (s *Server) getSubscriberAccount(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	a, err := s.store.SubscriberAccount(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
 }
 
 func (s *Server) listSubscriberAccounts(w http.ResponseWriter, r *http.Request) error {

@@ -121,7 +121,7 @@ func (s *Server) webhookRoutes() {
 		handle: s.listWebhooks})
 	s.add(route{method: http.MethodGet, path: "/webhook/{id}", id: "getWebhook", tag: tag,
 		summary: "Get a webhook registration", desc: "The secret is never shown again.", request: new(webhookIDParam),
-		responses: common(response{status: http.StatusOK, body: new(store.Webhook)}, respNotFound), handle: s.getWebhook})
+		responses: common(response{status: http.StatusOK, body: new(store.Webhook)}, respNotFound), handle: getOne(s.store.Webhook)})
 	s.add(route{method: http.MethodPut, path: "/webhook/{id}", id: "updateWebhook", tag: tag,
 		summary: "Replace a webhook registration",
 		desc: "A new url (or a registration still Pending) goes through the validation handshake again, unless " +
@@ -286,19 +286,6 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 		hooks = []store.Webhook{}
 	}
 	s.writeList(w, r, hooks, next)
-	return nil
-}
-
-func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	hook, err := s.store.Webhook(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, hook)
 	return nil
 }
 
