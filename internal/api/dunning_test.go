@@ -201,3 +201,29 @@ func TestDunningProcessValidation(t *testing.T) {
 		}
 	})
 }
+
+// A process edited while a demand is in dunning applies from its next
+// action on: dropping the payment stop means no stop.
+func TestDunningProcessEditedMidway(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		f := newBillingFixture(t, e, e.Tenant)
+		process := create(t, f.tn, "/dunningprocess", map[string]any{"name": "Short", "reminderDays": []int{7}, "paymentStopDays": 7,
+			"isDefault": true})
+		f.advance(osloDay(2027, 1, 10))
+		start := osloDay(2027, 2, 1)
+		sub := f.order(&start)
+		inv := f.invoices("subscriptionId=" + sub)[0]
+		f.advance(osloDay(2027, 2, 9))
+		if rs := f.reminders(inv.ID); len(rs) != 1 {
+			t.Fatalf("reminders: %+v", rs)
+		}
+		if r := f.tn.Do("PUT", "/dunningprocess/"+process, map[string]any{"name": "Short", "reminderDays": []int{7}, "isDefault": true}); r.Status != http.StatusNoContent {
+			t.Fatalf("PUT: %d %s", r.Status, r.Body)
+		}
+		f.advance(osloDay(2027, 2, 20))
+		if s := f.subscription(sub); s.Status != "Active" || s.CancelledAt != nil {
+			t.Fatalf("stopped although the process no longer stops: %+v", s)
+		}
+		ledgerClean(t, e, f.tn)
+	})
+}

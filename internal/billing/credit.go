@@ -175,19 +175,23 @@ func PeriodCredit(lines []Line, credited map[int]int64, used, total int) ([]Cred
 }
 
 // PeriodAllowance is the allowance a paid period gives when it ends after
-// used of total days: per VAT rate, the sum over its period lines of
-// gross × (total − used) / total, rounded per line. Rates are in the order
+// used of total days: per VAT rate, the sum over its period lines of what
+// is left of the line after earlier credit notes × (total − used) / total,
+// rounded per line. Rates are in the order
 // of the lines.
-func PeriodAllowance(lines []Line, used, total int) ([]RateAmount, error) {
+func PeriodAllowance(lines []Line, credited map[int]int64, used, total int) ([]RateAmount, error) {
 	if total <= 0 || used < 0 || used > total {
 		return nil, fmt.Errorf("billing: proration %d of %d days", used, total)
 	}
+	left := Creditable(lines, credited)
 	var out []RateAmount
 	for _, l := range lines {
-		if l.Kind != LineProduct && l.Kind != LineAdditionalProduct || l.Gross.Minor <= 0 {
+		if l.Kind != LineProduct && l.Kind != LineAdditionalProduct || left[l.LineNumber] <= 0 {
 			continue
 		}
-		g, err := money.Prorate(l.Gross.Minor, int64(total-used), int64(total))
+		// What credit notes already took off the line is not paid for, so
+		// only the rest of it is prorated.
+		g, err := money.Prorate(left[l.LineNumber], int64(total-used), int64(total))
 		if err != nil {
 			return nil, err
 		}

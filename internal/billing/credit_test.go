@@ -65,12 +65,17 @@ func TestProrationDays(t *testing.T) {
 func TestWorkedExamples(t *testing.T) {
 	t.Run("paid 90 for 30 days, 14 used: allowance 48.00", func(t *testing.T) {
 		lines := []Line{productLine(t, 1, LineProduct, 9000, "25")}
-		got, err := PeriodAllowance(lines, 14, 30)
+		got, err := PeriodAllowance(lines, nil, 14, 30)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 1 || got[0].Gross != 4800 || got[0].VATRate.String() != "25" {
 			t.Fatalf("allowance = %+v, want 48.00 at 25%%", got)
+		}
+		// A credit note took 30.00 off before: only the 60.00 paid is prorated.
+		got, err = PeriodAllowance(lines, map[int]int64{1: 3000}, 14, 30)
+		if err != nil || len(got) != 1 || got[0].Gross != 3200 {
+			t.Fatalf("allowance after a credit = %+v, %v; want 32.00", got, err)
 		}
 	})
 	t.Run("invoiced 84 for 28 days, 9 used: invoice adjusted to 27.00", func(t *testing.T) {

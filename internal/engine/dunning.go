@@ -62,6 +62,20 @@ func (e *Engine) dunning(ctx context.Context, tx *store.Tx, at time.Time) (Stats
 			st.Reminders++
 			continue
 		}
+		// Every reminder went out. The process may have been edited since
+		// this action was scheduled: without a payment stop dunning ends;
+		// a stop that now falls later waits for its time.
+		var stopAt *time.Time
+		if p.PaymentStopDays != nil {
+			t := store.DunningTime(d.DueAt, p.ReminderDays[len(p.ReminderDays)-1]+*p.PaymentStopDays, loc)
+			stopAt = &t
+		}
+		if stopAt == nil || stopAt.After(at) {
+			if err := tx.SetNextDunning(ctx, d.ID, at, stopAt, d.RemindersSent); err != nil {
+				return st, err
+			}
+			continue
+		}
 		if err := tx.SetNextDunning(ctx, d.ID, at, nil, d.RemindersSent); err != nil {
 			return st, err
 		}

@@ -48,7 +48,6 @@ type CreditNote struct {
 const (
 	CreditReasonCancellation = "Cancellation"
 	CreditReasonProration    = "Proration"
-	CreditReasonPaymentStop  = "PaymentStop"
 )
 
 const creditNoteColumns = `c.id, c.credit_note_number, c.organization_id, c.invoice_id, i.invoice_number, c.payment_demand_id,

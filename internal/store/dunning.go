@@ -253,7 +253,9 @@ func (s *Store) UpdateDunningProcess(ctx context.Context, d DunningProcess, now 
 		if err != nil {
 			return fmt.Errorf("store: update dunning process %s: %w", d.ID, refError(err))
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("store: update dunning process %s: %w", d.ID, err)
+		} else if n == 0 {
 			return fmt.Errorf("store: update dunning process %s: %w", d.ID, ErrNotFound)
 		}
 		return nil

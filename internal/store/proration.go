@@ -70,7 +70,11 @@ func SettleCancellation(ctx context.Context, tx *Tx, sub Subscription, at time.T
 		if err != nil {
 			return err
 		}
-		amounts, err := billing.PeriodAllowance(inv.Lines, used, total)
+		credited, err := tx.creditedLines(ctx, invoiceID)
+		if err != nil {
+			return err
+		}
+		amounts, err := billing.PeriodAllowance(inv.Lines, credited, used, total)
 		if err != nil {
 			return err
 		}

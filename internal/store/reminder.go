@@ -97,7 +97,6 @@ type DunningDemand struct {
 	RemindersSent  int
 	ProcessID      *string
 	TimeZone       string
-	NextAt         time.Time
 }
 
 // NextDunningAt returns when the tenant's earliest dunning action is due,
@@ -116,7 +115,7 @@ func (tx *Tx) NextDunningAt(ctx context.Context) (*time.Time, error) {
 func (tx *Tx) DueDunning(ctx context.Context, at time.Time, limit int) ([]DunningDemand, error) {
 	var out []DunningDemand
 	err := tx.queryEach(ctx, `SELECT d.id, d.invoice_id, i.invoice_number, d.account_id, d.subscriber_id, d.subscription_id,
-		d.currency, d.status, d.due_at, d.reminders_sent, d.dunning_process_id, o.time_zone, d.next_dunning_at
+		d.currency, d.status, d.due_at, d.reminders_sent, d.dunning_process_id, o.time_zone
 		FROM payment_demands d
 		JOIN invoices i ON i.tenant_id = d.tenant_id AND i.id = d.invoice_id
 		JOIN organizations o ON o.tenant_id = d.tenant_id AND o.id = d.organization_id
@@ -127,11 +126,11 @@ func (tx *Tx) DueDunning(ctx context.Context, at time.Time, limit int) ([]Dunnin
 				sub, process sql.NullString
 			)
 			if err := rows.Scan(&d.ID, &d.InvoiceID, &d.InvoiceNumber, &d.AccountID, &d.SubscriberID, &sub, &d.Currency,
-				&d.Status, &d.DueAt, &d.RemindersSent, &process, &d.TimeZone, &d.NextAt); err != nil {
+				&d.Status, &d.DueAt, &d.RemindersSent, &process, &d.TimeZone); err != nil {
 				return err
 			}
 			d.SubscriptionID, d.ProcessID = nullString(sub), nullString(process)
-			d.DueAt, d.NextAt = d.DueAt.UTC(), d.NextAt.UTC()
+			d.DueAt = d.DueAt.UTC()
 			out = append(out, d)
 			return nil
 		})
