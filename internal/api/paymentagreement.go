@@ -401,7 +401,9 @@ func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request)
 		dec.UseNumber()
 		var errs validation.Errors
 		if err := dec.Decode(&in); err != nil {
-			errors.As(jsonError(err), &errs)
+			if !errors.As(jsonError(err), &errs) {
+				errs.Add("body", "row %d is not a payment agreement object", i)
+			}
 		} else {
 			rows[i].Agreement, errs = checkedAgreement(in)
 		}

@@ -121,11 +121,17 @@ func (tx *Tx) EnsureAccount(ctx context.Context, subscriberID, currency string, 
 	return tx.ensureAccount(ctx, subscriberID, currency, at)
 }
 
+// entryRefs are what a ledger entry refers to: the invoice, the account
+// item, the credit note or the payment behind it.
+type entryRefs struct {
+	Invoice, Item, CreditNote, Payment *string
+}
+
 // addEntry appends a ledger entry to account.
-func (tx *Tx) addEntry(ctx context.Context, account, kind string, amount int64, invoiceID, itemID *string, at time.Time) error {
-	_, err := tx.exec(ctx, `INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, invoice_id, item_id, booked_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		NewID(), tx.tenant, account, kind, amount, invoiceID, itemID, ts(at), ts(time.Now()))
+func (tx *Tx) addEntry(ctx context.Context, account, kind string, amount int64, refs entryRefs, at time.Time) error {
+	_, err := tx.exec(ctx, `INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, invoice_id, item_id,
+		credit_note_id, payment_id, booked_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		NewID(), tx.tenant, account, kind, amount, refs.Invoice, refs.Item, refs.CreditNote, refs.Payment, ts(at), ts(time.Now()))
 	if err != nil {
 		return fmt.Errorf("store: add %s entry: %w", kind, err)
 	}
@@ -202,7 +208,7 @@ func (tx *Tx) BookItem(ctx context.Context, accountID, kind, description string,
 		it.ID, tx.tenant, accountID, kind, description, amount, rate.String(), ts(it.BookedAt), ts(it.CreatedAt)); err != nil {
 		return AccountItem{}, fmt.Errorf("store: add account item: %w", err)
 	}
-	return it, tx.addEntry(ctx, accountID, entry, sign*amount, nil, &it.ID, it.BookedAt)
+	return it, tx.addEntry(ctx, accountID, entry, sign*amount, entryRefs{Item: &it.ID}, it.BookedAt)
 }
 
 // SubscriberAccount returns account id of the context's tenant with its

@@ -239,10 +239,9 @@ func (tx *Tx) CreditInvoice(ctx context.Context, id, reason string, at time.Time
 		return CreditNote{}, fmt.Errorf("store: insert credit note: %w", err)
 	}
 	if change.Applied > 0 {
-		if _, err := tx.exec(ctx, `INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, invoice_id,
-			credit_note_id, booked_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			NewID(), tx.tenant, c.SubscriberAccountID, EntryCreditNote, -change.Applied, c.InvoiceID, c.ID, ts(at), ts(c.CreatedAt)); err != nil {
-			return CreditNote{}, fmt.Errorf("store: add credit note entry: %w", err)
+		if err := tx.addEntry(ctx, c.SubscriberAccountID, EntryCreditNote, -change.Applied,
+			entryRefs{Invoice: &c.InvoiceID, CreditNote: &c.ID}, at); err != nil {
+			return CreditNote{}, err
 		}
 	}
 	if err := tx.AddEvent(ctx, EventCreditNoteIssued, "/creditnote/"+c.ID, map[string]any{"creditNoteId": c.ID,

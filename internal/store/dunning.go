@@ -126,10 +126,21 @@ func (s *Store) updateOne(ctx context.Context, what, id, query string, args ...a
 	if err != nil {
 		return fmt.Errorf("store: update %s %s: %w", what, id, refError(err))
 	}
-	if n, err := res.RowsAffected(); err != nil {
+	if err := oneRow(res); err != nil {
 		return fmt.Errorf("store: update %s %s: %w", what, id, err)
-	} else if n == 0 {
-		return fmt.Errorf("store: update %s %s: %w", what, id, ErrNotFound)
+	}
+	return nil
+}
+
+// oneRow checks that a statement changed a row: ErrNotFound when it
+// changed none.
+func oneRow(res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
 	}
 	return nil
 }
@@ -253,10 +264,8 @@ func (s *Store) UpdateDunningProcess(ctx context.Context, d DunningProcess, now 
 		if err != nil {
 			return fmt.Errorf("store: update dunning process %s: %w", d.ID, refError(err))
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := oneRow(res); err != nil {
 			return fmt.Errorf("store: update dunning process %s: %w", d.ID, err)
-		} else if n == 0 {
-			return fmt.Errorf("store: update dunning process %s: %w", d.ID, ErrNotFound)
 		}
 		return nil
 	})

@@ -227,10 +227,9 @@ func (s *Store) RecordPayment(ctx context.Context, in NewPayment) (Payment, bool
 			return fmt.Errorf("store: insert payment: %w", err)
 		}
 		if applied > 0 {
-			if _, err := tx.exec(ctx, `INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, invoice_id,
-				payment_id, booked_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-				NewID(), tx.tenant, p.SubscriberAccountID, EntryPayment, -applied, p.InvoiceID, p.ID, ts(now), ts(p.CreatedAt)); err != nil {
-				return fmt.Errorf("store: add Payment entry: %w", err)
+			if err := tx.addEntry(ctx, p.SubscriberAccountID, EntryPayment, -applied,
+				entryRefs{Invoice: &p.InvoiceID, Payment: &p.ID}, now); err != nil {
+				return err
 			}
 		}
 		event := EventPaymentCompleted

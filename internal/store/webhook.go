@@ -181,8 +181,8 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("store: delete webhook %s: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+	if err := oneRow(res); err != nil {
+		return err
 	}
 	return nil
 }
@@ -200,8 +200,8 @@ func (s *Store) ValidateWebhook(ctx context.Context, id, tokenHash string, now t
 	if err != nil {
 		return fmt.Errorf("store: validate webhook %s: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+	if err := oneRow(res); err != nil {
+		return err
 	}
 	return nil
 }
@@ -352,8 +352,8 @@ func (s *Store) RedeliverWebhookDelivery(ctx context.Context, webhookID, deliver
 	if err != nil {
 		return fmt.Errorf("store: redeliver %s: %w", deliveryID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+	if err := oneRow(res); err != nil {
+		return err
 	}
 	s.notifyEvents()
 	return nil
