@@ -18,9 +18,6 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// EventOrderProcessed is recorded when an order is completed.
-const EventOrderProcessed = "OrderProcessed"
-
 // OrderInput is the body of POST /order (OrderCreate). Either subscriberId
 // (an existing subscriber) or subscriber (a new one, created when the
 // order is completed) is required, not both.
@@ -642,7 +639,7 @@ func (s *Server) completeClaimed(ctx context.Context, tx *store.Tx, o store.Orde
 	if err := tx.FinishOrder(ctx, o.ID, sub.ID, agreement.ID, first.ID); err != nil {
 		return store.Order{}, err
 	}
-	if err := tx.AddEvent(ctx, EventOrderProcessed, "/order/"+o.ID,
+	if err := tx.AddEvent(ctx, store.EventOrderProcessed, "/order/"+o.ID,
 		map[string]string{"orderId": o.ID, "subscriberId": sub.ID, "subscriptionId": first.ID}, now); err != nil {
 		return store.Order{}, err
 	}

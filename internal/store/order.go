@@ -12,6 +12,9 @@ import (
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
+// EventOrderProcessed is recorded when an order is completed.
+const EventOrderProcessed = "OrderProcessed"
+
 // Order statuses. An order is Created, then either Completed (once) or
 // Cancelled; both are final.
 const (

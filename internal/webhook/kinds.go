@@ -5,32 +5,33 @@
 // deliveries away from private networks. The SQL lives in internal/store.
 package webhook
 
-import "slices"
+import (
+	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/store"
+)
 
-// Kinds are the event kinds a registration can subscribe to; this list is
-// the one place they are named for webhooks. Payloads (the data of each
+// Kinds are the event kinds a registration can subscribe to, named by the
+// constants of the packages that record them (a renamed kind cannot drop
+// out of webhooks unnoticed). Payloads (the data of each
 // kind) are documented in the OpenAPI document (internal/api/webhook.go).
 var Kinds = []string{
-	"SubscriptionCreated",
-	"SubscriptionCancelled",
-	"SubscriptionDeactivated",
-	"OrderProcessed",
-	"InvoiceIssued",
-	"InvoicePaid",
-	"CreditNoteIssued",
-	"ReminderIssued",
-	"PaymentCompleted",
-	"PaymentFailed",
-	"PaymentAgreementCreated",
-	"PaymentAgreementDeleted",
+	engine.EventSubscriptionCreated,
+	engine.EventSubscriptionCancelled,
+	engine.EventSubscriptionDeactivated,
+	store.EventOrderProcessed,
+	store.EventInvoiceIssued,
+	store.EventInvoicePaid,
+	store.EventCreditNoteIssued,
+	store.EventReminderIssued,
+	store.EventPaymentCompleted,
+	store.EventPaymentFailed,
+	store.EventPaymentAgreementCreated,
+	store.EventPaymentAgreementDeleted,
 }
 
 // ValidationEventType is the kind of the handshake event, sent to a new
 // endpoint only; it cannot be subscribed to.
 const ValidationEventType = "WebhookValidation"
-
-// IsKind reports whether k is a known event kind (case-sensitive).
-func IsKind(k string) bool { return slices.Contains(Kinds, k) }
 
 // Formats of a registration.
 const (
