@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -19,22 +18,6 @@ type ProrationPolicyInput struct {
 	Name             *string `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Standard"`
 	PaidProration    *string `json:"paidProration" enum:"GenerateAllowanceForRemainingTime,NoProration" default:"GenerateAllowanceForRemainingTime" description:"A paid period that ends early: an allowance for the remaining days, or nothing."`
 	NotPaidProration *string `json:"notPaidProration" enum:"GenerateChargeForConsumedTime,NoProration" default:"GenerateChargeForConsumedTime" description:"An unpaid period that ends early: its invoice is credited down to the consumed days, or stays as it is."`
-}
-
-// oneOf returns the canonical spelling of v among allowed (matched
-// case-insensitively), recording an error on field otherwise.
-func oneOf(errs *validation.Errors, field string, v *string, def string, allowed ...string) string {
-	s := trimmed(v)
-	if s == "" {
-		return def
-	}
-	for _, a := range allowed {
-		if strings.EqualFold(s, a) {
-			return a
-		}
-	}
-	errs.Add(field, "%q is not one of %s", s, strings.Join(allowed, ", "))
-	return ""
 }
 
 func (in ProrationPolicyInput) policy() (store.ProrationPolicy, error) {

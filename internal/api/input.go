@@ -47,3 +47,28 @@ func timeField(errs *validation.Errors, field string, p *string) *time.Time {
 	t = t.UTC()
 	return &t
 }
+
+// canonical returns the spelling among allowed that v matches ignoring
+// case (enums are case-insensitive on input, canonical on output).
+func canonical(v string, allowed ...string) (string, bool) {
+	for _, a := range allowed {
+		if strings.EqualFold(v, a) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
+// oneOf returns the canonical spelling of v among allowed (def when v is
+// empty), recording an error on field otherwise.
+func oneOf(errs *validation.Errors, field string, v *string, def string, allowed ...string) string {
+	s := trimmed(v)
+	if s == "" {
+		return def
+	}
+	if c, ok := canonical(s, allowed...); ok {
+		return c
+	}
+	errs.Add(field, "%q is not one of %s", s, strings.Join(allowed, ", "))
+	return ""
+}

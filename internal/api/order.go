@@ -438,12 +438,8 @@ func (s *Server) listOrders(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := store.OrderFilter{SubscriberID: id("subscriberId"), OrganizationID: id("organizationId")}
 	if v := strings.TrimSpace(queryFold(q, "status")); v != "" {
-		for _, st := range []string{store.OrderCreated, store.OrderCompleted, store.OrderCancelled} {
-			if strings.EqualFold(v, st) {
-				f.Status = st
-			}
-		}
-		if f.Status == "" {
+		var ok bool
+		if f.Status, ok = canonical(v, store.OrderCreated, store.OrderCompleted, store.OrderCancelled); !ok {
 			errs.Add("status", "%q is not an order status: Created, Completed or Cancelled", v)
 		}
 	}

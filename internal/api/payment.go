@@ -112,16 +112,9 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if orgID != "" && kid == "" {
 		errs.Add("organizationId", "is only for a kid")
 	}
-	status := ""
-	switch v := trimmed(in.Status); {
-	case v == "":
+	status := oneOf(&errs, "status", in.Status, "", store.PaymentSucceeded, store.PaymentFailed)
+	if trimmed(in.Status) == "" {
 		errs.Add("status", "is required")
-	case strings.EqualFold(v, store.PaymentSucceeded):
-		status = store.PaymentSucceeded
-	case strings.EqualFold(v, store.PaymentFailed):
-		status = store.PaymentFailed
-	default:
-		errs.Add("status", "%q is not one of Succeeded, Failed", v)
 	}
 	currency := strings.ToUpper(trimmed(in.Currency))
 	cur, curOK := money.LookupCurrency(currency)
@@ -195,25 +188,10 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	id := func(name string) string {
-		v := strings.ToLower(strings.TrimSpace(q.Get(name)))
-		if v != "" && !store.ValidID(v) {
-			errs.Add(name, "must be a uuid")
-			return ""
-		}
-		return v
-	}
-	f := store.PaymentFilter{SubscriberID: id("subscriberId"), InvoiceID: id("invoiceId"), PaymentDemandID: id("paymentDemandId"),
-		Provider: q.Get("provider"), ProviderReference: q.Get("providerReference")}
-	switch v := q.Get("status"); {
-	case v == "":
-	case strings.EqualFold(v, store.PaymentSucceeded):
-		f.Status = store.PaymentSucceeded
-	case strings.EqualFold(v, store.PaymentFailed):
-		f.Status = store.PaymentFailed
-	default:
-		errs.Add("status", "must be one of Succeeded, Failed")
-	}
+	f := store.PaymentFilter{SubscriberID: queryID(q, "subscriberId", &errs), InvoiceID: queryID(q, "invoiceId", &errs),
+		PaymentDemandID: queryID(q, "paymentDemandId", &errs), Provider: q.Get("provider"), ProviderReference: q.Get("providerReference")}
+	status := q.Get("status")
+	f.Status = oneOf(&errs, "status", &status, "", store.PaymentSucceeded, store.PaymentFailed)
 	if err := errs.Err(); err != nil {
 		return err
 	}

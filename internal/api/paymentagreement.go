@@ -161,12 +161,8 @@ var providerTypes = []string{store.ProviderInvoice, store.ProviderEHF, store.Pro
 // canonicalProvider returns the canonical spelling of provider type v
 // (matched ignoring case), or "".
 func canonicalProvider(v string) string {
-	for _, p := range providerTypes {
-		if strings.EqualFold(v, p) {
-			return p
-		}
-	}
-	return ""
+	p, _ := canonical(v, providerTypes...)
+	return p
 }
 
 // checkAgreementParams validates in by its provider type and returns the

@@ -175,14 +175,7 @@ func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (store.W
 			w.EventTypes = append(w.EventTypes, kind)
 		}
 	}
-	switch f := trimmed(in.Format); {
-	case f == "" || strings.EqualFold(f, webhook.FormatEventGrid):
-		w.Format = webhook.FormatEventGrid
-	case strings.EqualFold(f, webhook.FormatCloudEvents):
-		w.Format = webhook.FormatCloudEvents
-	default:
-		errs.Add("format", "%q is not a format: EventGrid or CloudEvents", f)
-	}
+	w.Format = oneOf(&errs, "format", in.Format, webhook.FormatEventGrid, webhook.FormatEventGrid, webhook.FormatCloudEvents)
 	if in.Secret != nil {
 		w.Secret = strings.TrimSpace(*in.Secret)
 		if _, err := webhook.SecretKey(w.Secret); err != nil {
@@ -194,12 +187,8 @@ func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (store.W
 }
 
 func canonicalKind(k string) string {
-	for _, known := range webhook.Kinds {
-		if strings.EqualFold(k, known) {
-			return known
-		}
-	}
-	return ""
+	known, _ := canonical(k, webhook.Kinds...)
+	return known
 }
 
 func hashToken(token string) string {
@@ -351,13 +340,8 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	var errs validation.Errors
 	p := page(r, &errs)
 	f := store.DeliveryFilter{}
-	switch st := strings.TrimSpace(queryFold(r.URL.Query(), "status")); {
-	case st == "":
-	case strings.EqualFold(st, store.DeliveryPending), strings.EqualFold(st, store.DeliveryDelivered), strings.EqualFold(st, store.DeliveryFailed):
-		f.Status = strings.ToUpper(st[:1]) + strings.ToLower(st[1:])
-	default:
-		errs.Add("status", "%q is not a delivery status: Pending, Delivered or Failed", st)
-	}
+	st := queryFold(r.URL.Query(), "status")
+	f.Status = oneOf(&errs, "status", &st, "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed)
 	if err := errs.Err(); err != nil {
 		return err
 	}
