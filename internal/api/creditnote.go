@@ -148,7 +148,7 @@ func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if err := s.requireDocumentParents(r, f.InvoiceID, f.SubscriberID); err != nil {
+	if err := s.store.RequireParents(r.Context(), store.Parents{Invoice: f.InvoiceID, Subscriber: f.SubscriberID}); err != nil {
 		return err
 	}
 	cs, next, err := s.store.ListCreditNotes(r.Context(), f, p)
@@ -162,17 +162,6 @@ func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// requireDocumentParents answers 404 when a list filter names an invoice or
-// subscriber that does not exist in the tenant.
-func (s *Server) requireDocumentParents(r *http.Request, invoiceID, subscriberID string) error {
-	if invoiceID != "" {
-		if _, err := s.store.Invoice(r.Context(), invoiceID); err != nil {
-			return err
-		}
-	}
-	return s.store.RequireParents(r.Context(), subscriberID, "")
-}
-
 func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
@@ -181,7 +170,7 @@ func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if err := s.requireDocumentParents(r, f.InvoiceID, f.SubscriberID); err != nil {
+	if err := s.store.RequireParents(r.Context(), store.Parents{Invoice: f.InvoiceID, Subscriber: f.SubscriberID}); err != nil {
 		return err
 	}
 	rs, next, err := s.store.ListReminders(r.Context(), f, p)

@@ -109,7 +109,7 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if err := s.store.RequireParents(r.Context(), f.SubscriberID, f.SubscriptionID); err != nil {
+	if err := s.store.RequireParents(r.Context(), store.Parents{Subscriber: f.SubscriberID, Subscription: f.SubscriptionID}); err != nil {
 		return err
 	}
 	invs, next, err := s.store.ListInvoices(r.Context(), f, p)

@@ -58,7 +58,7 @@ func (s *Server) listPaymentDemands(w http.ResponseWriter, r *http.Request) erro
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if err := s.store.RequireParents(r.Context(), f.SubscriberID, ""); err != nil {
+	if err := s.store.RequireParents(r.Context(), store.Parents{Subscriber: f.SubscriberID}); err != nil {
 		return err
 	}
 	ds, next, err := s.store.ListPaymentDemands(r.Context(), store.DocumentFilter{SubscriberID: f.SubscriberID, Status: f.Status, Now: now}, p)

@@ -79,7 +79,7 @@ func (s *Server) listSubscriberAccounts(w http.ResponseWriter, r *http.Request) 
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if err := s.store.RequireParents(r.Context(), f.SubscriberID, ""); err != nil {
+	if err := s.store.RequireParents(r.Context(), store.Parents{Subscriber: f.SubscriberID}); err != nil {
 		return err
 	}
 	as, next, err := s.store.ListSubscriberAccounts(r.Context(), f, p)

@@ -113,8 +113,7 @@ func (s *Store) ListCreditNotes(ctx context.Context, f CreditNoteFilter, p Page)
 	if err != nil {
 		return nil, "", err
 	}
-	q := tenantFilter(tenant)
-	q.conds[0] = "c." + q.conds[0]
+	q := tenantFilterOn("c", tenant)
 	if f.InvoiceID != "" {
 		q.add("c.invoice_id = ?", f.InvoiceID)
 	}

@@ -294,36 +294,29 @@ func (s *Store) ListPaymentDemands(ctx context.Context, f DocumentFilter, p Page
 	return out, next, nil
 }
 
-// SubscriberExists reports whether subscriber id exists in the context's
-// tenant (list filters naming a missing parent answer 404).
-func (s *Store) subscriberExists(ctx context.Context, tenant, id string) (bool, error) {
-	var one int
-	err := s.readRow(ctx, `SELECT 1 FROM subscribers WHERE tenant_id = $1 AND id = $2`, tenant, id).Scan(&one)
-	if err == sql.ErrNoRows {
-		return false, nil
-	}
-	return err == nil, err
+// Parents names the rows a list filter refers to; empty fields are not
+// checked.
+type Parents struct {
+	Subscriber, Subscription, Invoice, PaymentDemand string
 }
 
-// RequireParents answers ErrNotFound when a list filter names a subscriber
-// or subscription that does not exist in the context's tenant.
-func (s *Store) RequireParents(ctx context.Context, subscriberID, subscriptionID string) error {
+// RequireParents answers ErrNotFound when a list filter names a parent
+// that does not exist in the context's tenant (a filter that matches
+// nothing is an empty list; one that names nothing real is a 404).
+func (s *Store) RequireParents(ctx context.Context, p Parents) error {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return err
 	}
-	if subscriberID != "" {
-		ok, err := s.subscriberExists(ctx, tenant, subscriberID)
-		if err != nil {
-			return err
+	for _, parent := range []struct{ table, what, id string }{
+		{"subscribers", "subscriber", p.Subscriber}, {"subscriptions", "subscription", p.Subscription},
+		{"invoices", "invoice", p.Invoice}, {"payment_demands", "payment demand", p.PaymentDemand}} {
+		if parent.id == "" {
+			continue
 		}
-		if !ok {
-			return ErrNotFound
-		}
-	}
-	if subscriptionID != "" {
-		if _, err := s.Subscription(ctx, subscriptionID); err != nil {
-			return err
+		var one int
+		if err := s.readRow(ctx, `SELECT 1 FROM `+parent.table+` WHERE tenant_id = $1 AND id = $2`, tenant, parent.id).Scan(&one); err != nil {
+			return fmt.Errorf("store: %s %s: %w", parent.what, parent.id, notFound(err))
 		}
 	}
 	return nil

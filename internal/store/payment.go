@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
@@ -332,15 +331,8 @@ func (s *Store) ListPayments(ctx context.Context, f PaymentFilter, p Page) ([]Pa
 	if err != nil {
 		return nil, "", err
 	}
-	for _, parent := range []struct{ table, id string }{
-		{"subscribers", f.SubscriberID}, {"invoices", f.InvoiceID}, {"payment_demands", f.PaymentDemandID}} {
-		if parent.id == "" {
-			continue
-		}
-		var one int
-		if err := s.readRow(ctx, `SELECT 1 FROM `+parent.table+` WHERE tenant_id = $1 AND id = $2`, tenant, parent.id).Scan(&one); err != nil {
-			return nil, "", fmt.Errorf("store: list payments: %s %s: %w", strings.TrimSuffix(parent.table, "s"), parent.id, notFound(err))
-		}
+	if err := s.RequireParents(ctx, Parents{Subscriber: f.SubscriberID, Invoice: f.InvoiceID, PaymentDemand: f.PaymentDemandID}); err != nil {
+		return nil, "", fmt.Errorf("store: list payments: %w", err)
 	}
 	q := tenantFilter(tenant)
 	for _, c := range []struct{ col, v string }{{"subscriber_id", f.SubscriberID}, {"invoice_id", f.InvoiceID},

@@ -200,8 +200,7 @@ func (s *Store) ListReminders(ctx context.Context, f ReminderFilter, p Page) ([]
 	if err != nil {
 		return nil, "", err
 	}
-	q := tenantFilter(tenant)
-	q.conds[0] = "r." + q.conds[0]
+	q := tenantFilterOn("r", tenant)
 	if f.InvoiceID != "" {
 		q.add("r.invoice_id = ?", f.InvoiceID)
 	}

@@ -66,8 +66,15 @@ type filter struct {
 	args  []any
 }
 
-func tenantFilter(tenantID string) *filter {
-	return &filter{conds: []string{"tenant_id = $1"}, args: []any{tenantID}}
+func tenantFilter(tenantID string) *filter { return tenantFilterOn("", tenantID) }
+
+// tenantFilterOn is tenantFilter for a query that names its table by alias
+// (e.g. "c" in a join).
+func tenantFilterOn(alias, tenantID string) *filter {
+	if alias != "" {
+		alias += "."
+	}
+	return &filter{conds: []string{alias + "tenant_id = $1"}, args: []any{tenantID}}
 }
 
 // add appends a condition such as "country = ?" with its argument.
