@@ -284,10 +284,7 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
 			return validation.Field("id", "subscription %s is already cancelled or ended", id)
 		}
-		if err := e.cancelIn(ctx, tx, sub, mode, reason, now); err != nil {
-			return err
-		}
-		out, err = tx.Subscription(ctx, id)
+		out, err = e.cancelIn(ctx, tx, sub, mode, reason, now)
 		return err
 	})
 	if err != nil {
@@ -297,11 +294,11 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 }
 
 // cancelIn cancels sub at now in tx (see Cancel), with the period created
-// ahead of it, if any.
-func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscription, mode, reason string, now time.Time) error {
+// ahead of it, if any, and returns sub as written.
+func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscription, mode, reason string, now time.Time) (store.Subscription, error) {
 	loc, err := period.LoadZone(sub.TimeZone)
 	if err != nil {
-		return err
+		return sub, err
 	}
 	effective := now
 	if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
@@ -313,14 +310,14 @@ func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscript
 	if sub.NextID != nil {
 		ahead, err := tx.Subscription(ctx, *sub.NextID)
 		if err != nil {
-			return err
+			return sub, err
 		}
 		// The successor stays linked, as the record of what happened.
 		if ahead.CancelledAt == nil {
 			if err := e.cancel(ctx, tx, &ahead, now, now, reason, loc); err != nil {
-				return err
+				return sub, err
 			}
 		}
 	}
-	return e.cancel(ctx, tx, &sub, now, effective, reason, loc)
+	return sub, e.cancel(ctx, tx, &sub, now, effective, reason, loc)
 }

@@ -161,5 +161,6 @@ func (e *Engine) paymentStop(ctx context.Context, tx *store.Tx, d store.DunningD
 	if sub.CancelledAt != nil || sub.DeactivatedAt != nil || !at.Before(sub.PeriodEnd) {
 		return false, nil
 	}
-	return true, e.cancelIn(ctx, tx, sub, CancelImmediately, CancelReasonPaymentStop, at)
+	_, err = e.cancelIn(ctx, tx, sub, CancelImmediately, CancelReasonPaymentStop, at)
+	return true, err
 }
