@@ -185,6 +185,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	return s.idempotent(w, r, rt.handle)
 }
 
+// idParam documents the {id} path parameter of single-resource routes.
+type idParam struct {
+	ID string `path:"id" format:"uuid"`
+}
+
 // pathID returns the {id} path value, answering 400 when it is not a uuid.
 func pathID(r *http.Request, name string) (string, error) {
 	// Ids are stored in canonical lower case; accept any case from clients.

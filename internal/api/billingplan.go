@@ -80,12 +80,8 @@ func (s *Server) checkDunningProcess(r *http.Request, b catalog.BillingPlan) err
 	return nil
 }
 
-type billingPlanIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type billingPlanUpdate struct {
-	billingPlanIDParam
+	idParam
 	BillingPlanInput
 }
 
@@ -106,13 +102,12 @@ func (s *Server) billingPlanRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/billingplan", id: "listBillingPlans", tag: tag,
 		summary: "List billing plans", request: new(billingPlanListParams),
-		responses: common(response{status: http.StatusOK, body: new([]catalog.BillingPlan),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}),
-		handle: s.listBillingPlans,
+		responses: common(respList(new([]catalog.BillingPlan))),
+		handle:    s.listBillingPlans,
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/billingplan/{id}", id: "getBillingPlan", tag: tag,
-		summary: "Get a billing plan", request: new(billingPlanIDParam),
+		summary: "Get a billing plan", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.BillingPlan)}, respNotFound),
 		handle:    getOne(s.store.BillingPlan),
 	})
@@ -127,7 +122,7 @@ func (s *Server) billingPlanRoutes() {
 		method: http.MethodDelete, path: "/billingplan/{id}", id: "deleteBillingPlan", tag: tag,
 		summary: "Delete a billing plan",
 		desc:    "A plan that a template package (archived or not) offers is not deleted: the answer is a 400 naming `id` and the packages.",
-		request: new(billingPlanIDParam), responses: common(respNoContent, respNotFound), handle: s.deleteBillingPlan,
+		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteBillingPlan,
 	})
 }
 

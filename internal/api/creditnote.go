@@ -49,11 +49,11 @@ func (s *Server) creditNoteRoutes() {
 			"account, applied to the next invoices. Records CreditNoteIssued. Cancelling a subscription credits its unused or " +
 			"future periods by itself.",
 		request: new(struct {
-			invoiceIDParam
+			idParam
 			CreditInput
 		}), responses: common(respCreated, respNotFound), handle: s.creditInvoice})
 	s.add(route{method: http.MethodGet, path: "/creditnote/{id}", id: "getCreditNote", tag: tag,
-		summary: "Get a credit note", request: new(invoiceIDParam),
+		summary: "Get a credit note", request: new(idParam),
 		responses: common(ok(new(store.CreditNote)), respNotFound), handle: getOne(s.store.CreditNote)})
 	s.add(route{method: http.MethodGet, path: "/creditnote", id: "listCreditNotes", tag: tag,
 		summary: "List credit notes", request: new(creditNoteListParams),

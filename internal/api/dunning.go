@@ -84,25 +84,17 @@ func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (store.
 	return d, errs.Err()
 }
 
-type dunningIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type prorationPolicyUpdate struct {
-	dunningIDParam
+	idParam
 	ProrationPolicyInput
 }
 
 type dunningProcessUpdate struct {
-	dunningIDParam
+	idParam
 	DunningProcessInput
 }
 
 func (s *Server) dunningRoutes() {
-	list := func(body any) response {
-		return response{status: http.StatusOK, body: body,
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}
-	}
 	const ptag = "ProrationPolicy"
 	s.add(route{method: http.MethodPost, path: "/prorationpolicy", id: "createProrationPolicy", tag: ptag,
 		summary: "Create a proration policy",
@@ -111,16 +103,16 @@ func (s *Server) dunningRoutes() {
 		request: new(ProrationPolicyInput), responses: common(respCreated), handle: s.createProrationPolicy})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy", id: "listProrationPolicies", tag: ptag,
 		summary: "List proration policies", request: new(ListParams),
-		responses: common(list(new([]store.ProrationPolicy))), handle: listAll(s, s.store.ListProrationPolicies)})
+		responses: common(respList(new([]store.ProrationPolicy))), handle: listAll(s, s.store.ListProrationPolicies)})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy/{id}", id: "getProrationPolicy", tag: ptag,
-		summary: "Get a proration policy", request: new(dunningIDParam),
+		summary: "Get a proration policy", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.ProrationPolicy)}, respNotFound), handle: getOne(s.store.ProrationPolicy)})
 	s.add(route{method: http.MethodPut, path: "/prorationpolicy/{id}", id: "updateProrationPolicy", tag: ptag,
 		summary: "Replace a proration policy's fields", request: new(prorationPolicyUpdate),
 		responses: common(respNoContent, respNotFound), handle: s.updateProrationPolicy})
 	s.add(route{method: http.MethodDelete, path: "/prorationpolicy/{id}", id: "deleteProrationPolicy", tag: ptag,
 		summary: "Delete a proration policy", desc: "A policy a dunning process refers to is not deleted (400 naming `id`).",
-		request: new(dunningIDParam), responses: common(respNoContent, respNotFound), handle: s.deleteProrationPolicy})
+		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteProrationPolicy})
 
 	const dtag = "DunningProcess"
 	s.add(route{method: http.MethodPost, path: "/dunningprocess", id: "createDunningProcess", tag: dtag,
@@ -132,9 +124,9 @@ func (s *Server) dunningRoutes() {
 		request: new(DunningProcessInput), responses: common(respCreated), handle: s.createDunningProcess})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess", id: "listDunningProcesses", tag: dtag,
 		summary: "List dunning processes", request: new(ListParams),
-		responses: common(list(new([]store.DunningProcess))), handle: listAll(s, s.store.ListDunningProcesses)})
+		responses: common(respList(new([]store.DunningProcess))), handle: listAll(s, s.store.ListDunningProcesses)})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess/{id}", id: "getDunningProcess", tag: dtag,
-		summary: "Get a dunning process", request: new(dunningIDParam),
+		summary: "Get a dunning process", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.DunningProcess)}, respNotFound), handle: getOne(s.store.DunningProcess)})
 	s.add(route{method: http.MethodPut, path: "/dunningprocess/{id}", id: "updateDunningProcess", tag: dtag,
 		summary: "Replace a dunning process's fields",
@@ -143,7 +135,7 @@ func (s *Server) dunningRoutes() {
 	s.add(route{method: http.MethodDelete, path: "/dunningprocess/{id}", id: "deleteDunningProcess", tag: dtag,
 		summary: "Delete a dunning process",
 		desc:    "A process a billing plan refers to is not deleted (400 naming `id`). Invoices in dunning under it stop dunning.",
-		request: new(dunningIDParam), responses: common(respNoContent, respNotFound), handle: s.deleteDunningProcess})
+		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteDunningProcess})
 }
 
 func (s *Server) createProrationPolicy(w http.ResponseWriter, r *http.Request) error {

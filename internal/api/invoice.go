@@ -11,10 +11,6 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-type invoiceIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type invoiceListParams struct {
 	ListParams
 	SubscriberID   string `query:"subscriberId" format:"uuid" description:"Only invoices of this subscriber (404 if there is no such subscriber)."`

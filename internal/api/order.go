@@ -84,10 +84,6 @@ type OrderSubscriber struct {
 	Contacts         []store.Contact `json:"contacts"`
 }
 
-type orderIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type orderListParams struct {
 	ListParams
 	SubscriberID   string `query:"subscriberId" format:"uuid" description:"Only orders of this subscriber (404 if there is no such subscriber). A new-subscriber order matches once completed."`
@@ -113,14 +109,13 @@ func (s *Server) orderRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/order", id: "listOrders", tag: tag,
 		summary: "List orders", desc: "Oldest first. Filters combine with AND; their names match ignoring case.",
-		request: new(orderListParams),
-		responses: common(response{status: http.StatusOK, body: new([]Order),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
-		handle: s.listOrders,
+		request:   new(orderListParams),
+		responses: common(respList(new([]Order)), respNotFound),
+		handle:    s.listOrders,
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/order/{id}", id: "getOrder", tag: tag,
-		summary: "Get an order", request: new(orderIDParam),
+		summary: "Get an order", request: new(idParam),
 		responses: common(orderOK, respNotFound), handle: s.getOrder,
 	})
 	s.add(route{
@@ -136,14 +131,14 @@ func (s *Server) orderRoutes() {
 			"OrderProcessed. Answers 200 with the completed order. Completing a completed order changes nothing and " +
 			"answers 200 with it again, also when several completions race; completing a cancelled order is a 400 " +
 			"naming `id`.",
-		request: new(orderIDParam), responses: common(orderOK, respNotFound), handle: s.completeOrder,
+		request: new(idParam), responses: common(orderOK, respNotFound), handle: s.completeOrder,
 	})
 	s.add(route{
 		method: http.MethodPost, path: "/order/{id}/cancel", id: "cancelOrder", tag: tag,
 		summary: "Cancel an order",
 		desc: "Cancels an order in status `Created` and answers 200 with it; cancelling a cancelled order answers the " +
 			"same. A completed order cannot be cancelled (400 naming `id`): cancel its subscription instead. No body.",
-		request: new(orderIDParam), responses: common(orderOK, respNotFound), handle: s.cancelOrder,
+		request: new(idParam), responses: common(orderOK, respNotFound), handle: s.cancelOrder,
 	})
 }
 

@@ -78,12 +78,8 @@ func (in OrganizationInput) organization() (store.Organization, error) {
 	return o, errs.Err()
 }
 
-type organizationIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type organizationUpdate struct {
-	organizationIDParam
+	idParam
 	OrganizationInput
 }
 
@@ -119,13 +115,12 @@ func (s *Server) organizationRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/organization", id: "listOrganizations", tag: tag,
 		summary: "List organizations", request: new(organizationListParams),
-		responses: common(response{status: http.StatusOK, body: new([]store.Organization),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}),
-		handle: s.listOrganizations,
+		responses: common(respList(new([]store.Organization))),
+		handle:    s.listOrganizations,
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/organization/{id}", id: "getOrganization", tag: tag,
-		summary: "Get an organization", request: new(organizationIDParam),
+		summary: "Get an organization", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Organization)}, respNotFound),
 		handle:    getOne(s.store.Organization),
 	})
@@ -136,7 +131,7 @@ func (s *Server) organizationRoutes() {
 	})
 	s.add(route{
 		method: http.MethodDelete, path: "/organization/{id}", id: "deleteOrganization", tag: tag,
-		summary: "Delete an organization", request: new(organizationIDParam),
+		summary: "Delete an organization", request: new(idParam),
 		responses: common(respNoContent, respNotFound), handle: s.deleteOrganization,
 	})
 }

@@ -215,17 +215,13 @@ func (c TemplatePackageChoices) choices() (catalog.Choices, validation.Errors) {
 	return out, errs
 }
 
-type packageIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type packageUpdate struct {
-	packageIDParam
+	idParam
 	PackageInput
 }
 
 type packagePreview struct {
-	packageIDParam
+	idParam
 	TemplatePackageChoices
 }
 
@@ -262,15 +258,14 @@ func (s *Server) packageRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/package", id: "listPackages", tag: tag,
 		summary: "List template packages", desc: "Archived packages are left out unless `archived=true`.",
-		request: new(packageListParams),
-		responses: common(response{status: http.StatusOK, body: new([]catalog.TemplatePackage),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
-		handle: s.listPackages,
+		request:   new(packageListParams),
+		responses: common(respList(new([]catalog.TemplatePackage)), respNotFound),
+		handle:    s.listPackages,
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/package/{id}", id: "getPackage", tag: tag,
 		summary: "Get a template package", desc: "Archived packages can still be read; their `archivedAt` is set.",
-		request:   new(packageIDParam),
+		request:   new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.TemplatePackage)}, respNotFound),
 		handle:    getOne(s.store.Package),
 	})
@@ -288,7 +283,7 @@ func (s *Server) packageRoutes() {
 			"orders were placed for it). " +
 			"Archived templates are hidden from lists, cannot be ordered or previewed, and keep serving their chains; " +
 			"subscription packages made from them are never affected.",
-		request: new(packageIDParam), responses: common(respNoContent, respNotFound), handle: s.deletePackage,
+		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deletePackage,
 	})
 	s.add(route{
 		method: http.MethodPost, path: "/package/{id}/preview", id: "previewPackage", tag: tag,

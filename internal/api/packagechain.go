@@ -62,12 +62,8 @@ func (in PackageChainInput) chain() (catalog.Chain, validation.Errors) {
 	return c, errs
 }
 
-type packageChainIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type packageChainUpdate struct {
-	packageChainIDParam
+	idParam
 	PackageChainInput
 }
 
@@ -91,13 +87,12 @@ func (s *Server) packageChainRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/packagechain", id: "listPackageChains", tag: tag,
 		summary: "List package chains", request: new(packageChainListParams),
-		responses: common(response{status: http.StatusOK, body: new([]catalog.Chain),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
-		handle: s.listPackageChains,
+		responses: common(respList(new([]catalog.Chain)), respNotFound),
+		handle:    s.listPackageChains,
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/packagechain/{id}", id: "getPackageChain", tag: tag,
-		summary: "Get a package chain", request: new(packageChainIDParam),
+		summary: "Get a package chain", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.Chain)}, respNotFound),
 		handle:    getOne(s.store.PackageChain),
 	})
@@ -110,7 +105,7 @@ func (s *Server) packageChainRoutes() {
 		method: http.MethodDelete, path: "/packagechain/{id}", id: "deletePackageChain", tag: tag,
 		summary: "Delete a package chain",
 		desc:    "A chain that template packages link to with `packageChainId` is not deleted: the answer is a 400 naming `id` and the packages.",
-		request: new(packageChainIDParam), responses: common(respNoContent, respNotFound), handle: s.deletePackageChain,
+		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deletePackageChain,
 	})
 }
 

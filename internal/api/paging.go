@@ -91,3 +91,9 @@ func listAll[T any](s *Server, list func(context.Context, store.Page) ([]T, stri
 		return nil
 	}
 }
+
+// respList documents a 200 list answer with body, paged by the Link header.
+func respList(body any) response {
+	return response{status: http.StatusOK, body: body,
+		headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}
+}

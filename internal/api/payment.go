@@ -30,10 +30,6 @@ type PaymentInput struct {
 	PaymentAgreementID *string `json:"paymentAgreementId" format:"uuid" description:"The subscriber's payment agreement the payment was made under."`
 }
 
-type paymentIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type paymentListParams struct {
 	ListParams
 	SubscriberID      string `query:"subscriberId" format:"uuid" description:"Only payments of this subscriber (404 if there is no such subscriber)."`
@@ -61,7 +57,7 @@ func (s *Server) paymentRoutes() {
 			response{status: http.StatusConflict, desc: "The provider reference names a payment with other data."}),
 		handle: s.createPayment})
 	s.add(route{method: http.MethodGet, path: "/payment/{id}", id: "getPayment", tag: tag, summary: "Get a payment",
-		request: new(paymentIDParam), responses: common(ok(new(store.Payment)), respNotFound), handle: getOne(s.store.Payment)})
+		request: new(idParam), responses: common(ok(new(store.Payment)), respNotFound), handle: getOne(s.store.Payment)})
 	s.add(route{method: http.MethodGet, path: "/payment", id: "listPayments", tag: tag, summary: "List payments",
 		request: new(paymentListParams), responses: common(ok(new([]store.Payment)), respNotFound), handle: s.listPayments})
 }

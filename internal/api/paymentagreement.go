@@ -50,7 +50,7 @@ type ChangePaymentAgreementInput struct {
 }
 
 type changeAgreementRequest struct {
-	subscriptionIDParam
+	idParam
 	ChangePaymentAgreementInput
 }
 
@@ -69,10 +69,6 @@ type ImportRowResult struct {
 	ID     *string `json:"id" description:"The agreement created or found; null when rejected."`
 	// Errors name the row's fields, as a 400 of POST /paymentagreement would.
 	Errors []validation.FieldError `json:"errors"`
-}
-
-type agreementIDParam struct {
-	ID string `path:"id" format:"uuid"`
 }
 
 type agreementListParams struct {
@@ -115,15 +111,14 @@ func (s *Server) paymentAgreementRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/paymentagreement", id: "listPaymentAgreements", tag: tag,
 		summary: "List payment agreements", desc: "Oldest first; live agreements unless includeDeleted. Filters combine with AND.",
-		request: new(agreementListParams),
-		responses: common(response{status: http.StatusOK, body: new([]store.PaymentAgreement),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
-		handle: s.listPaymentAgreements,
+		request:   new(agreementListParams),
+		responses: common(respList(new([]store.PaymentAgreement)), respNotFound),
+		handle:    s.listPaymentAgreements,
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/paymentagreement/{id}", id: "getPaymentAgreement", tag: tag,
 		summary: "Get a payment agreement", desc: "Deleted agreements stay readable (deletedAt set): invoices refer to them.",
-		request:   new(agreementIDParam),
+		request:   new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.PaymentAgreement)}, respNotFound),
 		handle:    getOne(s.store.PaymentAgreement),
 	})
@@ -135,7 +130,7 @@ func (s *Server) paymentAgreementRoutes() {
 			"subscriber's Invoice agreement, created if missing; later renewals inherit that. Invoices already issued keep the " +
 			"agreement they were issued with. The Invoice agreement itself cannot be deleted while such a period uses it (400 " +
 			"naming `id`). Deleting a deleted agreement changes nothing and answers 204 again.",
-		request:   new(agreementIDParam),
+		request:   new(idParam),
 		responses: common(respNoContent, respNotFound),
 		handle:    s.deletePaymentAgreement,
 	})

@@ -8,10 +8,6 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-type demandIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type demandListParams struct {
 	ListParams
 	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only demands of this subscriber (404 if there is no such subscriber)."`
@@ -23,7 +19,7 @@ func (s *Server) paymentDemandRoutes() {
 	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	s.add(route{method: http.MethodGet, path: "/paymentdemand/{id}", id: "getPaymentDemand", tag: tag,
 		summary: "Get a payment demand", desc: "The claim to be paid; `invoiceId` is its one invoice.",
-		request: new(demandIDParam), responses: common(ok(new(store.PaymentDemand)), respNotFound), handle: s.getPaymentDemand})
+		request: new(idParam), responses: common(ok(new(store.PaymentDemand)), respNotFound), handle: s.getPaymentDemand})
 	s.add(route{method: http.MethodGet, path: "/paymentdemand", id: "listPaymentDemands", tag: tag,
 		summary: "List payment demands", request: new(demandListParams),
 		responses: common(ok(new([]store.PaymentDemand)), respNotFound), handle: s.listPaymentDemands})

@@ -42,12 +42,8 @@ func (in ProductInput) product() (catalog.Product, error) {
 	return p, errs.Err()
 }
 
-type productIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type productUpdate struct {
-	productIDParam
+	idParam
 	ProductInput
 }
 
@@ -67,13 +63,12 @@ func (s *Server) productRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/product", id: "listProducts", tag: tag,
 		summary: "List products", request: new(productListParams),
-		responses: common(response{status: http.StatusOK, body: new([]catalog.Product),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}),
-		handle: s.listProducts,
+		responses: common(respList(new([]catalog.Product))),
+		handle:    s.listProducts,
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/product/{id}", id: "getProduct", tag: tag,
-		summary: "Get a product", request: new(productIDParam),
+		summary: "Get a product", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.Product)}, respNotFound),
 		handle:    getOne(s.store.Product),
 	})
@@ -87,7 +82,7 @@ func (s *Server) productRoutes() {
 		method: http.MethodDelete, path: "/product/{id}", id: "deleteProduct", tag: tag,
 		summary: "Delete a product",
 		desc:    "A product that a template package (archived or not) contains is not deleted: the answer is a 400 naming `id` and the packages. Set `active` to false to stop offering it.",
-		request: new(productIDParam), responses: common(respNoContent, respNotFound), handle: s.deleteProduct,
+		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteProduct,
 	})
 }
 

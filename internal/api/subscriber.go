@@ -187,12 +187,8 @@ func (in SubscriberInput) subscriber() (store.Subscriber, error) {
 	return sub, errs.Err()
 }
 
-type subscriberIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type subscriberUpdate struct {
-	subscriberIDParam
+	idParam
 	SubscriberInput
 }
 
@@ -215,16 +211,15 @@ func (s *Server) subscriberRoutes() {
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/subscriber", id: "listSubscribers", tag: tag,
-		summary: "List subscribers",
-		desc:    "Filters combine with AND. Their names match ignoring case (subscriberNumber or SubscriberNumber).",
-		request: new(subscriberListParams),
-		responses: common(response{status: http.StatusOK, body: new([]store.Subscriber),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}),
-		handle: s.listSubscribers,
+		summary:   "List subscribers",
+		desc:      "Filters combine with AND. Their names match ignoring case (subscriberNumber or SubscriberNumber).",
+		request:   new(subscriberListParams),
+		responses: common(respList(new([]store.Subscriber))),
+		handle:    s.listSubscribers,
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/subscriber/{id}", id: "getSubscriber", tag: tag,
-		summary: "Get a subscriber", request: new(subscriberIDParam),
+		summary: "Get a subscriber", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Subscriber)}, respNotFound),
 		handle:    getOne(s.store.Subscriber),
 	})
@@ -240,7 +235,7 @@ func (s *Server) subscriberRoutes() {
 		desc: "Refused with a 400 naming `id` while the subscriber has live subscriptions (not deactivated and not yet " +
 			"ended) or open orders, and when subscriptions, completed orders or payment agreements of the subscriber are " +
 			"on record (they are kept as billing history). The subscriber's cancelled orders are deleted with it.",
-		request:   new(subscriberIDParam),
+		request:   new(idParam),
 		responses: common(respNoContent, respNotFound), handle: s.deleteSubscriber,
 	})
 }

@@ -12,10 +12,6 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-type accountIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type accountListParams struct {
 	ListParams
 	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only accounts of this subscriber (404 if there is no such subscriber)."`
@@ -31,7 +27,7 @@ type AccountItemInput struct {
 }
 
 type accountItemRequest struct {
-	accountIDParam
+	idParam
 	AccountItemInput
 }
 
@@ -42,14 +38,14 @@ func (s *Server) subscriberAccountRoutes() {
 		summary: "Get a subscriber account",
 		desc: fmt.Sprintf("The balance (sum of the ledger entries), outstanding charges, available allowance and the newest entries (at most %d, newest first).",
 			store.AccountEntriesShown),
-		request: new(accountIDParam), responses: common(ok(new(store.SubscriberAccount)), respNotFound), handle: getOne(s.store.SubscriberAccount)})
+		request: new(idParam), responses: common(ok(new(store.SubscriberAccount)), respNotFound), handle: getOne(s.store.SubscriberAccount)})
 	s.add(route{method: http.MethodGet, path: "/subscriberaccount", id: "listSubscriberAccounts", tag: tag,
 		summary: "List subscriber accounts", desc: "Accounts with their balances; entries are left out.",
 		request: new(accountListParams), responses: common(ok(new([]store.SubscriberAccount)), respNotFound), handle: s.listSubscriberAccounts})
 	s.add(route{method: http.MethodGet, path: "/subscriberaccount/{id}/entries", id: "listSubscriberAccountEntries", tag: tag,
 		summary: "List the ledger entries of a subscriber account", desc: "Oldest first, paged.",
 		request: &struct {
-			accountIDParam
+			idParam
 			ListParams
 		}{}, responses: common(ok(new([]store.AccountEntry)), respNotFound), handle: s.listAccountEntries})
 	s.add(route{method: http.MethodPost, path: "/subscriberaccount/{id}/charge", id: "createCharge", tag: tag,

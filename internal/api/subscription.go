@@ -21,10 +21,6 @@ func view(sub store.Subscription, now time.Time) SubscriptionView {
 	return SubscriptionView{Subscription: sub, Status: engine.Status(sub, now)}
 }
 
-type subscriptionIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type subscriptionListParams struct {
 	ListParams
 	SubscriberID   string `query:"subscriberId" format:"uuid"`
@@ -45,7 +41,7 @@ type CancelInput struct {
 }
 
 type cancelRequest struct {
-	subscriptionIDParam
+	idParam
 	CancelInput
 }
 
@@ -58,12 +54,12 @@ type ChangeInput struct {
 }
 
 type changeRequest struct {
-	subscriptionIDParam
+	idParam
 	ChangeInput
 }
 
 type changeIDParams struct {
-	subscriptionIDParam
+	idParam
 	ChangeID string `path:"changeId" format:"uuid"`
 }
 
@@ -77,7 +73,7 @@ func (s *Server) subscriptionRoutes() {
 		summary: "List upcoming renewals", desc: "Subscription periods that will renew up to `until`, with their renewAt.",
 		request: new(scheduledListParams), responses: common(ok(new([]SubscriptionView))), handle: s.listScheduled})
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}", id: "getSubscription", tag: tag,
-		summary: "Get a subscription period", request: new(subscriptionIDParam),
+		summary: "Get a subscription period", request: new(idParam),
 		responses: common(ok(new(SubscriptionView)), respNotFound), handle: s.getSubscription})
 	s.add(route{method: http.MethodPost, path: "/subscription/{id}/cancel", id: "cancelSubscription", tag: tag,
 		summary: "Cancel a subscription", desc: "Records SubscriptionCancelled now and SubscriptionDeactivated when the cancellation takes effect. A period created ahead by a renewal is cancelled at once.",
@@ -88,7 +84,7 @@ func (s *Server) subscriptionRoutes() {
 			"OnScheduledTime: the same at scheduledTime (prorated then). OnRenewal: the next renewal uses the new plan; nothing is cancelled and nothing prorated.",
 		request: new(changeRequest), responses: common(respCreated, respNotFound), handle: s.createChange})
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}/scheduledchange", id: "listScheduledChanges", tag: tag,
-		summary: "List the plan changes of a subscription", request: new(subscriptionIDParam),
+		summary: "List the plan changes of a subscription", request: new(idParam),
 		responses: common(ok(new([]store.ScheduledChange)), respNotFound), handle: s.listChanges})
 	s.add(route{method: http.MethodDelete, path: "/subscription/{id}/scheduledchange/{changeId}", id: "deleteScheduledChange", tag: tag,
 		summary: "Revoke a plan change before it runs", desc: "After it ran: 400.",

@@ -49,23 +49,19 @@ type WebhookInput struct {
 	DisableValidation *bool `json:"disableValidation" description:"Skip the validation handshake; the registration receives events at once."`
 }
 
-type webhookIDParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
 type webhookUpdate struct {
-	webhookIDParam
+	idParam
 	WebhookInput
 }
 
 type deliveryListParams struct {
-	webhookIDParam
+	idParam
 	ListParams
 	Status string `query:"status" enum:"Pending,Delivered,Failed" description:"Only deliveries with this status."`
 }
 
 type deliveryIDParams struct {
-	webhookIDParam
+	idParam
 	DeliveryID string `path:"deliveryId" format:"uuid"`
 }
 
@@ -116,11 +112,10 @@ func (s *Server) webhookRoutes() {
 		handle: s.createWebhook})
 	s.add(route{method: http.MethodGet, path: "/webhook", id: "listWebhooks", tag: tag,
 		summary: "List webhook registrations", request: new(ListParams),
-		responses: common(response{status: http.StatusOK, body: new([]store.Webhook),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}),
-		handle: s.listWebhooks})
+		responses: common(respList(new([]store.Webhook))),
+		handle:    s.listWebhooks})
 	s.add(route{method: http.MethodGet, path: "/webhook/{id}", id: "getWebhook", tag: tag,
-		summary: "Get a webhook registration", desc: "The secret is never shown again.", request: new(webhookIDParam),
+		summary: "Get a webhook registration", desc: "The secret is never shown again.", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Webhook)}, respNotFound), handle: getOne(s.store.Webhook)})
 	s.add(route{method: http.MethodPut, path: "/webhook/{id}", id: "updateWebhook", tag: tag,
 		summary: "Replace a webhook registration",
@@ -131,15 +126,14 @@ func (s *Server) webhookRoutes() {
 			headers: map[string]string{WebhookStatusHeader: "Validated or Pending."}}, respNotFound),
 		handle: s.updateWebhook})
 	s.add(route{method: http.MethodDelete, path: "/webhook/{id}", id: "deleteWebhook", tag: tag,
-		summary: "Delete a webhook registration", desc: "Its deliveries are deleted with it.", request: new(webhookIDParam),
+		summary: "Delete a webhook registration", desc: "Its deliveries are deleted with it.", request: new(idParam),
 		responses: common(respNoContent, respNotFound), handle: s.deleteWebhook})
 	s.add(route{method: http.MethodGet, path: "/webhook/{id}/deliveries", id: "listWebhookDeliveries", tag: tag,
-		summary: "List a webhook's deliveries with their attempts",
-		desc:    "Oldest first. Each attempt records when it was made, the status code (null without an answer), latency and error.",
-		request: new(deliveryListParams),
-		responses: common(response{status: http.StatusOK, body: new([]store.WebhookDelivery),
-			headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}, respNotFound),
-		handle: s.listWebhookDeliveries})
+		summary:   "List a webhook's deliveries with their attempts",
+		desc:      "Oldest first. Each attempt records when it was made, the status code (null without an answer), latency and error.",
+		request:   new(deliveryListParams),
+		responses: common(respList(new([]store.WebhookDelivery)), respNotFound),
+		handle:    s.listWebhookDeliveries})
 	s.add(route{method: http.MethodPost, path: "/webhook/{id}/deliveries/{deliveryId}/redeliver", id: "redeliverWebhookDelivery", tag: tag,
 		summary: "Send a delivery again",
 		desc: "Queues the delivery now, whatever its status (e.g. Failed after its retries ran out); its retry schedule " +
