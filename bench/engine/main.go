@@ -17,7 +17,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
@@ -128,17 +130,20 @@ func run(n, perSubscriber int, dbURL string) error {
 		defer pprof.StopCPUProfile()
 	}
 	began := time.Now()
+	self0, busy0 := selfCPU(), machineBusy()
 	stats, err := eng.Advance(ctx, ten.ID, start.AddDate(0, 1, 27))
 	if err != nil {
 		return err
 	}
 	d := time.Since(began)
+	selfS, busyS := (selfCPU() - self0).Seconds(), (machineBusy() - busy0).Seconds()
 	if stats.Renewals != n {
 		return fmt.Errorf("advance renewed %d subscriptions, want %d", stats.Renewals, n)
 	}
-	fmt.Printf("RESULT engine=%s billing=%v subscriptions=%d renewals=%d seconds=%.2f renewals_per_s=%.0f us_per_renewal=%.1f peak_rss_mib=%.1f\n",
+	fmt.Printf("RESULT engine=%s billing=%v subscriptions=%d renewals=%d seconds=%.2f renewals_per_s=%.0f us_per_renewal=%.1f peak_rss_mib=%.1f self_cpu_us_per_renewal=%.1f machine_cpu_us_per_renewal=%.1f\n",
 		st.Engine(), billing, n, stats.Renewals, d.Seconds(), float64(stats.Renewals)/d.Seconds(),
-		float64(d.Microseconds())/float64(stats.Renewals), peakRSSMiB())
+		float64(d.Microseconds())/float64(stats.Renewals), peakRSSMiB(),
+		selfS*1e6/float64(stats.Renewals), busyS*1e6/float64(stats.Renewals))
 	return nil
 }
 
@@ -198,4 +203,38 @@ func peakRSSMiB() float64 {
 		}
 	}
 	return 0
+}
+
+// selfCPU is the user and system CPU time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// machineBusy is the CPU time all processes of the machine have used
+// (Linux /proc/stat: every state but idle and iowait), so that on
+// PostgreSQL the database's share of a run can be told from this
+// process's.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		busy += n
+	}
+	return time.Duration(busy) * time.Second / 100 // USER_HZ
 }

@@ -3,9 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Set-based statements. The engine writes a batch of periods (and their
@@ -94,22 +99,148 @@ func bulkText(head, row, tail string, n int, anonymous bool) string {
 	return s
 }
 
-// insertRows runs head + rows + tail for every row of rows (each with as
-// many values as row has ?), in chunks.
-func (tx *Tx) insertRows(ctx context.Context, head, row, tail string, rows [][]any) error {
+// insertRows inserts rows into table, each row a value for every column
+// of columns (a comma-separated list, in the order of the values); a
+// non-empty onConflict (e.g. ON CONFLICT DO NOTHING) follows every
+// statement. On SQLite the rows go out as multi-row INSERTs in chunks; on
+// PostgreSQL larger sets without onConflict are streamed with COPY (see
+// copyRows).
+func (tx *Tx) insertRows(ctx context.Context, table, columns string, rows [][]any, onConflict string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if tx.conn != nil && onConflict == "" && len(rows) >= copyMinRows {
+		return tx.copyRows(ctx, table, columns, rows)
+	}
 	anonymous := tx.s.engine == SQLite
+	head := "INSERT INTO " + table + " (" + columns + ") VALUES "
+	row := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
+	if onConflict != "" {
+		onConflict = " " + onConflict
+	}
 	for len(rows) > 0 {
 		n := tx.chunkSize(len(rows), len(rows[0]))
 		args := make([]any, 0, n*len(rows[0]))
 		for _, r := range rows[:n] {
 			args = append(args, r...)
 		}
-		if _, err := tx.exec(ctx, bulkText(head, row, tail, n, anonymous), args...); err != nil {
+		if _, err := tx.exec(ctx, bulkText(head, row, onConflict, n, anonymous), args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
 	}
 	return nil
+}
+
+// copyMinRows is the smallest set PostgreSQL gets with COPY: below it the
+// extra round trip COPY costs (pgx asks the server for the columns' types)
+// outweighs what it saves.
+const copyMinRows = 32
+
+// copyRows streams rows into table with PostgreSQL's COPY, in the
+// transaction. A multi-row INSERT of a thousand rows is a statement with
+// tens of thousands of text parameters that the server parses and plans;
+// COPY sends the rows in binary as pgx encodes them, so the server works
+// on the first rows while this process still encodes the last.
+func (tx *Tx) copyRows(ctx context.Context, table, columns string, rows [][]any) error {
+	cols := copyColumns(columns)
+	if len(cols) != len(rows[0]) {
+		return fmt.Errorf("store: copy into %s: %d columns for %d values", table, len(cols), len(rows[0]))
+	}
+	return tx.conn.Raw(func(dc any) error {
+		pc, ok := dc.(interface{ Conn() *pgx.Conn })
+		if !ok {
+			return fmt.Errorf("store: copy into %s: driver connection %T is not pgx", table, dc)
+		}
+		uuids, err := uuidColumns(ctx, pc.Conn(), table, columns, cols)
+		if err != nil {
+			return fmt.Errorf("store: copy into %s: %w", table, err)
+		}
+		if err := binaryUUIDs(rows, uuids); err != nil {
+			return fmt.Errorf("store: copy into %s: %w", table, err)
+		}
+		n, err := pc.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		if err != nil {
+			return err
+		}
+		if n != int64(len(rows)) {
+			return fmt.Errorf("store: copy into %s: %d of %d rows written", table, n, len(rows))
+		}
+		return nil
+	})
+}
+
+// uuidColumnSets caches uuidColumns by table and column list.
+var uuidColumnSets sync.Map
+
+// uuidColumns reports which of cols (of table) are uuid columns, asking
+// the server once per table and list.
+func uuidColumns(ctx context.Context, c *pgx.Conn, table, columns string, cols []string) ([]bool, error) {
+	key := table + "(" + columns + ")"
+	if u, ok := uuidColumnSets.Load(key); ok {
+		return u.([]bool), nil
+	}
+	sd, err := c.Prepare(ctx, "", "SELECT "+columns+" FROM "+pgx.Identifier{table}.Sanitize())
+	if err != nil {
+		return nil, err
+	}
+	if len(sd.Fields) != len(cols) {
+		return nil, fmt.Errorf("%d columns described for %d", len(sd.Fields), len(cols))
+	}
+	u := make([]bool, len(cols))
+	for i, f := range sd.Fields {
+		u[i] = f.DataTypeOID == pgtype.UUIDOID
+	}
+	uuidColumnSets.Store(key, u)
+	return u, nil
+}
+
+// binaryUUIDs replaces the ids of uuid columns, which the store holds as
+// strings, by their 16 bytes: COPY is binary, and pgx would otherwise
+// find out how to encode each string by failing to, every time.
+func binaryUUIDs(rows [][]any, uuids []bool) error {
+	for _, r := range rows {
+		for i, isUUID := range uuids {
+			if !isUUID {
+				continue
+			}
+			var s string
+			switch v := r[i].(type) {
+			case string:
+				s = v
+			case *string:
+				if v == nil {
+					r[i] = nil
+					continue
+				}
+				s = *v
+			default:
+				continue
+			}
+			id, err := uuid.Parse(s)
+			if err != nil {
+				return fmt.Errorf("column %d: %q is not a uuid: %w", i+1, s, err)
+			}
+			r[i] = [16]byte(id)
+		}
+	}
+	return nil
+}
+
+// copyColumnLists caches copyColumns by list.
+var copyColumnLists sync.Map
+
+// copyColumns splits a comma-separated column list.
+func copyColumns(columns string) []string {
+	if c, ok := copyColumnLists.Load(columns); ok {
+		return c.([]string)
+	}
+	parts := strings.Split(columns, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	copyColumnLists.Store(columns, parts)
+	return parts
 }
 
 // updateRows runs head + rows + tail, whose tail ends with the tenant's

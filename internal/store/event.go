@@ -63,8 +63,7 @@ func (tx *Tx) AddEvents(ctx context.Context, events []NewEvent) error {
 		}
 		rows[i] = []any{NewID(), tx.tenant, e.Type, e.Subject, string(b), ts(e.At), created}
 	}
-	if err := tx.insertRows(ctx, `INSERT INTO events (id, tenant_id, event_type, subject, data, event_time, created_at) VALUES `,
-		`(?, ?, ?, ?, ?, ?, ?)`, ``, rows); err != nil {
+	if err := tx.insertRows(ctx, "events", `id, tenant_id, event_type, subject, data, event_time, created_at`, rows, ``); err != nil {
 		return fmt.Errorf("store: add %s events: %w", events[0].Type, err)
 	}
 	tx.events = true

@@ -174,7 +174,7 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 		if id, days, ok := dunning(sub.Package.BillingPlan.BillingPlanID); ok && doc.Gross > 0 {
 			process, firstReminder = id, ts(DunningTime(due, days, org.loc))
 		}
-		demands = append(demands, []any{demandID, tx.tenant, invoiceID, account, sub.SubscriberID, sub.ID, org.ID, cur.Code,
+		demands = append(demands, []any{demandID, tx.tenant, "Period", invoiceID, account, sub.SubscriberID, sub.ID, org.ID, cur.Code,
 			doc.Gross, demandStatus, ts(at[i]), ts(due), process, firstReminder, created})
 		entries = append(entries, []any{NewID(), tx.tenant, account, EntryInvoice, doc.Gross, invoiceID, nil, ts(at[i]), created})
 		for _, u := range doc.Uses {
@@ -195,24 +195,22 @@ func (tx *Tx) issuePeriodInvoices(ctx context.Context, periods []NewPeriod) erro
 				SubscriptionID: sub.ID}})
 	}
 
-	if err := tx.insertRows(ctx, `INSERT INTO invoices (id, tenant_id, organization_id, invoice_number, payment_demand_id,
+	if err := tx.insertRows(ctx, "invoices", `id, tenant_id, organization_id, invoice_number, payment_demand_id,
 		account_id, subscriber_id, subscription_id, payment_agreement_id, currency, prices_include_vat, status,
 		issued_at, due_at, issue_date, due_date, period_start, period_end, seller, buyer, lines, vat_totals,
-		net, vat, gross, kid, created_at) VALUES `,
-		`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, invoices); err != nil {
+		net, vat, gross, kid, created_at`, invoices, ``); err != nil {
 		return fmt.Errorf("insert invoices: %w", err)
 	}
-	if err := tx.insertRows(ctx, `INSERT INTO payment_demands (id, tenant_id, kind, invoice_id, account_id, subscriber_id,
+	if err := tx.insertRows(ctx, "payment_demands", `id, tenant_id, kind, invoice_id, account_id, subscriber_id,
 		subscription_id, organization_id, currency, amount, status, issued_at, due_at, dunning_process_id, next_dunning_at,
-		created_at) VALUES `,
-		`(?, ?, 'Period', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, demands); err != nil {
+		created_at`, demands, ``); err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("period already has a payment demand: %w", ErrConflict)
 		}
 		return fmt.Errorf("insert payment demands: %w", err)
 	}
-	if err := tx.insertRows(ctx, `INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, invoice_id, item_id,
-		booked_at, created_at) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, entries); err != nil {
+	if err := tx.insertRows(ctx, "account_entries", `id, tenant_id, account_id, kind, amount, invoice_id, item_id,
+		booked_at, created_at`, entries, ``); err != nil {
 		return fmt.Errorf("store: add ledger entries: %w", err)
 	}
 	for _, u := range uses {
@@ -326,8 +324,8 @@ func (tx *Tx) accounts(ctx context.Context, periods []NewPeriod, at []time.Time,
 	if len(missing) == 0 {
 		return out, nil
 	}
-	if err := tx.insertRows(ctx, `INSERT INTO subscriber_accounts (id, tenant_id, subscriber_id, currency, created_at) VALUES `,
-		`(?, ?, ?, ?, ?)`, ` ON CONFLICT (tenant_id, subscriber_id, currency) DO NOTHING`, missing); err != nil {
+	if err := tx.insertRows(ctx, "subscriber_accounts", `id, tenant_id, subscriber_id, currency, created_at`,
+		missing, `ON CONFLICT (tenant_id, subscriber_id, currency) DO NOTHING`); err != nil {
 		return nil, fmt.Errorf("store: create subscriber accounts: %w", err)
 	}
 	// Read them back: a concurrent first order may have created one.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,16 +11,33 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // dbTimeLayout is fixed-width so that timestamps stored as TEXT on SQLite
-// sort correctly as strings; PostgreSQL parses the same text as timestamptz.
+// sort correctly as strings.
 const dbTimeLayout = "2006-01-02T15:04:05.000000Z"
 
-// ts converts t to the value stored for a timestamp column.
-func ts(t time.Time) string { return t.UTC().Format(dbTimeLayout) }
+// ts converts t to the parameter for a timestamp column.
+func ts(t time.Time) dbTime { return dbTime(t) }
+
+// dbTime is a timestamp parameter. The SQLite driver takes it as the text
+// of dbTimeLayout (driver.Valuer); pgx, which looks at parameters before
+// database/sql converts them, sends it as a binary timestamptz
+// (pgtype.TimestamptzValuer): no formatting here and no parsing in the
+// server, and COPY (copyRows) needs a binary value.
+type dbTime time.Time
+
+// Value is the stored text.
+func (t dbTime) Value() (driver.Value, error) { return time.Time(t).UTC().Format(dbTimeLayout), nil }
+
+// TimestamptzValue is the binary form for pgx. PostgreSQL keeps
+// microseconds, as the text does.
+func (t dbTime) TimestamptzValue() (pgtype.Timestamptz, error) {
+	return pgtype.Timestamptz{Time: time.Time(t).Truncate(time.Microsecond), Valid: true}, nil
+}
 
 // fromNullTime turns a scanned sql.NullTime into an optional UTC time.
 func fromNullTime(nt sql.NullTime) *time.Time {

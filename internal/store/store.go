@@ -256,17 +256,36 @@ func (s *Store) Close() error {
 
 // inTx runs fn in a write transaction and commits it when fn returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.inConnTx(ctx, func(tx *sql.Tx, _ *sql.Conn) error { return fn(tx) })
+}
+
+// inConnTx is inTx that also hands fn the connection the transaction runs
+// on (PostgreSQL; nil on SQLite).
+func (s *Store) inConnTx(ctx context.Context, fn func(tx *sql.Tx, conn *sql.Conn) error) error {
 	s.wstmts.mu.RLock()
 	pending := len(s.wanted) > 0
 	s.wstmts.mu.RUnlock()
 	if pending {
 		s.prepareWanted(ctx)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	// On PostgreSQL the transaction runs on a connection taken from the
+	// pool, so that the store can reach the driver's connection beside
+	// database/sql (COPY) inside the same transaction.
+	var conn *sql.Conn
+	begin := s.w.BeginTx
+	if s.engine == Postgres {
+		c, err := s.w.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("store: begin: %w", err)
+		}
+		defer c.Close()
+		conn, begin = c, c.BeginTx
+	}
+	tx, err := begin(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(tx, conn); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -251,8 +250,7 @@ func (tx *Tx) InsertSubscriptions(ctx context.Context, subs []Subscription) erro
 		}
 		rows[i] = append([]any{tx.tenant}, args...)
 	}
-	row := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
-	if err := tx.insertRows(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionColumns+`) VALUES `, row, ``, rows); err != nil {
+	if err := tx.insertRows(ctx, "subscriptions", "tenant_id, "+subscriptionColumns, rows, ``); err != nil {
 		return fmt.Errorf("store: insert subscriptions: %w", err)
 	}
 	return nil

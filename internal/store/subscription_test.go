@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -181,4 +182,107 @@ func eqString(a, b *string) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// TestInsertSubscriptionsMatchesInsertSubscription checks the set-based
+// insert (multi-row INSERT on SQLite, COPY on PostgreSQL for sets this
+// large) against the single-row INSERT: every column reads back the same,
+// optional ones set and unset, timestamps to the microsecond, and a row
+// that breaks a foreign key fails the whole set.
+func TestInsertSubscriptionsMatchesInsertSubscription(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		base := scheduleFixture(t, s, ctx, 1)[0]
+		oslo, err := time.LoadLocation("Europe/Oslo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 70 // above the COPY threshold, not a power of two
+		one, many := make([]store.Subscription, n), make([]store.Subscription, n)
+		for i := range n {
+			sub := base
+			sub.Version = 0
+			at := time.Date(2027, 2, 1+i%28, 10, 30, 15, 123456000+i*1000, oslo)
+			sub.Anchor, sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = at, at, at.AddDate(0, 1, 0), at
+			prev, step := base.ID, i%3+1
+			if i%2 == 0 {
+				renew := at.AddDate(0, 1, -14)
+				sub.RenewAt, sub.NextActionAt, sub.PreviousID, sub.ChainStep = &renew, &renew, &prev, &step
+				sub.CancelReason = "tab\there, newline\nhere, backslash \\ and æøå"
+			} else {
+				cancelled := at.Add(time.Hour)
+				sub.RenewAt, sub.NextActionAt, sub.PreviousID, sub.ChainStep = nil, nil, nil, nil
+				sub.CancelledAt, sub.CancelEffectiveAt, sub.DeactivatedAt = &cancelled, &cancelled, &cancelled
+				sub.CancelReason = ""
+			}
+			sub.PeriodIndex = i
+			sub.ID = store.NewID()
+			one[i] = sub
+			sub.ID = store.NewID()
+			many[i] = sub
+		}
+		err = s.InTx(ctx, func(tx *store.Tx) error {
+			for _, sub := range one {
+				if err := tx.InsertSubscription(ctx, sub); err != nil {
+					return err
+				}
+			}
+			return tx.InsertSubscriptions(ctx, many)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			a, err := s.Subscription(ctx, one[i].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := s.Subscription(ctx, many[i].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !a.PeriodStart.Equal(one[i].PeriodStart) || !b.PeriodStart.Equal(one[i].PeriodStart) {
+				t.Fatalf("row %d: period start %s / %s, want %s", i, a.PeriodStart, b.PeriodStart, one[i].PeriodStart)
+			}
+			b.ID = a.ID
+			if ja, jb := mustJSON(t, a), mustJSON(t, b); ja != jb {
+				t.Fatalf("row %d differs:\n single %s\n   set  %s", i, ja, jb)
+			}
+			if a.Version != b.Version || !a.Anchor.Equal(b.Anchor) || a.PeriodIndex != b.PeriodIndex ||
+				!equalTimes(a.NextActionAt, b.NextActionAt) {
+				t.Fatalf("row %d: internal fields differ: %+v / %+v", i, a, b)
+			}
+		}
+
+		// One bad row (a subscriber of no one) fails the set, and nothing
+		// of it is left.
+		bad := make([]store.Subscription, n)
+		for i := range bad {
+			bad[i] = many[i]
+			bad[i].ID = store.NewID()
+		}
+		bad[n/2].SubscriberID = store.NewID()
+		if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.InsertSubscriptions(ctx, bad) }); err == nil {
+			t.Fatal("a set with a missing subscriber was inserted")
+		}
+		if _, err := s.Subscription(ctx, bad[0].ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("first row of the failed set: %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func equalTimes(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

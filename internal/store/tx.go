@@ -11,7 +11,10 @@ import (
 // orders, billing) compose several store operations into one atomic change
 // through it; the SQL stays here.
 type Tx struct {
-	tx     *sql.Tx
+	tx *sql.Tx
+	// conn is the connection tx runs on, on PostgreSQL (nil on SQLite),
+	// for what database/sql cannot express (copyRows).
+	conn   *sql.Conn
 	tenant string
 	s      *Store
 	// events is set when the transaction recorded events (see OnEvents).
@@ -29,8 +32,8 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	var events bool
-	err = s.inTx(ctx, func(t *sql.Tx) error {
-		tx := &Tx{tx: t, tenant: tenant, s: s}
+	err = s.inConnTx(ctx, func(t *sql.Tx, c *sql.Conn) error {
+		tx := &Tx{tx: t, conn: c, tenant: tenant, s: s}
 		err := fn(tx)
 		events = tx.events
 		return err

@@ -538,8 +538,8 @@ func (s *Store) DispatchEvents(ctx context.Context, now, leaseUntil time.Time, l
 			}
 		}
 		if len(rows) > 0 {
-			if err := tx.insertRows(ctx, `INSERT INTO webhook_deliveries (id, tenant_id, webhook_id, event_ids, status,
-				attempts, next_attempt_at, created_at) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?)`, ``, rows); err != nil {
+			if err := tx.insertRows(ctx, "webhook_deliveries", `id, tenant_id, webhook_id, event_ids, status,
+				attempts, next_attempt_at, created_at`, rows, ``); err != nil {
 				return err
 			}
 		}
@@ -736,8 +736,8 @@ func (s *Store) CompleteDeliveries(ctx context.Context, results []DeliveryResult
 				return err
 			}
 		}
-		if err := tx.insertRows(ctx, `INSERT INTO webhook_attempts (delivery_id, number, attempted_at, status_code,
-			latency_ms, error) VALUES `, `(?, ?, ?, ?, ?, ?)`, ` ON CONFLICT DO NOTHING`, attempts); err != nil {
+		if err := tx.insertRows(ctx, "webhook_attempts", `delivery_id, number, attempted_at, status_code,
+			latency_ms, error`, attempts, `ON CONFLICT DO NOTHING`); err != nil {
 			return err
 		}
 		for len(delivered) > 0 {
