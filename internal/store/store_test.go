@@ -2,9 +2,11 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -256,4 +258,67 @@ func TestOneActiveSigningKey(t *testing.T) {
 			t.Fatalf("prune: %d %v", n, err)
 		}
 	})
+}
+
+// TestSQLitePageSize: a new SQLite database gets 8 KiB pages in WAL mode,
+// and one created before (with SQLite's default 4 KiB) opens as it is.
+func TestSQLitePageSize(t *testing.T) {
+	ctx := context.Background()
+	pragma := func(s *store.Store, name string) string {
+		t.Helper()
+		var v string
+		if err := s.DB().QueryRowContext(ctx, "PRAGMA "+name).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	dir := t.TempDir()
+	s, err := store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pragma(s, "page_size"); got != "8192" {
+		t.Errorf("new database: page_size %s, want 8192", got)
+	}
+	if got := pragma(s, "journal_mode"); got != "wal" {
+		t.Errorf("new database: journal_mode %s, want wal", got)
+	}
+	if err := s.Migrate(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopening keeps the data (createSQLite leaves an existing file alone).
+	s, err = store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateTenant(ctx, "after-reopen", true, t0); err != nil {
+		t.Fatalf("reopened database: %v", err)
+	}
+	s.Close()
+
+	// A database made with 4 KiB pages, as earlier versions did.
+	old := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(old, "kadens.db")+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE before_upgrade (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err = store.Open(ctx, store.Options{DataDir: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := pragma(s, "page_size"); got != "4096" {
+		t.Errorf("existing database: page_size %s, want 4096 (kept)", got)
+	}
+	var n int
+	if err := s.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM before_upgrade").Scan(&n); err != nil {
+		t.Errorf("existing database lost its table: %v", err)
+	}
 }
