@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +143,29 @@ func TestSettleDemand(t *testing.T) {
 		})
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("unknown demand: %v", err)
+		}
+	})
+}
+
+// TestInvoiceAccountBelongsToSubscriber: on PostgreSQL an invoice and a
+// payment demand may only name the account of their own subscriber
+// (migration 00013 folded two foreign keys into one that says so).
+func TestInvoiceAccountBelongsToSubscriber(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		if s.Engine() != store.Postgres {
+			t.Skip("SQLite keeps the separate account and subscriber keys (migrations/sqlite/00013)")
+		}
+		ctx := newTenant(t, s, "a")
+		demand, invoice := settleDemandFixture(t, s, ctx, 10000)
+		other, err := s.CreateSubscriber(ctx, store.Subscriber{Name: "Ola Nordmann"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []struct{ table, id string }{{"invoices", invoice}, {"payment_demands", demand}} {
+			_, err := s.DB().ExecContext(ctx, `UPDATE `+q.table+` SET subscriber_id = $1 WHERE id = $2`, other.ID, q.id)
+			if err == nil || !strings.Contains(err.Error(), "account_subscriber_fkey") {
+				t.Errorf("%s: moving the row to another subscriber than its account's: %v, want a foreign key violation", q.table, err)
+			}
 		}
 	})
 }
