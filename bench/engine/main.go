@@ -24,6 +24,7 @@ import (
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/gctune"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -38,6 +39,7 @@ func main() {
 	withBilling := flag.Bool("billing", true, "issue payment demands and invoices with every renewal, as kadens serve does (false: the engine alone)")
 	flag.Parse()
 	billing = *withBilling
+	gctune.Apply(os.Getenv) // as kadens serve does
 	profile = *cpuProfile
 	if err := run(*n, *perSubscriber, *dbURL); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/engine:", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/demo"
+	"github.com/kadens/kadens/internal/gctune"
 	"github.com/kadens/kadens/internal/server"
 )
 
@@ -24,6 +25,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	fmt.Fprintf(stdout, "kadens %s — effective configuration:\n", versionString())
 	for _, line := range cfg.Describe() {
 		fmt.Fprintln(stdout, "  "+line)
+	}
+	if gctune.Apply(getenv) {
+		log.Debug("garbage collector", "gogc", gctune.Percent, "memoryLimitMiB", gctune.Limit>>20)
 	}
 	srv, err := server.New(ctx, cfg, log)
 	if err != nil {
