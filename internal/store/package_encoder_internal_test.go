@@ -40,16 +40,11 @@ func TestPackageEncoder(t *testing.T) {
 		}
 	}
 	var none *packageEncoder
-	if got, _ := none.encode(distinct[0]); got != mustMarshal(t, distinct[0]) {
-		t.Errorf("nil encoder: %s", got)
-	}
-}
-
-func mustMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
+	want, err := json.Marshal(distinct[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	if got, _ := none.encode(distinct[0]); got != string(want) {
+		t.Errorf("nil encoder: %s, want %s", got, want)
+	}
 }
