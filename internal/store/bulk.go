@@ -143,23 +143,22 @@ const copyMinRows = 32
 // COPY sends the rows in binary as pgx encodes them, so the server works
 // on the first rows while this process still encodes the last.
 func (tx *Tx) copyRows(ctx context.Context, table, columns string, rows [][]any) error {
-	cols := copyColumns(columns)
-	if len(cols) != len(rows[0]) {
-		return fmt.Errorf("store: copy into %s: %d columns for %d values", table, len(cols), len(rows[0]))
-	}
 	return tx.conn.Raw(func(dc any) error {
 		pc, ok := dc.(interface{ Conn() *pgx.Conn })
 		if !ok {
 			return fmt.Errorf("store: copy into %s: driver connection %T is not pgx", table, dc)
 		}
-		uuids, err := uuidColumns(ctx, pc.Conn(), table, columns, cols)
+		target, err := describeCopy(ctx, pc.Conn(), table, columns)
 		if err != nil {
 			return fmt.Errorf("store: copy into %s: %w", table, err)
 		}
-		if err := binaryUUIDs(rows, uuids); err != nil {
+		if len(target.cols) != len(rows[0]) {
+			return fmt.Errorf("store: copy into %s: %d columns for %d values", table, len(target.cols), len(rows[0]))
+		}
+		if err := binaryUUIDs(rows, target.uuid); err != nil {
 			return fmt.Errorf("store: copy into %s: %w", table, err)
 		}
-		n, err := pc.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		n, err := pc.Conn().CopyFrom(ctx, pgx.Identifier{table}, target.cols, pgx.CopyFromRows(rows))
 		if err != nil {
 			return err
 		}
@@ -170,29 +169,41 @@ func (tx *Tx) copyRows(ctx context.Context, table, columns string, rows [][]any)
 	})
 }
 
-// uuidColumnSets caches uuidColumns by table and column list.
-var uuidColumnSets sync.Map
+// copyTarget is a table's column list as COPY needs it: the names, and
+// which of them are uuid columns.
+type copyTarget struct {
+	cols []string
+	uuid []bool
+}
 
-// uuidColumns reports which of cols (of table) are uuid columns, asking
-// the server once per table and list.
-func uuidColumns(ctx context.Context, c *pgx.Conn, table, columns string, cols []string) ([]bool, error) {
+// copyTargets caches describeCopy by table and column list.
+var copyTargets sync.Map
+
+// describeCopy splits columns (a comma-separated list of table's columns)
+// and finds out which are uuid columns, asking the server once per table
+// and list.
+func describeCopy(ctx context.Context, c *pgx.Conn, table, columns string) (copyTarget, error) {
 	key := table + "(" + columns + ")"
-	if u, ok := uuidColumnSets.Load(key); ok {
-		return u.([]bool), nil
+	if t, ok := copyTargets.Load(key); ok {
+		return t.(copyTarget), nil
+	}
+	cols := strings.Split(columns, ",")
+	for i := range cols {
+		cols[i] = strings.TrimSpace(cols[i])
 	}
 	sd, err := c.Prepare(ctx, "", "SELECT "+columns+" FROM "+pgx.Identifier{table}.Sanitize())
 	if err != nil {
-		return nil, err
+		return copyTarget{}, err
 	}
 	if len(sd.Fields) != len(cols) {
-		return nil, fmt.Errorf("%d columns described for %d", len(sd.Fields), len(cols))
+		return copyTarget{}, fmt.Errorf("%d columns described for %d", len(sd.Fields), len(cols))
 	}
-	u := make([]bool, len(cols))
+	t := copyTarget{cols: cols, uuid: make([]bool, len(cols))}
 	for i, f := range sd.Fields {
-		u[i] = f.DataTypeOID == pgtype.UUIDOID
+		t.uuid[i] = f.DataTypeOID == pgtype.UUIDOID
 	}
-	uuidColumnSets.Store(key, u)
-	return u, nil
+	copyTargets.Store(key, t)
+	return t, nil
 }
 
 // binaryUUIDs replaces the ids of uuid columns, which the store holds as
@@ -225,22 +236,6 @@ func binaryUUIDs(rows [][]any, uuids []bool) error {
 		}
 	}
 	return nil
-}
-
-// copyColumnLists caches copyColumns by list.
-var copyColumnLists sync.Map
-
-// copyColumns splits a comma-separated column list.
-func copyColumns(columns string) []string {
-	if c, ok := copyColumnLists.Load(columns); ok {
-		return c.([]string)
-	}
-	parts := strings.Split(columns, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	copyColumnLists.Store(columns, parts)
-	return parts
 }
 
 // updateRows runs head + rows + tail, whose tail ends with the tenant's
