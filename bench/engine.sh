@@ -4,9 +4,12 @@
 #
 # It builds bench/engine once and runs it for each engine and size: the
 # program fills a fresh database with N active monthly subscriptions (starts
-# spread over January, 100 per subscriber) and advances the tenant to late
-# February, so every subscription renews exactly once (new period, update of
-# the old one, SubscriptionCreated event). It prints one RESULT line; this
+# spread over January, 100 per subscriber; with billing, each with its first
+# invoice, as order completion issues it; on PostgreSQL followed by ANALYZE,
+# as autovacuum would have run) and advances the tenant to late February, so
+# every subscription renews exactly once (new period, update of the old one,
+# SubscriptionCreated event; with billing also the payment demand, invoice,
+# ledger entries and InvoiceIssued event). It prints one RESULT line; this
 # script collects them and checks the targets:
 #   - N=100,000 advanced at >= 5,000 renewals/s (<= 20 s), per engine;
 #   - cost per renewal flat: us_per_renewal(100k) / us_per_renewal(10k) <= 1.25;

@@ -3,6 +3,12 @@
 // one month, so that every subscription renews once, and reports renewals
 // per second and the process's peak resident memory during the advance.
 //
+// With billing (the default) the fill also issues each subscription's
+// first invoice, as an order's completion does, so the advance meets a
+// tenant with a month of invoices, accounts and ledger entries behind it;
+// on PostgreSQL the fill ends with ANALYZE, as autovacuum would have run
+// on a tenant in use (-analyze=false measures without statistics).
+//
 //	go run ./bench/engine -n 100000                      # SQLite in a temp dir
 //	go run ./bench/engine -n 100000 -database-url postgres://...
 package main
@@ -37,8 +43,10 @@ func main() {
 	perSubscriber := flag.Int("per-subscriber", 100, "subscriptions per subscriber")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the advance to this file")
 	withBilling := flag.Bool("billing", true, "issue payment demands and invoices with every renewal, as kadens serve does (false: the engine alone)")
+	batchSize := flag.Int("batch", 0, "subscriptions per engine transaction (0: the engine's default)")
+	withAnalyze := flag.Bool("analyze", true, "on PostgreSQL, ANALYZE after the fill as autovacuum would have on a tenant in use (false: advance with no planner statistics)")
 	flag.Parse()
-	billing = *withBilling
+	billing, analyze, batchOverride = *withBilling, *withAnalyze, *batchSize
 	gctune.Apply(os.Getenv) // as kadens serve does
 	profile = *cpuProfile
 	if err := run(*n, *perSubscriber, *dbURL); err != nil {
@@ -50,6 +58,9 @@ func main() {
 var (
 	profile string
 	billing bool
+	analyze bool
+	// batchOverride replaces the engine's batch size when positive.
+	batchOverride int
 )
 
 func run(n, perSubscriber int, dbURL string) error {
@@ -91,6 +102,7 @@ func run(n, perSubscriber int, dbURL string) error {
 	const batch = 1000
 	for i := 0; i < n; i += batch {
 		err := st.InTx(tctx, func(tx *store.Tx) error {
+			var first []store.NewPeriod
 			for j := i; j < min(i+batch, n); j++ {
 				subscriber := subscribers[j/perSubscriber]
 				// Starts spread over the days of January, so renewals are
@@ -103,8 +115,15 @@ func run(n, perSubscriber int, dbURL string) error {
 				if err := tx.InsertSubscription(tctx, sub); err != nil {
 					return err
 				}
+				first = append(first, store.NewPeriod{Sub: sub, At: start})
 			}
-			return nil
+			if !billing {
+				return nil
+			}
+			// As an order's completion does: the subscriber's account and
+			// the first period's invoice, so the advance meets a tenant
+			// with a month of billing behind it.
+			return store.IssuePeriodInvoices(tctx, tx, first)
 		})
 		if err != nil {
 			return err
@@ -114,9 +133,25 @@ func run(n, perSubscriber int, dbURL string) error {
 		}
 	}
 	fmt.Printf("filled in %s\n", time.Since(fill).Round(time.Millisecond))
+	if st.Engine() == store.Postgres && analyze {
+		// A tenant that has run for a month has planner statistics: autovacuum
+		// analyzes tables as they change, but not within the seconds between
+		// this fill and the advance. Without them the planner cannot tell the
+		// indexes that lead with tenant_id apart, and the foreign-key checks
+		// of new subscriptions look their subscriber up by scanning all of
+		// the tenant's subscribers (docs/PERFORMANCE.md, "Statistics").
+		a := time.Now()
+		if _, err := st.DB().ExecContext(ctx, `ANALYZE`); err != nil {
+			return fmt.Errorf("analyze: %w", err)
+		}
+		fmt.Printf("analyzed in %s\n", time.Since(a).Round(time.Millisecond))
+	}
 	runtime.GC()
 	resetPeakRSS()
 	eng := engine.New(st, quiet, "bench")
+	if batchOverride > 0 {
+		eng.Batch = batchOverride
+	}
 	if billing {
 		eng.Hooks.PeriodsCreated = store.IssuePeriodInvoices // as kadens serve wires it
 	}

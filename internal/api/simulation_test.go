@@ -95,7 +95,62 @@ func simulate(t *testing.T, e *apitest.Env, tn apitest.Tenant, seed uint64) []by
 		t.Error("the simulation issued no reminders")
 	}
 	ledgerClean(t, e, tn)
+	s.listsBySubscriber()
 	return s.documents()
+}
+
+// listsBySubscriber checks that listing invoices and payment demands by
+// subscriber (which goes through the subscriber's subscription periods,
+// migration 00014) finds exactly the documents that name the subscriber,
+// page by page.
+func (s *simulation) listsBySubscriber() {
+	for _, kind := range []string{"invoice", "paymentdemand"} {
+		want := map[string][]string{}
+		for _, d := range s.documentRefs("/" + kind + "?limit=1000") {
+			want[d.SubscriberID] = append(want[d.SubscriberID], d.ID)
+		}
+		found := 0
+		for _, sub := range s.subscribers {
+			var got []string
+			for _, d := range s.documentRefs("/" + kind + "?limit=7&subscriberId=" + sub) {
+				if d.SubscriberID != sub {
+					s.t.Fatalf("%s %s of subscriber %s listed for subscriber %s", kind, d.ID, d.SubscriberID, sub)
+				}
+				got = append(got, d.ID)
+			}
+			if !slices.Equal(got, want[sub]) { // both in id order
+				s.t.Fatalf("%s list of subscriber %s: %d documents, want %d", kind, sub, len(got), len(want[sub]))
+			}
+			found += len(got)
+		}
+		if found == 0 {
+			s.t.Fatalf("no %s listed by subscriber", kind)
+		}
+	}
+}
+
+type documentRef struct {
+	ID           string `json:"id"`
+	SubscriberID string `json:"subscriberId"`
+}
+
+// documentRefs follows the Link headers of a list from path.
+func (s *simulation) documentRefs(path string) []documentRef {
+	var out []documentRef
+	for path != "" {
+		r := s.tn.Do("GET", path, nil)
+		if r.Status != http.StatusOK {
+			s.t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+		var page []documentRef
+		r.JSON(s.t, &page)
+		out = append(out, page...)
+		path = ""
+		if m := nextLink.FindStringSubmatch(r.Header.Get("Link")); m != nil {
+			path = strings.TrimPrefix(m[1], apitest.BaseURL)
+		}
+	}
+	return out
 }
 
 // act does one random thing.
