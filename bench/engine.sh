@@ -9,7 +9,8 @@
 # as autovacuum would have run) and advances the tenant to late February, so
 # every subscription renews exactly once (new period, update of the old one,
 # SubscriptionCreated event; with billing also the payment demand, invoice,
-# ledger entries and InvoiceIssued event). It prints one RESULT line; this
+# ledger entries and InvoiceIssued event, and afterwards `kadens ledger
+# check`'s check of the tenant, which must be clean). It prints one RESULT line; this
 # script collects them and checks the targets:
 #   - N=100,000 advanced at >= 5,000 renewals/s (<= 20 s), per engine;
 #   - cost per renewal flat: us_per_renewal(100k) / us_per_renewal(10k) <= 1.25;
@@ -268,6 +269,9 @@ run_one() {
   if ((other_pct > 10)); then
     log "$name: WARNING: ${other_pct}% of the machine's CPU went to other processes (or steal) during the advance; rerun on a quiet machine"
   fi
+  local ledger
+  ledger=$(grep '^LEDGER ' "$out" || true)
+  [[ -z "$ledger" ]] || log "$name: ledger check (clean): ${ledger#LEDGER }"
   [[ -z "$prof" ]] || log "$name: CPU profile in $prof (go tool pprof -top $BIN $prof)"
 }
 

@@ -181,6 +181,21 @@ func run(n, perSubscriber int, dbURL string) error {
 		st.Engine(), billing, n, stats.Renewals, d.Seconds(), float64(stats.Renewals)/d.Seconds(),
 		float64(d.Microseconds())/float64(stats.Renewals), peakRSSMiB(),
 		selfS*1e6/float64(stats.Renewals), busyS*1e6/float64(stats.Renewals))
+	if !billing {
+		return nil
+	}
+	// The ledger of two months of billing must be clean, and checking it is
+	// an operator's command whose time matters too.
+	began = time.Now()
+	report, err := st.CheckLedger(ctx, store.LedgerCheck{TenantID: ten.ID})
+	if err != nil {
+		return fmt.Errorf("ledger check: %w", err)
+	}
+	if !report.Clean() {
+		return fmt.Errorf("ledger check found %d problems, first: %s", report.Found, report.Problems[0])
+	}
+	fmt.Printf("LEDGER engine=%s accounts=%d invoices=%d seconds=%.2f\n", st.Engine(), report.Accounts, report.Invoices,
+		time.Since(began).Seconds())
 	return nil
 }
 
