@@ -42,6 +42,8 @@ type Options struct {
 	Poll time.Duration
 	// Now is the clock of attempts and retries; default time.Now.
 	Now func() time.Time
+	// Metrics, when set, count attempts by outcome (NewMetrics).
+	Metrics *Metrics
 }
 
 // Dispatcher turns the events outbox into signed deliveries and retries
@@ -340,17 +342,22 @@ func (d *Dispatcher) attempt(ctx context.Context, j store.DeliveryJob) store.Del
 		r.Error = "answered " + strconv.Itoa(r.StatusCode)
 	default:
 		r.Delivered = true
+		d.o.Metrics.observe(OutcomeDelivered, r.Latency)
 		return r
 	}
-	if i := j.Attempt - j.RetryBase - 1; i >= 0 && i < len(d.o.Schedule) {
-		next := r.At.Add(r.Latency).Add(d.o.Schedule[i])
-		r.NextAt = &next
-		d.mu.Lock()
-		if d.due.IsZero() || next.Before(d.due) {
-			d.due = next
-		}
-		d.mu.Unlock()
+	i := j.Attempt - j.RetryBase - 1
+	if i < 0 || i >= len(d.o.Schedule) {
+		d.o.Metrics.observe(OutcomeFailed, r.Latency)
+		return r
 	}
+	next := r.At.Add(r.Latency).Add(d.o.Schedule[i])
+	r.NextAt = &next
+	d.mu.Lock()
+	if d.due.IsZero() || next.Before(d.due) {
+		d.due = next
+	}
+	d.mu.Unlock()
+	d.o.Metrics.observe(OutcomeRetry, r.Latency)
 	return r
 }
 

@@ -1,0 +1,54 @@
+package webhook
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Attempt outcomes, the values of the outcome label.
+const (
+	OutcomeDelivered = "delivered" // answered 2xx
+	OutcomeRetry     = "retry"     // failed; another attempt is scheduled
+	OutcomeFailed    = "failed"    // failed and the schedule is used up: the delivery is Failed
+)
+
+// Metrics are the dispatcher's Prometheus series: attempts by outcome and
+// their duration (connect, send, answer). Operators alert on the rate of
+// failed outcomes; the delivery log (GET /webhook/{id}/deliveries) says
+// which endpoint and why.
+type Metrics struct {
+	attempts *prometheus.CounterVec
+	duration prometheus.Histogram
+}
+
+// NewMetrics registers the dispatcher's series with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kadens_webhook_attempts_total",
+			Help: "Webhook delivery attempts by outcome: delivered, retry (another attempt scheduled), failed (schedule used up).",
+		}, []string{"outcome"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "kadens_webhook_attempt_duration_seconds",
+			Help:    "Duration of webhook delivery attempts, from sending to the answer or the error.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+	}
+	// Every outcome is exported from the start, so a rate over it is
+	// defined before the first failure.
+	for _, o := range []string{OutcomeDelivered, OutcomeRetry, OutcomeFailed} {
+		m.attempts.WithLabelValues(o)
+	}
+	reg.MustRegister(m.attempts, m.duration)
+	return m
+}
+
+// observe records one attempt; a nil *Metrics records nothing.
+func (m *Metrics) observe(outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.attempts.WithLabelValues(outcome).Inc()
+	m.duration.Observe(d.Seconds())
+}
