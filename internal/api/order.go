@@ -613,18 +613,12 @@ func (s *Server) completeClaimed(ctx context.Context, tx *store.Tx, o store.Orde
 		start = *o.RequestedStart
 	}
 	orderID, agreementID := o.ID, agreement.ID
-	first, err := engine.Begin(engine.NewSeries{
+	first, err := s.engine.Start(ctx, tx, engine.NewSeries{
 		SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
 		OrderID: &orderID, PaymentAgreementID: &agreementID,
 		Package: pkg, Choices: o.Choices, Start: period.StartOfDay(start, loc),
 	}, now)
 	if err != nil {
-		return store.Order{}, err
-	}
-	if err := tx.InsertSubscription(ctx, first); err != nil {
-		return store.Order{}, err
-	}
-	if err := s.engine.Created(ctx, tx, first, now); err != nil {
 		return store.Order{}, err
 	}
 	if err := tx.FinishOrder(ctx, o.ID, sub.ID, agreement.ID, first.ID); err != nil {

@@ -62,15 +62,9 @@ func seedSubscriptions(ctx context.Context, s *store.Store, eng *engine.Engine, 
 			if err != nil {
 				return err
 			}
-			first, err := engine.Begin(engine.NewSeries{SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
+			_, err = eng.Start(ctx, tx, engine.NewSeries{SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
 				PaymentAgreementID: &agreement.ID, Package: pkg, Start: start}, now)
-			if err != nil {
-				return err
-			}
-			if err := tx.InsertSubscription(ctx, first); err != nil {
-				return err
-			}
-			return eng.Created(ctx, tx, first, now)
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("demo: subscription for %s: %w", d.name, err)

@@ -394,10 +394,21 @@ func (e *Engine) created(ctx context.Context, tx *store.Tx, periods []store.NewP
 	return nil
 }
 
-// Created records the first period of a series created outside the engine
-// (an order's completion) in tx: its event and the billing hook.
-func (e *Engine) Created(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
-	return e.created(ctx, tx, []store.NewPeriod{{Sub: sub, At: at}})
+// Start begins the series n in tx at now, as an order's completion does:
+// it writes the first period and records it (its SubscriptionCreated
+// event, and with billing its payment demand and invoice).
+func (e *Engine) Start(ctx context.Context, tx *store.Tx, n NewSeries, now time.Time) (store.Subscription, error) {
+	first, err := Begin(n, now)
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	if err := tx.InsertSubscription(ctx, first); err != nil {
+		return store.Subscription{}, err
+	}
+	if err := e.created(ctx, tx, []store.NewPeriod{{Sub: first, At: now}}); err != nil {
+		return store.Subscription{}, err
+	}
+	return first, nil
 }
 
 func subject(id string) string { return "/subscription/" + id }

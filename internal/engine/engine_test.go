@@ -84,16 +84,12 @@ func (w *world) begin(template string, start time.Time) store.Subscription {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	sub, err := engine.Begin(engine.NewSeries{SubscriberID: w.subscriber, OrganizationID: w.org, TimeZone: "Europe/Oslo",
-		Package: pkg, Start: start}, start)
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	var sub store.Subscription
 	err = w.e.Store.InTx(w.ctx, func(tx *store.Tx) error {
-		if err := tx.InsertSubscription(w.ctx, sub); err != nil {
-			return err
-		}
-		return w.e.Server.Engine.Created(w.ctx, tx, sub, start)
+		var err error
+		sub, err = w.e.Server.Engine.Start(w.ctx, tx, engine.NewSeries{SubscriberID: w.subscriber, OrganizationID: w.org,
+			TimeZone: "Europe/Oslo", Package: pkg, Start: start}, start)
+		return err
 	})
 	if err != nil {
 		w.t.Fatal(err)
