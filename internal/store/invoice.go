@@ -198,9 +198,11 @@ func (f DocumentFilter) apply(q *filter, period string) {
 	if f.SubscriberID != "" {
 		// Through the subscriber's subscription periods: invoices and
 		// demands have no index by subscriber (migration 00014 says why),
-		// and every one of them belongs to a period (the tables' CHECKs and
-		// TestListDocumentsBySubscriber hold to that; a kind without a
-		// period would need its own way in here).
+		// and every one of them belongs to a period: issuing is the only
+		// writer, demands' kind is CHECKed to Period, and the billing
+		// simulation (TestBillingSimulation, listsBySubscriber) compares
+		// these lists with the documents that name the subscriber. A kind
+		// without a period would need its own way in here.
 		if period != "" {
 			q.conds = append(q.conds, period)
 		}
