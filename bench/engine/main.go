@@ -43,10 +43,11 @@ func main() {
 	perSubscriber := flag.Int("per-subscriber", 100, "subscriptions per subscriber")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the advance to this file")
 	withBilling := flag.Bool("billing", true, "issue payment demands and invoices with every renewal, as kadens serve does (false: the engine alone)")
+	dunningDays := flag.Int("reminder-days", 0, "with billing, a default dunning process reminding this many days after the due date, so unpaid January invoices get reminders during the advance (0: no dunning)")
 	batchSize := flag.Int("batch", 0, "subscriptions per engine transaction (0: the engine's default)")
 	withAnalyze := flag.Bool("analyze", true, "on PostgreSQL, ANALYZE after the fill as autovacuum would have on a tenant in use (false: advance with no planner statistics)")
 	flag.Parse()
-	billing, analyze, batchOverride = *withBilling, *withAnalyze, *batchSize
+	billing, analyze, batchOverride, reminderDays = *withBilling, *withAnalyze, *batchSize, *dunningDays
 	gctune.Apply(os.Getenv) // as kadens serve does
 	profile = *cpuProfile
 	if err := run(*n, *perSubscriber, *dbURL); err != nil {
@@ -61,6 +62,7 @@ var (
 	analyze bool
 	// batchOverride replaces the engine's batch size when positive.
 	batchOverride int
+	reminderDays  int
 )
 
 func run(n, perSubscriber int, dbURL string) error {
@@ -88,6 +90,15 @@ func run(n, perSubscriber int, dbURL string) error {
 	pkg, org, err := catalogFixture(tctx, st, start)
 	if err != nil {
 		return err
+	}
+	if reminderDays > 0 && billing {
+		// Nobody pays in the bench: with a default dunning process every
+		// January invoice whose reminder falls before the advance's end gets
+		// one during it, besides the renewals.
+		if _, err := st.CreateDunningProcess(tctx, store.DunningProcess{Name: "Bench", ReminderDays: []int{reminderDays},
+			ReminderFee: "35", IsDefault: true}, start); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("engine: %s, filling %d subscriptions (%d per subscriber)...\n", st.Engine(), n, perSubscriber)
 	fill := time.Now()
@@ -176,6 +187,9 @@ func run(n, perSubscriber int, dbURL string) error {
 	selfS, busyS := (selfCPU() - self0).Seconds(), (machineBusy() - busy0).Seconds()
 	if stats.Renewals != n {
 		return fmt.Errorf("advance renewed %d subscriptions, want %d", stats.Renewals, n)
+	}
+	if stats.Reminders > 0 {
+		fmt.Printf("REMINDERS %d of the advance's work\n", stats.Reminders)
 	}
 	fmt.Printf("RESULT engine=%s billing=%v subscriptions=%d renewals=%d seconds=%.2f renewals_per_s=%.0f us_per_renewal=%.1f peak_rss_mib=%.1f self_cpu_us_per_renewal=%.1f machine_cpu_us_per_renewal=%.1f\n",
 		st.Engine(), billing, n, stats.Renewals, d.Seconds(), float64(stats.Renewals)/d.Seconds(),
