@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/billing"
-	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -31,6 +30,15 @@ func (e *Engine) dunning(ctx context.Context, tx *store.Tx, at time.Time) (Stats
 		return st, err
 	}
 	processes := map[string]*store.DunningProcess{}
+	// Reminders are written together (store.IssueReminders), before any
+	// payment stop of the batch and at its end, so the writes keep their
+	// order.
+	var reminders []store.ReminderIssue
+	flush := func() error {
+		err := tx.IssueReminders(ctx, reminders)
+		reminders = reminders[:0]
+		return err
+	}
 	for _, d := range demands {
 		var p *store.DunningProcess
 		if d.ProcessID != nil {
@@ -56,9 +64,11 @@ func (e *Engine) dunning(ctx context.Context, tx *store.Tx, at time.Time) (Stats
 			return st, err
 		}
 		if d.RemindersSent < len(p.ReminderDays) {
-			if err := e.remind(ctx, tx, d, p, loc, at); err != nil {
+			r, err := reminder(d, p, loc, at)
+			if err != nil {
 				return st, fmt.Errorf("engine: reminder for demand %s: %w", d.ID, err)
 			}
+			reminders = append(reminders, r)
 			st.Reminders++
 			continue
 		}
@@ -79,6 +89,9 @@ func (e *Engine) dunning(ctx context.Context, tx *store.Tx, at time.Time) (Stats
 		if err := tx.SetNextDunning(ctx, d.ID, at, nil, d.RemindersSent); err != nil {
 			return st, err
 		}
+		if err := flush(); err != nil {
+			return st, fmt.Errorf("engine: reminders: %w", err)
+		}
 		stopped, err := e.paymentStop(ctx, tx, d, at)
 		if err != nil {
 			return st, fmt.Errorf("engine: payment stop for demand %s: %w", d.ID, err)
@@ -87,41 +100,38 @@ func (e *Engine) dunning(ctx context.Context, tx *store.Tx, at time.Time) (Stats
 			st.PaymentStops++
 		}
 	}
+	if err := flush(); err != nil {
+		return st, fmt.Errorf("engine: reminders: %w", err)
+	}
 	return st, nil
 }
 
-// remind issues demand d's next reminder at at and schedules what follows:
-// the next reminder, the payment stop, or nothing.
-func (e *Engine) remind(ctx context.Context, tx *store.Tx, d store.DunningDemand, p *store.DunningProcess, loc *time.Location, at time.Time) error {
+// reminder is demand d's next reminder at at, with what follows it
+// scheduled: the next reminder, the payment stop, or nothing.
+func reminder(d store.DunningDemand, p *store.DunningProcess, loc *time.Location, at time.Time) (store.ReminderIssue, error) {
 	n := d.RemindersSent + 1
-	r := store.Reminder{ID: store.NewID(), PaymentDemandID: d.ID, InvoiceID: d.InvoiceID, SubscriberID: d.SubscriberID, Number: n, IssuedAt: at}
 	fee, err := ReminderFee(string(p.ReminderFee), d.Currency)
 	if err != nil {
-		return err
+		return store.ReminderIssue{}, err
 	}
-	if fee > 0 {
+	r := store.ReminderIssue{
+		Reminder: store.Reminder{ID: store.NewID(), PaymentDemandID: d.ID, InvoiceID: d.InvoiceID, SubscriberID: d.SubscriberID,
+			Number: n, IssuedAt: at, Fee: fee},
 		// Reminder fees are outside the scope of VAT (a compensation, not
 		// a supply); the next invoice bills them.
-		item, err := tx.BookItem(ctx, d.AccountID, billing.ItemCharge,
-			fmt.Sprintf("Reminder fee, invoice %d (reminder %d)", d.InvoiceNumber, n), fee, catalog.PercentOf(0), at)
-		if err != nil {
-			return err
-		}
-		r.Fee, r.FeeItemID = fee, &item.ID
+		AccountID:      d.AccountID,
+		FeeDescription: fmt.Sprintf("Reminder fee, invoice %d (reminder %d)", d.InvoiceNumber, n),
+		Was:            at,
 	}
-	if err := tx.AddReminder(ctx, r); err != nil {
-		return err
-	}
-	var next *time.Time
 	switch last := p.ReminderDays[len(p.ReminderDays)-1]; {
 	case n < len(p.ReminderDays):
 		t := store.DunningTime(d.DueAt, p.ReminderDays[n], loc)
-		next = &t
+		r.Next = &t
 	case p.PaymentStopDays != nil:
 		t := store.DunningTime(d.DueAt, last+*p.PaymentStopDays, loc)
-		next = &t
+		r.Next = &t
 	}
-	return tx.SetNextDunning(ctx, d.ID, at, next, n)
+	return r, nil
 }
 
 // ReminderFee converts a dunning process's decimal fee into minor units
