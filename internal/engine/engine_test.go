@@ -552,17 +552,27 @@ func TestAdvanceIsIdempotentAndResumable(t *testing.T) {
 	})
 }
 
+// monthlySeries starts a server on eng whose test tenant has n monthly
+// series (renewed 3 days ahead) begun over the first 20 days of January
+// 2027, its clock at 1 January; it returns the series' first periods.
+func monthlySeries(t *testing.T, eng store.Engine, n int) (*apitest.Env, *world, []string) {
+	t.Helper()
+	e := apitest.Start(t, eng, nil)
+	w := newWorld(t, e, e.Tenant)
+	p := w.pkg("M", "199", w.plan("Month", 3), false)
+	start := local(2027, 1, 1)
+	w.advance(start)
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = w.begin(p, start.AddDate(0, 0, i%20)).ID
+	}
+	return e, w, ids
+}
+
 func TestTwoWorkersDoEveryActionOnce(t *testing.T) {
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
-			e := apitest.Start(t, eng, nil)
-			w := newWorld(t, e, e.Tenant)
-			p := w.pkg("M", "199", w.plan("Month", 3), false)
-			start := local(2027, 1, 1)
-			w.advance(start)
-			for i := range 40 {
-				w.begin(p, start.AddDate(0, 0, i%20))
-			}
+			e, w, _ := monthlySeries(t, eng, 40)
 			to := local(2027, 7, 1)
 			var wg sync.WaitGroup
 			for i := range 2 {
@@ -630,15 +640,8 @@ func TestTwoWorkersDoEveryActionOnce(t *testing.T) {
 func TestAgreementChangeDuringAdvance(t *testing.T) {
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
-			e := apitest.Start(t, eng, nil)
-			w := newWorld(t, e, e.Tenant)
-			p := w.pkg("M", "199", w.plan("Month", 3), false)
+			e, w, series := monthlySeries(t, eng, 32)
 			start := local(2027, 1, 1)
-			w.advance(start)
-			var series []string
-			for i := range 32 {
-				series = append(series, w.begin(p, start.AddDate(0, 0, i%20)).ID)
-			}
 			var agreements [2]string
 			for i := range agreements {
 				agreements[i] = w.create("/paymentagreement", map[string]any{"subscriberId": w.subscriber, "providerType": "External",
