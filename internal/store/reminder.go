@@ -261,7 +261,6 @@ func (tx *Tx) IssueReminders(ctx context.Context, rs []ReminderIssue) error {
 	var items, entries [][]any
 	reminders := make([][]any, 0, len(rs))
 	events := make([]NewEvent, 0, len(rs))
-	updates := make([][]any, 0, len(rs))
 	zero := catalog.PercentOf(0).String()
 	for i := range rs {
 		r := &rs[i].Reminder
@@ -278,7 +277,6 @@ func (tx *Tx) IssueReminders(ctx context.Context, rs []ReminderIssue) error {
 		events = append(events, NewEvent{Type: EventReminderIssued, Subject: "/invoice/" + r.InvoiceID, At: r.IssuedAt,
 			Data: map[string]any{"reminderId": r.ID, "paymentDemandId": r.PaymentDemandID, "invoiceId": r.InvoiceID,
 				"subscriberId": r.SubscriberID, "reminderNumber": r.Number}})
-		updates = append(updates, []any{r.PaymentDemandID, ts(rs[i].Was), optTS(rs[i].Next), r.Number})
 	}
 	if err := tx.insertRows(ctx, "account_items", `id, tenant_id, account_id, kind, description, amount, remaining,
 		vat_rate, booked_at, created_at`, items, ``); err != nil {
@@ -291,7 +289,7 @@ func (tx *Tx) IssueReminders(ctx context.Context, rs []ReminderIssue) error {
 	if err := tx.insertRows(ctx, "reminders", `id, tenant_id, payment_demand_id, invoice_id, subscriber_id, reminder_number,
 		fee, fee_item_id, issued_at, created_at`, reminders, ``); err != nil {
 		if isUniqueViolation(err) {
-			return fmt.Errorf("store: a reminder of %d was issued before: %w", len(rs), ErrConflict)
+			return fmt.Errorf("store: one of %d reminders was issued before: %w", len(rs), ErrConflict)
 		}
 		return fmt.Errorf("store: add reminders: %w", err)
 	}
@@ -308,6 +306,10 @@ func (tx *Tx) IssueReminders(ctx context.Context, rs []ReminderIssue) error {
 			}
 		}
 		return nil
+	}
+	updates := make([][]any, len(rs))
+	for i, r := range rs {
+		updates[i] = []any{r.Reminder.PaymentDemandID, ts(r.Was), optTS(r.Next), r.Reminder.Number}
 	}
 	n, err := tx.updateRows(ctx, `WITH v (id, was, next, reminders) AS (VALUES `,
 		`(?::uuid, ?::timestamptz, ?::timestamptz, ?::integer)`,
