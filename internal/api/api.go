@@ -148,6 +148,9 @@ type route struct {
 	// responses by status; a nil body means no body.
 	responses []response
 	handle    handlerFunc
+	// query is the set of query parameters request declares; a GET with
+	// any other is a 400 (filled by add).
+	query map[string]string
 }
 
 type response struct {
@@ -163,6 +166,7 @@ type response struct {
 func (s *Server) add(rt route) {
 	s.routes = append(s.routes, rt)
 	pattern := rt.method + " " + rt.path
+	rt.query = queryNames(rt.request)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.serve(w, r, rt); err != nil {
 			writeError(w, r, err)
@@ -181,6 +185,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	r, err := s.authenticate(r)
 	if err != nil {
 		return err
+	}
+	if rt.method == http.MethodGet {
+		if err := canonicalQuery(r, rt.query); err != nil {
+			return err
+		}
 	}
 	return s.idempotent(w, r, rt.handle)
 }

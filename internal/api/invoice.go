@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ type invoiceListParams struct {
 	Status         string `query:"status" enum:"Issued,PartiallyPaid,Paid,Overdue,Credited"`
 	IssuedFrom     string `query:"issuedFrom" format:"date-time" description:"Only invoices issued at or after this time."`
 	IssuedTo       string `query:"issuedTo" format:"date-time" description:"Only invoices issued before this time."`
+	KID            string `query:"kid" description:"Only the invoices with this KID (payment reference)."`
+	InvoiceNumber  string `query:"invoiceNumber" description:"Only the invoices with this number (numbers are per organization, so several organizations' invoices may match)."`
 }
 
 func (s *Server) invoiceRoutes() {
@@ -106,6 +109,23 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := s.store.RequireParents(r.Context(), store.Parents{Subscriber: f.SubscriberID, Subscription: f.SubscriptionID}); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if v := strings.TrimSpace(q.Get("kid")); v != "" {
+		if strings.Trim(v, "0123456789") != "" || len(v) < 2 || len(v) > 25 {
+			errs.Add("kid", "must be the digits of a KID (2 to 25)")
+		}
+		f.KID = v
+	}
+	if v := strings.TrimSpace(q.Get("invoiceNumber")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			errs.Add("invoiceNumber", "must be a positive integer")
+		}
+		f.InvoiceNumber = &n
+	}
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	invs, next, err := s.store.ListInvoices(r.Context(), f, p)

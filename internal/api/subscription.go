@@ -80,14 +80,21 @@ func (s *Server) subscriptionRoutes() {
 		request: new(cancelRequest), responses: common(ok(new(SubscriptionView)), respNotFound), handle: s.cancelSubscription})
 	s.add(route{method: http.MethodPost, path: "/subscription/{id}/scheduledchange", id: "createScheduledChange", tag: tag,
 		summary: "Change the plan of a subscription",
-		desc: "Immediately: the current subscription is cancelled now and a new one generated with the new plan. " +
-			"OnScheduledTime: the same at scheduledTime (prorated then). OnRenewal: the next renewal uses the new plan; nothing is cancelled and nothing prorated.",
+		desc: "Immediately: the current subscription is cancelled now and a new one generated with the new plan, starting at the start of today (organization time zone); the old period is prorated up to that midnight. " +
+			"OnScheduledTime: the same at scheduledTime (prorated then, from the start of that local day). OnRenewal: the next renewal uses the new plan; nothing is cancelled and nothing prorated. " +
+			"A series has at most one registered change: registering a second OnScheduledTime/OnRenewal change is a 400 naming the pending one; an Immediately change supersedes it. " +
+			"A change that could never run (another currency, OnRenewal on an AutomaticStop subscription, OnScheduledTime after it stops) is a 400.",
 		request: new(changeRequest), responses: common(respCreated, respNotFound), handle: s.createChange})
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}/scheduledchange", id: "listScheduledChanges", tag: tag,
-		summary: "List the plan changes of a subscription", request: new(idParam),
+		summary: "List the plan changes of a subscription",
+		desc: "Every change registered on any period of the series (every period linked to this one), oldest first, with the period it was registered on (subscriptionId), its state and the period it produced.",
+		request: new(idParam),
 		responses: common(ok(new([]store.ScheduledChange)), respNotFound), handle: s.listChanges})
+	s.add(route{method: http.MethodGet, path: "/subscription/{id}/scheduledchange/{changeId}", id: "getScheduledChange", tag: tag,
+		summary: "Get a plan change", desc: "Any period of the series the change belongs to finds it (the Location of its create).",
+		request: new(changeIDParams), responses: common(ok(new(store.ScheduledChange)), respNotFound), handle: s.getChange})
 	s.add(route{method: http.MethodDelete, path: "/subscription/{id}/scheduledchange/{changeId}", id: "deleteScheduledChange", tag: tag,
-		summary: "Revoke a plan change before it runs", desc: "After it ran: 400.",
+		summary: "Revoke a plan change before it runs", desc: "Registered → Revoked (reason RevokedByClient). A change that already ran, was revoked or expired: 400.",
 		request: new(changeIDParams), responses: common(respNoContent, respNotFound), handle: s.revokeChange})
 }
 
@@ -119,6 +126,9 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 		f.ActiveAt = &t
 	}
 	if err := errs.Err(); err != nil {
+		return err
+	}
+	if err := s.store.RequireParents(r.Context(), store.Parents{Subscriber: f.SubscriberID, Organization: f.OrganizationID}); err != nil {
 		return err
 	}
 	subs, next, err := s.store.ListSubscriptions(r.Context(), f, p)
@@ -287,6 +297,23 @@ func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
 		changes = []store.ScheduledChange{}
 	}
 	writeJSON(w, http.StatusOK, changes)
+	return nil
+}
+
+func (s *Server) getChange(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	changeID, err := pathID(r, "changeId")
+	if err != nil {
+		return err
+	}
+	c, err := s.engine.Change(r.Context(), id, changeID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
 	return nil
 }
 

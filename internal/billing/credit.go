@@ -32,9 +32,11 @@ var DefaultPolicy = Policy{Paid: ProrateAllowanceForRemaining, NotPaid: ProrateC
 
 // ProrationDays returns how many days of the period [start, end) are used
 // when it ends early at at, and how many days it has, counted in local
-// calendar days of loc: a day that has begun counts as used (the
-// subscriber had the service that day); a day with a DST change is one
-// day like any other.
+// calendar days of loc. Billing ends at the start of at's local day: the
+// day of a cancellation or plan change is not charged on the old period
+// (a plan change's new period starts at that midnight, so no day is billed
+// twice, and the result does not depend on the hour). A day with a DST
+// change is one day like any other.
 func ProrationDays(start, end, at time.Time, loc *time.Location) (used, total int) {
 	total = period.Days(start, end, loc)
 	if !at.After(start) {
@@ -43,11 +45,7 @@ func ProrationDays(start, end, at time.Time, loc *time.Location) (used, total in
 	if !at.Before(end) {
 		return total, total
 	}
-	used = period.Days(start, at, loc)
-	if !period.StartOfDay(at, loc).Equal(at.UTC()) {
-		used++
-	}
-	return min(used, total), total
+	return min(period.Days(start, at, loc), total), total
 }
 
 // CreditLine is one line of a credit note: the part of an invoice line it

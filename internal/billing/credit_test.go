@@ -45,10 +45,13 @@ func TestProrationDays(t *testing.T) {
 	}{
 		{"before start", local(1, 0).Add(-time.Hour), 0, 30},
 		{"at start", start, 0, 30},
-		{"an hour in", local(1, 1), 1, 30},
+		{"an hour in: the first day is not charged", local(1, 1), 0, 30},
 		{"after 14 days", local(15, 0), 14, 30},
-		{"during day 15", local(15, 10), 15, 30},
+		{"during day 15: billed to its midnight", local(15, 10), 14, 30},
+		{"late on day 15", local(15, 23), 14, 30},
+		{"on the DST day (23 hours)", local(28, 12), 27, 30},
 		{"after DST change", local(29, 0), 28, 30},
+		{"last day", local(30, 22), 29, 30},
 		{"at end", end, 30, 30},
 		{"after end", end.Add(time.Hour), 30, 30},
 	} {

@@ -22,9 +22,12 @@ type ChangeRequest struct {
 }
 
 // RegisterChange validates and registers a plan change of subscription
-// subID at now. The target is merged now, so invalid choices are refused
-// at once; it is merged again when the change runs. An Immediately change
-// runs in the same transaction.
+// subID at now (docs/ORDERS.md, "Plan changes"). The target is merged now,
+// so invalid choices are refused at once; it is merged again when the
+// change runs. A series has at most one registered change: a second
+// OnScheduledTime or OnRenewal change is refused, while an Immediately
+// change supersedes the registered one and runs in the same transaction.
+// A change that could never run is refused.
 func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeRequest, now time.Time) (store.ScheduledChange, error) {
 	var errs validation.Errors
 	switch req.ProcessingType {
@@ -46,7 +49,7 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 	}
 	cache := newCatalogCache(e.store)
 	c := store.ScheduledChange{
-		ID: store.NewID(), ProcessingType: req.ProcessingType, ScheduledAt: req.ScheduledAt,
+		ID: store.NewID(), SubscriptionID: subID, ProcessingType: req.ProcessingType, ScheduledAt: req.ScheduledAt,
 		TemplatePackageID: req.TemplatePackageID, Choices: req.Choices, Status: store.ChangeRegistered, RegisteredAt: now,
 	}
 	err := e.store.InTx(ctx, func(tx *store.Tx) error {
@@ -54,25 +57,44 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 		if err != nil {
 			return err
 		}
-		if sub.CancelledAt != nil || sub.DeactivatedAt != nil {
+		// A change waits on the last period of the series so far: the one
+		// whose renewal it affects.
+		last := sub
+		for last.NextID != nil {
+			if last, err = tx.Subscription(ctx, *last.NextID); err != nil {
+				return err
+			}
+		}
+		if last.CancelledAt != nil || last.DeactivatedAt != nil || (last.Package.AutomaticStop && !now.Before(last.PeriodEnd)) {
 			return validation.Field("id", "subscription %s is cancelled or ended; it cannot change plan", subID)
 		}
 		// The target is merged now so that invalid choices are refused at
 		// once (it reads the catalog on the read pool, outside this write).
-		if _, err := cache.merge(ctx, req.TemplatePackageID, req.Choices, false); err != nil {
+		target, err := cache.merge(ctx, req.TemplatePackageID, req.Choices, false)
+		if err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return validation.Field("templatePackageId", "no template package %s", req.TemplatePackageID)
 			}
 			return err
 		}
-		// A change belongs to the period whose renewal it affects: the last
-		// period of the series so far.
-		for sub.NextID != nil {
-			if sub, err = tx.Subscription(ctx, *sub.NextID); err != nil {
+		if err := changeCanRun(req, last, target); err != nil {
+			return err
+		}
+		pending, err := tx.RegisteredChanges(ctx, last.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range pending {
+			if req.ProcessingType != store.ChangeImmediately {
+				return validation.Field("processingType",
+					"plan change %s (%s) is already registered on this subscription; revoke it first (DELETE /subscription/%s/scheduledchange/%s) or change Immediately",
+					p.ID, p.ProcessingType, subID, p.ID)
+			}
+			if err := tx.FinishChange(ctx, p.ID, store.ChangeRevoked, now, nil, store.ReasonSuperseded); err != nil {
 				return err
 			}
 		}
-		c.SubscriptionID = sub.ID
+		c.PendingOnID = last.ID
 		if err := tx.InsertChange(ctx, c); err != nil {
 			return err
 		}
@@ -88,6 +110,27 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 		return e.change(ctx, c.ID)
 	}
 	return c, nil
+}
+
+// changeCanRun refuses a change that could never run on a series whose last
+// period is last: one into another currency, an OnRenewal change of a
+// series that never renews, an OnScheduledTime change after it ends.
+func changeCanRun(req ChangeRequest, last store.Subscription, target catalog.SubscriptionPackage) error {
+	var errs validation.Errors
+	if target.Currency != last.Currency {
+		errs.Add("templatePackageId", "the template is in %s and the subscription in %s: a plan change keeps the currency (cancel the subscription and order anew to switch currency)",
+			target.Currency, last.Currency)
+	}
+	if last.Package.AutomaticStop {
+		switch {
+		case req.ProcessingType == store.ChangeOnRenewal:
+			errs.Add("processingType", "the subscription stops automatically at %s and never renews, so an OnRenewal change would never run; use Immediately or OnScheduledTime",
+				last.PeriodEnd.Format(time.RFC3339))
+		case req.ProcessingType == store.ChangeOnScheduledTime && !req.ScheduledAt.Before(last.PeriodEnd):
+			errs.Add("scheduledTime", "must be before %s, when the subscription stops automatically", last.PeriodEnd.Format(time.RFC3339))
+		}
+	}
+	return errs.Err()
 }
 
 func (e *Engine) change(ctx context.Context, id string) (store.ScheduledChange, error) {
@@ -118,8 +161,29 @@ func (e *Engine) RevokeChange(ctx context.Context, subID, changeID string, now t
 		if c.Status != store.ChangeRegistered {
 			return validation.Field("changeId", "the change is %s and can no longer be revoked", c.Status)
 		}
-		return tx.FinishChange(ctx, changeID, store.ChangeRevoked, now, nil)
+		return tx.FinishChange(ctx, changeID, store.ChangeRevoked, now, nil, store.ReasonRevoked)
 	})
+}
+
+// Change returns plan change changeID of the series subscription subID
+// belongs to (store.ErrNotFound if it belongs to another).
+func (e *Engine) Change(ctx context.Context, subID, changeID string) (store.ScheduledChange, error) {
+	var c store.ScheduledChange
+	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if c, err = tx.Change(ctx, changeID); err != nil {
+			return err
+		}
+		series, err := seriesIDs(ctx, tx, subID)
+		if err != nil {
+			return err
+		}
+		if !series[c.SubscriptionID] {
+			return store.ErrNotFound
+		}
+		return nil
+	})
+	return c, err
 }
 
 // seriesIDs returns the ids of every period linked to subscription id.
@@ -158,24 +222,32 @@ func (e *Engine) SeriesIDs(ctx context.Context, id string) ([]string, error) {
 	return out, err
 }
 
-// executeChange runs an Immediately or OnScheduledTime change at at: the
-// period of the series running at at is cancelled with effect at at, a
-// period that was already created ahead of it is cancelled too, and a new
-// series with the target package starts at at, linked to the old one.
+// executeChange runs an Immediately or OnScheduledTime change at at. For
+// billing it takes effect at the start of at's local day: the period of
+// the series running at at is cancelled with effect at that midnight (so
+// the day of the change is not charged on the old plan), a period already
+// created ahead of it is cancelled too and never starts, and a new series
+// with the target package starts at that midnight, linked to the old one.
+// A change that cannot run any more expires.
 func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalogCache, c store.ScheduledChange, at time.Time) error {
-	cur, err := tx.Subscription(ctx, c.SubscriptionID)
+	cur, err := tx.Subscription(ctx, c.PendingOnID)
 	if err != nil {
 		return err
 	}
-	// Walk back to the period that contains at (a change attaches to the
+	// Walk back to the period that contains at (a change waits on the
 	// last period; at may fall in an earlier one that is still running).
 	for cur.PeriodStart.After(at) && cur.PreviousID != nil {
-		if cur, err = tx.Subscription(ctx, *cur.PreviousID); err != nil {
+		prev, err := tx.Subscription(ctx, *cur.PreviousID)
+		if err != nil {
 			return err
 		}
+		if prev.NextID == nil || *prev.NextID != cur.ID || prev.CancelledAt != nil {
+			break // cur begins a series: a plan change's period, not a renewal
+		}
+		cur = prev
 	}
 	if cur.CancelledAt != nil || cur.DeactivatedAt != nil {
-		return tx.FinishChange(ctx, c.ID, store.ChangeVoid, at, nil)
+		return tx.FinishChange(ctx, c.ID, store.ChangeExpired, at, nil, store.ReasonSeriesEnded)
 	}
 	pkg, err := cache.merge(ctx, c.TemplatePackageID, c.Choices, false)
 	if err != nil {
@@ -183,15 +255,20 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 		if errors.As(err, &verrs) || errors.Is(err, store.ErrNotFound) {
 			// The template changed since registration so that the choices
 			// no longer fit; the change cannot run.
-			e.log.Warn("plan change void", "change", c.ID, "err", err)
-			return tx.FinishChange(ctx, c.ID, store.ChangeVoid, at, nil)
+			e.log.Warn("plan change expired", "change", c.ID, "err", err)
+			return tx.FinishChange(ctx, c.ID, store.ChangeExpired, at, nil, store.ReasonCannotRun)
 		}
 		return err
+	}
+	if pkg.Currency != cur.Currency {
+		e.log.Warn("plan change expired: template currency changed", "change", c.ID, "from", cur.Currency, "to", pkg.Currency)
+		return tx.FinishChange(ctx, c.ID, store.ChangeExpired, at, nil, store.ReasonCannotRun)
 	}
 	loc, err := period.LoadZone(cur.TimeZone)
 	if err != nil {
 		return err
 	}
+	start, effective := changeBoundary(cur, at, loc)
 	if cur.NextID != nil {
 		// A period created ahead of time never starts.
 		ahead, err := tx.Subscription(ctx, *cur.NextID)
@@ -202,12 +279,12 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 			return err
 		}
 	}
-	if err := e.cancel(ctx, tx, &cur, at, at, "PlanChange", loc); err != nil {
+	if err := e.cancel(ctx, tx, &cur, at, effective, "PlanChange", loc); err != nil {
 		return err
 	}
 	next, err := Begin(NewSeries{
 		SubscriberID: cur.SubscriberID, OrganizationID: cur.OrganizationID, TimeZone: cur.TimeZone, OrderID: cur.OrderID,
-		PaymentAgreementID: cur.PaymentAgreementID, PreviousID: &cur.ID, Package: pkg, Choices: c.Choices, Start: at,
+		PaymentAgreementID: cur.PaymentAgreementID, PreviousID: &cur.ID, Package: pkg, Choices: c.Choices, Start: start,
 	}, at)
 	if err != nil {
 		return err
@@ -220,10 +297,7 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 	if err := tx.UpdateSubscription(ctx, cur); err != nil {
 		return err
 	}
-	if err := tx.FinishChange(ctx, c.ID, store.ChangeExecuted, at, &next.ID); err != nil {
-		return err
-	}
-	if err := tx.MoveChanges(ctx, cur.ID, next.ID); err != nil {
+	if err := tx.FinishChange(ctx, c.ID, store.ChangeExecuted, at, &next.ID, ""); err != nil {
 		return err
 	}
 	if err := e.created(ctx, tx, []store.NewPeriod{{Sub: next, At: at}}); err != nil {
@@ -235,8 +309,25 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 	return nil
 }
 
+// changeBoundary returns where the new series of a plan change executed at
+// at starts, and when the old period cur's cancellation takes effect: the
+// start of at's local day, or cur's own start if that is later (a period
+// that has not started yet is cancelled at once and never starts; the new
+// series begins where it would have).
+func changeBoundary(cur store.Subscription, at time.Time, loc *time.Location) (start, effective time.Time) {
+	if at.Before(cur.PeriodStart) {
+		return cur.PeriodStart, at
+	}
+	start = period.StartOfDay(at, loc)
+	if start.Before(cur.PeriodStart) {
+		start = cur.PeriodStart
+	}
+	return start, start
+}
+
 // cancel marks sub cancelled at at with effect at effective and writes it.
-// A cancellation in effect at once also deactivates at once.
+// A cancellation in effect at once (or, for a plan change, from the start
+// of the day) also deactivates at once.
 func (e *Engine) cancel(ctx context.Context, tx *store.Tx, sub *store.Subscription, at, effective time.Time, reason string, loc *time.Location) error {
 	sub.CancelledAt, sub.CancelEffectiveAt, sub.CancelReason = &at, &effective, reason
 	if err := tx.AddEvent(ctx, EventSubscriptionCancelled, subject(sub.ID), subscriptionData(*sub), at); err != nil {
@@ -244,7 +335,7 @@ func (e *Engine) cancel(ctx context.Context, tx *store.Tx, sub *store.Subscripti
 	}
 	if !effective.After(at) {
 		sub.DeactivatedAt = &effective
-		if err := tx.AddEvent(ctx, EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(*sub), effective); err != nil {
+		if err := tx.AddEvent(ctx, EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(*sub), at); err != nil {
 			return err
 		}
 	}
@@ -307,17 +398,23 @@ func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscript
 	if now.Before(sub.PeriodStart) {
 		effective = now
 	}
+	// What waits on the series will never run.
+	pendingOn := []string{sub.ID}
 	if sub.NextID != nil {
 		ahead, err := tx.Subscription(ctx, *sub.NextID)
 		if err != nil {
 			return sub, err
 		}
+		pendingOn = append(pendingOn, ahead.ID)
 		// The successor stays linked, as the record of what happened.
 		if ahead.CancelledAt == nil {
 			if err := e.cancel(ctx, tx, &ahead, now, now, reason, loc); err != nil {
 				return sub, err
 			}
 		}
+	}
+	if _, err := tx.EndChanges(ctx, pendingOn, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
+		return sub, err
 	}
 	return sub, e.cancel(ctx, tx, &sub, now, effective, reason, loc)
 }

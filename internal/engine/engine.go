@@ -24,6 +24,7 @@ import (
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/validation"
 )
 
 // Event kinds the engine records.
@@ -256,6 +257,12 @@ func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub
 			return st, err
 		}
 		st.Deactivations++
+		if hasChanges && sub.NextID == nil {
+			// The series ends here: what still waits on it never runs.
+			if _, err := tx.EndChanges(ctx, []string{sub.ID}, store.ChangeExpired, store.ReasonSeriesEnded, *d); err != nil {
+				return st, err
+			}
+		}
 	}
 	if sub.RenewAt != nil && sub.NextID == nil && sub.CancelledAt == nil && !sub.RenewAt.After(at) {
 		next, written, err := e.renew(ctx, tx, cache, *sub, loc, *sub.RenewAt, hasChanges)
@@ -293,14 +300,27 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 			applied = &changes[i]
 		}
 	}
+	if applied != nil {
+		merged, err := cache.merge(ctx, applied.TemplatePackageID, applied.Choices, false)
+		var verrs validation.Errors
+		switch {
+		case errors.As(err, &verrs) || errors.Is(err, store.ErrNotFound) || (err == nil && merged.Currency != sub.Currency):
+			// The template changed since registration so that the change
+			// cannot run: it expires and the renewal goes on without it.
+			e.log.Warn("plan change expired", "change", applied.ID, "err", err)
+			if err := tx.FinishChange(ctx, applied.ID, store.ChangeExpired, at, nil, store.ReasonCannotRun); err != nil {
+				return store.Subscription{}, false, err
+			}
+			applied = nil
+		case err != nil:
+			return store.Subscription{}, false, fmt.Errorf("plan change %s: %w", applied.ID, err)
+		default:
+			pkg, choices, stepPeriod = merged, applied.Choices, 1
+			chainID, chainStep = merged.SubscriptionPackageChainID, merged.ChainStepOrder
+		}
+	}
 	switch {
 	case applied != nil:
-		merged, err := cache.merge(ctx, applied.TemplatePackageID, applied.Choices, false)
-		if err != nil {
-			return store.Subscription{}, false, fmt.Errorf("plan change %s: %w", applied.ID, err)
-		}
-		pkg, choices, stepPeriod = merged, applied.Choices, 1
-		chainID, chainStep = merged.SubscriptionPackageChainID, merged.ChainStepOrder
 	case sub.ChainID != nil && sub.ChainStep != nil:
 		chain, err := cache.chain(ctx, *sub.ChainID)
 		if err != nil {
@@ -341,7 +361,7 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 		return store.Subscription{}, false, err
 	}
 	if applied != nil {
-		if err := tx.FinishChange(ctx, applied.ID, store.ChangeExecuted, at, &next.ID); err != nil {
+		if err := tx.FinishChange(ctx, applied.ID, store.ChangeExecuted, at, &next.ID, ""); err != nil {
 			return store.Subscription{}, false, err
 		}
 	}

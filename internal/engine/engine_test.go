@@ -334,8 +334,13 @@ func TestPlanChanges(t *testing.T) {
 			if v.Status != engine.StatusCancelled || v.CancelledAt == nil || !v.CancelledAt.Equal(at) || v.NextID == nil {
 				t.Fatalf("current after Immediately: %s at %v", v.Status, v.CancelledAt)
 			}
+			// For billing the change takes effect at the start of the local
+			// day: the old period ends and the new one starts at midnight.
+			if !v.CancelEffectiveAt.Equal(local(2027, 2, 10)) {
+				t.Errorf("old period billed until %s, want 10 February local midnight", v.CancelEffectiveAt.In(oslo))
+			}
 			n := w.get(*v.NextID)
-			if n.Package.Name != "Premium" || !n.PeriodStart.Equal(at) || n.PreviousID == nil || *n.PreviousID != first.ID || n.Status != engine.StatusActive {
+			if n.Package.Name != "Premium" || !n.PeriodStart.Equal(local(2027, 2, 10)) || n.PreviousID == nil || *n.PreviousID != first.ID || n.Status != engine.StatusActive {
 				t.Fatalf("new subscription: %s from %s, previous %v, %s", n.Package.Name, n.PeriodStart, n.PreviousID, n.Status)
 			}
 			if !n.PeriodEnd.Equal(local(2027, 3, 10)) {

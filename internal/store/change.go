@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
@@ -22,78 +24,116 @@ const (
 	ChangeRegistered = "Registered"
 	ChangeExecuted   = "Executed"
 	ChangeRevoked    = "Revoked"
-	// ChangeVoid: the subscription ended before the change could run.
-	ChangeVoid = "Void"
+	// ChangeExpired: the change can no longer run (its series ended, or its
+	// template changed so that its choices no longer fit).
+	ChangeExpired = "Expired"
+)
+
+// Reasons a plan change was revoked or expired.
+const (
+	// ReasonRevoked: the client deleted the change.
+	ReasonRevoked = "RevokedByClient"
+	// ReasonSuperseded: an Immediately change ran before it.
+	ReasonSuperseded = "Superseded"
+	// ReasonSubscriptionCancelled: the subscription was cancelled.
+	ReasonSubscriptionCancelled = "SubscriptionCancelled"
+	// ReasonSeriesEnded: the series ended (automatic stop) before it ran.
+	ReasonSeriesEnded = "SeriesEnded"
+	// ReasonCannotRun: the target template no longer takes the change's
+	// choices, or is gone.
+	ReasonCannotRun = "CannotRun"
 )
 
 // ScheduledChange is a plan change registered on a subscription: the target
 // template package and choices, and when it applies.
+//
+// SubscriptionID is the period the change was registered on and never
+// changes; PendingOnID is the period whose renewal (or whose series) the
+// change waits on while it is Registered: the last period of the series,
+// which moves forward as renewals create periods. At most one change per
+// series is Registered at a time.
 type ScheduledChange struct {
 	ID                   string          `json:"id"`
-	SubscriptionID       string          `json:"subscriptionId"`
-	ProcessingType       string          `json:"processingType"`
+	SubscriptionID       string          `json:"subscriptionId" description:"The subscription period the change was registered on."`
+	PendingOnID          string          `json:"-"`
+	ProcessingType       string          `json:"processingType" enum:"Immediately,OnScheduledTime,OnRenewal"`
 	ScheduledAt          *time.Time      `json:"scheduledTime"`
 	TemplatePackageID    string          `json:"templatePackageId"`
 	Choices              catalog.Choices `json:"-"`
-	Status               string          `json:"status"`
+	Status               string          `json:"status" enum:"Registered,Executed,Revoked,Expired"`
+	Reason               *string         `json:"reason" description:"Why a change was Revoked (RevokedByClient, Superseded, SubscriptionCancelled) or Expired (SeriesEnded, CannotRun)."`
 	RegisteredAt         time.Time       `json:"registeredAt"`
 	ExecutedAt           *time.Time      `json:"executedAt"`
 	RevokedAt            *time.Time      `json:"revokedAt"`
-	ResultSubscriptionID *string         `json:"resultSubscriptionId"`
+	ExpiredAt            *time.Time      `json:"expiredAt"`
+	ResultSubscriptionID *string         `json:"resultSubscriptionId" description:"The subscription period the change produced once Executed."`
+	PriceChangeID        *string         `json:"priceChangeId" description:"The price change that registered this change, if any."`
 }
 
-const changeColumns = `id, subscription_id, processing_type, scheduled_at, template_package_id, choices, status,
-	registered_at, executed_at, revoked_at, result_subscription_id`
+const changeColumns = `id, registered_on_id, subscription_id, processing_type, scheduled_at, template_package_id, choices, status,
+	reason, registered_at, executed_at, revoked_at, expired_at, result_subscription_id, price_change_id`
 
 func scanChange(row scanner) (ScheduledChange, error) {
 	var (
-		c                           ScheduledChange
-		choices                     string
-		scheduled, executed, revoke sql.NullTime
-		result                      sql.NullString
+		c                                    ScheduledChange
+		choices                              string
+		scheduled, executed, revoke, expired sql.NullTime
+		result, reason, priceChange          sql.NullString
 	)
-	if err := row.Scan(&c.ID, &c.SubscriptionID, &c.ProcessingType, &scheduled, &c.TemplatePackageID, &choices, &c.Status,
-		&c.RegisteredAt, &executed, &revoke, &result); err != nil {
+	if err := row.Scan(&c.ID, &c.SubscriptionID, &c.PendingOnID, &c.ProcessingType, &scheduled, &c.TemplatePackageID, &choices, &c.Status,
+		&reason, &c.RegisteredAt, &executed, &revoke, &expired, &result, &priceChange); err != nil {
 		return ScheduledChange{}, err
 	}
 	var err error
 	if c.Choices, err = DecodeChoices(choices); err != nil {
 		return ScheduledChange{}, fmt.Errorf("change %s choices: %w", c.ID, err)
 	}
-	c.ScheduledAt, c.ExecutedAt, c.RevokedAt = fromNullTime(scheduled), fromNullTime(executed), fromNullTime(revoke)
-	c.ResultSubscriptionID = nullString(result)
+	c.ScheduledAt, c.ExecutedAt, c.RevokedAt, c.ExpiredAt = fromNullTime(scheduled), fromNullTime(executed), fromNullTime(revoke), fromNullTime(expired)
+	c.ResultSubscriptionID, c.Reason, c.PriceChangeID = nullString(result), nullString(reason), nullString(priceChange)
 	c.RegisteredAt = c.RegisteredAt.UTC()
 	return c, nil
 }
 
-// InsertChange registers c (ID set by the caller).
+// InsertChange registers c (ID set by the caller). A second registered
+// change pending on the same period is a conflict (the schema allows one).
 func (tx *Tx) InsertChange(ctx context.Context, c ScheduledChange) error {
 	choices, err := EncodeChoices(c.Choices)
 	if err != nil {
 		return fmt.Errorf("store: encode choices: %w", err)
 	}
 	_, err = tx.exec(ctx, `INSERT INTO scheduled_changes (tenant_id, `+changeColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		tx.tenant, c.ID, c.SubscriptionID, c.ProcessingType, optTS(c.ScheduledAt), c.TemplatePackageID, choices, c.Status,
-		ts(c.RegisteredAt), optTS(c.ExecutedAt), optTS(c.RevokedAt), c.ResultSubscriptionID)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		tx.tenant, c.ID, c.SubscriptionID, c.PendingOnID, c.ProcessingType, optTS(c.ScheduledAt), c.TemplatePackageID, choices, c.Status,
+		c.Reason, ts(c.RegisteredAt), optTS(c.ExecutedAt), optTS(c.RevokedAt), optTS(c.ExpiredAt), c.ResultSubscriptionID, c.PriceChangeID)
 	if err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("store: insert plan change: another change is registered: %w", ErrConflict)
+		}
 		return fmt.Errorf("store: insert plan change: %w", err)
 	}
 	return nil
 }
 
-// FinishChange moves a registered change to status (Executed, Revoked or
-// Void). It returns ErrConflict when the change is no longer registered,
-// so a change runs or is revoked exactly once.
-func (tx *Tx) FinishChange(ctx context.Context, id, status string, at time.Time, result *string) error {
-	var executed, revoked any
-	if status == ChangeRevoked {
+// FinishChange moves a registered change to status: Executed (with the
+// period it produced), Revoked or Expired (with a reason). It returns
+// ErrConflict when the change is no longer registered, so a change runs or
+// ends exactly once.
+func (tx *Tx) FinishChange(ctx context.Context, id, status string, at time.Time, result *string, reason string) error {
+	var executed, revoked, expired, why any
+	switch status {
+	case ChangeRevoked:
 		revoked = ts(at)
-	} else {
+	case ChangeExpired:
+		expired = ts(at)
+	default:
 		executed = ts(at)
 	}
-	res, err := tx.exec(ctx, `UPDATE scheduled_changes SET status = $3, executed_at = $4, revoked_at = $5, result_subscription_id = $6
-		WHERE tenant_id = $1 AND id = $2 AND status = 'Registered'`, tx.tenant, id, status, executed, revoked, result)
+	if reason != "" {
+		why = reason
+	}
+	res, err := tx.exec(ctx, `UPDATE scheduled_changes SET status = $3, executed_at = $4, revoked_at = $5, expired_at = $6,
+		result_subscription_id = $7, reason = $8
+		WHERE tenant_id = $1 AND id = $2 AND status = 'Registered'`, tx.tenant, id, status, executed, revoked, expired, result, why)
 	if err != nil {
 		return fmt.Errorf("store: finish plan change %s: %w", id, err)
 	}
@@ -103,6 +143,31 @@ func (tx *Tx) FinishChange(ctx context.Context, id, status string, at time.Time,
 		return fmt.Errorf("store: plan change %s is no longer registered: %w", id, ErrConflict)
 	}
 	return nil
+}
+
+// EndChanges moves every registered change pending on any of the periods
+// ids to status (Revoked or Expired) with reason, and returns how many it
+// ended: a cancellation revokes what waits on its series, an ended series
+// expires it.
+func (tx *Tx) EndChanges(ctx context.Context, ids []string, status, reason string, at time.Time) (int, error) {
+	col := "revoked_at"
+	if status == ChangeExpired {
+		col = "expired_at"
+	}
+	n := 0
+	for _, id := range ids {
+		res, err := tx.exec(ctx, `UPDATE scheduled_changes SET status = $3, reason = $4, `+col+` = $5
+			WHERE tenant_id = $1 AND subscription_id = $2 AND status = 'Registered'`, tx.tenant, id, status, reason, ts(at))
+		if err != nil {
+			return n, fmt.Errorf("store: end plan changes of %s: %w", id, err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return n, fmt.Errorf("store: end plan changes of %s: %w", id, err)
+		}
+		n += int(k)
+	}
+	return n, nil
 }
 
 // MoveChanges re-attaches the registered changes of subscription from to
@@ -172,8 +237,8 @@ func (tx *Tx) Change(ctx context.Context, id string) (ScheduledChange, error) {
 	return c, nil
 }
 
-// ChangesOfSeries lists the changes registered on any period of the
-// subscription series that subscription id belongs to, oldest first.
+// ChangesOfSeries lists the changes registered on any of the periods ids
+// (a series), oldest first.
 func (s *Store) ChangesOfSeries(ctx context.Context, ids []string) ([]ScheduledChange, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
@@ -182,12 +247,18 @@ func (s *Store) ChangesOfSeries(ctx context.Context, ids []string) ([]ScheduledC
 	var out []ScheduledChange
 	for _, id := range ids {
 		cs, err := queryChanges(ctx, s.r, `SELECT `+changeColumns+` FROM scheduled_changes
-			WHERE tenant_id = $1 AND subscription_id = $2 ORDER BY registered_at, id`, tenant, id)
+			WHERE tenant_id = $1 AND registered_on_id = $2`, tenant, id)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, cs...)
 	}
+	slices.SortFunc(out, func(a, b ScheduledChange) int {
+		if c := a.RegisteredAt.Compare(b.RegisteredAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return out, nil
 }
 

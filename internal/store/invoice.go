@@ -160,7 +160,11 @@ type DocumentFilter struct {
 	Status         string
 	IssuedFrom     *time.Time
 	IssuedTo       *time.Time
-	Now            time.Time
+	// KID and InvoiceNumber find invoices by their payment reference or
+	// number (invoices only).
+	KID           string
+	InvoiceNumber *int64
+	Now           time.Time
 }
 
 // statusCondition adds the condition for a shown status. unsettled are the
@@ -217,6 +221,12 @@ func (f DocumentFilter) apply(q *filter, period string) {
 	}
 	if f.IssuedTo != nil {
 		q.add("issued_at < ?", ts(*f.IssuedTo))
+	}
+	if f.KID != "" {
+		q.add("kid = ?", f.KID)
+	}
+	if f.InvoiceNumber != nil {
+		q.add("invoice_number = ?", *f.InvoiceNumber)
 	}
 }
 
@@ -323,7 +333,7 @@ func (s *Store) ListPaymentDemands(ctx context.Context, f DocumentFilter, p Page
 // Parents names the rows a list filter refers to; empty fields are not
 // checked.
 type Parents struct {
-	Subscriber, Subscription, Invoice, PaymentDemand string
+	Subscriber, Subscription, Invoice, PaymentDemand, Organization string
 }
 
 // RequireParents answers ErrNotFound when a list filter names a parent
@@ -336,7 +346,8 @@ func (s *Store) RequireParents(ctx context.Context, p Parents) error {
 	}
 	for _, parent := range []struct{ table, what, id string }{
 		{"subscribers", "subscriber", p.Subscriber}, {"subscriptions", "subscription", p.Subscription},
-		{"invoices", "invoice", p.Invoice}, {"payment_demands", "payment demand", p.PaymentDemand}} {
+		{"invoices", "invoice", p.Invoice}, {"payment_demands", "payment demand", p.PaymentDemand},
+		{"organizations", "organization", p.Organization}} {
 		if parent.id == "" {
 			continue
 		}
