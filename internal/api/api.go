@@ -71,6 +71,7 @@ func New(o Options) (*Server, error) {
 	s.subscriberRoutes()
 	s.orderRoutes()
 	s.subscriptionRoutes()
+	s.priceChangeRoutes()
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()

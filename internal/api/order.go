@@ -616,7 +616,7 @@ func (s *Server) completeClaimed(ctx context.Context, tx *store.Tx, o store.Orde
 	first, err := s.engine.Start(ctx, tx, engine.NewSeries{
 		SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
 		OrderID: &orderID, PaymentAgreementID: &agreementID,
-		Package: pkg, Choices: o.Choices, Start: period.StartOfDay(start, loc),
+		Package: pkg, Choices: o.Choices, Start: period.StartOfDay(start, loc), TemplatePackageID: o.TemplatePackageID,
 	}, now)
 	if err != nil {
 		return store.Order{}, err

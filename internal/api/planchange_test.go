@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -584,3 +585,112 @@ func days(a, b time.Time) int {
 
 // roundDiv divides rounding half away from zero (positive inputs).
 func roundDiv(a, b int64) int64 { return (2*a + b) / (2 * b) }
+
+// TestPriceChange: a price change moves the running subscriptions of a
+// template at their first renewal from its effective date, after notice;
+// it is previewable and revocable until it starts.
+func TestPriceChange(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		f := newChangeFixture(t, e.NewTenant("pricechange", true))
+		f.advance(osloDay(2027, 1, 1))
+		a, b, own := f.subscribe(f.p300), f.subscribe(f.p300), f.subscribe(f.p300)
+		other := f.subscribe(f.p100)
+		f.mustRegister(own, with(onTime(osloDay(2027, 3, 20)), "templatePackageId", f.p100))
+		path := "/package/" + f.p300 + "/pricechange"
+		body := map[string]any{"targetTemplatePackageId": f.p600, "effectiveFrom": osloDay(2027, 3, 15).UTC().Format(time.RFC3339)}
+
+		var preview struct {
+			Subscriptions, Skipped                   int
+			Currency                                 string
+			CurrentMonthlyRevenue, NewMonthlyRevenue json.Number
+		}
+		r := f.tn.Do("POST", path+"/preview", body)
+		r.JSON(t, &preview)
+		if preview.Subscriptions != 2 || preview.Skipped != 1 || preview.Currency != "NOK" ||
+			preview.CurrentMonthlyRevenue != "600.00" || preview.NewMonthlyRevenue != "1200.00" {
+			t.Fatalf("preview: %d %s", r.Status, r.Body)
+		}
+		for _, tc := range []struct {
+			body  map[string]any
+			field string
+		}{
+			{with(body, "effectiveFrom", osloDay(2027, 1, 20).UTC().Format(time.RFC3339)), "effectiveFrom"},
+			{with(body, "noticeDays", 0, "effectiveFrom", "2026-12-01T00:00:00Z"), "effectiveFrom"},
+			{with(body, "targetTemplatePackageId", f.sek100), "targetTemplatePackageId"},
+			{with(body, "targetTemplatePackageId", f.p300), "targetTemplatePackageId"},
+			{with(body, "targetTemplatePackageId", store.NewID()), "targetTemplatePackageId"},
+			{with(body, "noticeDays", -1), "noticeDays"},
+		} {
+			if fs := f.tn.Do("POST", path, tc.body).Fields(t); len(fs) != 1 || fs[0] != tc.field {
+				t.Errorf("%v: fields %v, want [%s]", tc.body, fs, tc.field)
+			}
+		}
+		if r := f.tn.Do("POST", "/package/"+store.NewID()+"/pricechange", body); r.Status != http.StatusNotFound {
+			t.Errorf("unknown template: %d", r.Status)
+		}
+
+		// One revoked before it starts never runs.
+		revoked := create(t, f.tn, path, with(body, "targetTemplatePackageId", f.p100))
+		if r := f.tn.Do("DELETE", path+"/"+revoked, nil); r.Status != http.StatusNoContent {
+			t.Fatalf("revoke: %d %s", r.Status, r.Body)
+		}
+		id := create(t, f.tn, path, body)
+		var pc store.PriceChange
+		f.tn.Do("GET", path+"/"+id, nil).JSON(t, &pc)
+		if pc.Status != store.PriceChangeScheduled || pc.NoticeDays != 30 || !pc.StartsAt.Equal(osloDay(2027, 2, 13)) {
+			t.Fatalf("scheduled: %+v", pc)
+		}
+		if r := other2(e).Do("GET", path+"/"+id, nil); r.Status != http.StatusNotFound {
+			t.Fatalf("another tenant: %d", r.Status)
+		}
+
+		// It starts 30 days before: changes registered, subscribers told.
+		f.advance(osloDay(2027, 2, 14))
+		f.tn.Do("GET", path+"/"+id, nil).JSON(t, &pc)
+		if pc.Status != store.PriceChangeStarted || pc.RegisteredSubscriptions != 2 || pc.SkippedSubscriptions != 1 {
+			t.Fatalf("started: %+v", pc)
+		}
+		var events []struct {
+			Subject string
+			Data    struct {
+				NewPrice, CurrentPrice json.Number
+				EffectiveFrom          time.Time
+				PriceChangeID          string
+			}
+		}
+		f.tn.Do("GET", "/events?eventType=PriceChangeNotified", nil).JSON(t, &events)
+		if len(events) != 2 || events[0].Data.NewPrice != "600.00" || events[0].Data.CurrentPrice != "300.00" ||
+			!events[0].Data.EffectiveFrom.Equal(osloDay(2027, 4, 1)) || events[0].Data.PriceChangeID != id {
+			t.Fatalf("notices: %+v", events)
+		}
+		if fs := f.tn.Do("DELETE", path+"/"+id, nil).Fields(t); len(fs) != 1 || fs[0] != "priceChangeId" {
+			t.Fatalf("revoking a started price change: %v", fs)
+		}
+		var list []store.PriceChange
+		f.tn.Do("GET", path, nil).JSON(t, &list)
+		if len(list) != 2 || list[0].Status != store.PriceChangeRevoked {
+			t.Fatalf("list: %+v", list)
+		}
+
+		// 1 March renews at the old price; 1 April at the new one.
+		f.advance(osloDay(2027, 5, 2))
+		for _, sub := range []string{a, b} {
+			var got []string
+			for _, p := range f.series(sub) {
+				got = append(got, p.Package.TotalPrice.String())
+			}
+			if want := []string{"300.00", "300.00", "300.00", "600.00", "600.00"}; !slices.Equal(got, want) {
+				t.Errorf("series %s: %v, want %v", sub, got, want)
+			}
+		}
+		if s := f.series(own); len(s) != 5 || s[3].Package.TotalPrice.String() != "100.00" || !s[3].PeriodStart.Equal(osloDay(2027, 3, 20)) {
+			t.Errorf("the subscription with its own change: %v", names(s))
+		}
+		if s := f.series(other); s[len(s)-1].Package.TotalPrice.String() != "100.00" {
+			t.Errorf("another template's subscription: %v", names(s))
+		}
+		ledgerClean(t, e, f.tn)
+	})
+}
+
+func other2(e *apitest.Env) apitest.Tenant { return e.NewTenant("pricechange-other", true) }

@@ -63,7 +63,7 @@ func seedSubscriptions(ctx context.Context, s *store.Store, eng *engine.Engine, 
 				return err
 			}
 			_, err = eng.Start(ctx, tx, engine.NewSeries{SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
-				PaymentAgreementID: &agreement.ID, Package: pkg, Start: start}, now)
+				PaymentAgreementID: &agreement.ID, Package: pkg, Start: start, TemplatePackageID: tmpl}, now)
 			return err
 		})
 		if err != nil {

@@ -285,6 +285,7 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 	next, err := Begin(NewSeries{
 		SubscriberID: cur.SubscriberID, OrganizationID: cur.OrganizationID, TimeZone: cur.TimeZone, OrderID: cur.OrderID,
 		PaymentAgreementID: cur.PaymentAgreementID, PreviousID: &cur.ID, Package: pkg, Choices: c.Choices, Start: start,
+		TemplatePackageID: c.TemplatePackageID,
 	}, at)
 	if err != nil {
 		return err

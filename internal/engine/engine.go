@@ -79,6 +79,9 @@ type Stats struct {
 	PlanChanges   int `json:"planChanges"`
 	Reminders     int `json:"reminders"`
 	PaymentStops  int `json:"paymentStops"`
+	// PriceChangeNotices counts the subscriptions price changes that
+	// started registered a change on (and notified).
+	PriceChangeNotices int `json:"priceChangeNotices"`
 }
 
 func (s *Stats) add(o Stats) {
@@ -87,6 +90,7 @@ func (s *Stats) add(o Stats) {
 	s.PlanChanges += o.PlanChanges
 	s.Reminders += o.Reminders
 	s.PaymentStops += o.PaymentStops
+	s.PriceChangeNotices += o.PriceChangeNotices
 }
 
 // Advance performs every action of tenant due at or before now. It returns
@@ -168,9 +172,19 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	if err != nil {
 		return st, false, err
 	}
+	pcAt, err := tx.NextPriceChangeAt(ctx)
+	if err != nil {
+		return st, false, err
+	}
 	subDue := subAt != nil && !subAt.After(now)
 	chDue := chAt != nil && !chAt.After(now)
 	dunDue := dunAt != nil && !dunAt.After(now)
+	// A price change starts before anything else due at the same time, so
+	// that the series it finds are those running at its start.
+	if pcAt != nil && !pcAt.After(now) && (!subDue || !pcAt.After(*subAt)) && (!chDue || !pcAt.After(*chAt)) && (!dunDue || !pcAt.After(*dunAt)) {
+		st, err := e.startPriceChanges(ctx, tx, cache, *pcAt)
+		return st, true, err
+	}
 	// At equal times: plan changes, then subscriptions, then dunning.
 	switch {
 	case !subDue && !chDue && !dunDue:
@@ -197,6 +211,9 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	}
 	if chDue && chAt.Add(-time.Microsecond).Before(until) {
 		until = chAt.Add(-time.Microsecond)
+	}
+	if pcAt != nil && !pcAt.After(now) && pcAt.Add(-time.Microsecond).Before(until) {
+		until = pcAt.Add(-time.Microsecond)
 	}
 	if dunDue && dunAt.Before(until) {
 		// Subscriptions due at the dunning time go first.
@@ -296,7 +313,9 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 	}
 	var applied *store.ScheduledChange
 	for i := range changes {
-		if changes[i].ProcessingType == store.ChangeOnRenewal {
+		// A price change's OnRenewal change waits for the first renewal
+		// whose new period starts at or after its NotBefore.
+		if c := changes[i]; c.ProcessingType == store.ChangeOnRenewal && (c.NotBefore == nil || !sub.PeriodEnd.Before(*c.NotBefore)) {
 			applied = &changes[i]
 		}
 	}
@@ -347,6 +366,9 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 		}
 	}
 	next := successor(sub, pkg, choices, loc, at)
+	if applied != nil {
+		next.TemplatePackageID = &applied.TemplatePackageID
+	}
 	next.ChainID, next.ChainStep, next.StepPeriod = chainID, chainStep, stepPeriod
 	if next.ChainID == nil {
 		next.ChainStep, next.StepPeriod = nil, 1

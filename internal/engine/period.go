@@ -43,6 +43,9 @@ type NewSeries struct {
 	PreviousID         *string
 	Package            catalog.SubscriptionPackage
 	Choices            catalog.Choices
+	// TemplatePackageID is the template Package was merged from (what a
+	// price change of that template finds).
+	TemplatePackageID string
 	// Start is when the first period starts. The series is anchored on the
 	// local midnight of Start's date, so the first period ends where the
 	// billing plan's calendar arithmetic says (31 Jan + 1 month = 28 Feb).
@@ -68,6 +71,10 @@ func Begin(n NewSeries, now time.Time) (store.Subscription, error) {
 		Anchor: anchor, PeriodIndex: 0, PeriodStart: n.Start.UTC(), PeriodEnd: period.Boundary(anchor, iv, 1, loc),
 		CreatedAt: now.UTC(),
 	}
+	if n.TemplatePackageID != "" {
+		id := n.TemplatePackageID
+		sub.TemplatePackageID = &id
+	}
 	schedule(&sub, loc)
 	return sub, nil
 }
@@ -81,7 +88,7 @@ func successor(sub store.Subscription, pkg catalog.SubscriptionPackage, choices 
 		ID: store.NewID(), SubscriberID: sub.SubscriberID, OrganizationID: sub.OrganizationID, OrderID: sub.OrderID,
 		PaymentAgreementID: sub.PaymentAgreementID, PreviousID: &sub.ID, Currency: pkg.Currency, Package: pkg,
 		Choices: choices, TimeZone: sub.TimeZone, ChainID: pkg.SubscriptionPackageChainID, ChainStep: pkg.ChainStepOrder,
-		StepPeriod: 1, PeriodStart: sub.PeriodEnd, CreatedAt: now.UTC(),
+		StepPeriod: 1, PeriodStart: sub.PeriodEnd, CreatedAt: now.UTC(), TemplatePackageID: sub.TemplatePackageID,
 	}
 	iv := pkg.BillingPlan.Interval()
 	if iv == sub.Package.BillingPlan.Interval() {

@@ -68,20 +68,22 @@ type ScheduledChange struct {
 	ExpiredAt            *time.Time      `json:"expiredAt"`
 	ResultSubscriptionID *string         `json:"resultSubscriptionId" description:"The subscription period the change produced once Executed."`
 	PriceChangeID        *string         `json:"priceChangeId" description:"The price change that registered this change, if any."`
+	NotBefore            *time.Time      `json:"notBefore" description:"An OnRenewal change of a price change applies at the first renewal whose new period starts at or after this time."`
 }
 
 const changeColumns = `id, registered_on_id, subscription_id, processing_type, scheduled_at, template_package_id, choices, status,
-	reason, registered_at, executed_at, revoked_at, expired_at, result_subscription_id, price_change_id`
+	reason, registered_at, executed_at, revoked_at, expired_at, result_subscription_id, price_change_id, not_before`
 
 func scanChange(row scanner) (ScheduledChange, error) {
 	var (
 		c                                    ScheduledChange
 		choices                              string
 		scheduled, executed, revoke, expired sql.NullTime
+		notBefore                            sql.NullTime
 		result, reason, priceChange          sql.NullString
 	)
 	if err := row.Scan(&c.ID, &c.SubscriptionID, &c.PendingOnID, &c.ProcessingType, &scheduled, &c.TemplatePackageID, &choices, &c.Status,
-		&reason, &c.RegisteredAt, &executed, &revoke, &expired, &result, &priceChange); err != nil {
+		&reason, &c.RegisteredAt, &executed, &revoke, &expired, &result, &priceChange, &notBefore); err != nil {
 		return ScheduledChange{}, err
 	}
 	var err error
@@ -90,6 +92,7 @@ func scanChange(row scanner) (ScheduledChange, error) {
 	}
 	c.ScheduledAt, c.ExecutedAt, c.RevokedAt, c.ExpiredAt = fromNullTime(scheduled), fromNullTime(executed), fromNullTime(revoke), fromNullTime(expired)
 	c.ResultSubscriptionID, c.Reason, c.PriceChangeID = nullString(result), nullString(reason), nullString(priceChange)
+	c.NotBefore = fromNullTime(notBefore)
 	c.RegisteredAt = c.RegisteredAt.UTC()
 	return c, nil
 }
@@ -97,19 +100,49 @@ func scanChange(row scanner) (ScheduledChange, error) {
 // InsertChange registers c (ID set by the caller). A second registered
 // change pending on the same period is a conflict (the schema allows one).
 func (tx *Tx) InsertChange(ctx context.Context, c ScheduledChange) error {
-	choices, err := EncodeChoices(c.Choices)
+	args, err := c.args()
 	if err != nil {
-		return fmt.Errorf("store: encode choices: %w", err)
+		return err
 	}
 	_, err = tx.exec(ctx, `INSERT INTO scheduled_changes (tenant_id, `+changeColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-		tx.tenant, c.ID, c.SubscriptionID, c.PendingOnID, c.ProcessingType, optTS(c.ScheduledAt), c.TemplatePackageID, choices, c.Status,
-		c.Reason, ts(c.RegisteredAt), optTS(c.ExecutedAt), optTS(c.RevokedAt), optTS(c.ExpiredAt), c.ResultSubscriptionID, c.PriceChangeID)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`, append([]any{tx.tenant}, args...)...)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("store: insert plan change: another change is registered: %w", ErrConflict)
 		}
 		return fmt.Errorf("store: insert plan change: %w", err)
+	}
+	return nil
+}
+
+func (c ScheduledChange) args() ([]any, error) {
+	choices, err := EncodeChoices(c.Choices)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode choices: %w", err)
+	}
+	return []any{c.ID, c.SubscriptionID, c.PendingOnID, c.ProcessingType, optTS(c.ScheduledAt), c.TemplatePackageID, choices, c.Status,
+		c.Reason, ts(c.RegisteredAt), optTS(c.ExecutedAt), optTS(c.RevokedAt), optTS(c.ExpiredAt), c.ResultSubscriptionID, c.PriceChangeID,
+		optTS(c.NotBefore)}, nil
+}
+
+// InsertChanges registers many changes at once (a price change's).
+func (tx *Tx) InsertChanges(ctx context.Context, cs []ScheduledChange) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(cs))
+	for i, c := range cs {
+		args, err := c.args()
+		if err != nil {
+			return err
+		}
+		rows[i] = append([]any{tx.tenant}, args...)
+	}
+	if err := tx.insertRows(ctx, "scheduled_changes", "tenant_id, "+changeColumns, rows, ``); err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("store: insert plan changes: another change is registered: %w", ErrConflict)
+		}
+		return fmt.Errorf("store: insert plan changes: %w", err)
 	}
 	return nil
 }

@@ -54,11 +54,17 @@ type Subscription struct {
 	NextActionAt *time.Time `json:"-"`
 	Version      int        `json:"-"`
 	CreatedAt    time.Time  `json:"createdAt"`
+	// TemplatePackageID is the template the series was ordered from or
+	// last changed to (chain steps keep it). It is bookkeeping for price
+	// changes, not a link: the package is a copy that template edits never
+	// reach, so it is not shown.
+	TemplatePackageID *string `json:"-"`
 }
 
 const subscriptionColumns = `id, subscriber_id, organization_id, order_id, payment_agreement_id, currency, package, choices,
 	chain_id, chain_step, step_period, time_zone, anchor, period_index, period_start, period_end, renew_at,
-	previous_id, next_id, cancelled_at, cancel_effective_at, cancel_reason, deactivated_at, next_action_at, version, created_at`
+	previous_id, next_id, cancelled_at, cancel_effective_at, cancel_reason, deactivated_at, next_action_at, version, created_at,
+	template_package_id`
 
 // choicesJSON is the stored form of catalog.Choices (which has no JSON
 // tags of its own: it is the merge's input, not an API shape).
@@ -163,11 +169,12 @@ func scanSubscriptionWith(row scanner, d *subscriptionDecoder) (Subscription, er
 		pkg, choices                                string
 		renew, cancelled, effective, deact, nextAct sql.NullTime
 		orderID, agreement, chainID, prev, next     sql.NullString
+		template                                    sql.NullString
 		chainStep                                   sql.NullInt64
 	)
 	err := row.Scan(&sub.ID, &sub.SubscriberID, &sub.OrganizationID, &orderID, &agreement, &sub.Currency, &pkg, &choices,
 		&chainID, &chainStep, &sub.StepPeriod, &sub.TimeZone, &sub.Anchor, &sub.PeriodIndex, &sub.PeriodStart, &sub.PeriodEnd, &renew,
-		&prev, &next, &cancelled, &effective, &sub.CancelReason, &deact, &nextAct, &sub.Version, &sub.CreatedAt)
+		&prev, &next, &cancelled, &effective, &sub.CancelReason, &deact, &nextAct, &sub.Version, &sub.CreatedAt, &template)
 	if err != nil {
 		return Subscription{}, err
 	}
@@ -175,7 +182,7 @@ func scanSubscriptionWith(row scanner, d *subscriptionDecoder) (Subscription, er
 		return Subscription{}, err
 	}
 	sub.OrderID, sub.PaymentAgreementID, sub.ChainID = nullString(orderID), nullString(agreement), nullString(chainID)
-	sub.PreviousID, sub.NextID = nullString(prev), nullString(next)
+	sub.PreviousID, sub.NextID, sub.TemplatePackageID = nullString(prev), nullString(next), nullString(template)
 	if chainStep.Valid {
 		n := int(chainStep.Int64)
 		sub.ChainStep = &n
@@ -219,7 +226,7 @@ func (sub Subscription) args(enc *packageEncoder) ([]any, error) {
 	return []any{sub.ID, sub.SubscriberID, sub.OrganizationID, sub.OrderID, sub.PaymentAgreementID, sub.Currency, pkg, choices,
 		sub.ChainID, chainStep, sub.StepPeriod, sub.TimeZone, ts(sub.Anchor), sub.PeriodIndex, ts(sub.PeriodStart), ts(sub.PeriodEnd), optTS(sub.RenewAt),
 		sub.PreviousID, sub.NextID, optTS(sub.CancelledAt), optTS(sub.CancelEffectiveAt), sub.CancelReason, optTS(sub.DeactivatedAt),
-		optTS(sub.NextActionAt), sub.Version, ts(sub.CreatedAt)}, nil
+		optTS(sub.NextActionAt), sub.Version, ts(sub.CreatedAt), sub.TemplatePackageID}, nil
 }
 
 // packageEncoder encodes subscription packages as JSON, remembering the
@@ -268,7 +275,7 @@ func (tx *Tx) InsertSubscription(ctx context.Context, sub Subscription) error {
 		return err
 	}
 	_, err = tx.exec(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionColumns+`) VALUES ($1, $2, $3, $4, $5, $6,
-		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`,
+		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
 		append([]any{tx.tenant}, args...)...)
 	if err != nil {
 		return fmt.Errorf("store: insert subscription: %w", err)

@@ -18,6 +18,7 @@ var Kinds = []string{
 	engine.EventSubscriptionCreated,
 	engine.EventSubscriptionCancelled,
 	engine.EventSubscriptionDeactivated,
+	engine.EventPriceChangeNotified,
 	store.EventOrderProcessed,
 	store.EventInvoiceIssued,
 	store.EventInvoicePaid,
