@@ -86,9 +86,9 @@ func (s *Server) subscriptionRoutes() {
 			"A change that could never run (another currency, OnRenewal on an AutomaticStop subscription, OnScheduledTime after it stops) is a 400.",
 		request: new(changeRequest), responses: common(respCreated, respNotFound), handle: s.createChange})
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}/scheduledchange", id: "listScheduledChanges", tag: tag,
-		summary: "List the plan changes of a subscription",
-		desc: "Every change registered on any period of the series (every period linked to this one), oldest first, with the period it was registered on (subscriptionId), its state and the period it produced.",
-		request: new(idParam),
+		summary:   "List the plan changes of a subscription",
+		desc:      "Every change registered on any period of the series (every period linked to this one), oldest first, with the period it was registered on (subscriptionId), its state and the period it produced.",
+		request:   new(idParam),
 		responses: common(ok(new([]store.ScheduledChange)), respNotFound), handle: s.listChanges})
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}/scheduledchange/{changeId}", id: "getScheduledChange", tag: tag,
 		summary: "Get a plan change", desc: "Any period of the series the change belongs to finds it (the Location of its create).",
