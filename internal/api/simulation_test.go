@@ -17,10 +17,12 @@ import (
 )
 
 // TestBillingSimulation runs 24 months of randomized billing through the
-// API on a test clock — orders, payments (full, partial, over, failed),
-// cancellations, plan changes of all three kinds, credits, charges,
-// allowances, reminders and payment stops — and checks that the ledger is
-// clean at the end and that the same seed gives the same documents: the
+// API on a test clock — orders (a package chain among them), payments
+// (full, partial, over, failed), cancellations, plan changes of all three
+// kinds and their revocation, template and chain edits, price changes
+// (some revoked), credits, charges, allowances, reminders and payment
+// stops — and checks that the ledger is clean at the end, that no series
+// ends with a plan change still registered or has two, and that the same seed gives the same documents: the
 // invoices and credit notes of two runs are byte-identical once ids are
 // replaced by their order of first appearance (ids are random) and
 // createdAt (wall clock) is left out.
@@ -49,6 +51,9 @@ type simulation struct {
 	now         time.Time
 	stats       map[string]int
 	refs        int
+	chain       string
+	steps       []string
+	pending     [][2]string // plan changes registered: subscription, change
 }
 
 func simulate(t *testing.T, e *apitest.Env, tn apitest.Tenant, seed uint64) []byte {
@@ -70,6 +75,19 @@ func simulate(t *testing.T, e *apitest.Env, tn apitest.Tenant, seed uint64) []by
 		create(t, tn, "/package", fmt.Sprintf(`{"Name": "Kvartal", "Currency": "NOK", "Price": 549.00, "permanentDiscount": 12.5,
 			"products": [{"productId": %q}], "BillingPlans": [%q]}`, product, plan("Month", 3, 7))),
 	}
+	// An introductory offer as a chain: 1 month at 99, 2 months at 149, then 199.
+	intro := func(name, price string) string {
+		return create(t, tn, "/package", fmt.Sprintf(`{"Name": %q, "Currency": "NOK", "Price": %s, "products": [{"productId": %q}],
+			"BillingPlans": [%q]}`, name, price, product, plan("Month", 1, 5)))
+	}
+	steps := []string{intro("Intro 1", "99.00"), intro("Intro 2", "149.00"), intro("Intro 3", "199.00")}
+	s.chain = create(t, tn, "/packagechain", map[string]any{"name": "Intro", "packageChain": map[string]any{"steps": []map[string]any{
+		{"step": 1, "nextPackageId": steps[0], "periods": 1}, {"step": 2, "nextPackageId": steps[1], "periods": 2}, {"step": 3, "nextPackageId": steps[2]}}}})
+	for _, id := range steps {
+		s.edit("/package/"+id, func(m map[string]any) { m["packageChainId"] = s.chain })
+	}
+	s.packages = append(s.packages, steps[0])
+	s.steps = steps
 	s.now = osloDay(2027, 1, 1).Add(9 * time.Hour)
 	s.advance(s.now)
 	for range 6 {
@@ -84,7 +102,8 @@ func simulate(t *testing.T, e *apitest.Env, tn apitest.Tenant, seed uint64) []by
 		s.advance(s.now)
 	}
 	t.Logf("simulated to %s: %v", s.now.Format(time.DateOnly), s.stats)
-	for _, kind := range []string{"order", "pay", "partial", "over", "fail", "cancel", "Immediately", "OnScheduledTime", "OnRenewal", "credit"} {
+	for _, kind := range []string{"order", "pay", "partial", "over", "fail", "cancel", "Immediately", "OnScheduledTime", "OnRenewal", "credit",
+		"revoke", "templateEdit", "chainEdit", "priceChange", "priceChangeRevoked"} {
 		if s.stats[kind] == 0 {
 			t.Errorf("the simulation never did %s", kind)
 		}
@@ -94,8 +113,13 @@ func simulate(t *testing.T, e *apitest.Env, tn apitest.Tenant, seed uint64) []by
 	if len(evs) == 0 {
 		t.Error("the simulation issued no reminders")
 	}
+	tn.Do("GET", "/events?eventType=PriceChangeNotified&limit=1", nil).JSON(t, &evs)
+	if len(evs) == 0 {
+		t.Error("no price change of the simulation reached a subscription")
+	}
 	ledgerClean(t, e, tn)
 	s.listsBySubscriber()
+	s.changesSettled()
 	return s.documents()
 }
 
@@ -172,8 +196,12 @@ func (s *simulation) act() {
 				s.stats["cancel"]++
 			}
 		}
+	case n < 72:
+		s.catalogEdit()
 	case n < 80:
-		if sub := s.activeSubscription(); sub != "" {
+		if len(s.pending) > 0 && s.rng.IntN(3) == 0 {
+			s.revokeChange()
+		} else if sub := s.activeSubscription(); sub != "" {
 			kind := []string{"Immediately", "OnScheduledTime", "OnRenewal"}[s.rng.IntN(3)]
 			body := map[string]any{"processingType": kind, "templatePackageId": s.pick(s.packages)}
 			if kind == "OnScheduledTime" {
@@ -181,6 +209,9 @@ func (s *simulation) act() {
 			}
 			if r := s.tn.Do("POST", "/subscription/"+sub+"/scheduledchange", body); r.Status == http.StatusCreated {
 				s.stats[kind]++
+				if kind != "Immediately" {
+					s.pending = append(s.pending, [2]string{sub, r.ID(t)})
+				}
 			}
 		}
 	case n < 90:
@@ -218,6 +249,96 @@ func (s *simulation) act() {
 }
 
 func pickOf[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
+
+// edit reads the resource at path, lets change modify it and writes it back.
+func (s *simulation) edit(path string, change func(map[string]any)) {
+	s.t.Helper()
+	var m map[string]any
+	s.tn.Do("GET", path, nil).JSON(s.t, &m)
+	change(m)
+	if r := s.tn.Do("PUT", path, m); r.Status/100 != 2 {
+		s.t.Fatalf("PUT %s: %d %s", path, r.Status, r.Body)
+	}
+}
+
+// catalogEdit changes the catalog under running subscriptions: a
+// template's price, the chain's last step, or a price change of a
+// template (sometimes revoked before it starts). Only price changes may
+// reach running subscriptions.
+func (s *simulation) catalogEdit() {
+	switch s.rng.IntN(4) {
+	case 0:
+		price := json.Number(fmt.Sprintf("%d.00", 100+s.rng.IntN(300)))
+		s.edit("/package/"+s.pick(s.packages[1:]), func(m map[string]any) { m["price"] = price })
+		s.stats["templateEdit"]++
+	case 1:
+		last := s.pick(s.steps)
+		s.edit("/packagechain/"+s.chain, func(m map[string]any) {
+			m["packageChain"] = map[string]any{"steps": []map[string]any{
+				{"step": 1, "nextPackageId": s.steps[0], "periods": 1}, {"step": 2, "nextPackageId": s.steps[1], "periods": 1 + s.rng.IntN(3)},
+				{"step": 3, "nextPackageId": last}}}
+		})
+		s.stats["chainEdit"]++
+	default:
+		from, to := s.pick(s.packages), s.pick(s.packages)
+		if from == to {
+			return
+		}
+		effective := osloDay(s.now.Year(), s.now.Month(), s.now.Day()).AddDate(0, 0, 31+s.rng.IntN(40))
+		r := s.tn.Do("POST", "/package/"+from+"/pricechange", map[string]any{"targetTemplatePackageId": to,
+			"effectiveFrom": effective.Format(time.RFC3339), "noticeDays": 30})
+		if r.Status != http.StatusCreated {
+			s.t.Fatalf("price change: %d %s", r.Status, r.Body)
+		}
+		s.stats["priceChange"]++
+		if s.rng.IntN(3) == 0 {
+			if r := s.tn.Do("DELETE", "/package/"+from+"/pricechange/"+r.ID(s.t), nil); r.Status != http.StatusNoContent {
+				s.t.Fatalf("revoke price change: %d %s", r.Status, r.Body)
+			}
+			s.stats["priceChangeRevoked"]++
+		}
+	}
+}
+
+// revokeChange tries to revoke one of the plan changes the simulation
+// registered; it may have run, expired or been superseded meanwhile (400).
+func (s *simulation) revokeChange() {
+	i := s.rng.IntN(len(s.pending))
+	p := s.pending[i]
+	s.pending = slices.Delete(s.pending, i, i+1)
+	switch r := s.tn.Do("DELETE", "/subscription/"+p[0]+"/scheduledchange/"+p[1], nil); r.Status {
+	case http.StatusNoContent:
+		s.stats["revoke"]++
+	case http.StatusBadRequest:
+	default:
+		s.t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+}
+
+// changesSettled checks the plan-change invariants at the end: at most one
+// registered change waits on a series, and none on a series that was
+// cancelled or has ended.
+func (s *simulation) changesSettled() {
+	var subs []store.Subscription
+	s.tn.Do("GET", "/subscription?limit=1000", nil).JSON(s.t, &subs)
+	for _, sub := range subs {
+		if sub.NextID != nil {
+			continue // not the last period of its series
+		}
+		var changes []store.ScheduledChange
+		s.tn.Do("GET", "/subscription/"+sub.ID+"/scheduledchange", nil).JSON(s.t, &changes)
+		registered := 0
+		for _, c := range changes {
+			if c.Status == store.ChangeRegistered {
+				registered++
+			}
+		}
+		ended := sub.CancelledAt != nil || sub.DeactivatedAt != nil
+		if registered > 1 || (ended && registered > 0) {
+			s.t.Fatalf("series ending in %s (cancelled %v, deactivated %v) has %d registered changes", sub.ID, sub.CancelledAt, sub.DeactivatedAt, registered)
+		}
+	}
+}
 
 func (s *simulation) pick(xs []string) string { return pickOf(s.rng, xs) }
 
