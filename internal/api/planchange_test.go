@@ -689,6 +689,13 @@ func TestPriceChange(t *testing.T) {
 		if s := f.series(other); s[len(s)-1].Package.TotalPrice.String() != "100.00" {
 			t.Errorf("another template's subscription: %v", names(s))
 		}
+		// Templates a price change names are archived, not deleted.
+		if r := f.tn.Do("DELETE", "/package/"+f.p100, nil); r.Status != http.StatusNoContent {
+			t.Fatalf("delete the target of a revoked price change: %d %s", r.Status, r.Body)
+		}
+		if r := f.tn.Do("GET", path+"/"+revoked, nil); r.Status != http.StatusOK {
+			t.Fatalf("the revoked price change after its target was deleted: %d", r.Status)
+		}
 		ledgerClean(t, e, f.tn)
 	})
 }

@@ -439,7 +439,14 @@ func (s *Store) DeletePackage(ctx context.Context, id string, now time.Time) (ar
 		if err != nil {
 			return err
 		}
-		if len(chains) > 0 || len(orders) > 0 {
+		// A price change names the template as its source or target: it is
+		// history (and may still be scheduled), so the template is kept.
+		priced, err := referrers(ctx, tx, `SELECT id FROM price_changes
+			WHERE tenant_id = $1 AND (template_package_id = $2 OR target_template_package_id = $2) ORDER BY id LIMIT 1`, tenant, id)
+		if err != nil {
+			return err
+		}
+		if len(chains) > 0 || len(orders) > 0 || len(priced) > 0 {
 			archived = true
 			_, err := tx.ExecContext(ctx, `UPDATE template_packages SET archived_at = $3, updated_at = $3
 				WHERE tenant_id = $1 AND id = $2 AND archived_at IS NULL`, tenant, id, ts(now))
