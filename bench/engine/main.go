@@ -45,9 +45,10 @@ func main() {
 	withBilling := flag.Bool("billing", true, "issue payment demands and invoices with every renewal, as kadens serve does (false: the engine alone)")
 	dunningDays := flag.Int("reminder-days", 0, "with billing, a default dunning process reminding this many days after the due date, so unpaid January invoices get reminders during the advance (0: no dunning)")
 	batchSize := flag.Int("batch", 0, "subscriptions per engine transaction (0: the engine's default)")
+	changes := flag.Float64("change-share", 0, "share of the subscriptions (0 to 1) with an OnRenewal plan change registered before the advance, to another monthly package")
 	withAnalyze := flag.Bool("analyze", true, "on PostgreSQL, ANALYZE after the fill as autovacuum would have on a tenant in use (false: advance with no planner statistics)")
 	flag.Parse()
-	billing, analyze, batchOverride, reminderDays = *withBilling, *withAnalyze, *batchSize, *dunningDays
+	billing, analyze, batchOverride, reminderDays, changeShare = *withBilling, *withAnalyze, *batchSize, *dunningDays, *changes
 	gctune.Apply(os.Getenv) // as kadens serve does
 	profile = *cpuProfile
 	if err := run(*n, *perSubscriber, *dbURL); err != nil {
@@ -63,6 +64,8 @@ var (
 	// batchOverride replaces the engine's batch size when positive.
 	batchOverride int
 	reminderDays  int
+	// changeShare of the subscriptions get a registered OnRenewal change.
+	changeShare float64
 )
 
 func run(n, perSubscriber int, dbURL string) error {
@@ -111,6 +114,7 @@ func run(n, perSubscriber int, dbURL string) error {
 		subscribers = append(subscribers, s.ID)
 	}
 	const batch = 1000
+	var changed []string
 	for i := 0; i < n; i += batch {
 		err := st.InTx(tctx, func(tx *store.Tx) error {
 			var first []store.NewPeriod
@@ -125,6 +129,9 @@ func run(n, perSubscriber int, dbURL string) error {
 				}
 				if err := tx.InsertSubscription(tctx, sub); err != nil {
 					return err
+				}
+				if changeShare > 0 && float64(j%1000) < changeShare*1000 {
+					changed = append(changed, sub.ID)
 				}
 				first = append(first, store.NewPeriod{Sub: sub, At: start})
 			}
@@ -142,6 +149,9 @@ func run(n, perSubscriber int, dbURL string) error {
 		if (i/batch)%20 == 0 {
 			fmt.Printf("  %d/%d\n", i, n)
 		}
+	}
+	if err := registerChanges(tctx, st, start, changed); err != nil {
+		return err
 	}
 	fmt.Printf("filled in %s\n", time.Since(fill).Round(time.Millisecond))
 	if st.Engine() == store.Postgres && analyze {
@@ -249,6 +259,33 @@ func catalogFixture(ctx context.Context, st *store.Store, now time.Time) (catalo
 	}
 	pkg, err := catalog.Merge(in)
 	return pkg, org.ID, err
+}
+
+// registerChanges registers an OnRenewal change of each of subs to a
+// second monthly template, as clients changing plan would.
+func registerChanges(ctx context.Context, st *store.Store, now time.Time, subs []string) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	nok, _ := money.LookupCurrency("NOK")
+	ps, _, err := st.ListPackages(ctx, store.PackageFilter{}, store.Page{Limit: 1})
+	if err != nil || len(ps) == 0 {
+		return fmt.Errorf("bench template: %v", err)
+	}
+	t := ps[0]
+	t.ID, t.Name, t.Price = "", "Digital plus", catalog.NewAmount(24900, nok)
+	plus, err := st.CreatePackage(ctx, t, now)
+	if err != nil {
+		return err
+	}
+	return st.InTx(ctx, func(tx *store.Tx) error {
+		cs := make([]store.ScheduledChange, len(subs))
+		for i, id := range subs {
+			cs[i] = store.ScheduledChange{ID: store.NewID(), SubscriptionID: id, PendingOnID: id, ProcessingType: store.ChangeOnRenewal,
+				TemplatePackageID: plus.ID, Status: store.ChangeRegistered, RegisteredAt: now}
+		}
+		return tx.InsertChanges(ctx, cs)
+	})
 }
 
 // resetPeakRSS starts a new peak-RSS measurement (Linux: clear_refs 5).
