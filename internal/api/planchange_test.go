@@ -701,3 +701,50 @@ func TestPriceChange(t *testing.T) {
 }
 
 func other2(e *apitest.Env) apitest.Tenant { return e.NewTenant("pricechange-other", true) }
+
+// TestPlanChangeRacesCancellation: registrations and cancellations of the
+// same subscriptions at once never leave a change registered on a
+// cancelled series, and every request gets a definite answer.
+func TestPlanChangeRacesCancellation(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		f := newChangeFixture(t, e.NewTenant("changes-race", true))
+		f.advance(osloDay(2027, 1, 1))
+		subs := make([]string, 12)
+		for i := range subs {
+			subs[i] = f.subscribe(f.p300)
+		}
+		statuses := make(chan int, 2*len(subs))
+		done := make(chan struct{})
+		for _, sub := range subs {
+			go func() {
+				statuses <- f.tn.Do("POST", "/subscription/"+sub+"/cancel", map[string]any{"mode": "Immediately"}).Status
+				done <- struct{}{}
+			}()
+			go func() {
+				statuses <- f.tn.Do("POST", "/subscription/"+sub+"/scheduledchange", map[string]any{"processingType": "OnRenewal", "templatePackageId": f.p600}).Status
+				done <- struct{}{}
+			}()
+		}
+		for range 2 * len(subs) {
+			<-done
+		}
+		close(statuses)
+		for st := range statuses {
+			if st != http.StatusOK && st != http.StatusCreated && st != http.StatusBadRequest {
+				t.Errorf("a request answered %d", st)
+			}
+		}
+		for _, sub := range subs {
+			if s := f.subscription(sub); s.CancelledAt == nil {
+				t.Fatalf("%s not cancelled", sub)
+			}
+			var list []store.ScheduledChange
+			f.tn.Do("GET", "/subscription/"+sub+"/scheduledchange", nil).JSON(t, &list)
+			for _, c := range list {
+				if c.Status == store.ChangeRegistered {
+					t.Fatalf("a change is registered on cancelled %s: %+v", sub, c)
+				}
+			}
+		}
+	})
+}

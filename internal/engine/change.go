@@ -52,7 +52,7 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 		ID: store.NewID(), SubscriptionID: subID, ProcessingType: req.ProcessingType, ScheduledAt: req.ScheduledAt,
 		TemplatePackageID: req.TemplatePackageID, Choices: req.Choices, Status: store.ChangeRegistered, RegisteredAt: now,
 	}
-	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+	err := e.inTxRetry(ctx, func(tx *store.Tx) error {
 		sub, err := tx.Subscription(ctx, subID)
 		if err != nil {
 			return err
@@ -95,6 +95,13 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 			}
 		}
 		c.PendingOnID = last.ID
+		if req.ProcessingType != store.ChangeImmediately {
+			// A cancellation of the series committing meanwhile would not
+			// see this change to revoke it: one of the two must lose.
+			if err := tx.TouchSubscription(ctx, last.ID, last.Version); err != nil {
+				return err
+			}
+		}
 		if err := tx.InsertChange(ctx, c); err != nil {
 			return err
 		}
@@ -131,6 +138,21 @@ func changeCanRun(req ChangeRequest, last store.Subscription, target catalog.Sub
 		}
 	}
 	return errs.Err()
+}
+
+// inTxRetry runs fn in a transaction, again (a few times) when it lost a
+// race on a subscription's version to another writer (the engine's
+// advance, a concurrent cancellation or plan change): a valid request does
+// not fail for another's timing. Each try reads afresh, so it decides on
+// the state the winner left.
+func (e *Engine) inTxRetry(ctx context.Context, fn func(tx *store.Tx) error) error {
+	var err error
+	for range 5 {
+		if err = e.store.InTx(ctx, fn); !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+	}
+	return err
 }
 
 func (e *Engine) change(ctx context.Context, id string) (store.ScheduledChange, error) {
@@ -368,7 +390,7 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 		return store.Subscription{}, err
 	}
 	var out store.Subscription
-	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+	err := e.inTxRetry(ctx, func(tx *store.Tx) error {
 		sub, err := tx.Subscription(ctx, id)
 		if err != nil {
 			return err

@@ -331,6 +331,24 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, sub Subscription) error {
 	return nil
 }
 
+// TouchSubscription claims subscription id at version for the caller's
+// transaction (version + 1), so that a concurrent writer that read the
+// same version — a cancellation racing a plan change's registration —
+// gets ErrConflict instead of deciding on a state that no longer holds.
+func (tx *Tx) TouchSubscription(ctx context.Context, id string, version int) error {
+	res, err := tx.exec(ctx, `UPDATE subscriptions SET version = version + 1 WHERE tenant_id = $1 AND id = $2 AND version = $3`,
+		tx.tenant, id, version)
+	if err != nil {
+		return fmt.Errorf("store: touch subscription %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: touch subscription %s: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("store: subscription %s changed concurrently: %w", id, ErrConflict)
+	}
+	return nil
+}
+
 // UpdateSubscriptionSchedules writes, for every subscription of subs, what
 // the engine's renewal pass changes — renew_at, next_id, deactivated_at and
 // next_action_at, nothing else — if nobody changed the row since it was
