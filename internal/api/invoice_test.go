@@ -251,7 +251,7 @@ func TestChargesAndAllowancesOnNextInvoice(t *testing.T) {
 		account := f.invoices("")[0].SubscriberAccountID
 
 		charge := create(t, f.tn, "/subscriberaccount/"+account+"/charge", map[string]any{"amount": 50, "description": "Replacement copy", "vatRate": 25})
-		allowance := create(t, f.tn, "/subscriberaccount/"+account+"/allowance", map[string]any{"amount": 300, "description": "Goodwill"})
+		allowance := create(t, f.tn, "/subscriberaccount/"+account+"/allowance", map[string]any{"amount": 300, "description": "Goodwill", "vatRate": 0})
 		if a := f.account(account); a.Balance.String() != "-2.00" || a.OutstandingCharges.String() != "50.00" || a.AvailableAllowance.String() != "300.00" {
 			t.Fatalf("account before renewal: %+v", a)
 		}
@@ -325,11 +325,11 @@ func TestBillingCrossTenantAndBadInput(t *testing.T) {
 			body string
 			want []string
 		}{
-			{`{}`, []string{"amount", "description"}},
+			{`{}`, []string{"amount", "description", "vatRate"}},
 			{`{"amount": -5, "description": "  ", "vatRate": 101}`, []string{"amount", "description", "vatRate"}},
-			{`{"amount": 10.005, "description": "x"}`, []string{"amount"}},
-			{`{"amount": 0, "description": "x"}`, []string{"amount"}},
-			{`{"amount": true, "description": "x"}`, []string{"amount"}},
+			{`{"amount": 10.005, "description": "x", "vatRate": 25}`, []string{"amount"}},
+			{`{"amount": 0, "description": "x", "vatRate": 25}`, []string{"amount"}},
+			{`{"amount": true, "description": "x", "vatRate": 25}`, []string{"amount"}},
 		} {
 			if got := f.tn.Do("POST", path, tc.body).Fields(t); !slices.Equal(got, tc.want) {
 				t.Errorf("POST %s: fields %v, want %v", tc.body, got, tc.want)

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/bankaccount"
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/checkdigit"
 	"github.com/kadens/kadens/internal/country"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
@@ -19,14 +21,68 @@ import (
 // Europe/Oslo and prices include VAT unless said otherwise, as is usual for
 // Nordic consumer prices.
 type OrganizationInput struct {
-	Name               *string `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Nordavis AS"`
-	OrganizationNumber *string `json:"organizationNumber" maxLength:"50" example:"923609016" description:"The seller's registration number (e.g. Norwegian organisasjonsnummer)."`
-	Country            *string `json:"country" required:"true" pattern:"^[A-Z]{2}$" example:"NO" description:"ISO 3166-1 alpha-2."`
-	Currency           *string `json:"currency" required:"true" pattern:"^[A-Z]{3}$" example:"NOK" description:"ISO 4217; the default currency of the organization's plans."`
-	TimeZone           *string `json:"timeZone" example:"Europe/Oslo" description:"IANA time zone; billing periods start at local midnight here. Default Europe/Oslo."`
-	PricesIncludeVAT   *bool   `json:"pricesIncludeVat" description:"Whether list prices include VAT. Default true."`
-	LogoURL            *string `json:"logoUrl" format:"uri" example:"https://example.com/logo.svg"`
-	KIDAlgorithm       *string `json:"kidAlgorithm" enum:"MOD10,MOD11" example:"MOD10" description:"Check digit algorithm of the KID (payment reference) on the organization's invoices, as in its bank's KID agreement; any case. Default MOD10. MOD10 KIDs are the invoice number in ten digits and a Luhn digit; MOD11 KIDs the invoice number in ten digits, a variant digit and a MOD11 digit (see docs/BILLING.md)."`
+	Name               *string           `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Nordavis AS"`
+	OrganizationNumber *string           `json:"organizationNumber" maxLength:"50" example:"923609016" description:"The seller's registration number (e.g. Norwegian organisasjonsnummer)."`
+	Country            *string           `json:"country" required:"true" pattern:"^[A-Z]{2}$" example:"NO" description:"ISO 3166-1 alpha-2."`
+	Currency           *string           `json:"currency" required:"true" pattern:"^[A-Z]{3}$" example:"NOK" description:"ISO 4217; the default currency of the organization's plans."`
+	TimeZone           *string           `json:"timeZone" example:"Europe/Oslo" description:"IANA time zone; billing periods start at local midnight here. Default Europe/Oslo."`
+	PricesIncludeVAT   *bool             `json:"pricesIncludeVat" description:"Whether list prices include VAT. Default true."`
+	LogoURL            *string           `json:"logoUrl" format:"uri" example:"https://example.com/logo.svg"`
+	KIDAlgorithm       *string           `json:"kidAlgorithm" enum:"MOD10,MOD11" example:"MOD10" description:"Check digit algorithm of the KID (payment reference) on the organization's invoices, as in its bank's KID agreement; any case. Default MOD10. MOD10 KIDs are the invoice number in ten digits and a Luhn digit; MOD11 KIDs the invoice number in ten digits, a variant digit and a MOD11 digit (see docs/BILLING.md)."`
+	Address            *AddressInput     `json:"address" description:"Postal address printed on invoices. When given, line1, postalCode and city are required (a Norwegian postal code is 4 digits); country defaults to the organization's."`
+	BankAccount        *BankAccountInput `json:"bankAccount" description:"The account invoices ask to be paid to, printed next to the KID."`
+	VATRegistered      *bool             `json:"vatRegistered" description:"Registered for VAT (in Norway: in Merverdiavgiftsregisteret); Norwegian invoices then print MVA after the organization number. Default true, as the organization's plans charge VAT. True requires organizationNumber."`
+	BusinessRegister   *bool             `json:"businessRegister" description:"In the Norwegian Register of Business Enterprises (Foretaksregisteret); invoices then print Foretaksregisteret with the organization number (foretaksregisterloven § 10-2). Norwegian organizations only. Default true for a Norwegian organization whose name ends in AS or ASA, which must be registered, else false."`
+}
+
+// BankAccountInput is an organization's bank account in a request; values
+// may be typed with spaces (and a kontonummer with dots), in any case.
+type BankAccountInput struct {
+	AccountNumber *string `json:"accountNumber" example:"8601.11.17947" description:"Norwegian account number (kontonummer): 11 digits with a MOD11 check digit."`
+	IBAN          *string `json:"iban" example:"NO93 8601 1117 947" description:"IBAN (ISO 13616): checked with its mod-97 check digits and its country's length. A Norwegian IBAN must hold accountNumber when both are given."`
+	BIC           *string `json:"bic" example:"DNBANOKK" description:"BIC (SWIFT code) of the IBAN's bank, 8 or 11 characters; only with iban."`
+}
+
+// bankAccount validates in, naming each field under bankAccount.
+func (in *BankAccountInput) bankAccount(errs *validation.Errors) store.BankAccount {
+	var b store.BankAccount
+	if in == nil {
+		return b
+	}
+	parse := func(field string, p *string, parse func(string) (string, error)) string {
+		v := trimmed(p)
+		if v == "" {
+			return ""
+		}
+		c, err := parse(v)
+		if err != nil {
+			errs.Add("bankAccount."+field, "%q: %s", v, err)
+		}
+		return c
+	}
+	b.AccountNumber = parse("accountNumber", in.AccountNumber, bankaccount.ParseKontonummer)
+	b.IBAN = parse("iban", in.IBAN, bankaccount.ParseIBAN)
+	b.BIC = parse("bic", in.BIC, bankaccount.ParseBIC)
+	if b.BIC != "" && trimmed(in.IBAN) == "" {
+		errs.Add("bankAccount.bic", "is given without an iban: the BIC names the bank of the IBAN")
+	}
+	if bban := bankaccount.IBANAccount(b.IBAN, "NO"); bban != "" && b.AccountNumber != "" && bban != b.AccountNumber {
+		errs.Add("bankAccount.iban", "is the IBAN of account %s, not of accountNumber %s",
+			bankaccount.FormatKontonummer(bban), bankaccount.FormatKontonummer(b.AccountNumber))
+	}
+	return b
+}
+
+// isAksjeselskap reports whether name ends in AS or ASA, the suffix a
+// Norwegian limited company's name must carry (aksjeloven § 2-2,
+// allmennaksjeloven § 2-2).
+func isAksjeselskap(name string) bool {
+	f := strings.Fields(name)
+	if len(f) < 2 {
+		return false
+	}
+	last := strings.ToUpper(f[len(f)-1])
+	return last == "AS" || last == "ASA"
 }
 
 // organization validates in and returns the organization it describes,
@@ -75,7 +131,59 @@ func (in OrganizationInput) organization() (store.Organization, error) {
 		}
 		o.KIDAlgorithm = alg
 	}
+	o.Address = organizationAddress(&errs, in.Address, o.Country)
+	o.BankAccount = in.BankAccount.bankAccount(&errs)
+	norwegian := o.Country == "NO"
+	if norwegian && o.OrganizationNumber != "" {
+		// Printed with MVA and Foretaksregisteret, and read by people
+		// paying: a Norwegian number must be one.
+		if n, err := checkdigit.NorwegianOrgNumber(o.OrganizationNumber); err != nil {
+			errs.Add("organizationNumber", "%q is not a Norwegian organization number: %s", o.OrganizationNumber, err)
+		} else {
+			o.OrganizationNumber = n
+		}
+	}
+	o.VATRegistered = true
+	if in.VATRegistered != nil {
+		o.VATRegistered = *in.VATRegistered
+		if o.VATRegistered && o.OrganizationNumber == "" {
+			errs.Add("organizationNumber", "is required when vatRegistered is true: invoices print it as the VAT number")
+		}
+	}
+	o.BusinessRegister = norwegian && isAksjeselskap(o.Name)
+	if in.BusinessRegister != nil {
+		switch reg := *in.BusinessRegister; {
+		case reg && !norwegian:
+			errs.Add("businessRegister", "Foretaksregisteret is Norwegian: only an organization whose country is NO can be in it")
+		case !reg && o.BusinessRegister:
+			errs.Add("businessRegister", "a Norwegian AS or ASA is registered in Foretaksregisteret (foretaksregisterloven § 2-1); it cannot be false for %q", o.Name)
+		default:
+			o.BusinessRegister = reg
+		}
+	}
 	return o, errs.Err()
+}
+
+// organizationAddress validates in as the postal address of an
+// organization in country orgCountry: either absent (all fields empty) or
+// complete enough for a letter to arrive.
+func organizationAddress(errs *validation.Errors, in *AddressInput, orgCountry string) store.Address {
+	a := contactChecks{errs}.address(in, "address")
+	if a == (store.Address{}) {
+		return a
+	}
+	for _, f := range []struct{ name, v string }{{"line1", a.Line1}, {"postalCode", a.PostalCode}, {"city", a.City}} {
+		if f.v == "" {
+			errs.Add("address."+f.name, "is required in a postal address")
+		}
+	}
+	if a.Country == "" {
+		a.Country = orgCountry
+	}
+	if a.Country == "NO" && a.PostalCode != "" && (len(a.PostalCode) != 4 || strings.Trim(a.PostalCode, "0123456789") != "") {
+		errs.Add("address.postalCode", "%q is not a Norwegian postal code: 4 digits", a.PostalCode)
+	}
+	return a
 }
 
 type organizationUpdate struct {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -23,7 +25,8 @@ type accountListParams struct {
 type AccountItemInput struct {
 	Amount      *number `json:"amount" required:"true" description:"Gross amount (> 0) in the account's currency, with at most its minor-unit decimals." example:"49.00"`
 	Description *string `json:"description" required:"true" maxLength:"500" example:"Replacement of damaged paper"`
-	VATRate     *number `json:"vatRate" description:"VAT rate in percent (0..100) that splits the amount into net and VAT on the invoice line. Default 0." example:"0"`
+	VATRate     *number `json:"vatRate" description:"VAT rate in percent (0..100) that splits the amount into net and VAT on the invoice line. Required unless productId is given; 0 must be said explicitly." example:"25"`
+	ProductID   *string `json:"productId" format:"uuid" description:"The product the charge or allowance is for: its VAT rate is used when vatRate is left out, and must equal vatRate when both are given."`
 }
 
 type accountItemRequest struct {
@@ -137,11 +140,9 @@ func (s *Server) accountItem(kind string) handlerFunc {
 			errs.Add("amount", "%s", err)
 		}
 		desc := text(&errs, "description", in.Description, 500, true)
-		rate := catalog.PercentOf(0)
-		if in.VATRate != nil {
-			if p, ok := percent(&errs, "vatRate", *in.VATRate); ok {
-				rate = p
-			}
+		rate, err := s.itemVATRate(r.Context(), &errs, in)
+		if err != nil {
+			return err
 		}
 		if err := errs.Err(); err != nil {
 			return err
@@ -157,4 +158,40 @@ func (s *Server) accountItem(kind string) handlerFunc {
 		s.created(w, "/subscriberaccount/"+id, it.ID)
 		return nil
 	}
+}
+
+// itemVATRate is the VAT rate of a charge or allowance: the given vatRate,
+// else the rate of the named product. Neither is a 400: a rate left out
+// used to mean 0 %, which bills a taxable charge without its VAT and
+// gives back more than was charged with an allowance.
+func (s *Server) itemVATRate(ctx context.Context, errs *validation.Errors, in AccountItemInput) (catalog.Percent, error) {
+	var (
+		rate, product       catalog.Percent
+		hasRate, hasProduct bool
+	)
+	if in.VATRate != nil {
+		rate, hasRate = percent(errs, "vatRate", *in.VATRate)
+	}
+	if id := strings.ToLower(trimmed(in.ProductID)); id != "" {
+		if !store.ValidID(id) {
+			errs.Add("productId", "must be a uuid")
+		} else if p, err := s.store.Product(ctx, id); errors.Is(err, store.ErrNotFound) {
+			errs.Add("productId", "no product %s in this tenant", id)
+		} else if err != nil {
+			return catalog.Percent{}, err
+		} else {
+			product, hasProduct = p.VATRate, true
+		}
+	}
+	switch {
+	case hasRate && hasProduct && !rate.Equal(product):
+		errs.Add("vatRate", "is %s%%, but product %s has %s%%", rate, trimmed(in.ProductID), product)
+	case hasRate:
+		return rate, nil
+	case hasProduct:
+		return product, nil
+	case in.VATRate == nil && trimmed(in.ProductID) == "":
+		errs.Add("vatRate", "is required (or productId, whose VAT rate is used); give 0 for an item without VAT")
+	}
+	return rate, nil
 }

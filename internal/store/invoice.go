@@ -19,13 +19,27 @@ const EventInvoiceIssued = "InvoiceIssued"
 // DemandPeriod is the kind of the payment demand of a subscription period.
 const DemandPeriod = "Period"
 
-// Seller is the organization on an invoice, as it was at issue.
+// Seller is the organization on an invoice, as it was at issue: who is
+// paid, where and under which registrations (invoices issued before
+// migration 00017 have empty address and account fields and no
+// registrations).
 type Seller struct {
-	OrganizationID     string `json:"organizationId"`
-	Name               string `json:"name"`
-	OrganizationNumber string `json:"organizationNumber"`
-	Country            string `json:"country"`
-	LogoURL            string `json:"logoUrl"`
+	OrganizationID     string      `json:"organizationId"`
+	Name               string      `json:"name"`
+	OrganizationNumber string      `json:"organizationNumber"`
+	Country            string      `json:"country"`
+	LogoURL            string      `json:"logoUrl"`
+	Address            Address     `json:"address"`
+	BankAccount        BankAccount `json:"bankAccount"`
+	VATRegistered      bool        `json:"vatRegistered"`
+	BusinessRegister   bool        `json:"businessRegister"`
+}
+
+// SellerOf is organization o as its invoices record it.
+func SellerOf(o Organization) Seller {
+	return Seller{OrganizationID: o.ID, Name: o.Name, OrganizationNumber: o.OrganizationNumber, Country: o.Country,
+		LogoURL: o.LogoURL, Address: o.Address, BankAccount: o.BankAccount, VATRegistered: o.VATRegistered,
+		BusinessRegister: o.BusinessRegister}
 }
 
 // Buyer is the subscriber on an invoice, as at issue, with the invoice

@@ -244,8 +244,7 @@ func (tx *Tx) issueOrganization(ctx context.Context, id string) (*issueOrg, erro
 	if err != nil {
 		return nil, err
 	}
-	seller, err := json.Marshal(Seller{OrganizationID: org.ID, Name: org.Name, OrganizationNumber: org.OrganizationNumber,
-		Country: org.Country, LogoURL: org.LogoURL})
+	seller, err := json.Marshal(SellerOf(org))
 	if err != nil {
 		return nil, err
 	}
