@@ -19,6 +19,23 @@ func Name(code string) string {
 	return names[code]
 }
 
+// Languages of NameIn: English (ISO 3166-1's short names) and Norwegian
+// bokmål, the languages invoices are printed in.
+const (
+	English   = "en"
+	Norwegian = "nb"
+)
+
+// NameIn returns the name of an assigned code in language lang (English or
+// Norwegian; any other language gets the English name), or "" if code is
+// not valid.
+func NameIn(code, lang string) string {
+	if lang == Norwegian {
+		return nbNames[code]
+	}
+	return names[code]
+}
+
 // names holds all 249 officially assigned ISO 3166-1 alpha-2 codes.
 var names = map[string]string{
 	"AD": "Andorra",

@@ -61,3 +61,40 @@ func TestTableComplete(t *testing.T) {
 		}
 	}
 }
+
+func TestNameIn(t *testing.T) {
+	for _, tc := range []struct{ code, lang, want string }{
+		{"NO", Norwegian, "Norge"},
+		{"SE", Norwegian, "Sverige"},
+		{"DK", Norwegian, "Danmark"},
+		{"FI", Norwegian, "Finland"},
+		{"DE", Norwegian, "Tyskland"},
+		{"GB", Norwegian, "Storbritannia"},
+		{"GR", Norwegian, "Hellas"},
+		{"AT", Norwegian, "Østerrike"},
+		{"NL", Norwegian, "Nederland"},
+		{"SJ", Norwegian, "Svalbard og Jan Mayen"},
+		{"NO", English, "Norway"},
+		{"GB", English, "United Kingdom of Great Britain and Northern Ireland"},
+		{"NO", "sv", "Norway"}, // no Swedish names: English
+		{"no", Norwegian, ""},
+		{"UK", Norwegian, ""},
+	} {
+		if got := NameIn(tc.code, tc.lang); got != tc.want {
+			t.Errorf("NameIn(%q, %q) = %q, want %q", tc.code, tc.lang, got, tc.want)
+		}
+	}
+}
+
+// TestNorwegianTableComplete: every assigned code has a Norwegian name and
+// the Norwegian table holds no other codes.
+func TestNorwegianTableComplete(t *testing.T) {
+	if len(nbNames) != len(names) {
+		t.Errorf("%d Norwegian names for %d codes", len(nbNames), len(names))
+	}
+	for code := range names {
+		if nbNames[code] == "" {
+			t.Errorf("%s has no Norwegian name", code)
+		}
+	}
+}
