@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/bankaccount"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/country"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -55,6 +57,14 @@ type view struct {
 	BuyerAddress, ContactAddress []string
 	HasDiscount                  bool
 	BuyerNumber                  string
+
+	// SellerNumber is the organization number line ("Organisasjonsnummer
+	// 923609016 MVA"), SellerRegister "Foretaksregisteret" where the law
+	// asks for it, SellerAddress the postal address (or just the country).
+	SellerNumber, SellerRegister string
+	SellerAddress                []string
+	// Where to pay: kontonummer in 4.2.5 groups, IBAN in groups of 4.
+	AccountNumber, IBAN, BIC string
 }
 
 type lineView struct {
@@ -92,10 +102,20 @@ func newView(inv store.Invoice, o Options) (view, error) {
 		IssueDate: f.date(inv.IssueDate), DueDate: f.date(inv.DueDate), Period: f.period(inv.PeriodStart, inv.PeriodEnd),
 		Status: l.status(inv.Status), StatusKey: strings.ToLower(inv.Status), KID: inv.KID, Currency: inv.Currency,
 		Net: f.amount(inv.Net), VAT: f.amount(inv.VAT), Gross: f.amount(inv.Gross),
-		BuyerAddress: addressLines(inv.Buyer.Address), BuyerNumber: fmt.Sprint(inv.Buyer.SubscriberNumber),
+		BuyerAddress: addressLines(inv.Buyer.Address, lang), BuyerNumber: fmt.Sprint(inv.Buyer.SubscriberNumber),
 	}
 	if inv.Buyer.InvoiceContact != nil {
-		v.ContactAddress = addressLines(inv.Buyer.InvoiceContact.Address)
+		v.ContactAddress = addressLines(inv.Buyer.InvoiceContact.Address, lang)
+	}
+	v.SellerNumber, v.SellerRegister = sellerRegistration(inv.Seller, l)
+	v.SellerAddress = addressLines(inv.Seller.Address, lang)
+	if len(v.SellerAddress) == 0 {
+		v.SellerAddress = addressLines(store.Address{Country: inv.Seller.Country}, lang)
+	}
+	if b := inv.Seller.BankAccount; b != (store.BankAccount{}) {
+		v.AccountNumber = bankaccount.FormatKontonummer(b.AccountNumber)
+		v.IBAN = bankaccount.FormatIBAN(b.IBAN)
+		v.BIC = b.BIC
 	}
 	v.PricesNote = l.PricesExclVAT
 	if inv.PricesIncludeVAT {
@@ -114,9 +134,34 @@ func newView(inv store.Invoice, o Options) (view, error) {
 	return v, nil
 }
 
-func addressLines(a store.Address) []string {
+// sellerRegistration returns the seller's organization number line and the
+// register line. A Norwegian seller registered for VAT prints MVA after
+// its number (bokføringsforskriften § 5-1-1 nr. 2), and one registered in
+// the Register of Business Enterprises prints "Foretaksregisteret"
+// (foretaksregisterloven § 10-2); both words are the legal marks, so they
+// are printed as such in every language.
+func sellerRegistration(s store.Seller, l labels) (number, register string) {
+	norwegian := s.Country == "NO"
+	if s.OrganizationNumber != "" {
+		number = l.OrganizationNumber + " " + s.OrganizationNumber
+		if norwegian && s.VATRegistered {
+			number += " MVA"
+		}
+	}
+	if norwegian && s.BusinessRegister {
+		register = "Foretaksregisteret"
+	}
+	return number, register
+}
+
+// addressLines prints a postal address, the country as its name in lang.
+func addressLines(a store.Address, lang string) []string {
 	var out []string
-	for _, s := range []string{a.Line1, a.Line2, strings.TrimSpace(a.PostalCode + " " + a.City), a.Country} {
+	name := country.NameIn(a.Country, lang)
+	if name == "" {
+		name = a.Country
+	}
+	for _, s := range []string{a.Line1, a.Line2, strings.TrimSpace(a.PostalCode + " " + a.City), name} {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
@@ -213,6 +258,7 @@ type labels struct {
 	Description, Quantity, UnitPrice, Discount, VATRate, Net, VAT, Gross           string
 	VATSummary, TotalNet, TotalVAT, TotalToPay, KID, KIDNote, Currency             string
 	PricesInclVAT, PricesExclVAT, Page                                             string
+	AccountNumber, IBAN, BIC                                                       string
 	statuses                                                                       map[string]string
 }
 
@@ -232,7 +278,7 @@ var allLabels = map[string]labels{
 		Net: "Net", VAT: "VAT", Gross: "Gross", VATSummary: "VAT summary", TotalNet: "Total excl. VAT", TotalVAT: "Total VAT",
 		TotalToPay: "Total to pay", KID: "KID", KIDNote: "Payment reference: quote the KID when you pay.", Currency: "Currency",
 		PricesInclVAT: "Unit prices and discounts include VAT.", PricesExclVAT: "Unit prices and discounts exclude VAT.",
-		Page: "Page",
+		Page: "Page", AccountNumber: "Account number", IBAN: "IBAN", BIC: "BIC",
 		statuses: map[string]string{billing.InvoiceIssued: "Issued", billing.InvoicePartiallyPaid: "Partially paid",
 			billing.InvoicePaid: "Paid", billing.InvoiceOverdue: "Overdue", billing.InvoiceCredited: "Credited"},
 	},
@@ -244,7 +290,7 @@ var allLabels = map[string]labels{
 		Net: "Netto", VAT: "MVA", Gross: "Brutto", VATSummary: "MVA-spesifikasjon", TotalNet: "Sum eks. MVA", TotalVAT: "Sum MVA",
 		TotalToPay: "Å betale", KID: "KID", KIDNote: "Oppgi KID ved betaling.", Currency: "Valuta",
 		PricesInclVAT: "Enhetspriser og rabatter er inkl. MVA.", PricesExclVAT: "Enhetspriser og rabatter er eks. MVA.",
-		Page: "Side",
+		Page: "Side", AccountNumber: "Kontonummer", IBAN: "IBAN", BIC: "BIC",
 		statuses: map[string]string{billing.InvoiceIssued: "Utstedt", billing.InvoicePartiallyPaid: "Delvis betalt",
 			billing.InvoicePaid: "Betalt", billing.InvoiceOverdue: "Forfalt", billing.InvoiceCredited: "Kreditert"},
 	},

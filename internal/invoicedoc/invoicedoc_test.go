@@ -216,3 +216,86 @@ func PDFText(t *testing.T, pdf []byte) string {
 	}
 	return text
 }
+
+// payable is sample() from a seller with everything a payer needs: a
+// Norwegian AS registered for VAT, with an address and a bank account,
+// billing a buyer in Sweden.
+func payable() store.Invoice {
+	inv := sample()
+	inv.Seller = store.Seller{Name: "Nordavis AS", OrganizationNumber: "923609016", Country: "NO",
+		Address:       store.Address{Line1: "Akersgata 55", PostalCode: "0180", City: "Oslo", Country: "NO"},
+		BankAccount:   store.BankAccount{AccountNumber: "86011117947", IBAN: "NO9386011117947", BIC: "DNBANOKK"},
+		VATRegistered: true, BusinessRegister: true}
+	inv.Buyer.Address = store.Address{Line1: "Drottninggatan 1", PostalCode: "111 51", City: "Stockholm", Country: "SE"}
+	return inv
+}
+
+func TestPayableInvoice(t *testing.T) {
+	inv := payable()
+	for _, tc := range []struct {
+		lang string
+		want []string
+	}{
+		{invoicedoc.Norwegian, []string{"Organisasjonsnummer 923609016 MVA", "Foretaksregisteret", "Akersgata 55", "0180 Oslo", "Norge",
+			"Drottninggatan 1", "111 51 Stockholm", "Sverige", "Kontonummer", "8601.11.17947", "IBAN NO93 8601 1117 947", "BIC DNBANOKK", inv.KID}},
+		{invoicedoc.English, []string{"Organization number 923609016 MVA", "Foretaksregisteret", "Akersgata 55", "0180 Oslo", "Norway",
+			"Sweden", "Account number", "8601.11.17947", "IBAN NO93 8601 1117 947", "BIC DNBANOKK", inv.KID}},
+	} {
+		page := renderHTML(t, inv, invoicedoc.Options{Lang: tc.lang, Location: oslo})
+		var b bytes.Buffer
+		if err := invoicedoc.PDF(&b, inv, invoicedoc.Options{Lang: tc.lang, Location: oslo}); err != nil {
+			t.Fatal(err)
+		}
+		text := PDFText(t, b.Bytes())
+		for _, want := range tc.want {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s HTML lacks %q", tc.lang, want)
+			}
+			if !strings.Contains(text, want) {
+				t.Errorf("%s PDF lacks %q", tc.lang, want)
+			}
+		}
+		if !strings.Contains(page, `<div class="account">8601.11.17947</div>`) {
+			t.Errorf("%s HTML has no account number in the payment box", tc.lang)
+		}
+		// The KID and the account number are in the same box, and no
+		// payment value is cut short.
+		if strings.Contains(text, "…") {
+			t.Errorf("%s PDF cut text short:\n%s", tc.lang, text)
+		}
+	}
+}
+
+// TestSellerRegistrations: MVA and Foretaksregisteret are Norwegian marks,
+// printed only for a Norwegian seller that is registered; invoices issued
+// before sellers had accounts print no payment details.
+func TestSellerRegistrations(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		seller        store.Seller
+		want, wantNot []string
+	}{
+		{"not VAT-registered", store.Seller{Name: "Kari Konsult", OrganizationNumber: "974760673", Country: "NO"},
+			[]string{"Organisasjonsnummer 974760673", "Norge"}, []string{"974760673 MVA", "Foretaksregisteret"}},
+		{"Swedish, VAT-registered", store.Seller{Name: "Nordavis AB", OrganizationNumber: "5560000000", Country: "SE", VATRegistered: true,
+			BankAccount: store.BankAccount{IBAN: "SE4550000000058398257466"}},
+			[]string{"Organisasjonsnummer 5560000000", "Sverige", "IBAN SE45 5000 0000 0583 9825 7466"},
+			[]string{"5560000000 MVA", "Foretaksregisteret", "BIC", `class="account"`}},
+		{"issued before migration 00017", store.Seller{Name: "Nordavis AS", OrganizationNumber: "923609016", Country: "NO"},
+			[]string{"Organisasjonsnummer 923609016", "Norge"}, []string{"Kontonummer", "IBAN", "923609016 MVA"}},
+	} {
+		inv := sample()
+		inv.Seller = tc.seller
+		page := renderHTML(t, inv, invoicedoc.Options{Lang: invoicedoc.Norwegian})
+		for _, w := range tc.want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s: HTML lacks %q", tc.name, w)
+			}
+		}
+		for _, w := range tc.wantNot {
+			if strings.Contains(page, w) {
+				t.Errorf("%s: HTML has %q", tc.name, w)
+			}
+		}
+	}
+}

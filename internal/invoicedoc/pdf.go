@@ -25,11 +25,19 @@ const (
 )
 
 // columns of the line table: description, quantity, unit price, discount,
-// VAT rate, net, VAT, gross (points; they fill contentW).
+// VAT rate, net, VAT, gross (points; they fill contentW). Every header of
+// every language fits its column in headerSize bold, and amounts up to
+// 999 999.99 fit in lineSize (TestColumnsFit measures them).
 var columns = []struct {
 	w     float64
 	right bool
-}{{171, false}, {30, true}, {58, true}, {50, true}, {40, true}, {54, true}, {50, true}, {58.28, true}}
+}{{153, false}, {34, true}, {58, true}, {52, true}, {46, true}, {58, true}, {52, true}, {58.28, true}}
+
+// Font sizes of the line table.
+const (
+	headerSize = 7.5
+	lineSize   = 8.5
+)
 
 // PDF writes inv as an A4 PDF with the same content as HTML except the
 // logo (rendering never fetches anything). Text is set in the Go fonts
@@ -43,17 +51,11 @@ func PDF(w io.Writer, inv store.Invoice, o Options) error {
 		return err
 	}
 	p := &pdfWriter{v: v}
-	p.doc.Start(gopdf.Config{PageSize: *gopdf.PageSizeA4, Unit: gopdf.UnitPT})
+	if err := p.start(); err != nil {
+		return err
+	}
 	p.doc.SetInfo(gopdf.PdfInfo{Title: fmt.Sprintf("%s %d", v.L.Invoice, v.Number), Author: v.Seller.Name,
 		Subject: v.L.KID + " " + v.KID, Creator: "Kadens", Producer: "Kadens", CreationDate: inv.IssuedAt.In(time.UTC)})
-	for _, f := range []struct {
-		family string
-		ttf    []byte
-	}{{"regular", goregular.TTF}, {"bold", gobold.TTF}} {
-		if err := p.doc.AddTTFFontData(f.family, f.ttf); err != nil {
-			return fmt.Errorf("invoicedoc: pdf font: %w", err)
-		}
-	}
 	p.render()
 	if p.err != nil {
 		return fmt.Errorf("invoicedoc: pdf of invoice %s: %w", inv.ID, p.err)
@@ -72,6 +74,20 @@ type pdfWriter struct {
 	y    float64
 	page int
 	err  error
+}
+
+// start begins an A4 document in points with the Go fonts.
+func (p *pdfWriter) start() error {
+	p.doc.Start(gopdf.Config{PageSize: *gopdf.PageSizeA4, Unit: gopdf.UnitPT})
+	for _, f := range []struct {
+		family string
+		ttf    []byte
+	}{{"regular", goregular.TTF}, {"bold", gobold.TTF}} {
+		if err := p.doc.AddTTFFontData(f.family, f.ttf); err != nil {
+			return fmt.Errorf("invoicedoc: pdf font: %w", err)
+		}
+	}
+	return nil
 }
 
 func (p *pdfWriter) check(err error) {
@@ -172,15 +188,19 @@ func (p *pdfWriter) render() {
 	}
 	p.font(false, 9)
 	y += 3
-	if v.Seller.OrganizationNumber != "" {
-		p.text(margin, y, 280, v.L.OrganizationNumber+" "+v.Seller.OrganizationNumber, false)
+	for _, s := range []string{v.SellerNumber, v.SellerRegister} {
+		if s != "" {
+			p.text(margin, y, 280, s, false)
+			y += 12
+		}
+	}
+	p.grey(true)
+	for _, s := range v.SellerAddress {
+		p.text(margin, y, 280, s, false)
 		y += 12
 	}
-	if v.Seller.Country != "" {
-		p.grey(true)
-		p.text(margin, y, 280, v.Seller.Country, false)
-		p.grey(false)
-	}
+	p.grey(false)
+	sellerBottom := y
 
 	// Title and facts, right.
 	right := margin + contentW
@@ -200,7 +220,7 @@ func (p *pdfWriter) render() {
 		p.text(right-140, y, 140, f[1], true)
 		y += 12
 	}
-	p.y = y + 16
+	p.y = max(y, sellerBottom) + 16
 
 	// Buyer and invoice contact.
 	top := p.y
@@ -216,7 +236,7 @@ func (p *pdfWriter) render() {
 	// Lines.
 	p.lineHeader()
 	for _, l := range v.Lines {
-		p.font(false, 8.5)
+		p.font(false, lineSize)
 		desc, err := p.doc.SplitText(l.Description, columns[0].w-6)
 		p.check(err)
 		if len(desc) == 0 {
@@ -229,7 +249,7 @@ func (p *pdfWriter) render() {
 		if p.need(h) {
 			p.lineHeader()
 		}
-		p.font(false, 8.5)
+		p.font(false, lineSize)
 		for i, d := range desc {
 			p.text(margin+2, p.y+3+float64(i)*11, columns[0].w-4, d, false)
 		}
@@ -296,26 +316,67 @@ func (p *pdfWriter) render() {
 	p.text(right-90, p.y, 90, v.Gross, true)
 	p.y = max(vatBottom, p.y+16) + 18
 
-	// Payment box: KID, due date, amount.
-	p.need(64)
+	p.paymentBox()
+}
+
+// Columns of the payment box (x from the margin, widths): the KID, the
+// account number, the due date and, right-aligned, the amount. The
+// values must never be cut short (TestPaymentBoxFits).
+const (
+	boxKIDX, boxKIDW         = 10.0, 160.0
+	boxAccountX, boxAccountW = 175.0, 125.0
+	boxDueX, boxDueW         = 305.0, 70.0
+	boxAmountW               = 120.0
+	boxIBANW                 = contentW - 20
+	boxH                     = 68.0
+)
+
+// paymentBox writes what a payer needs together: KID, account number, due
+// date and amount, and the IBAN and BIC for payments from abroad.
+func (p *pdfWriter) paymentBox() {
+	v := p.v
+	right := margin + contentW
+	p.need(boxH + 6)
 	p.doc.SetLineWidth(1)
-	p.doc.RectFromUpperLeftWithStyle(margin, p.y, contentW, 58, "D")
+	p.doc.RectFromUpperLeftWithStyle(margin, p.y, contentW, boxH, "D")
 	p.font(true, 7.5)
 	p.grey(true)
-	p.text(margin+10, p.y+8, 220, v.L.KID, false)
-	p.text(margin+260, p.y+8, 110, v.L.DueDate, false)
-	p.text(right-140, p.y+8, 130, v.L.TotalToPay, true)
+	p.text(margin+boxKIDX, p.y+8, boxKIDW, v.L.KID, false)
+	if v.AccountNumber != "" {
+		p.text(margin+boxAccountX, p.y+8, boxAccountW, v.L.AccountNumber, false)
+	}
+	p.text(margin+boxDueX, p.y+8, boxDueW, v.L.DueDate, false)
+	p.text(right-10-boxAmountW, p.y+8, boxAmountW, v.L.TotalToPay, true)
 	p.grey(false)
 	p.font(true, 15)
-	p.text(margin+10, p.y+21, 240, v.KID, false)
+	p.text(margin+boxKIDX, p.y+21, boxKIDW, v.KID, false)
+	p.font(true, 12)
+	p.text(margin+boxAccountX, p.y+22, boxAccountW, v.AccountNumber, false)
 	p.font(true, 11)
-	p.text(margin+260, p.y+23, 110, v.DueDate, false)
-	p.text(right-160, p.y+23, 150, v.Currency+" "+v.Gross, true)
+	p.text(margin+boxDueX, p.y+23, boxDueW, v.DueDate, false)
+	p.text(right-10-boxAmountW, p.y+23, boxAmountW, v.Currency+" "+v.Gross, true)
+	if iban := p.ibanLine(); iban != "" {
+		p.font(false, 9)
+		p.text(margin+10, p.y+40, boxIBANW, iban, false)
+	}
 	p.font(false, 7.5)
 	p.grey(true)
-	p.text(margin+10, p.y+41, 300, v.L.KIDNote, false)
+	p.text(margin+10, p.y+53, boxIBANW, v.L.KIDNote, false)
 	p.grey(false)
-	p.y += 58
+	p.y += boxH
+}
+
+// ibanLine is "IBAN NO93 8601 1117 947   BIC DNBANOKK", or "" without an
+// IBAN.
+func (p *pdfWriter) ibanLine() string {
+	if p.v.IBAN == "" {
+		return ""
+	}
+	s := p.v.L.IBAN + " " + p.v.IBAN
+	if p.v.BIC != "" {
+		s += "   " + p.v.L.BIC + " " + p.v.BIC
+	}
+	return s
 }
 
 // party writes a labelled address block at x and moves p.y below it.
@@ -350,10 +411,10 @@ func (p *pdfWriter) party(x float64, label, name string, address []string, email
 
 // lineHeader writes the header row of the line table.
 func (p *pdfWriter) lineHeader() {
-	p.font(true, 7.5)
+	p.font(true, headerSize)
 	p.grey(true)
 	x := margin
-	for i, s := range []string{p.v.L.Description, p.v.L.Quantity, p.v.L.UnitPrice, p.v.L.Discount, p.v.L.VATRate, p.v.L.Net, p.v.L.VAT, p.v.L.Gross} {
+	for i, s := range p.v.L.lineHeaders() {
 		c := columns[i]
 		p.text(x+2, p.y, c.w-4, s, c.right)
 		x += c.w
@@ -362,4 +423,9 @@ func (p *pdfWriter) lineHeader() {
 	p.y += 12
 	p.rule(p.y, 0.8)
 	p.y += 1
+}
+
+// lineHeaders are the headers of the line table's columns.
+func (l labels) lineHeaders() []string {
+	return []string{l.Description, l.Quantity, l.UnitPrice, l.Discount, l.VATRate, l.Net, l.VAT, l.Gross}
 }
