@@ -3,10 +3,12 @@ package api_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/invoicedoc/pdftext"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -187,6 +189,56 @@ func TestAccountItemVATRate(t *testing.T) {
 		for d, w := range want {
 			if got[d] != w {
 				t.Errorf("line %q: rate and VAT %q, want %q (all: %v)", d, got[d], w, got)
+			}
+		}
+	})
+}
+
+// TestInvoiceShowsBankAccount: an invoice issued by an organization with
+// a bank account can be paid from what it prints: the account next to the
+// KID and the amount, in HTML and PDF, and the organization's later
+// changes do not rewrite it.
+func TestInvoiceShowsBankAccount(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		f := newBillingFixture(t, e, e.Tenant)
+		org := payableOrg()
+		org["currency"] = "NOK"
+		if r := f.tn.Do("PUT", "/organization/"+f.org, org); r.Status != http.StatusNoContent {
+			t.Fatalf("PUT organization: %d %s", r.Status, r.Body)
+		}
+		f.order(nil)
+		inv := f.invoices("")[0]
+		if inv.Seller.BankAccount.AccountNumber != "86011117947" || !inv.Seller.VATRegistered || inv.Seller.Address.City != "Oslo" {
+			t.Fatalf("seller snapshot: %+v", inv.Seller)
+		}
+		// A later change of account applies to later invoices only.
+		org["bankAccount"] = map[string]any{"accountNumber": "1503.38.95213"}
+		if r := f.tn.Do("PUT", "/organization/"+f.org, org); r.Status != http.StatusNoContent {
+			t.Fatalf("PUT organization: %d %s", r.Status, r.Body)
+		}
+		path := "/invoice/" + inv.ID + "?lang=nb"
+		page := string(f.tn.Do("GET", path, nil, "Accept", "text/html").Body)
+		pdf := f.tn.Do("GET", path, nil, "Accept", "application/pdf")
+		text, err := pdftext.Text(pdf.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{inv.KID, "Kontonummer", "8601.11.17947", "IBAN NO93 8601 1117 947", "BIC DNBANOKK",
+			"Organisasjonsnummer 923609016 MVA", "Foretaksregisteret", "Akersgata 55", "0180 Oslo", "Norge"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("HTML lacks %q", want)
+			}
+			if !strings.Contains(text, want) {
+				t.Errorf("PDF lacks %q", want)
+			}
+		}
+		if strings.Contains(page, "1503.38.95213") || strings.Contains(text, "1503.38.95213") {
+			t.Error("an issued invoice shows the organization's later account")
+		}
+		other := e.NewTenant("other", true)
+		for _, accept := range []string{"text/html", "application/pdf"} {
+			if r := other.Do("GET", path, nil, "Accept", accept); r.Status != http.StatusNotFound || len(r.Body) != 0 {
+				t.Errorf("other tenant %s: %d %q", accept, r.Status, r.Body)
 			}
 		}
 	})

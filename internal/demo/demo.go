@@ -59,6 +59,11 @@ func Ensure(ctx context.Context, s *store.Store, eng *engine.Engine, dataDir str
 	org, err := s.CreateOrganization(tctx, store.Organization{
 		Name: "Nordavis AS", OrganizationNumber: "923609016", Country: "NO", Currency: "NOK",
 		TimeZone: "Europe/Oslo", PricesIncludeVAT: true, LogoURL: "",
+		// Payable demo invoices: an address and the registry's example
+		// account (NO93 8601 1117 947), VAT-registered, an AS.
+		Address:       store.Address{Line1: "Storgata 10", PostalCode: "0155", City: "Oslo", Country: "NO"},
+		BankAccount:   store.BankAccount{AccountNumber: "86011117947", IBAN: "NO9386011117947", BIC: "DNBANOKK"},
+		VATRegistered: true, BusinessRegister: true,
 	}, now)
 	if err != nil {
 		return Credentials{}, false, err
