@@ -32,7 +32,7 @@ type OrganizationInput struct {
 	Address            *AddressInput     `json:"address" description:"Postal address printed on invoices. When given, line1, postalCode and city are required (a Norwegian postal code is 4 digits); country defaults to the organization's."`
 	BankAccount        *BankAccountInput `json:"bankAccount" description:"The account invoices ask to be paid to, printed next to the KID."`
 	VATRegistered      *bool             `json:"vatRegistered" description:"Registered for VAT (in Norway: in Merverdiavgiftsregisteret); Norwegian invoices then print MVA after the organization number. Default true, as the organization's plans charge VAT. True requires organizationNumber."`
-	BusinessRegister   *bool             `json:"businessRegister" description:"In the Norwegian Register of Business Enterprises (Foretaksregisteret); invoices then print Foretaksregisteret with the organization number (foretaksregisterloven § 10-2). Norwegian organizations only. Default true for a Norwegian organization whose name ends in AS or ASA, which must be registered, else false."`
+	BusinessRegister   *bool             `json:"businessRegister" description:"In the Norwegian Register of Business Enterprises (Foretaksregisteret); invoices then print Foretaksregisteret with the organization number (foretaksregisterloven § 10-2). Norwegian organizations only. Default true for a Norwegian organization named as an AS or ASA (the word AS or ASA first or last, or aksjeselskap), which must be registered, else false."`
 }
 
 // BankAccountInput is an organization's bank account in a request; values
@@ -73,16 +73,26 @@ func (in *BankAccountInput) bankAccount(errs *validation.Errors) store.BankAccou
 	return b
 }
 
-// isAksjeselskap reports whether name ends in AS or ASA, the suffix a
-// Norwegian limited company's name must carry (aksjeloven § 2-2,
-// allmennaksjeloven § 2-2).
+// isAksjeselskap reports whether name is that of a Norwegian limited
+// company: it begins or ends with the word AS or ASA, or says aksjeselskap
+// or allmennaksjeselskap, as foretaksnavneloven § 2-2 requires of their
+// names.
 func isAksjeselskap(name string) bool {
-	f := strings.Fields(name)
+	f := strings.Fields(strings.ToUpper(name))
 	if len(f) < 2 {
 		return false
 	}
-	last := strings.ToUpper(f[len(f)-1])
-	return last == "AS" || last == "ASA"
+	for _, w := range f {
+		if w == "AKSJESELSKAP" || w == "ALLMENNAKSJESELSKAP" {
+			return true
+		}
+	}
+	for _, w := range []string{f[0], f[len(f)-1]} {
+		if w == "AS" || w == "ASA" {
+			return true
+		}
+	}
+	return false
 }
 
 // organization validates in and returns the organization it describes,

@@ -114,7 +114,9 @@ func TestOrganizationPayableValidation(t *testing.T) {
 				[]string{"bankAccount.accountNumber", "bankAccount.bic", "bankAccount.iban"}},
 			{"incomplete address", with(func(o map[string]any) { o["address"] = map[string]any{"line2": "c/o Økonomi"} }),
 				[]string{"address.city", "address.line1", "address.postalCode"}},
-			{"Norwegian postal code", with(func(o map[string]any) { o["address"] = map[string]any{"line1": "x", "postalCode": "01800", "city": "Oslo"} }),
+			{"Norwegian postal code", with(func(o map[string]any) {
+				o["address"] = map[string]any{"line1": "x", "postalCode": "01800", "city": "Oslo"}
+			}),
 				[]string{"address.postalCode"}},
 			{"address country", with(func(o map[string]any) {
 				o["address"] = map[string]any{"line1": "x", "postalCode": "1", "city": "y", "country": "XX"}
@@ -239,6 +241,35 @@ func TestInvoiceShowsBankAccount(t *testing.T) {
 		for _, accept := range []string{"text/html", "application/pdf"} {
 			if r := other.Do("GET", path, nil, "Accept", accept); r.Status != http.StatusNotFound || len(r.Body) != 0 {
 				t.Errorf("other tenant %s: %d %q", accept, r.Status, r.Body)
+			}
+		}
+	})
+}
+
+// TestBusinessRegisterDefault: a Norwegian AS or ASA is in
+// Foretaksregisteret unless it says otherwise (which is refused); other
+// organizations are not unless they say so.
+func TestBusinessRegisterDefault(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		for _, tc := range []struct {
+			name, country string
+			want          bool
+		}{
+			{"Nordavis AS", "NO", true},
+			{"Nordavis ASA", "NO", true},
+			{"nordavis as", "NO", true},
+			{"AS Nordavis", "NO", true},
+			{"Nordavis Aksjeselskap", "NO", true},
+			{"Nordavis", "NO", false},
+			{"Assens Avis", "NO", false},
+			{"Nordavis Sverige AB", "SE", false},
+			{"Nordavis AS", "SE", false},
+		} {
+			id := create(t, e.Tenant, "/organization", map[string]any{"name": tc.name, "country": tc.country, "currency": "NOK"})
+			var o store.Organization
+			e.Do("GET", "/organization/"+id, nil).JSON(t, &o)
+			if o.BusinessRegister != tc.want {
+				t.Errorf("%s (%s): businessRegister %v, want %v", tc.name, tc.country, o.BusinessRegister, tc.want)
 			}
 		}
 	})
