@@ -1,12 +1,14 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // TestOrganizationPaymentDetails: address, bank account and registrations
@@ -55,6 +57,47 @@ func TestOrganizationPaymentDetails(t *testing.T) {
 		if seller := store.SellerOf(upd); seller.BankAccount != o.BankAccount || seller.Address != o.Address || seller.VATRegistered ||
 			seller.OrganizationID != o.ID || seller.Name != o.Name {
 			t.Fatalf("seller %+v of %+v", seller, upd)
+		}
+	})
+}
+
+// TestMigrationOrganizationPayable: organizations that existed before
+// migration 00017 are VAT-registered (their plans charge VAT), and the
+// Norwegian AS and ASA among them are in Foretaksregisteret.
+func TestMigrationOrganizationPayable(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		tenant, err := tenancy.From(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		orgs := []struct {
+			name, country string
+			register      bool
+		}{{"Nordavis AS", "NO", true}, {"Bygdeposten ASA", "NO", true}, {"Kari Konsult", "NO", false}, {"Nordavis AB", "SE", false}}
+		ids := make([]string, len(orgs))
+		err = s.RedoMigration(context.Background(), 17, func() error {
+			for i, o := range orgs {
+				ids[i] = store.NewID()
+				if _, err := s.DB().Exec(`INSERT INTO organizations (tenant_id, id, name, organization_number, country, currency,
+					time_zone, prices_include_vat, logo_url, created_at, updated_at) VALUES ($1, $2, $3, '', $4, 'NOK', 'Europe/Oslo',
+					TRUE, '', $5, $5)`, tenant, ids[i], o.name, o.country, t0.Format("2006-01-02T15:04:05.000000Z")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range orgs {
+			o, err := s.Organization(ctx, ids[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.VATRegistered || o.BusinessRegister != want.register || o.Address != (store.Address{}) || o.BankAccount != (store.BankAccount{}) {
+				t.Errorf("%s after migration: %+v", want.name, o)
+			}
 		}
 	})
 }
