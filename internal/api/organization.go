@@ -21,18 +21,20 @@ import (
 // Europe/Oslo and prices include VAT unless said otherwise, as is usual for
 // Nordic consumer prices.
 type OrganizationInput struct {
-	Name               *string           `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Nordavis AS"`
-	OrganizationNumber *string           `json:"organizationNumber" maxLength:"50" example:"923609016" description:"The seller's registration number (e.g. Norwegian organisasjonsnummer)."`
-	Country            *string           `json:"country" required:"true" pattern:"^[A-Z]{2}$" example:"NO" description:"ISO 3166-1 alpha-2."`
-	Currency           *string           `json:"currency" required:"true" pattern:"^[A-Z]{3}$" example:"NOK" description:"ISO 4217; the default currency of the organization's plans."`
-	TimeZone           *string           `json:"timeZone" example:"Europe/Oslo" description:"IANA time zone; billing periods start at local midnight here. Default Europe/Oslo."`
-	PricesIncludeVAT   *bool             `json:"pricesIncludeVat" description:"Whether list prices include VAT. Default true."`
-	LogoURL            *string           `json:"logoUrl" format:"uri" example:"https://example.com/logo.svg"`
-	KIDAlgorithm       *string           `json:"kidAlgorithm" enum:"MOD10,MOD11" example:"MOD10" description:"Check digit algorithm of the KID (payment reference) on the organization's invoices, as in its bank's KID agreement; any case. Default MOD10. MOD10 KIDs are the invoice number in ten digits and a Luhn digit; MOD11 KIDs the invoice number in ten digits, a variant digit and a MOD11 digit (see docs/BILLING.md)."`
-	Address            *AddressInput     `json:"address" description:"Postal address printed on invoices. When given, line1, postalCode and city are required (a Norwegian postal code is 4 digits); country defaults to the organization's."`
-	BankAccount        *BankAccountInput `json:"bankAccount" description:"The account invoices ask to be paid to, printed next to the KID."`
-	VATRegistered      *bool             `json:"vatRegistered" description:"Registered for VAT (in Norway: in Merverdiavgiftsregisteret); Norwegian invoices then print MVA after the organization number. Default true, as the organization's plans charge VAT. True requires organizationNumber."`
-	BusinessRegister   *bool             `json:"businessRegister" description:"In the Norwegian Register of Business Enterprises (Foretaksregisteret); invoices then print Foretaksregisteret with the organization number (foretaksregisterloven § 10-2). Norwegian organizations only. Default true for a Norwegian organization named as an AS or ASA (the word AS or ASA first or last, or aksjeselskap), which must be registered, else false."`
+	Name               *string `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Nordavis AS"`
+	OrganizationNumber *string `json:"organizationNumber" maxLength:"50" example:"923609016" description:"The seller's registration number (e.g. Norwegian organisasjonsnummer)."`
+	Country            *string `json:"country" required:"true" pattern:"^[A-Z]{2}$" example:"NO" description:"ISO 3166-1 alpha-2."`
+	Currency           *string `json:"currency" required:"true" pattern:"^[A-Z]{3}$" example:"NOK" description:"ISO 4217; the default currency of the organization's plans."`
+	TimeZone           *string `json:"timeZone" example:"Europe/Oslo" description:"IANA time zone; billing periods start at local midnight here. Default Europe/Oslo."`
+	PricesIncludeVAT   *bool   `json:"pricesIncludeVat" description:"Whether list prices include VAT. Default true."`
+	LogoURL            *string `json:"logoUrl" format:"uri" example:"https://example.com/logo.svg"`
+	KIDAlgorithm       *string `json:"kidAlgorithm" enum:"MOD10,MOD11" example:"MOD10" description:"Check digit algorithm of the KID (payment reference) on the organization's invoices, as in its bank's KID agreement; any case. Default MOD10. MOD10 KIDs are the invoice number in ten digits and a Luhn digit; MOD11 KIDs the invoice number in ten digits, a variant digit and a MOD11 digit (see docs/BILLING.md)."`
+
+	// What its invoices need to be paid (docs/BILLING.md, "Seller details").
+	Address          *AddressInput     `json:"address" description:"Postal address printed on invoices. When given, line1, postalCode and city are required (a Norwegian postal code is 4 digits); country defaults to the organization's."`
+	BankAccount      *BankAccountInput `json:"bankAccount" description:"The account invoices ask to be paid to, printed next to the KID."`
+	VATRegistered    *bool             `json:"vatRegistered" description:"Registered for VAT (in Norway: in Merverdiavgiftsregisteret); Norwegian invoices then print MVA after the organization number. Default true, as the organization's plans charge VAT. True requires organizationNumber."`
+	BusinessRegister *bool             `json:"businessRegister" description:"In the Norwegian Register of Business Enterprises (Foretaksregisteret); invoices then print Foretaksregisteret with the organization number (foretaksregisterloven § 10-2). Norwegian organizations only. Default true for a Norwegian organization named as an AS or ASA (the word AS or ASA first or last, or aksjeselskap), which must be registered, else false."`
 }
 
 // BankAccountInput is an organization's bank account in a request; values

@@ -24,15 +24,17 @@ const DemandPeriod = "Period"
 // migration 00017 have empty address and account fields and no
 // registrations).
 type Seller struct {
-	OrganizationID     string      `json:"organizationId"`
-	Name               string      `json:"name"`
-	OrganizationNumber string      `json:"organizationNumber"`
-	Country            string      `json:"country"`
-	LogoURL            string      `json:"logoUrl"`
-	Address            Address     `json:"address"`
-	BankAccount        BankAccount `json:"bankAccount"`
-	VATRegistered      bool        `json:"vatRegistered"`
-	BusinessRegister   bool        `json:"businessRegister"`
+	OrganizationID     string `json:"organizationId"`
+	Name               string `json:"name"`
+	OrganizationNumber string `json:"organizationNumber"`
+	Country            string `json:"country"`
+	LogoURL            string `json:"logoUrl"`
+
+	// Payment details and registrations (migration 00017).
+	Address          Address     `json:"address"`
+	BankAccount      BankAccount `json:"bankAccount"`
+	VATRegistered    bool        `json:"vatRegistered"`
+	BusinessRegister bool        `json:"businessRegister"`
 }
 
 // SellerOf is organization o as its invoices record it.

@@ -16,21 +16,23 @@ import (
 // address, bank account and registrations are printed on its invoices so
 // that they can be paid (docs/BILLING.md, "Seller details").
 type Organization struct {
-	ID                 string      `json:"id"`
-	Name               string      `json:"name"`
-	OrganizationNumber string      `json:"organizationNumber"`
-	Country            string      `json:"country"`
-	Currency           string      `json:"currency"`
-	TimeZone           string      `json:"timeZone"`
-	PricesIncludeVAT   bool        `json:"pricesIncludeVat"`
-	LogoURL            string      `json:"logoUrl"`
-	KIDAlgorithm       string      `json:"kidAlgorithm" enum:"MOD10,MOD11" description:"Check digit algorithm of the KID payment references on the organization's invoices."`
-	Address            Address     `json:"address" description:"Postal address printed on invoices; all fields empty when not given."`
-	BankAccount        BankAccount `json:"bankAccount" description:"The account invoices ask to be paid to; fields empty when not given."`
-	VATRegistered      bool        `json:"vatRegistered" description:"Registered for VAT: Norwegian invoices print MVA after the organization number."`
-	BusinessRegister   bool        `json:"businessRegister" description:"In the Norwegian Register of Business Enterprises: invoices print Foretaksregisteret."`
-	CreatedAt          time.Time   `json:"createdAt"`
-	UpdatedAt          time.Time   `json:"updatedAt"`
+	ID                 string    `json:"id"`
+	Name               string    `json:"name"`
+	OrganizationNumber string    `json:"organizationNumber"`
+	Country            string    `json:"country"`
+	Currency           string    `json:"currency"`
+	TimeZone           string    `json:"timeZone"`
+	PricesIncludeVAT   bool      `json:"pricesIncludeVat"`
+	LogoURL            string    `json:"logoUrl"`
+	KIDAlgorithm       string    `json:"kidAlgorithm" enum:"MOD10,MOD11" description:"Check digit algorithm of the KID payment references on the organization's invoices."`
+	CreatedAt          time.Time `json:"createdAt"`
+	UpdatedAt          time.Time `json:"updatedAt"`
+
+	// What its invoices need to be paid (docs/BILLING.md, "Seller details").
+	Address          Address     `json:"address" description:"Postal address printed on invoices; all fields empty when not given."`
+	BankAccount      BankAccount `json:"bankAccount" description:"The account invoices ask to be paid to; fields empty when not given."`
+	VATRegistered    bool        `json:"vatRegistered" description:"Registered for VAT: Norwegian invoices print MVA after the organization number."`
+	BusinessRegister bool        `json:"businessRegister" description:"In the Norwegian Register of Business Enterprises: invoices print Foretaksregisteret."`
 }
 
 // BankAccount is where an organization is paid: a Norwegian account
