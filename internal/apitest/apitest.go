@@ -41,6 +41,9 @@ type Env struct {
 	// Tenant is the default tenant; requests made with Do act for it.
 	Tenant Tenant
 	client *http.Client
+	// contract validates every response Raw receives against the served
+	// /openapi.json.
+	contract *contract
 }
 
 // Tenant is a tenant and a valid API token for it.
@@ -106,6 +109,9 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 		e.client.CloseIdleConnections()
 		_ = srv.Shutdown()
 	})
+	if e.contract, err = loadContract(srv.API.OpenAPI()); err != nil {
+		t.Fatal(err)
+	}
 	e.Tenant = e.NewTenant("tenant-a", true)
 	return e
 }
@@ -230,6 +236,9 @@ func (e *Env) Raw(method, path string, body any, headers ...string) *Response {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		e.t.Fatalf("apitest: read body: %v", err)
+	}
+	if err := e.contract.check(req, resp.StatusCode, resp.Header, b); err != nil {
+		e.t.Errorf("apitest: %s %s answered what /openapi.json does not describe: %v\nbody: %.500s", method, path, err, b)
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
