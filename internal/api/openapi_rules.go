@@ -42,7 +42,8 @@ func inResponse(rc *jsonschema.ReflectContext) bool {
 // reflected document: every JSON number is an exact decimal (money in major
 // units, percentages; the types that write them describe themselves as plain
 // numbers), so that generators do not map money to float32; and a response
-// body that is a list is an array, never null.
+// body that is a list is an array, never null; and every paged list
+// documents its Link header.
 func finishSchemas(spec *openapi31.Spec) {
 	for _, sc := range spec.Components.Schemas {
 		decimalNumbers(sc)
@@ -62,9 +63,19 @@ func finishSchemas(spec *openapi31.Spec) {
 					decimalNumbers(mt.Schema)
 				}
 			}
-			for _, r := range op.Responses.MapOfResponseOrReferenceValues {
+			paged := slices.ContainsFunc(op.Parameters, func(p openapi31.ParameterOrReference) bool {
+				return p.Parameter != nil && p.Parameter.In == openapi31.ParameterInQuery && p.Parameter.Name == "cursor"
+			})
+			for status, r := range op.Responses.MapOfResponseOrReferenceValues {
 				if r.Response == nil {
 					continue
+				}
+				if _, ok := r.Response.Headers["Link"]; paged && status == "200" && !ok {
+					// Every paged list answers with the next page's link.
+					h := openapi31.Header{}
+					h.WithDescription(linkHeader)
+					h.WithSchema(map[string]any{"type": "string"})
+					r.Response.WithHeadersItem("Link", openapi31.HeaderOrReference{Header: &h})
 				}
 				for _, mt := range r.Response.Content {
 					decimalNumbers(mt.Schema)
@@ -76,6 +87,9 @@ func finishSchemas(spec *openapi31.Spec) {
 		}
 	}
 }
+
+// linkHeader describes the Link header of a paged list.
+const linkHeader = `RFC 8288 link to the next page (rel="next"), when there is one.`
 
 // decimalNumbers adds `format: decimal` to every number schema in v.
 func decimalNumbers(v any) {

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/kadens/kadens/client"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/server"
@@ -103,7 +104,7 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 		t.Fatalf("apitest: start: %v", err)
 	}
 	e := &Env{t: t, Server: srv, Store: srv.Store, Config: cfg, URL: "http://" + srv.Addrs["main"],
-		client: &http.Client{Timeout: 30 * time.Second}}
+		client: &http.Client{Timeout: 30 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 	t.Cleanup(func() {
 		// Idle keep-alive connections would make Shutdown wait for them.
 		e.client.CloseIdleConnections()
@@ -136,6 +137,18 @@ func (e *Env) NewTenant(name string, test bool) Tenant {
 		e.t.Fatalf("apitest: create client: %v", err)
 	}
 	return Tenant{ID: ten.ID, Token: e.FetchToken(id, secret), env: e}
+}
+
+// Client returns the typed API client (package client) acting as this
+// tenant. Its responses are checked against /openapi.json like Raw's.
+func (tn Tenant) Client() *client.Client {
+	tn.env.t.Helper()
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: checkedTransport{env: tn.env, token: tn.Token}}
+	c, err := client.New(tn.env.URL, tn.ID, client.WithHTTPClient(hc))
+	if err != nil {
+		tn.env.t.Fatalf("apitest: client: %v", err)
+	}
+	return c
 }
 
 // FetchToken obtains an access token with the client_credentials grant.

@@ -132,3 +132,30 @@ func uuidParams(route *routers.Route, params map[string]string) bool {
 	}
 	return true
 }
+
+// checkedTransport authenticates a tenant's requests and checks every
+// response against the contract, for clients that do not go through Raw
+// (the typed client).
+type checkedTransport struct {
+	env   *Env
+	token string
+}
+
+func (ct checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+ct.token)
+	resp, err := ct.env.client.Transport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err := ct.env.contract.check(req, resp.StatusCode, resp.Header, body); err != nil {
+		ct.env.t.Errorf("apitest: %s %s answered what /openapi.json does not describe: %v\nbody: %.500s", req.Method, req.URL.Path, err, body)
+	}
+	return resp, nil
+}
