@@ -41,15 +41,13 @@ type Server struct {
 
 // Options configure the API server.
 type Options struct {
-	Store    *store.Store
-	Verifier *auth.Verifier
-	Engine   *engine.Engine
-	Log      *slog.Logger
-	Metrics  *Metrics
-	BaseURL  string
-	// IdPURL is the identity provider's public address; the document
-	// names its token endpoint.
-	IdPURL    string
+	Store     *store.Store
+	Verifier  *auth.Verifier
+	Engine    *engine.Engine
+	Log       *slog.Logger
+	Metrics   *Metrics
+	BaseURL   string
+	IdPURL    string // the identity provider's public address; the document names its token endpoint
 	BodyLimit int64
 	Now       func() time.Time
 	// Webhooks sends validation handshakes and knows whether private
