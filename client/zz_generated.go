@@ -393,8 +393,8 @@ type Invoice struct {
 	IssueDate string    `json:"issueDate"`
 	IssuedAt  time.Time `json:"issuedAt"`
 	// Payment reference (KID) with a MOD10 or MOD11 check digit, as the organization's kidAlgorithm was at issue.
-	KID   string      `json:"kid"`
-	Lines []LineType2 `json:"lines"`
+	KID   string        `json:"kid"`
+	Lines []InvoiceLine `json:"lines"`
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	Net                Decimal    `json:"net"`
 	OrganizationID     string     `json:"organizationId"`
@@ -421,19 +421,7 @@ type InvoiceContactInput struct {
 	Phone   *string       `json:"phone,omitempty"`
 }
 
-type Line struct {
-	// Money in the package currency, with up to the currency's minor-unit decimals.
-	Amount   Decimal `json:"amount"`
-	Category string  `json:"category"`
-	// Money in the package currency, with up to the currency's minor-unit decimals.
-	FullAmount Decimal  `json:"fullAmount"`
-	Name       string   `json:"name"`
-	ProductID  string   `json:"productId"`
-	Share      *Percent `json:"share,omitempty"`
-	VATRate    Percent  `json:"vatRate"`
-}
-
-type LineType2 struct {
+type InvoiceLine struct {
 	// The charge or allowance the line bills or applies.
 	AccountItemID *string `json:"accountItemId,omitempty"`
 	Description   string  `json:"description"`
@@ -455,6 +443,18 @@ type LineType2 struct {
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	VAT     Decimal `json:"vat"`
 	VATRate Percent `json:"vatRate"`
+}
+
+type Line struct {
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Amount   Decimal `json:"amount"`
+	Category string  `json:"category"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	FullAmount Decimal  `json:"fullAmount"`
+	Name       string   `json:"name"`
+	ProductID  string   `json:"productId"`
+	Share      *Percent `json:"share,omitempty"`
+	VATRate    Percent  `json:"vatRate"`
 }
 
 type Order struct {

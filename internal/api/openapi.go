@@ -30,6 +30,12 @@ var schemaNames = map[string]string{
 	"ValidationResult": "ValidationResultModel",
 }
 
+// qualifiedSchemaNames names types whose Go name another package uses too,
+// by package path and name (else the reflector numbers them: LineType2).
+var qualifiedSchemaNames = map[string]string{
+	"github.com/kadens/kadens/internal/billing.Line": "InvoiceLine",
+}
+
 // Security schemes of the document. A client authenticates with an access
 // token (fetched by Swagger UI itself through the OAuth 2.0 scheme, or
 // pasted as a bearer token) and names its tenant in S4-TenantId.
@@ -83,6 +89,9 @@ func (s *Server) openAPI() ([]byte, error) {
 		// Schemas are named after their Go type without the package
 		// prefix (Organization, not StoreOrganization), with the
 		// contract's names where it gives one.
+		if name, ok := qualifiedSchemaNames[t.PkgPath()+"."+t.Name()]; ok {
+			return name
+		}
 		if name, ok := schemaNames[t.Name()]; ok {
 			return name
 		}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -97,6 +98,17 @@ func TestOpenAPIDescribesWhatIsSent(t *testing.T) {
 		info := doc["info"].(map[string]any)["description"].(string)
 		if strings.Contains(info, "{idp_url}") || !strings.Contains(info, e.Config.IdPURL+"/oauth/token") {
 			t.Errorf("info.description does not name the real token endpoint: %s", info)
+		}
+	})
+
+	t.Run("schema names", func(t *testing.T) {
+		// Two Go types of one name get a contract name each
+		// (api.qualifiedSchemaNames), not a generated suffix.
+		numbered := regexp.MustCompile(`Type\d+$`)
+		for name := range schemas {
+			if numbered.MatchString(name) {
+				t.Errorf("schema %s is named by the reflector's collision rule", name)
+			}
 		}
 	})
 
