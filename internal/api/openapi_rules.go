@@ -43,7 +43,7 @@ func inResponse(rc *jsonschema.ReflectContext) bool {
 // units, percentages; the types that write them describe themselves as plain
 // numbers), so that generators do not map money to float32; and a response
 // body that is a list is an array, never null; and every paged list
-// documents its Link header.
+// documents its Link header; a non-JSON body names its media type.
 func finishSchemas(spec *openapi31.Spec) {
 	for _, sc := range spec.Components.Schemas {
 		decimalNumbers(sc)
@@ -77,7 +77,12 @@ func finishSchemas(spec *openapi31.Spec) {
 					h.WithSchema(map[string]any{"type": "string"})
 					r.Response.WithHeadersItem("Link", openapi31.HeaderOrReference{Header: &h})
 				}
-				for _, mt := range r.Response.Content {
+				for ct, mt := range r.Response.Content {
+					if ct != "application/json" && mt.Schema["type"] == "string" {
+						// A document (the printable invoice): raw bytes of
+						// that media type, not a JSON string.
+						mt.Schema["contentMediaType"] = ct
+					}
 					decimalNumbers(mt.Schema)
 					if types, ok := mt.Schema["type"].([]any); ok && slices.Contains(types, any("array")) {
 						mt.Schema["type"] = "array"
