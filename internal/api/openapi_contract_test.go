@@ -63,7 +63,7 @@ func TestOpenAPIGolden(t *testing.T) {
 		return "(end of document)"
 	}
 	t.Fatalf("the served /openapi.json differs from %s from line %d:\n  served: %s\n  golden: %s\n"+
-		"If the change is intended, regenerate the golden copy and commit it:\n  %s",
+		"If the change is intended, regenerate the golden copy and the Go client, and commit both:\n  %s && go generate ./client",
 		goldenPath, line+1, at(got), at(want), regenerate)
 }
 
