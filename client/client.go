@@ -205,7 +205,7 @@ func (d Decimal) MarshalJSON() ([]byte, error) {
 	if d == "" {
 		return []byte("0"), nil
 	}
-	if !json.Valid([]byte(d)) || strings.ContainsAny(string(d), `"tfn[{`) {
+	if !isNumber(string(d)) {
 		return nil, fmt.Errorf("client: %q is not a decimal number", string(d))
 	}
 	return []byte(d), nil
@@ -213,16 +213,24 @@ func (d Decimal) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a JSON number.
 func (d *Decimal) UnmarshalJSON(b []byte) error {
-	s := string(b)
+	s := strings.TrimSpace(string(b))
 	if s == "null" {
 		return nil
 	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil || strings.HasPrefix(s, `"`) {
-		return fmt.Errorf("client: %s is not a decimal number", s)
+	if !isNumber(s) {
+		return fmt.Errorf("client: %.40s is not a decimal number", s)
 	}
 	*d = Decimal(s)
 	return nil
+}
+
+// isNumber reports whether s is exactly one JSON number literal.
+func isNumber(s string) bool {
+	if s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) || strings.TrimSpace(s) != s {
+		return false
+	}
+	var n json.Number
+	return json.Unmarshal([]byte(s), &n) == nil
 }
 
 // String returns the decimal as written ("199.00").

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kadens/kadens/client/internal/codegen"
@@ -78,4 +79,30 @@ func TestNextCursor(t *testing.T) {
 			t.Errorf("nextCursor(%q) = %q, want %q", link, got, want)
 		}
 	}
+}
+
+// FuzzDecimalJSON: whatever a server sends, a Decimal that decodes
+// re-encodes to the same JSON number (without surrounding space), and one that does not decode is
+// refused rather than half-read.
+func FuzzDecimalJSON(f *testing.F) {
+	for _, s := range []string{`199.00`, `0`, `-1.5e3`, `"1"`, `null`, `1.`, `01`, `[1]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var d Decimal
+		if err := d.UnmarshalJSON([]byte(in)); err != nil {
+			if d != "" {
+				t.Fatalf("refused %q but kept %q", in, d)
+			}
+			return
+		}
+		lit := strings.TrimSpace(in)
+		if lit == "null" {
+			return
+		}
+		out, err := json.Marshal(d)
+		if err != nil || string(out) != lit {
+			t.Fatalf("%q decoded to %q, re-encoded as %s (%v)", in, d, out, err)
+		}
+	})
 }
