@@ -344,6 +344,7 @@ const (
 	EventKindSubscriptionCreated     EventKind = "SubscriptionCreated"
 	EventKindSubscriptionCancelled   EventKind = "SubscriptionCancelled"
 	EventKindSubscriptionDeactivated EventKind = "SubscriptionDeactivated"
+	EventKindPriceChangeNotified     EventKind = "PriceChangeNotified"
 	EventKindOrderProcessed          EventKind = "OrderProcessed"
 	EventKindInvoiceIssued           EventKind = "InvoiceIssued"
 	EventKindInvoicePaid             EventKind = "InvoicePaid"
@@ -800,6 +801,47 @@ type PlanCopy struct {
 	PaymentTermsDays int64  `json:"paymentTermsDays"`
 }
 
+type PriceChange struct {
+	CreatedAt time.Time `json:"createdAt"`
+	// Each subscription moves at its first renewal whose new period starts at or after this time.
+	EffectiveFrom time.Time `json:"effectiveFrom"`
+	ID            string    `json:"id"`
+	NoticeDays    int64     `json:"noticeDays"`
+	// Series that got the change when it started.
+	RegisteredSubscriptions int64      `json:"registeredSubscriptions"`
+	RevokedAt               *time.Time `json:"revokedAt,omitempty"`
+	// Series left alone when it started: they had a plan change of their own pending, or never renew.
+	SkippedSubscriptions int64      `json:"skippedSubscriptions"`
+	StartedAt            *time.Time `json:"startedAt,omitempty"`
+	// When subscribers are notified and the changes registered: noticeDays before effectiveFrom. Revocable until then.
+	StartsAt time.Time `json:"startsAt"`
+	// One of: Scheduled, Started, Revoked.
+	Status string `json:"status"`
+	// The template they move to.
+	TargetTemplatePackageID string `json:"targetTemplatePackageId"`
+	// The template whose running subscriptions move.
+	TemplatePackageID string `json:"templatePackageId"`
+}
+
+type PriceChangePreview struct {
+	Currency string `json:"currency"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	CurrentMonthlyRevenue Decimal `json:"currentMonthlyRevenue"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	NewMonthlyRevenue Decimal `json:"newMonthlyRevenue"`
+	Skipped           int64   `json:"skipped"`
+	Subscriptions     int64   `json:"subscriptions"`
+}
+
+type PriceChangeRequest struct {
+	// Each subscription moves at its first renewal whose new period starts at or after this time. It must leave the notice period from now.
+	EffectiveFrom *time.Time `json:"effectiveFrom,omitempty"`
+	// Days before effectiveFrom that subscribers are notified (PriceChangeNotified) and the changes registered.
+	NoticeDays *int64 `json:"noticeDays,omitempty"`
+	// The template the running subscriptions move to; same currency.
+	TargetTemplatePackageID *string `json:"targetTemplatePackageId,omitempty"`
+}
+
 type Product struct {
 	Active      bool      `json:"active"`
 	Category    string    `json:"category"`
@@ -873,16 +915,27 @@ type Reminder struct {
 }
 
 type ScheduledChange struct {
-	ExecutedAt           *time.Time `json:"executedAt,omitempty"`
-	ID                   string     `json:"id"`
-	ProcessingType       string     `json:"processingType"`
-	RegisteredAt         time.Time  `json:"registeredAt"`
+	ExecutedAt *time.Time `json:"executedAt,omitempty"`
+	ExpiredAt  *time.Time `json:"expiredAt,omitempty"`
+	ID         string     `json:"id"`
+	// An OnRenewal change of a price change applies at the first renewal whose new period starts at or after this time.
+	NotBefore *time.Time `json:"notBefore,omitempty"`
+	// The price change that registered this change, if any.
+	PriceChangeID *string `json:"priceChangeId,omitempty"`
+	// One of: Immediately, OnScheduledTime, OnRenewal.
+	ProcessingType string `json:"processingType"`
+	// Why a change was Revoked (RevokedByClient, Superseded, SubscriptionCancelled) or Expired (SeriesEnded, CannotRun).
+	Reason       *string   `json:"reason,omitempty"`
+	RegisteredAt time.Time `json:"registeredAt"`
+	// The subscription period the change produced once Executed.
 	ResultSubscriptionID *string    `json:"resultSubscriptionId,omitempty"`
 	RevokedAt            *time.Time `json:"revokedAt,omitempty"`
 	ScheduledTime        *time.Time `json:"scheduledTime,omitempty"`
-	Status               string     `json:"status"`
-	SubscriptionID       string     `json:"subscriptionId"`
-	TemplatePackageID    string     `json:"templatePackageId"`
+	// One of: Registered, Executed, Revoked, Expired.
+	Status string `json:"status"`
+	// The subscription period the change was registered on.
+	SubscriptionID    string `json:"subscriptionId"`
+	TemplatePackageID string `json:"templatePackageId"`
 }
 
 type Seller struct {
@@ -900,11 +953,12 @@ type ServerError struct {
 }
 
 type Stats struct {
-	Deactivations int64 `json:"deactivations"`
-	PaymentStops  int64 `json:"paymentStops"`
-	PlanChanges   int64 `json:"planChanges"`
-	Reminders     int64 `json:"reminders"`
-	Renewals      int64 `json:"renewals"`
+	Deactivations      int64 `json:"deactivations"`
+	PaymentStops       int64 `json:"paymentStops"`
+	PlanChanges        int64 `json:"planChanges"`
+	PriceChangeNotices int64 `json:"priceChangeNotices"`
+	Reminders          int64 `json:"reminders"`
+	Renewals           int64 `json:"renewals"`
 }
 
 type Subscriber struct {
@@ -1268,6 +1322,15 @@ func (c *Client) CreatePaymentAgreement(ctx context.Context, body PaymentAgreeme
 	return out, err
 }
 
+// CreatePriceChange is POST /package/{id}/pricechange: Schedule a price change of a template's running subscriptions.
+//
+// Moves every running subscription ordered from this template (or changed to it; chains included) to the target template at its first renewal from effectiveFrom on. noticeDays (default 30) before effectiveFrom each subscription gets an OnRenewal plan change and its subscriber a PriceChangeNotified event; until then the price change can be revoked. Subscriptions with a plan change of their own pending, and those that stop automatically, are left alone. Editing a template never changes running subscriptions; this is how their price changes.
+func (c *Client) CreatePriceChange(ctx context.Context, id string, body PriceChangeRequest, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/package/"+url.PathEscape(id)+"/pricechange", nil, body, &out, opts)
+	return out, err
+}
+
 // CreateProduct is POST /product: Create a product.
 //
 // A product is what a package delivers; its VAT rate taxes its invoice lines.
@@ -1288,7 +1351,7 @@ func (c *Client) CreateProrationPolicy(ctx context.Context, body ProrationPolicy
 
 // CreateScheduledChange is POST /subscription/{id}/scheduledchange: Change the plan of a subscription.
 //
-// Immediately: the current subscription is cancelled now and a new one generated with the new plan. OnScheduledTime: the same at scheduledTime (prorated then). OnRenewal: the next renewal uses the new plan; nothing is cancelled and nothing prorated.
+// Immediately: the current subscription is cancelled now and a new one generated with the new plan, starting at the start of today (organization time zone); the old period is prorated up to that midnight. OnScheduledTime: the same at scheduledTime (prorated then, from the start of that local day). OnRenewal: the next renewal uses the new plan; nothing is cancelled and nothing prorated. A series has at most one registered change: registering a second OnScheduledTime/OnRenewal change is a 400 naming the pending one; an Immediately change supersedes it. A change that could never run (another currency, OnRenewal on an AutomaticStop subscription, OnScheduledTime after it stops) is a 400.
 func (c *Client) CreateScheduledChange(ctx context.Context, id string, body ChangeRequest, opts ...RequestOption) (string, error) {
 	var out string
 	_, err := c.do(ctx, http.MethodPost, "/subscription/"+url.PathEscape(id)+"/scheduledchange", nil, body, &out, opts)
@@ -1415,7 +1478,7 @@ func (c *Client) DeleteProrationPolicy(ctx context.Context, id string, opts ...R
 
 // DeleteScheduledChange is DELETE /subscription/{id}/scheduledchange/{changeId}: Revoke a plan change before it runs.
 //
-// After it ran: 400.
+// Registered → Revoked (reason RevokedByClient). A change that already ran, was revoked or expired: 400.
 func (c *Client) DeleteScheduledChange(ctx context.Context, id string, changeID string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/subscription/"+url.PathEscape(id)+"/scheduledchange/"+url.PathEscape(changeID), nil, nil, nil, opts)
 	return err
@@ -1553,6 +1616,15 @@ func (c *Client) GetPaymentDemand(ctx context.Context, id string, opts ...Reques
 	return out, err
 }
 
+// GetPriceChange is GET /package/{id}/pricechange/{priceChangeId}: Get a price change.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetPriceChange(ctx context.Context, id string, priceChangeID string, opts ...RequestOption) (PriceChange, error) {
+	var out PriceChange
+	_, err := c.do(ctx, http.MethodGet, "/package/"+url.PathEscape(id)+"/pricechange/"+url.PathEscape(priceChangeID), nil, nil, &out, opts)
+	return out, err
+}
+
 // GetProduct is GET /product/{id}: Get a product.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.
@@ -1568,6 +1640,15 @@ func (c *Client) GetProduct(ctx context.Context, id string, opts ...RequestOptio
 func (c *Client) GetProrationPolicy(ctx context.Context, id string, opts ...RequestOption) (ProrationPolicy, error) {
 	var out ProrationPolicy
 	_, err := c.do(ctx, http.MethodGet, "/prorationpolicy/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetScheduledChange is GET /subscription/{id}/scheduledchange/{changeId}: Get a plan change.
+//
+// Any period of the series the change belongs to finds it (the Location of its create).
+func (c *Client) GetScheduledChange(ctx context.Context, id string, changeID string, opts ...RequestOption) (ScheduledChange, error) {
+	var out ScheduledChange
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/scheduledchange/"+url.PathEscape(changeID), nil, nil, &out, opts)
 	return out, err
 }
 
@@ -1654,7 +1735,7 @@ func (p *ListBillingPlansParams) values() url.Values {
 
 // ListBillingPlans is GET /billingplan: List billing plans.
 //
-// List billing plans.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListBillingPlans(ctx context.Context, params *ListBillingPlansParams, opts ...RequestOption) (Page[BillingPlan], error) {
 	var out []BillingPlan
@@ -1696,7 +1777,7 @@ func (p *ListCreditNotesParams) values() url.Values {
 
 // ListCreditNotes is GET /creditnote: List credit notes.
 //
-// List credit notes.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListCreditNotes(ctx context.Context, params *ListCreditNotesParams, opts ...RequestOption) (Page[CreditNote], error) {
 	var out []CreditNote
@@ -1728,7 +1809,7 @@ func (p *ListDunningProcessesParams) values() url.Values {
 
 // ListDunningProcesses is GET /dunningprocess: List dunning processes.
 //
-// List dunning processes.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListDunningProcesses(ctx context.Context, params *ListDunningProcessesParams, opts ...RequestOption) (Page[DunningProcess], error) {
 	var out []DunningProcess
@@ -1770,7 +1851,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads).
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads).
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event
@@ -1793,6 +1874,10 @@ type ListInvoicesParams struct {
 	IssuedFrom time.Time
 	// Only invoices issued before this time.
 	IssuedTo time.Time
+	// Only the invoices with this KID (payment reference).
+	KID string
+	// Only the invoices with this number (numbers are per organization, so several organizations' invoices may match).
+	InvoiceNumber string
 }
 
 func (p *ListInvoicesParams) values() url.Values {
@@ -1821,12 +1906,18 @@ func (p *ListInvoicesParams) values() url.Values {
 	if !p.IssuedTo.IsZero() {
 		q.Set("issuedTo", p.IssuedTo.Format(time.RFC3339Nano))
 	}
+	if p.KID != "" {
+		q.Set("kid", p.KID)
+	}
+	if p.InvoiceNumber != "" {
+		q.Set("invoiceNumber", p.InvoiceNumber)
+	}
 	return q
 }
 
 // ListInvoices is GET /invoice: List invoices.
 //
-// List invoices.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListInvoices(ctx context.Context, params *ListInvoicesParams, opts ...RequestOption) (Page[Invoice], error) {
 	var out []Invoice
@@ -1915,7 +2006,7 @@ func (p *ListOrganizationsParams) values() url.Values {
 
 // ListOrganizations is GET /organization: List organizations.
 //
-// List organizations.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListOrganizations(ctx context.Context, params *ListOrganizationsParams, opts ...RequestOption) (Page[Organization], error) {
 	var out []Organization
@@ -1952,7 +2043,7 @@ func (p *ListPackageChainsParams) values() url.Values {
 
 // ListPackageChains is GET /packagechain: List package chains.
 //
-// List package chains.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListPackageChains(ctx context.Context, params *ListPackageChainsParams, opts ...RequestOption) (Page[Chain], error) {
 	var out []Chain
@@ -2102,7 +2193,7 @@ func (p *ListPaymentDemandsParams) values() url.Values {
 
 // ListPaymentDemands is GET /paymentdemand: List payment demands.
 //
-// List payment demands.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListPaymentDemands(ctx context.Context, params *ListPaymentDemandsParams, opts ...RequestOption) (Page[PaymentDemand], error) {
 	var out []PaymentDemand
@@ -2161,12 +2252,21 @@ func (p *ListPaymentsParams) values() url.Values {
 
 // ListPayments is GET /payment: List payments.
 //
-// List payments.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, opts ...RequestOption) (Page[Payment], error) {
 	var out []Payment
 	next, err := c.do(ctx, http.MethodGet, "/payment", params.values(), nil, &out, opts)
 	return Page[Payment]{Items: out, Next: next}, err
+}
+
+// ListPriceChanges is GET /package/{id}/pricechange: List the price changes of a template.
+//
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+func (c *Client) ListPriceChanges(ctx context.Context, id string, opts ...RequestOption) ([]PriceChange, error) {
+	var out []PriceChange
+	_, err := c.do(ctx, http.MethodGet, "/package/"+url.PathEscape(id)+"/pricechange", nil, nil, &out, opts)
+	return out, err
 }
 
 // ListProductsParams are the query parameters of ListProducts; zero fields are left out.
@@ -2203,7 +2303,7 @@ func (p *ListProductsParams) values() url.Values {
 
 // ListProducts is GET /product: List products.
 //
-// List products.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, opts ...RequestOption) (Page[Product], error) {
 	var out []Product
@@ -2235,7 +2335,7 @@ func (p *ListProrationPoliciesParams) values() url.Values {
 
 // ListProrationPolicies is GET /prorationpolicy: List proration policies.
 //
-// List proration policies.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListProrationPolicies(ctx context.Context, params *ListProrationPoliciesParams, opts ...RequestOption) (Page[ProrationPolicy], error) {
 	var out []ProrationPolicy
@@ -2277,7 +2377,7 @@ func (p *ListRemindersParams) values() url.Values {
 
 // ListReminders is GET /reminder: List reminders issued for unpaid invoices.
 //
-// List reminders issued for unpaid invoices.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListReminders(ctx context.Context, params *ListRemindersParams, opts ...RequestOption) (Page[Reminder], error) {
 	var out []Reminder
@@ -2287,7 +2387,7 @@ func (c *Client) ListReminders(ctx context.Context, params *ListRemindersParams,
 
 // ListScheduledChanges is GET /subscription/{id}/scheduledchange: List the plan changes of a subscription.
 //
-// List the plan changes of a subscription.
+// Every change registered on any period of the series (every period linked to this one), oldest first, with the period it was registered on (subscriptionId), its state and the period it produced.
 func (c *Client) ListScheduledChanges(ctx context.Context, id string, opts ...RequestOption) ([]ScheduledChange, error) {
 	var out []ScheduledChange
 	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/scheduledchange", nil, nil, &out, opts)
@@ -2498,7 +2598,7 @@ func (p *ListSubscriptionsParams) values() url.Values {
 
 // ListSubscriptions is GET /subscription: List subscription periods.
 //
-// List subscription periods.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, opts ...RequestOption) (Page[SubscriptionView], error) {
 	var out []SubscriptionView
@@ -2567,7 +2667,7 @@ func (p *ListWebhooksParams) values() url.Values {
 
 // ListWebhooks is GET /webhook: List webhook registrations.
 //
-// List webhook registrations.
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, opts ...RequestOption) (Page[Webhook], error) {
 	var out []Webhook
@@ -2584,11 +2684,28 @@ func (c *Client) PreviewPackage(ctx context.Context, id string, body PackagePrev
 	return out, err
 }
 
+// PreviewPriceChange is POST /package/{id}/pricechange/preview: Preview a price change.
+//
+// What the price change would do if it started now: how many subscriptions move, and their monthly revenue before and after. Nothing is stored.
+func (c *Client) PreviewPriceChange(ctx context.Context, id string, body PriceChangeRequest, opts ...RequestOption) (PriceChangePreview, error) {
+	var out PriceChangePreview
+	_, err := c.do(ctx, http.MethodPost, "/package/"+url.PathEscape(id)+"/pricechange/preview", nil, body, &out, opts)
+	return out, err
+}
+
 // RedeliverWebhookDelivery is POST /webhook/{id}/deliveries/{deliveryId}/redeliver: Send a delivery again.
 //
 // Queues the delivery now, whatever its status (e.g. Failed after its retries ran out); its retry schedule starts over. The webhook-id stays the same.
 func (c *Client) RedeliverWebhookDelivery(ctx context.Context, id string, deliveryID string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodPost, "/webhook/"+url.PathEscape(id)+"/deliveries/"+url.PathEscape(deliveryID)+"/redeliver", nil, nil, nil, opts)
+	return err
+}
+
+// RevokePriceChange is DELETE /package/{id}/pricechange/{priceChangeId}: Revoke a price change before it starts.
+//
+// Scheduled → Revoked. Once started (noticeDays before effectiveFrom): 400; its plan changes can then be revoked one by one.
+func (c *Client) RevokePriceChange(ctx context.Context, id string, priceChangeID string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/package/"+url.PathEscape(id)+"/pricechange/"+url.PathEscape(priceChangeID), nil, nil, nil, opts)
 	return err
 }
 
