@@ -4,7 +4,8 @@
 // Standard Webhooks reference library, answers the validation handshake,
 // and for every InvoiceIssued event fetches the payment demand, the invoice
 // and the subscriber, "charges" them with a pretend provider and reports
-// the result with POST /payment. A configurable share of charges fails, so
+// the result with POST /payment, all through Kadens' typed Go client
+// (package client, generated from the OpenAPI document). A configurable share of charges fails, so
 // Kadens' dunning has something to do. Payment agreement events keep a
 // local copy of the External agreements in sync.
 //
@@ -38,7 +39,8 @@ import (
 
 	"github.com/shopspring/decimal"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/kadens/kadens/client"
 )
 
 func main() {
@@ -131,10 +133,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 
 // Receiver handles Kadens' webhook POSTs.
 type Receiver struct {
-	cfg  Config
-	wh   *standardwebhooks.Webhook
-	http *http.Client // carries a client_credentials token
-	log  *slog.Logger
+	cfg Config
+	wh  *standardwebhooks.Webhook
+	api *client.Client // Kadens' typed client, with a client_credentials token
+	log *slog.Logger
 
 	mu         sync.Mutex
 	stats      Stats
@@ -160,8 +162,11 @@ func NewReceiver(ctx context.Context, cfg Config, log *slog.Logger) (*Receiver, 
 	if err != nil {
 		return nil, fmt.Errorf("webhook secret: %w", err)
 	}
-	cc := clientcredentials.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: cfg.TokenURL}
-	return &Receiver{cfg: cfg, wh: wh, http: cc.Client(ctx), log: log, agreements: map[string]string{},
+	api, err := client.New(cfg.API, cfg.Tenant, client.ClientCredentials(ctx, cfg.TokenURL, cfg.ClientID, cfg.ClientSecret))
+	if err != nil {
+		return nil, err
+	}
+	return &Receiver{cfg: cfg, wh: wh, api: api, log: log, agreements: map[string]string{},
 		stats: Stats{Events: map[string]int{}}}, nil
 }
 
@@ -260,33 +265,27 @@ func (rc *Receiver) handle(ctx context.Context, e event) error {
 // charge fetches what an InvoiceIssued event names, charges it with the
 // pretend provider and reports the result.
 func (rc *Receiver) charge(ctx context.Context, demandID, invoiceID, subscriberID string) error {
-	var demand struct {
-		Amount, PaidAmount, CreditedAmount json.Number
-		Currency                           string
-		Status                             string
+	demand, err := rc.api.GetPaymentDemand(ctx, demandID)
+	if err != nil {
+		return err
 	}
-	var invoice struct {
-		InvoiceNumber      int64   `json:"invoiceNumber"`
-		KID                string  `json:"kid"`
-		PaymentAgreementID *string `json:"paymentAgreementId"`
+	invoice, err := rc.api.GetInvoice(ctx, invoiceID, nil)
+	if err != nil {
+		return err
 	}
-	var subscriber struct {
-		Name  string `json:"name"`
-		Email string `json:"email"`
-	}
-	for path, v := range map[string]any{"/paymentdemand/" + demandID: &demand, "/invoice/" + invoiceID: &invoice, "/subscriber/" + subscriberID: &subscriber} {
-		if err := rc.get(ctx, path, v); err != nil {
-			return err
-		}
+	subscriber, err := rc.api.GetSubscriber(ctx, subscriberID)
+	if err != nil {
+		return err
 	}
 	if demand.Status == "Paid" || demand.Status == "Credited" {
 		rc.count(func(s *Stats) { s.Skipped++ })
 		return nil
 	}
 	// Charge what is still outstanding (a credit note may have taken part).
+	// Amounts are exact decimals; they never pass through a float.
 	var left decimal.Decimal
-	for i, n := range []json.Number{demand.Amount, demand.PaidAmount, demand.CreditedAmount} {
-		d, err := decimal.NewFromString(string(n))
+	for i, n := range []client.Decimal{demand.Amount, demand.PaidAmount, demand.CreditedAmount} {
+		d, err := decimal.NewFromString(n.String())
 		if err != nil {
 			return fmt.Errorf("payment demand %s: amount %q: %w", demandID, n, err)
 		}
@@ -303,12 +302,13 @@ func (rc *Receiver) charge(ctx context.Context, demandID, invoiceID, subscriberI
 	if rc.fails(invoiceID) {
 		status, reason = "Failed", "Card declined (example provider)"
 	}
-	body := map[string]any{"paymentDemandId": demandID, "status": status, "amount": json.Number(left.String()), "currency": demand.Currency,
-		"provider": "External", "providerReference": "example-" + invoiceID, "paymentAgreementId": invoice.PaymentAgreementID}
+	body := client.PaymentInput{PaymentDemandID: &demandID, Status: &status, Amount: client.Ptr(client.Decimal(left.String())),
+		Currency: &demand.Currency, Provider: client.Ptr("External"), ProviderReference: client.Ptr("example-" + invoiceID),
+		PaymentAgreementID: invoice.PaymentAgreementID}
 	if reason != "" {
-		body["failureReason"] = reason
+		body.FailureReason = &reason
 	}
-	if err := rc.post(ctx, "/payment", body); err != nil {
+	if _, err := rc.api.CreatePayment(ctx, body); err != nil {
 		return err
 	}
 	rc.log.Info("charged", "invoice", invoice.InvoiceNumber, "kid", invoice.KID, "subscriber", subscriber.Name, "status", status)
@@ -338,11 +338,8 @@ func (rc *Receiver) syncAgreement(ctx context.Context, kind, id string) error {
 		rc.mu.Unlock()
 		return nil
 	}
-	var a struct {
-		ProviderType               string `json:"providerType"`
-		ProviderAgreementReference string `json:"providerAgreementReference"`
-	}
-	if err := rc.get(ctx, "/paymentagreement/"+id, &a); err != nil {
+	a, err := rc.api.GetPaymentAgreement(ctx, id)
+	if err != nil {
 		return err
 	}
 	if a.ProviderType == "External" {
@@ -352,42 +349,4 @@ func (rc *Receiver) syncAgreement(ctx context.Context, kind, id string) error {
 		rc.mu.Unlock()
 	}
 	return nil
-}
-
-func (rc *Receiver) get(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rc.cfg.API+path, nil)
-	if err != nil {
-		return err
-	}
-	return rc.do(req, v)
-}
-
-func (rc *Receiver) post(ctx context.Context, path string, body any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rc.cfg.API+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	return rc.do(req, nil)
-}
-
-func (rc *Receiver) do(req *http.Request, v any) error {
-	req.Header.Set("S4-TenantId", rc.cfg.Tenant)
-	res, err := rc.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	if res.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %s: %s", req.Method, req.URL.Path, res.Status, b)
-	}
-	if v == nil {
-		return nil
-	}
-	return json.Unmarshal(b, v)
 }

@@ -29,6 +29,7 @@ type Server struct {
 	log      *slog.Logger
 	metrics  *Metrics
 	baseURL  string
+	idpURL   string
 	limit    int64
 	now      func() time.Time
 	webhooks *webhook.Dispatcher
@@ -46,6 +47,7 @@ type Options struct {
 	Log       *slog.Logger
 	Metrics   *Metrics
 	BaseURL   string
+	IdPURL    string // the identity provider's public address; the document names its token endpoint
 	BodyLimit int64
 	Now       func() time.Time
 	// Webhooks sends validation handshakes and knows whether private
@@ -61,7 +63,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		store: o.Store, verifier: o.Verifier, engine: o.Engine, log: o.Log, metrics: o.Metrics,
-		baseURL: strings.TrimRight(o.BaseURL, "/"), limit: o.BodyLimit, now: func() time.Time { return now().UTC() },
+		baseURL: strings.TrimRight(o.BaseURL, "/"), idpURL: strings.TrimRight(o.IdPURL, "/"), limit: o.BodyLimit, now: func() time.Time { return now().UTC() },
 		tenants: &tenantSet{store: o.Store, known: map[string]store.Tenant{}, miss: map[string]time.Time{}},
 		mux:     http.NewServeMux(),
 	}

@@ -1,24 +1,24 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/swaggest/jsonschema-go"
 	"github.com/swaggest/openapi-go"
 	"github.com/swaggest/openapi-go/openapi31"
 	"github.com/swaggest/swgui/v5emb"
+
+	"github.com/kadens/kadens/internal/idp"
 )
 
 // APIVersion is the version label of the contract.
 const APIVersion = "2018-01-01"
-
-// tenantParam documents the tenant header of every authenticated operation.
-type tenantParam struct {
-	TenantID string `header:"S4-TenantId" required:"true" format:"uuid" description:"The tenant the request acts for; must be the tenant of the access token."`
-}
 
 // idempotencyParam documents the optional Idempotency-Key of POSTs.
 type idempotencyParam struct {
@@ -30,23 +30,68 @@ var schemaNames = map[string]string{
 	"ValidationResult": "ValidationResultModel",
 }
 
+// qualifiedSchemaNames names types whose Go name another package uses too,
+// by package path and name (else the reflector numbers them: LineType2).
+var qualifiedSchemaNames = map[string]string{
+	"github.com/kadens/kadens/internal/billing.Line": "InvoiceLine",
+}
+
+// Security schemes of the document. A client authenticates with an access
+// token (fetched by Swagger UI itself through the OAuth 2.0 scheme, or
+// pasted as a bearer token) and names its tenant in S4-TenantId.
+const (
+	schemeOAuth2 = "oauth2"
+	schemeBearer = "bearer"
+	schemeTenant = "tenant"
+)
+
+// tagDescriptions describe the document's tags, one per resource. Every tag a
+// route uses needs one (TestOpenAPITagsAndDescriptions).
+var tagDescriptions = map[string]string{
+	"Organization":      "The merchant's selling legal entities: name, registration number, currency, time zone, VAT convention and KID algorithm.",
+	"Product":           "What a merchant sells, with its VAT rate; products are the lines of packages.",
+	"BillingPlan":       "How often and how far in advance a subscription is billed.",
+	"Package":           "Template packages: products, prices and the choices a subscriber may make, merged into a subscription's package at order time.",
+	"PackageChain":      "Sequences of template packages, such as an introductory offer followed by the full price.",
+	"Subscriber":        "The merchant's customers: people or companies, with addresses and contacts.",
+	"Order":             "Orders start subscriptions: a subscriber, a package (or chain) and choices, completed into the first subscription period.",
+	"Subscription":      "Subscription periods, their series, cancellations and plan changes.",
+	"TestClock":         "Test tenants' clocks: advancing one runs renewals, billing and dunning up to the new time.",
+	"Events":            "The tenant's event log, the outbox that webhooks deliver.",
+	"Webhook":           "Webhook subscriptions and their deliveries.",
+	"Invoice":           "Issued invoices, their lines, VAT totals and printable documents.",
+	"PaymentDemand":     "What a subscriber owes for a period, before or without an invoice.",
+	"SubscriberAccount": "Subscribers' accounts: balances, entries, charges and allowances.",
+	"DunningProcess":    "Reminder rules for unpaid invoices, and the reminders issued.",
+	"CreditNote":        "Credit notes that reverse all or part of an invoice.",
+	"ProrationPolicy":   "How cancellations and plan changes credit the unused part of a period.",
+	"PaymentAgreement":  "How a subscriber pays: invoice, direct debit, card or an external provider.",
+	"Payment":           "Payments registered against invoices.",
+}
+
 // openAPI renders the OpenAPI 3.1 document from the route table. The
 // document is produced from the same declarations that register handlers,
 // so it cannot list an operation that is not served, nor miss one that is.
 func (s *Server) openAPI() ([]byte, error) {
+	tokenURL := s.idpURL + "/oauth/token"
 	ref := openapi31.NewReflector()
 	ref.Spec.Info.
 		WithTitle("Kadens").
 		WithVersion(APIVersion).
 		WithDescription("Subscription management and billing. Every operation needs `Authorization: Bearer <token>` " +
-			"(OAuth 2.0 client_credentials at {idp_url}/oauth/token) and the `S4-TenantId` header. " +
-			"Errors: 400 with a ValidationResultModel; 401, 403 and 404 without a body; 500 with a request id.")
+			"(OAuth 2.0 client_credentials at " + tokenURL + ") and the `S4-TenantId` header. " +
+			"Errors: 400 with a ValidationResultModel; 401, 403 and 404 without a body; 500 with a request id. " +
+			"Amounts of money and percentages are JSON numbers written out exactly (`format: decimal`, e.g. 199.00); " +
+			"read them into a decimal type, never a binary float.")
 	ref.Spec.WithServers(openapi31.Server{URL: s.baseURL})
-	// Schemas are named after their Go type without the package prefix
-	// (Organization, not StoreOrganization), with the contract's names where
-	// it gives one.
 	jsr := ref.JSONSchemaReflector()
 	jsr.DefaultOptions = append(jsr.DefaultOptions, jsonschema.InterceptDefName(func(t reflect.Type, def string) string {
+		// Schemas are named after their Go type without the package
+		// prefix (Organization, not StoreOrganization), with the
+		// contract's names where it gives one.
+		if name, ok := qualifiedSchemaNames[t.PkgPath()+"."+t.Name()]; ok {
+			return name
+		}
 		if name, ok := schemaNames[t.Name()]; ok {
 			return name
 		}
@@ -55,7 +100,10 @@ func (s *Server) openAPI() ([]byte, error) {
 		}
 		return strings.ToUpper(t.Name()[:1]) + t.Name()[1:]
 	}))
-	ref.Spec.SetHTTPBearerTokenSecurity("bearer", "JWT", "Access token from the identity provider's token endpoint.")
+	jsr.DefaultOptions = append(jsr.DefaultOptions, contractRules()...)
+	jsr.AddTypeMapping(json.Number(""), *new(jsonschema.Schema).WithType(jsonschema.Number.Type()))
+	declareSecurity(ref.Spec, tokenURL)
+	tags := map[string]bool{}
 	for _, rt := range s.routes {
 		oc, err := ref.NewOperationContext(rt.method, rt.path)
 		if err != nil {
@@ -63,19 +111,29 @@ func (s *Server) openAPI() ([]byte, error) {
 		}
 		oc.SetID(rt.id)
 		oc.SetTags(rt.tag)
+		tags[rt.tag] = true
 		oc.SetSummary(rt.summary)
-		oc.SetDescription(rt.desc)
+		desc := rt.desc
+		if desc == "" {
+			desc = conventionalDescription(rt)
+		}
+		oc.SetDescription(desc)
 		if rt.request != nil {
 			oc.AddReqStructure(rt.request)
 		}
 		if !rt.public {
-			oc.AddReqStructure(new(tenantParam))
-			oc.AddSecurity("bearer")
+			if op, ok := oc.(openapi31.OperationExposer); ok {
+				// Either way of getting a token, always with the tenant.
+				op.Operation().WithSecurity(
+					map[string][]string{schemeOAuth2: {idp.ScopeAPI}, schemeTenant: {}},
+					map[string][]string{schemeBearer: {}, schemeTenant: {}},
+				)
+			}
 			if rt.method == http.MethodPost {
 				oc.AddReqStructure(new(idempotencyParam))
 			}
 		}
-		for _, resp := range rt.responses {
+		for _, resp := range append(rt.responses, conventionalResponses(rt)...) {
 			opts := []openapi.ContentOption{openapi.WithHTTPStatus(resp.status)}
 			if resp.contentType != "" {
 				opts = append(opts, openapi.WithContentType(resp.contentType))
@@ -104,7 +162,127 @@ func (s *Server) openAPI() ([]byte, error) {
 			return nil, fmt.Errorf("api: openapi %s %s: %w", rt.method, rt.path, err)
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(tags)) {
+		tag := openapi31.Tag{Name: name}
+		if d, ok := tagDescriptions[name]; ok {
+			tag.WithDescription(d)
+		}
+		ref.Spec.Tags = append(ref.Spec.Tags, tag)
+	}
+	finishSchemas(ref.Spec)
 	return ref.Spec.MarshalJSON()
+}
+
+// declareSecurity declares how clients authenticate. The OAuth 2.0
+// client-credentials scheme names the real token endpoint, so Swagger UI's
+// "Authorize" fetches a token itself; S4-TenantId is an API-key scheme, so it
+// is entered once rather than on every operation.
+func declareSecurity(spec *openapi31.Spec, tokenURL string) {
+	oauth := openapi31.SecurityScheme{Oauth2: &openapi31.SecuritySchemeOauth2{Flows: openapi31.OauthFlows{
+		ClientCredentials: &openapi31.OauthFlowsDefsClientCredentials{
+			TokenURL: tokenURL,
+			Scopes:   map[string]string{idp.ScopeAPI: "The main API."},
+		},
+	}}}
+	oauth.WithDescription("OAuth 2.0 client credentials of a machine client (`kadens client create`).")
+	spec.ComponentsEns().WithSecuritySchemesItem(schemeOAuth2, openapi31.SecuritySchemeOrReference{SecurityScheme: &oauth})
+	spec.SetHTTPBearerTokenSecurity(schemeBearer, "JWT", "An access token from "+tokenURL+".")
+	spec.SetAPIKeySecurity(schemeTenant, "S4-TenantId", openapi.InHeader,
+		"The tenant the request acts for (a uuid); must be the tenant of the access token.")
+}
+
+// conventionalDescription describes an operation declared without its own
+// description by the conventions its shape follows.
+func conventionalDescription(rt route) string {
+	single := strings.HasSuffix(rt.path, "}")
+	switch {
+	case rt.method == http.MethodGet && !single && isList(rt):
+		return "One page of the tenant's items in id order: at most `limit` (default 100). When more follow, " +
+			"the `Link` header (rel=\"next\") holds the URL of the next page."
+	case rt.method == http.MethodGet && single:
+		return "The item with this id. An id of another tenant, or of nothing, is 404."
+	case rt.method == http.MethodPost && hasStatus(rt, http.StatusCreated):
+		return "Creates an item and answers 201 with its id (a JSON string) and its URL in `Location`. " +
+			"Every problem with the body is listed in one 400."
+	case rt.method == http.MethodPut:
+		return "Updates the item with this id from the body. Every problem with the body is listed in one 400; " +
+			"an id of another tenant, or of nothing, is 404."
+	case rt.method == http.MethodDelete:
+		return "Deletes the item with this id. An id of another tenant, or of nothing, is 404."
+	}
+	return rt.summary + "."
+}
+
+// conventionalResponses are the answers the shared middleware gives that a
+// route does not declare itself: 413 for a body over the limit, and for
+// POSTs the Idempotency-Key outcomes.
+func conventionalResponses(rt route) []response {
+	if rt.public {
+		return nil
+	}
+	var out []response
+	add := func(status int, desc string) {
+		if !hasStatus(rt, status) {
+			out = append(out, response{status: status, desc: desc})
+		}
+	}
+	switch rt.method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		add(http.StatusRequestEntityTooLarge, "The body is larger than the server's limit (--body-limit); no body.")
+	}
+	if rt.method == http.MethodGet && isList(rt) && filtersByParent(rt.request) {
+		add(http.StatusNotFound, "A filter names a parent (subscriberId, organizationId, …) that does not exist in this tenant; no body.")
+	}
+	if rt.method == http.MethodPost {
+		add(http.StatusConflict, "A request with the same Idempotency-Key is still being handled; retry later. No body.")
+		add(http.StatusUnprocessableEntity, "The Idempotency-Key was used before with another body; no body.")
+	}
+	return out
+}
+
+// filtersByParent reports whether a list's query parameters (fields of
+// request, embedded structs included) include a uuid filter: lists answer
+// 404 when it names nothing.
+func filtersByParent(request any) bool {
+	if request == nil {
+		return false
+	}
+	t := reflect.TypeOf(request)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for f := range t.Fields() {
+		if f.Anonymous && filtersByParent(reflect.New(f.Type).Interface()) {
+			return true
+		}
+		if _, ok := f.Tag.Lookup("query"); ok && f.Tag.Get("format") == "uuid" {
+			return true
+		}
+	}
+	return false
+}
+
+func isList(rt route) bool {
+	for _, r := range rt.responses {
+		if r.status != http.StatusOK || r.body == nil {
+			continue
+		}
+		t := reflect.TypeOf(r.body)
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.Slice {
+			return true
+		}
+	}
+	return false
+}
+
+func hasStatus(rt route, status int) bool {
+	return slices.ContainsFunc(rt.responses, func(r response) bool { return r.status == status })
 }
 
 // docRoutes serves the document and a Swagger UI. They are meta routes:

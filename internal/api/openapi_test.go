@@ -20,7 +20,10 @@ type openAPIDoc struct {
 	} `json:"info"`
 	Paths map[string]map[string]struct {
 		OperationID string                      `json:"operationId"`
+		Description string                      `json:"description"`
+		Tags        []string                    `json:"tags"`
 		Parameters  []struct{ Name, In string } `json:"parameters"`
+		Security    []map[string][]string       `json:"security"`
 		Responses   map[string]any              `json:"responses"`
 	} `json:"paths"`
 }
@@ -50,10 +53,18 @@ func TestOpenAPIMatchesServedRoutes(t *testing.T) {
 			if op.OperationID == "" {
 				t.Errorf("%s %s has no operationId", method, path)
 			}
-			if !slices.ContainsFunc(op.Parameters, func(p struct{ Name, In string }) bool {
-				return p.Name == "S4-TenantId" && p.In == "header"
-			}) {
-				t.Errorf("%s %s does not document the S4-TenantId header", method, path)
+			// Every way to authenticate includes the tenant header, which is
+			// an API-key scheme (entered once in Swagger UI), not a parameter.
+			if len(op.Security) == 0 {
+				t.Errorf("%s %s has no security requirement", method, path)
+			}
+			for _, req := range op.Security {
+				if _, ok := req["tenant"]; !ok {
+					t.Errorf("%s %s: security requirement %v lacks the tenant header", method, path, req)
+				}
+			}
+			if slices.ContainsFunc(op.Parameters, func(p struct{ Name, In string }) bool { return p.Name == "S4-TenantId" }) {
+				t.Errorf("%s %s documents S4-TenantId as a parameter as well as a security scheme", method, path)
 			}
 			// Served: an unauthenticated call reaches the route (401), where
 			// an unserved one would be 404 or 405.

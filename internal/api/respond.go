@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -37,10 +38,15 @@ var (
 	errForbidden    = &statusError{http.StatusForbidden, "forbidden"}
 )
 
-// writeJSON writes v as the JSON body with status.
+// writeJSON writes v as the JSON body with status. A nil slice (an empty
+// page) is written as [], never null: the contract says lists are arrays.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {
+		_, _ = w.Write([]byte("[]\n"))
+		return
+	}
 	_ = json.NewEncoder(w).Encode(v)
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/kadens/kadens/client"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/server"
@@ -41,6 +42,9 @@ type Env struct {
 	// Tenant is the default tenant; requests made with Do act for it.
 	Tenant Tenant
 	client *http.Client
+	// contract validates every response Raw receives against the served
+	// /openapi.json.
+	contract *contract
 }
 
 // Tenant is a tenant and a valid API token for it.
@@ -100,12 +104,15 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 		t.Fatalf("apitest: start: %v", err)
 	}
 	e := &Env{t: t, Server: srv, Store: srv.Store, Config: cfg, URL: "http://" + srv.Addrs["main"],
-		client: &http.Client{Timeout: 30 * time.Second}}
+		client: &http.Client{Timeout: 30 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 	t.Cleanup(func() {
 		// Idle keep-alive connections would make Shutdown wait for them.
 		e.client.CloseIdleConnections()
 		_ = srv.Shutdown()
 	})
+	if e.contract, err = loadContract(srv.API.OpenAPI()); err != nil {
+		t.Fatal(err)
+	}
 	e.Tenant = e.NewTenant("tenant-a", true)
 	return e
 }
@@ -130,6 +137,18 @@ func (e *Env) NewTenant(name string, test bool) Tenant {
 		e.t.Fatalf("apitest: create client: %v", err)
 	}
 	return Tenant{ID: ten.ID, Token: e.FetchToken(id, secret), env: e}
+}
+
+// Client returns the typed API client (package client) acting as this
+// tenant. Its responses are checked against /openapi.json like Raw's.
+func (tn Tenant) Client() *client.Client {
+	tn.env.t.Helper()
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: checkedTransport{env: tn.env, token: tn.Token}}
+	c, err := client.New(tn.env.URL, tn.ID, client.WithHTTPClient(hc))
+	if err != nil {
+		tn.env.t.Fatalf("apitest: client: %v", err)
+	}
+	return c
 }
 
 // FetchToken obtains an access token with the client_credentials grant.
@@ -230,6 +249,9 @@ func (e *Env) Raw(method, path string, body any, headers ...string) *Response {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		e.t.Fatalf("apitest: read body: %v", err)
+	}
+	if err := e.contract.check(req, resp.StatusCode, resp.Header, b); err != nil {
+		e.t.Errorf("apitest: %s %s answered what /openapi.json does not describe: %v\nbody: %.500s", method, path, err, b)
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }

@@ -106,6 +106,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		Log:       log,
 		Metrics:   metrics,
 		BaseURL:   cfg.BaseURL,
+		IdPURL:    cfg.IdPURL,
 		BodyLimit: cfg.BodyLimit,
 	})
 	if err != nil {

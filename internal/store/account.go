@@ -29,8 +29,9 @@ type SubscriberAccount struct {
 	OutstandingCharges catalog.Amount `json:"outstandingCharges"`
 	AvailableAllowance catalog.Amount `json:"availableAllowance"`
 	// Entries are the newest entries (at most AccountEntriesShown), newest
-	// first; GET /subscriberaccount/{id}/entries pages through all.
-	Entries   []AccountEntry `json:"entries"`
+	// first; GET /subscriberaccount/{id}/entries pages through all. Lists
+	// leave them out (nil, so the property is absent).
+	Entries   []AccountEntry `json:"entries,omitzero"`
 	CreatedAt time.Time      `json:"createdAt"`
 }
 
