@@ -33,7 +33,9 @@ type AccountItemRequest struct {
 	// Gross amount (> 0) in the account's currency, with at most its minor-unit decimals.
 	Amount      *Decimal `json:"amount,omitempty"`
 	Description *string  `json:"description,omitempty"`
-	// VAT rate in percent (0..100) that splits the amount into net and VAT on the invoice line. Default 0.
+	// The product the charge or allowance is for: its VAT rate is used when vatRate is left out, and must equal vatRate when both are given.
+	ProductID *string `json:"productId,omitempty"`
+	// VAT rate in percent (0..100) that splits the amount into net and VAT on the invoice line. Required unless productId is given; 0 must be said explicitly.
 	VATRate *Decimal `json:"vatRate,omitempty"`
 }
 
@@ -114,6 +116,24 @@ type AllowedChoicesInput struct {
 	MinUnits *int64 `json:"minUnits,omitempty"`
 	// An order may set its own Price. Default false.
 	PriceOverride *bool `json:"priceOverride,omitempty"`
+}
+
+type BankAccount struct {
+	// Norwegian account number (kontonummer): 11 digits.
+	AccountNumber string `json:"accountNumber"`
+	// BIC (SWIFT code) of the IBAN's bank: 8 or 11 characters.
+	BIC string `json:"bic"`
+	// IBAN, compact and upper-case.
+	IBAN string `json:"iban"`
+}
+
+type BankAccountInput struct {
+	// Norwegian account number (kontonummer): 11 digits with a MOD11 check digit.
+	AccountNumber *string `json:"accountNumber,omitempty"`
+	// BIC (SWIFT code) of the IBAN's bank, 8 or 11 characters; only with iban.
+	BIC *string `json:"bic,omitempty"`
+	// IBAN (ISO 13616): checked with its mod-97 check digits and its country's length. A Norwegian IBAN must hold accountNumber when both are given.
+	IBAN *string `json:"iban,omitempty"`
 }
 
 type BillingPlan struct {
@@ -534,10 +554,16 @@ type OrderSubscriberInput struct {
 }
 
 type Organization struct {
-	Country   string    `json:"country"`
-	CreatedAt time.Time `json:"createdAt"`
-	Currency  string    `json:"currency"`
-	ID        string    `json:"id"`
+	// Postal address printed on invoices; all fields empty when not given.
+	Address Address `json:"address"`
+	// The account invoices ask to be paid to; fields empty when not given.
+	BankAccount BankAccount `json:"bankAccount"`
+	// In the Norwegian Register of Business Enterprises: invoices print Foretaksregisteret.
+	BusinessRegister bool      `json:"businessRegister"`
+	Country          string    `json:"country"`
+	CreatedAt        time.Time `json:"createdAt"`
+	Currency         string    `json:"currency"`
+	ID               string    `json:"id"`
 	// Check digit algorithm of the KID payment references on the organization's invoices. One of: MOD10, MOD11.
 	KIDAlgorithm       string    `json:"kidAlgorithm"`
 	LogoURL            string    `json:"logoUrl"`
@@ -546,9 +572,17 @@ type Organization struct {
 	PricesIncludeVAT   bool      `json:"pricesIncludeVat"`
 	TimeZone           string    `json:"timeZone"`
 	UpdatedAt          time.Time `json:"updatedAt"`
+	// Registered for VAT: Norwegian invoices print MVA after the organization number.
+	VATRegistered bool `json:"vatRegistered"`
 }
 
 type OrganizationInput struct {
+	// Postal address printed on invoices. When given, line1, postalCode and city are required (a Norwegian postal code is 4 digits); country defaults to the organization's.
+	Address *AddressInput `json:"address,omitempty"`
+	// The account invoices ask to be paid to, printed next to the KID.
+	BankAccount *BankAccountInput `json:"bankAccount,omitempty"`
+	// In the Norwegian Register of Business Enterprises (Foretaksregisteret); invoices then print Foretaksregisteret with the organization number (foretaksregisterloven § 10-2). Norwegian organizations only. Default true for a Norwegian organization named as an AS or ASA (the word AS or ASA first or last, or aksjeselskap), which must be registered, else false.
+	BusinessRegister *bool `json:"businessRegister,omitempty"`
 	// ISO 3166-1 alpha-2.
 	Country *string `json:"country,omitempty"`
 	// ISO 4217; the default currency of the organization's plans.
@@ -563,9 +597,17 @@ type OrganizationInput struct {
 	PricesIncludeVAT *bool `json:"pricesIncludeVat,omitempty"`
 	// IANA time zone; billing periods start at local midnight here. Default Europe/Oslo.
 	TimeZone *string `json:"timeZone,omitempty"`
+	// Registered for VAT (in Norway: in Merverdiavgiftsregisteret); Norwegian invoices then print MVA after the organization number. Default true, as the organization's plans charge VAT. True requires organizationNumber.
+	VATRegistered *bool `json:"vatRegistered,omitempty"`
 }
 
 type OrganizationUpdate struct {
+	// Postal address printed on invoices. When given, line1, postalCode and city are required (a Norwegian postal code is 4 digits); country defaults to the organization's.
+	Address *AddressInput `json:"address,omitempty"`
+	// The account invoices ask to be paid to, printed next to the KID.
+	BankAccount *BankAccountInput `json:"bankAccount,omitempty"`
+	// In the Norwegian Register of Business Enterprises (Foretaksregisteret); invoices then print Foretaksregisteret with the organization number (foretaksregisterloven § 10-2). Norwegian organizations only. Default true for a Norwegian organization named as an AS or ASA (the word AS or ASA first or last, or aksjeselskap), which must be registered, else false.
+	BusinessRegister *bool `json:"businessRegister,omitempty"`
 	// ISO 3166-1 alpha-2.
 	Country *string `json:"country,omitempty"`
 	// ISO 4217; the default currency of the organization's plans.
@@ -580,6 +622,8 @@ type OrganizationUpdate struct {
 	PricesIncludeVAT *bool `json:"pricesIncludeVat,omitempty"`
 	// IANA time zone; billing periods start at local midnight here. Default Europe/Oslo.
 	TimeZone *string `json:"timeZone,omitempty"`
+	// Registered for VAT (in Norway: in Merverdiavgiftsregisteret); Norwegian invoices then print MVA after the organization number. Default true, as the organization's plans charge VAT. True requires organizationNumber.
+	VATRegistered *bool `json:"vatRegistered,omitempty"`
 }
 
 type PackageChainInput struct {
@@ -939,11 +983,15 @@ type ScheduledChange struct {
 }
 
 type Seller struct {
-	Country            string `json:"country"`
-	LogoURL            string `json:"logoUrl"`
-	Name               string `json:"name"`
-	OrganizationID     string `json:"organizationId"`
-	OrganizationNumber string `json:"organizationNumber"`
+	Address            Address     `json:"address"`
+	BankAccount        BankAccount `json:"bankAccount"`
+	BusinessRegister   bool        `json:"businessRegister"`
+	Country            string      `json:"country"`
+	LogoURL            string      `json:"logoUrl"`
+	Name               string      `json:"name"`
+	OrganizationID     string      `json:"organizationId"`
+	OrganizationNumber string      `json:"organizationNumber"`
+	VATRegistered      bool        `json:"vatRegistered"`
 }
 
 type ServerError struct {
