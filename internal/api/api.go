@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ type Server struct {
 	mux    *http.ServeMux
 	routes []route
 	doc    []byte
+	// echo maps a path to the type of the resource its GET answers with,
+	// whose properties a PUT to the path accepts and ignores (decodeJSON).
+	echo map[string]reflect.Type
 }
 
 // Options configure the API server.
@@ -90,13 +94,57 @@ func New(o Options) (*Server, error) {
 	}
 	s.doc = doc
 	s.docRoutes()
+	s.echo = echoTypes(s.routes)
 	s.mux.Handle("/", Observe("api", "unmatched", s.metrics, s.log, http.HandlerFunc(s.unmatched)))
 	return s, nil
 }
 
 // Handler returns the API's root handler. Unknown paths are 404 and known
-// paths with another method 405, both without a body.
-func (s *Server) Handler() http.Handler { return s.mux }
+// paths with another method 405, both without a body. Paths match
+// case-insensitively and with a trailing slash (normalizePath).
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.route) }
+
+// route dispatches r, after normalizing a path spelled another way than the
+// route table's (POST /Order/ for POST /order).
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if p, ok := s.normalizePath(r); ok {
+		r.URL.Path, r.URL.RawPath = p, ""
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// normalizePath returns the path r is meant for when r's own path matches
+// no route but its lower-case form without a trailing slash matches one
+// (with any method, so that the 405 rule still applies). Route paths are
+// lower case and their parameters are uuids, which the handlers read
+// case-insensitively. Paths the mux matches as written (the Swagger UI's
+// assets, whose names have case) are left alone; a well-formed request
+// costs one scan of its path.
+func (s *Server) normalizePath(r *http.Request) (string, bool) {
+	p := r.URL.Path
+	if len(p) <= 1 || (!strings.HasSuffix(p, "/") && !strings.ContainsFunc(p, func(c rune) bool { return 'A' <= c && c <= 'Z' })) {
+		return "", false
+	}
+	if _, pattern := s.mux.Handler(r); pattern != "" && pattern != "/" {
+		return "", false
+	}
+	norm := strings.ToLower(p)
+	if len(norm) > 1 {
+		norm = strings.TrimRight(norm, "/")
+	}
+	if norm == p || norm == "" {
+		return "", false
+	}
+	probe := r.Clone(r.Context())
+	probe.URL.Path, probe.URL.RawPath = norm, ""
+	if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+		return norm, true
+	}
+	if len(s.allowed(probe)) > 0 {
+		return norm, true
+	}
+	return "", false
+}
 
 // unmatched answers requests no route takes. It is registered as the
 // catch-all "/" pattern, so a matched request is routed once, not twice.
@@ -182,8 +230,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	if r.Body != nil && s.limit > 0 {
 		r.Body = http.MaxBytesReader(w, r.Body, s.limit)
 	}
+	if err := checkQuery(r.URL.RawQuery); err != nil {
+		return err
+	}
 	if rt.public {
 		return rt.handle(w, r)
+	}
+	if t := s.echo[rt.path]; t != nil && rt.method == http.MethodPut {
+		r = r.WithContext(withEcho(r.Context(), t))
 	}
 	r, err := s.authenticate(r)
 	if err != nil {
@@ -195,6 +249,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 		}
 	}
 	return s.idempotent(w, r, rt.handle)
+}
+
+// echoTypes maps each path that answers GET with a JSON body to the type
+// of that body.
+func echoTypes(routes []route) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for _, rt := range routes {
+		if rt.method != http.MethodGet {
+			continue
+		}
+		for _, resp := range rt.responses {
+			if resp.status == http.StatusOK && resp.body != nil && resp.contentType == "" {
+				out[rt.path] = reflect.TypeOf(resp.body)
+			}
+		}
+	}
+	return out
 }
 
 // idParam documents the {id} path parameter of single-resource routes.

@@ -2,20 +2,34 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// decodeJSON reads the request body into v. Property names match
-// case-insensitively (encoding/json's rule), unknown properties are
-// ignored, and every malformed body becomes a 400 naming the field, never a
-// 500. An over-long body surfaces as *http.MaxBytesError (413).
+// decodeJSON reads the request body into v. Every malformed body becomes a
+// 400 naming the field, never a 500; an over-long body surfaces as
+// *http.MaxBytesError (413). Beyond what encoding/json checks:
+//
+//   - property names match case-insensitively (encoding/json's rule), but a
+//     property v's type does not declare is refused, naming its JSON path,
+//     so that a misspelled field is never silently dropped. In a PUT body,
+//     properties of the resource's own representation (its GET answer:
+//     id, timestamps, status, …) are accepted and ignored, so a client can
+//     GET, modify and PUT the result;
+//   - every string must be valid UTF-8 without control characters
+//     (validation.TextProblem); line breaks and tabs are allowed only in
+//     the free-text properties named in multilineText.
+//
+// The rules are driven by v's Go type, so a new input field needs nothing
+// here.
 func decodeJSON(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -25,6 +39,12 @@ func decodeJSON(r *http.Request, v any) error {
 		}
 		return validation.Field("body", "could not read the request body: %v", err)
 	}
+	return decodeBytes(body, v, echoType(r.Context()))
+}
+
+// decodeBytes is decodeJSON for a body already read; echo is the type of
+// the resource's representation whose properties are ignored (nil: none).
+func decodeBytes(body []byte, v any, echo reflect.Type) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return validation.Field("body", "a JSON body is required")
 	}
@@ -36,7 +56,25 @@ func decodeJSON(r *http.Request, v any) error {
 	if dec.More() {
 		return validation.Field("body", "unexpected data after the JSON value")
 	}
-	return nil
+	// The body is well-formed JSON of the right shape now; look at what
+	// encoding/json let through.
+	return checkBody(body, reflect.TypeOf(v), echo)
+}
+
+// multilineText are the free-text properties in which line breaks and tabs
+// are allowed; every other string is a single line.
+var multilineText = map[string]bool{"description": true, "terms": true, "reason": true}
+
+type echoKey struct{}
+
+// withEcho records, for a PUT, the type of the resource's representation.
+func withEcho(ctx context.Context, t reflect.Type) context.Context {
+	return context.WithValue(ctx, echoKey{}, t)
+}
+
+func echoType(ctx context.Context) reflect.Type {
+	t, _ := ctx.Value(echoKey{}).(reflect.Type)
+	return t
 }
 
 // jsonError explains a decoding error in terms of the client's input.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -15,6 +16,26 @@ import (
 const IdempotencyHeader = "Idempotency-Key"
 
 const idempotencyWindow = 24 * time.Hour
+
+// maxIdempotencyKey is the longest key accepted: a uuid or a hash fits
+// with room to spare.
+const maxIdempotencyKey = 255
+
+// checkIdempotencyKey accepts 1 to 255 visible ASCII characters (no
+// spaces): keys are compared byte for byte and stored as text, so anything
+// else (non-ASCII, which a header carries in no agreed encoding, or
+// control characters) is refused with a 400 naming the header.
+func checkIdempotencyKey(key string) error {
+	if len(key) > maxIdempotencyKey {
+		return fieldErr(IdempotencyHeader, fmt.Sprintf("must be at most %d characters", maxIdempotencyKey))
+	}
+	for i := range len(key) {
+		if c := key[i]; c < 0x21 || c > 0x7e {
+			return fieldErr(IdempotencyHeader, fmt.Sprintf("must be visible ASCII characters without spaces (byte %d is 0x%02x)", i, c))
+		}
+	}
+	return nil
+}
 
 // teeWriter passes a response through while keeping a copy to store.
 type teeWriter struct {
@@ -47,8 +68,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next handler
 	if key == "" || r.Method != http.MethodPost {
 		return next(w, r)
 	}
-	if len(key) > 255 {
-		return fieldErr(IdempotencyHeader, "must be at most 255 characters")
+	if err := checkIdempotencyKey(key); err != nil {
+		return err
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -388,11 +387,9 @@ func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request)
 	for i, b := range raw {
 		report.Rows[i] = ImportRowResult{Index: i, Errors: []validation.FieldError{}}
 		var in PaymentAgreementInput
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
 		var errs validation.Errors
-		if err := dec.Decode(&in); err != nil {
-			if !errors.As(jsonError(err), &errs) {
+		if err := decodeBytes(b, &in, nil); err != nil {
+			if !errors.As(err, &errs) {
 				errs.Add("body", "row %d is not a payment agreement object", i)
 			}
 		} else {

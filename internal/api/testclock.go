@@ -16,6 +16,13 @@ type TestClockView struct {
 	Now time.Time `json:"now" description:"The tenant's current time."`
 }
 
+// maxClock bounds a test clock. The engine and the store represent times up
+// to the end of year 9999 (RFC 3339 in JSON, fixed-width text in SQLite);
+// a clock near that bound makes every later order fail when its periods,
+// due dates and reminders run past it. Nearly a thousand years ahead is
+// more than any test needs and leaves room for the longest binding period.
+var maxClock = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // AdvanceInput is the body of POST /testclock/advance.
 type AdvanceInput struct {
 	To *string `json:"to" required:"true" format:"date-time" description:"The time to move the clock to (RFC 3339). Everything due up to it happens, in time order, before the answer."`
@@ -35,7 +42,8 @@ func (s *Server) testClockRoutes() {
 	s.add(route{method: http.MethodPost, path: "/testclock/advance", id: "advanceTestClock", tag: tag,
 		summary: "Advance a test tenant's clock",
 		desc: "Runs every renewal, chain step, plan change and deactivation due up to `to`, in time order, then moves the clock. " +
-			"Advancing to the current time again changes nothing. 400 for a tenant that is not a test tenant, or a time before the clock.",
+			"Advancing to the current time again changes nothing. 400 for a tenant that is not a test tenant, a time before the clock, " +
+			"or a time from 3000-01-01T00:00:00Z on.",
 		request: new(AdvanceInput), responses: common(response{status: http.StatusOK, body: new(AdvanceResult)}), handle: s.advanceTestClock})
 }
 
@@ -83,6 +91,10 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 		return validation.Field("to", "is required")
 	}
 	to := *toPtr
+	if !to.Before(maxClock) {
+		return validation.Field("to", "must be before %s: a clock further ahead leaves no room for the periods, due dates and "+
+			"timestamps every later order and renewal computes", maxClock.Format(time.RFC3339))
+	}
 	if to.Before(now) {
 		return validation.Field("to", "%s is before the clock (%s); a clock only moves forward", to.Format(time.RFC3339), now.Format(time.RFC3339))
 	}

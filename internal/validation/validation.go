@@ -5,6 +5,8 @@ package validation
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // FieldError names one invalid input field.
@@ -43,4 +45,38 @@ func Field(field, format string, args ...any) Errors {
 	var e Errors
 	e.Add(field, format, args...)
 	return e
+}
+
+// TextProblem says what makes s unacceptable as text input, or "" when it
+// is fine: invalid UTF-8, or a control character (C0, DEL or C1). Line
+// breaks and tabs are allowed only in multiline (free) text such as a
+// description; names, ids, emails, codes and query parameters are single
+// lines. PostgreSQL cannot store NUL at all, and no field of Kadens has a
+// use for the others, which only make printed invoices and exports wrong.
+func TextProblem(s string, multiline bool) string {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return "must be valid UTF-8 text"
+			}
+		}
+		if p := RuneProblem(r, multiline); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// RuneProblem is TextProblem for one character.
+func RuneProblem(r rune, multiline bool) string {
+	if !unicode.IsControl(r) {
+		return ""
+	}
+	if multiline && (r == '\n' || r == '\r' || r == '\t') {
+		return ""
+	}
+	if !multiline && (r == '\n' || r == '\r' || r == '\t') {
+		return fmt.Sprintf("must be a single line without tabs (it contains U+%04X)", r)
+	}
+	return fmt.Sprintf("must not contain control characters (it contains U+%04X)", r)
 }

@@ -1,0 +1,214 @@
+package api
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// The rules of decodeBytes, on the order input (nested structs, embedded
+// structs, slices) and the subscriber input with the subscriber's own
+// representation as the echo of a PUT.
+func TestDecodeBytesRules(t *testing.T) {
+	subscriber := reflect.TypeFor[store.Subscriber]()
+	for _, tc := range []struct {
+		name   string
+		body   string
+		into   any
+		echo   reflect.Type
+		fields []string // nil: accepted
+		msg    string   // part of the first message
+	}{
+		{name: "plain", body: `{"organizationId": "x", "subscriber": {"name": "Kari Nordmann", "contacts": [{"role": "Invoice", "name": "Ola"}]}}`,
+			into: new(OrderInput)},
+		{name: "names match case-insensitively", body: `{"ORGANIZATIONID": "x", "Subscriber": {"NAME": "Kari"}}`, into: new(OrderInput)},
+		{name: "promoted property of an embedded struct", body: `{"subscriber": {"externalId": "a", "externalSubscriberId": "b"}}`,
+			into: new(OrderInput)},
+		{name: "unknown top-level property", body: `{"organizationId": "x", "priceOveride": 5}`, into: new(OrderInput),
+			fields: []string{"priceOveride"}},
+		{name: "unknown properties are all named with their path",
+			body: `{"subscriber": {"contacts": [{"role": "Invoice"}, {"role": "Delivery", "fullPrice": 1}]}, "paymentAgreementParameters": {}}`,
+			into: new(OrderInput), fields: []string{"subscriber.contacts[1].fullPrice", "paymentAgreementParameters"}},
+		{name: "a near miss is suggested", body: `{"subscriberID": "x", "invoiceContac": {}}`, into: new(OrderInput),
+			fields: []string{"invoiceContac"}, msg: "did you mean invoiceContact?"},
+		{name: "path parameters are not body properties", body: `{"ID": "x", "name": "Kari"}`, into: new(subscriberUpdate),
+			fields: []string{"ID"}},
+		{name: "NUL in a nested name", body: `{"subscriber": {"contacts": [{"role": "Invoice", "name": "O\u0000la"}]}}`,
+			into: new(OrderInput), fields: []string{"subscriber.contacts[0].name"}, msg: "U+0000"},
+		{name: "line break in a name", body: `{"subscriber": {"name": "Kari\nNordmann"}}`, into: new(OrderInput),
+			fields: []string{"subscriber.name"}, msg: "single line"},
+		{name: "tab in an external id", body: `{"subscriber": {"externalId": "crm\t1"}}`, into: new(OrderInput),
+			fields: []string{"subscriber.externalId"}},
+		{name: "C1 control in an address", body: `{"invoiceContact": {"address": {"line1": "Storgata \u0085 1"}}}`, into: new(OrderInput),
+			fields: []string{"invoiceContact.address.line1"}, msg: "U+0085"},
+		{name: "DEL in an email", body: "{\"invoiceContact\": {\"email\": \"a\x7f@example.no\"}}", into: new(OrderInput),
+			fields: []string{"invoiceContact.email"}},
+		{name: "invalid UTF-8", body: "{\"subscriber\": {\"name\": \"Kari \xff\"}}", into: new(OrderInput),
+			fields: []string{"subscriber.name"}, msg: "UTF-8"},
+		{name: "unpaired high surrogate", body: `{"subscriber": {"name": "Kari \ud800"}}`, into: new(OrderInput),
+			fields: []string{"subscriber.name"}, msg: "surrogate"},
+		{name: "unpaired low surrogate", body: `{"subscriber": {"name": "\udc00"}}`, into: new(OrderInput),
+			fields: []string{"subscriber.name"}, msg: "surrogate"},
+		{name: "high surrogate before another escape", body: `{"subscriber": {"name": "\ud800\u0041"}}`, into: new(OrderInput),
+			fields: []string{"subscriber.name"}, msg: "surrogate"},
+		{name: "a surrogate pair is text", body: `{"subscriber": {"name": "Kari \ud83d\ude00 \u00e6\u00f8\u00e5 æøå"}}`, into: new(OrderInput)},
+		{name: "descriptions may have line breaks and tabs", body: `{"name": "Digital", "description": "Line 1\r\n\tLine 2"}`,
+			into: new(ProductInput)},
+		{name: "but no other control characters", body: `{"name": "Digital", "description": "Line 1\u0007"}`,
+			into: new(ProductInput), fields: []string{"description"}, msg: "U+0007"},
+		{name: "a control character in an unknown property name", body: `{"na\u0000me": "x"}`, into: new(ProductInput),
+			fields: []string{`"na\x00me"`}},
+		{name: "echoed read-only properties are ignored in a PUT",
+			body: `{"id": "x", "createdAt": "2027-01-01T00:00:00Z", "updatedAt": "y", "name": "Kari",
+				"contacts": [{"role": "Invoice", "name": "Ola", "address": {"line1": "Storgata 1"}}]}`,
+			into: new(SubscriberInput), echo: subscriber},
+		{name: "unknown properties are still refused in a PUT", body: `{"id": "x", "nmae": "Kari"}`, into: new(SubscriberInput),
+			echo: subscriber, fields: []string{"nmae"}, msg: "did you mean name?"},
+		{name: "without an echo, read-only properties are unknown", body: `{"id": "x", "name": "Kari"}`, into: new(SubscriberInput),
+			fields: []string{"id"}},
+		{name: "strings of self-decoding types are text too", body: `{"name": "Digital", "vatRate": "2\u00005"}`, into: new(ProductInput),
+			fields: []string{"vatRate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := decodeBytes([]byte(tc.body), tc.into, tc.echo)
+			if tc.fields == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			verrs, ok := err.(validation.Errors)
+			if !ok {
+				t.Fatalf("want field errors %v, got %v", tc.fields, err)
+			}
+			var got []string
+			for _, fe := range verrs {
+				got = append(got, fe.Field)
+			}
+			if !slices.Equal(got, tc.fields) {
+				t.Fatalf("fields %q, want %q (%v)", got, tc.fields, err)
+			}
+			if !strings.Contains(verrs[0].Message, tc.msg) {
+				t.Fatalf("message %q lacks %q", verrs[0].Message, tc.msg)
+			}
+		})
+	}
+}
+
+func TestCheckQuery(t *testing.T) {
+	for _, tc := range []struct {
+		raw, field string
+	}{
+		{"", ""},
+		{"limit=10&externalId=crm-1", ""},
+		{"name=%C3%A6%C3%B8%C3%A5+as", ""},
+		{"externalId=a%00b", "externalId"},
+		{"limit=5&status=Issued%0A", "status"},
+		{"q=%C2%85", "q"},
+		{"q=%FF", "q"},
+		{"q=%zz", "q"},
+		{"a%00b=1", `"a\x00b"`},
+	} {
+		err := checkQuery(tc.raw)
+		if tc.field == "" {
+			if err != nil {
+				t.Errorf("%q refused: %v", tc.raw, err)
+			}
+			continue
+		}
+		verrs, ok := err.(validation.Errors)
+		if !ok || len(verrs) != 1 || verrs[0].Field != tc.field {
+			t.Errorf("%q: want an error naming %s, got %v", tc.raw, tc.field, err)
+		}
+	}
+}
+
+func TestCheckIdempotencyKey(t *testing.T) {
+	for key, ok := range map[string]bool{
+		"0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d71": true,
+		strings.Repeat("k", 255):               true,
+		strings.Repeat("k", 256):               false,
+		"ordre-æ":                              false,
+		"two words":                            false,
+		"tab\there":                            false,
+		"nul\x00":                              false,
+	} {
+		if err := checkIdempotencyKey(key); (err == nil) != ok {
+			t.Errorf("%q: err %v, want ok=%v", key, err, ok)
+		}
+	}
+}
+
+// FuzzDecodeBytes: whatever the body, decoding never panics, and what it
+// accepts holds only text a name may hold (no control characters, no
+// replacement characters the body did not spell), with no property
+// dropped.
+func FuzzDecodeBytes(f *testing.F) {
+	for _, s := range []string{
+		`{"subscriber": {"name": "Kari", "contacts": [{"role": "Invoice", "name": "Ola"}]}}`,
+		`{"organizationId": "x", "invoiceContact": {"address": {"line1": "a\u0000"}}}`,
+		`{"subscriber": {"name": "\ud800\udc00 \ud800"}}`, "{\"subscriber\": {\"name\": \"\xff\"}}",
+		`{"x": [1, {"y": null}], "requestedStart": "2027-01-01T00:00:00Z"}`, `[]`, `null`, `"s"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var in OrderInput
+		if decodeBytes(body, &in, nil) != nil {
+			return
+		}
+		if bodyHasUnknown(body) {
+			t.Fatalf("accepted a property OrderInput does not have: %s", body)
+		}
+		checkStrings(t, reflect.ValueOf(in), string(body))
+	})
+}
+
+// bodyHasUnknown reports whether body's top-level object has a property
+// OrderInput lacks.
+func bodyHasUnknown(body []byte) bool {
+	var m map[string]any
+	if decodeBytes(body, &m, nil) != nil {
+		return false
+	}
+	fields := bodyFields(reflect.TypeFor[OrderInput]())
+	for k := range m {
+		if _, ok := findField(fields, k); !ok {
+			return true
+		}
+	}
+	return false
+}
+
+func checkStrings(t *testing.T, v reflect.Value, body string) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			checkStrings(t, v.Elem(), body)
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			return
+		}
+		for i := range v.NumField() {
+			checkStrings(t, v.Field(i), body)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			checkStrings(t, v.Index(i), body)
+		}
+	case reflect.String:
+		s := v.String()
+		if p := validation.TextProblem(s, false); p != "" {
+			t.Fatalf("accepted %q (%s) from %q", s, p, body)
+		}
+		if strings.ContainsRune(s, '\uFFFD') && !strings.Contains(body, "\uFFFD") && !strings.Contains(strings.ToLower(body), `\ufffd`) {
+			t.Fatalf("accepted %q, a replacement for what %q spelled", s, body)
+		}
+	}
+}
