@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -211,4 +212,25 @@ func checkStrings(t *testing.T, v reflect.Value, body string) {
 			t.Fatalf("accepted %q, a replacement for what %q spelled", s, body)
 		}
 	}
+}
+
+// FuzzCheckQuery: a query string checkQuery passes holds only text, as the
+// handlers will read it.
+func FuzzCheckQuery(f *testing.F) {
+	for _, s := range []string{"limit=10", "externalId=a%00b", "q=%C2%85&x=%FF", "a%00=1", "q=%zz", "x=%C3%A6+%C3%B8"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if checkQuery(raw) != nil {
+			return
+		}
+		values, _ := url.ParseQuery(raw)
+		for k, vs := range values {
+			for _, s := range append([]string{k}, vs...) {
+				if p := validation.TextProblem(s, false); p != "" {
+					t.Fatalf("passed %q: %q %s", raw, s, p)
+				}
+			}
+		}
+	})
 }

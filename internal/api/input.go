@@ -3,15 +3,15 @@ package api
 import (
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// text reads a free-text field: trimmed, at most max characters, without
+// text reads a text field: trimmed, at most max characters, without
 // control characters other than line breaks and tabs (PostgreSQL cannot
-// store NUL, and no name needs the others).
+// store NUL; decodeJSON refuses line breaks and tabs where they do not
+// belong).
 func text(errs *validation.Errors, field string, p *string, max int, required bool) string {
 	s := trimmed(p)
 	switch n := utf8.RuneCountInString(s); {
@@ -19,8 +19,12 @@ func text(errs *validation.Errors, field string, p *string, max int, required bo
 		errs.Add(field, "is required")
 	case n > max:
 		errs.Add(field, "must be at most %d characters", max)
-	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' }):
-		errs.Add(field, "must not contain control characters")
+	default:
+		// decodeJSON has refused what a single-line field may not hold;
+		// this holds for values from elsewhere too.
+		if p := validation.TextProblem(s, true); p != "" {
+			errs.Add(field, "%s", p)
+		}
 	}
 	return s
 }
