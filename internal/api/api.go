@@ -230,10 +230,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	if r.Body != nil && s.limit > 0 {
 		r.Body = http.MaxBytesReader(w, r.Body, s.limit)
 	}
-	if err := checkQuery(r.URL.RawQuery); err != nil {
-		return err
-	}
 	if rt.public {
+		if err := checkQuery(r.URL.RawQuery); err != nil {
+			return err
+		}
 		return rt.handle(w, r)
 	}
 	if t := s.echo[rt.path]; t != nil && rt.method == http.MethodPut {
@@ -241,6 +241,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	}
 	r, err := s.authenticate(r)
 	if err != nil {
+		return err
+	}
+	if err := checkQuery(r.URL.RawQuery); err != nil {
 		return err
 	}
 	if rt.method == http.MethodGet {
