@@ -1238,7 +1238,7 @@ type WebhookUpdate struct {
 
 // AdvanceTestClock is POST /testclock/advance: Advance a test tenant's clock.
 //
-// Runs every renewal, chain step, plan change and deactivation due up to `to`, in time order, then moves the clock. Advancing to the current time again changes nothing. 400 for a tenant that is not a test tenant, or a time before the clock.
+// Runs every renewal, chain step, plan change and deactivation due up to `to`, in time order, then moves the clock. Advancing to the current time again changes nothing. 400 for a tenant that is not a test tenant, a time before the clock, or a time from 3000-01-01T00:00:00Z on.
 func (c *Client) AdvanceTestClock(ctx context.Context, body AdvanceInput, opts ...RequestOption) (AdvanceResult, error) {
 	var out AdvanceResult
 	_, err := c.do(ctx, http.MethodPost, "/testclock/advance", nil, body, &out, opts)
