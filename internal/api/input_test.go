@@ -305,7 +305,7 @@ func TestOrderCompletionRacesAccountItems(t *testing.T) {
 		for i := range n {
 			run("POST", "/order/"+orders[i]+"/complete", nil, http.StatusOK)
 			run("POST", "/subscriberaccount/"+account+"/charge", map[string]any{"amount": 10, "description": "Extra copy", "vatRate": 25}, http.StatusCreated)
-			run("POST", "/subscriberaccount/"+account+"/allowance", map[string]any{"amount": 5, "description": "Goodwill"}, http.StatusCreated)
+			run("POST", "/subscriberaccount/"+account+"/allowance", map[string]any{"amount": 5, "description": "Goodwill", "vatRate": 25}, http.StatusCreated)
 		}
 		close(start)
 		wg.Wait()
