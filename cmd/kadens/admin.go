@@ -18,13 +18,14 @@ import (
 // openStore opens and migrates the store named by cfg, so operator commands
 // work on a fresh database as well as beside a running server.
 func openStore(ctx context.Context, cfg *config.Config, stderr io.Writer) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.StoreOptions())
+	log, err := newLogger(cfg, stderr)
 	if err != nil {
 		return nil, err
 	}
-	log, err := newLogger(cfg, stderr)
+	opts := cfg.StoreOptions()
+	opts.Log = log
+	st, err := store.Open(ctx, opts)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	if err := st.Migrate(ctx, log); err != nil {
@@ -64,7 +65,7 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	*name = strings.TrimSpace(*name)
 	if *name == "" {
-		return errors.New("--name is required")
+		return usagef("--name is required")
 	}
 	st, err := openStore(ctx, cfg, stderr)
 	if err != nil {
@@ -94,7 +95,7 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	if *tenant == "" {
-		return errors.New("--tenant is required")
+		return usagef("--tenant is required")
 	}
 	st, err := openStore(ctx, cfg, stderr)
 	if err != nil {

@@ -32,71 +32,205 @@ Usage:
   kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems
   kadens version
 
-Every command takes the storage flags (--data-dir, --database-url); run
-"kadens serve -h" for all settings and their KADENS_* environment variables.
+Every command takes the settings (--data-dir, --database-url, ...), before
+or after the command words; run "kadens serve -h" for all of them and their
+KADENS_* environment variables. Exit status: 0 done, 1 failed, 2 usage error
+(a bad command, flag or KADENS_* value).
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "kadens:", err)
-		}
-		os.Exit(2)
-	}
+	go func() {
+		// After the first signal the process shuts down gracefully; a
+		// second one ends it at once.
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
 }
+
+// usageError is a mistake in the command line or the KADENS_* environment:
+// exit status 2, as for a bad flag. Every other failure is 1.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitCode reports err on stderr and returns the process's exit status.
+func exitCode(err error, stderr io.Writer) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsagePrinted):
+		return 2
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // -h: the usage went to stdout or stderr already
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "kadens:", err)
+		return 2
+	}
+	fmt.Fprintln(stderr, "kadens:", err)
+	return 1
+}
+
+// errUsagePrinted: run was called without a command and printed the usage.
+var errUsagePrinted = errors.New("no command")
+
+// commands are the command words, and how many words each command has.
+var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1,
+	"tenant": 2, "client": 2, "key": 2, "ledger": 2}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return flag.ErrHelp
+		return errUsagePrinted
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
+	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "--version", "-version":
+		args = append([]string{"version"}, args[1:]...)
+	}
+	words, args, err := splitCommand(args, getenv)
+	if err != nil {
+		return err
+	}
+	switch strings.Join(words, " ") {
 	case "serve":
-		return serve(ctx, rest, stdout, stderr, getenv)
+		return serve(ctx, args, stdout, stderr, getenv)
 	case "migrate":
-		return migrate(ctx, rest, stdout, stderr, getenv)
-	case "tenant", "client", "key", "ledger":
-		if len(rest) == 0 {
-			return fmt.Errorf("%s needs a subcommand; see `kadens help`", cmd)
+		return migrate(ctx, args, stdout, stderr, getenv)
+	case "tenant create":
+		return tenantCreate(ctx, args, stdout, stderr, getenv)
+	case "client create":
+		return clientCreate(ctx, args, stdout, stderr, getenv)
+	case "key rotate":
+		return keyRotate(ctx, args, stdout, stderr, getenv)
+	case "ledger check":
+		return ledgerCheck(ctx, args, stdout, stderr, getenv)
+	case "version":
+		fs, cfg := flags("version", stderr, getenv)
+		if err := parseFlags(fs, cfg, args); err != nil {
+			return err
 		}
-		sub := cmd + " " + rest[0]
-		switch sub {
-		case "tenant create":
-			return tenantCreate(ctx, rest[1:], stdout, stderr, getenv)
-		case "client create":
-			return clientCreate(ctx, rest[1:], stdout, stderr, getenv)
-		case "key rotate":
-			return keyRotate(ctx, rest[1:], stdout, stderr, getenv)
-		case "ledger check":
-			return ledgerCheck(ctx, rest[1:], stdout, stderr, getenv)
-		}
-		return fmt.Errorf("unknown command %q; see `kadens help`", sub)
-	case "version", "--version":
 		fmt.Fprintln(stdout, "kadens", versionString())
 		return nil
-	case "help", "-h", "--help":
+	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q; see `kadens help`", cmd)
+	return usagef("unknown command %q; see `kadens help`", strings.Join(words, " "))
 }
 
+// splitCommand separates the command words from the flags, which may come
+// before, between or after them ("kadens --data-dir d tenant create --name
+// x" is "kadens tenant create --data-dir d --name x"). It returns the words
+// and the flags in their order; the command parses the flags.
+func splitCommand(args []string, getenv func(string) string) (words, flagArgs []string, err error) {
+	// The settings every command takes say which flags take a value.
+	probe, _ := flags("", io.Discard, func(string) string { return "" })
+	want := 1
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(words) == want {
+			return words, append(flagArgs, args[i:]...), nil
+		}
+		if a == "--" {
+			return nil, nil, usagef("missing command; see `kadens help`")
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if len(words) == 0 {
+				n, ok := commands[a]
+				if !ok {
+					return nil, nil, usagef("unknown command %q; see `kadens help`", a)
+				}
+				want = n
+			}
+			words = append(words, a)
+			continue
+		}
+		flagArgs = append(flagArgs, a)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := probe.Lookup(name)
+		if f == nil {
+			if len(words) == 0 {
+				return nil, nil, usagef("flag %s before the command is not a setting every command takes; put it after the command", a)
+			}
+			continue // the command's own flag; it is parsed there
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() || hasValue {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flagArgs = append(flagArgs, args[i])
+		}
+	}
+	if len(words) < want {
+		if len(words) == 0 {
+			return nil, nil, usagef("missing command; see `kadens help`")
+		}
+		return nil, nil, usagef("%s needs a subcommand; see `kadens help`", words[0])
+	}
+	return words, flagArgs, nil
+}
+
+// versionString is the module version and the VCS revision the binary was
+// built from (runtime/debug build info), overridden by -ldflags "-X
+// main.version=...".
 func versionString() string {
-	v := version
 	bi, ok := debug.ReadBuildInfo()
-	if v == "" && ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+	if !ok {
+		bi = nil
+	}
+	return formatVersion(version, bi)
+}
+
+// formatVersion is versionString for a given -X version and build info
+// (nil when the binary has none).
+func formatVersion(v string, bi *debug.BuildInfo) string {
+	ok := bi != nil
+	if v == "" && ok && bi.Main.Version != "" {
 		v = bi.Main.Version
 	}
 	if v == "" {
-		v = "dev"
+		v = "(devel)"
 	}
-	if ok {
-		v += " (" + bi.GoVersion + ")"
+	if !ok {
+		return v
 	}
-	return v
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		v += " revision unknown (built without VCS information)"
+	default:
+		v += " revision " + rev
+		if modified {
+			v += "+modified"
+		}
+		if at != "" {
+			v += " (" + at + ")"
+		}
+	}
+	return v + ", " + bi.GoVersion
 }
 
 // flags returns a flag set with every setting registered; parse it with
@@ -107,20 +241,28 @@ func flags(name string, stderr io.Writer, getenv func(string) string) (*flag.Fla
 	return fs, config.Register(fs, getenv)
 }
 
+// parseFlags parses args and the environment; every problem is a usage
+// error.
 func parseFlags(fs *flag.FlagSet, cfg *config.Config, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	return cfg.Finish()
+	if err := cfg.Finish(); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 func newLogger(cfg *config.Config, w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", cfg.LogLevel)
+		return nil, usagef("%s %q: want debug, info, warn or error", cfg.Name("log-level"), cfg.LogLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.LogFormat == "json" {

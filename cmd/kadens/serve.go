@@ -14,7 +14,7 @@ import (
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs, cfg := flags("serve", stderr, getenv)
-	fs.BoolVar(&cfg.Demo, "demo", getenv("KADENS_DEMO") == "true", "create a demo test tenant with data and a client on first run, and print how to call it [KADENS_DEMO]")
+	cfg.RegisterDemo()
 	if err := parseFlags(fs, cfg, args); err != nil {
 		return err
 	}

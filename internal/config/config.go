@@ -5,8 +5,10 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
@@ -47,9 +49,16 @@ type Config struct {
 	WebhookTimeout       time.Duration
 	WebhookConcurrency   int
 
+	// WebhookAllowLinkLocal additionally lets webhooks reach link-local
+	// and cloud metadata addresses, which WebhookAllowPrivate alone does not.
+	WebhookAllowLinkLocal bool
+
 	issuers []TrustedIssuer
 	fs      *flag.FlagSet
+	getenv  func(string) string
 	secrets map[string]bool
+	env     map[string]string // flag name → environment variable
+	envErrs []envError
 }
 
 // TrustedIssuer describes an external OpenID Connect issuer whose access
@@ -64,20 +73,19 @@ type TrustedIssuer struct {
 }
 
 // Register defines every setting as a flag on fs, defaulting to its
-// environment variable (read with getenv) or the built-in default.
+// environment variable (read with getenv) or the built-in default. An
+// environment value goes through the flag's own parser, so a malformed one
+// (KADENS_TOKEN_TTL=abc, KADENS_WEBHOOK_ALLOW_PRIVATE=yes) is refused by
+// Finish just like a malformed flag, naming the variable.
 func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
-	c := &Config{fs: fs, secrets: map[string]bool{}}
+	c := &Config{fs: fs, getenv: getenv, secrets: map[string]bool{}, env: map[string]string{}}
 	str := func(p *string, name, env, def, usage string) {
-		if v := getenv(env); v != "" {
-			def = v
-		}
-		fs.StringVar(p, name, def, usage+" ["+env+"]")
+		fs.StringVar(p, name, def, usage)
+		c.fromEnv(name, env)
 	}
 	dur := func(p *time.Duration, name, env string, def time.Duration, usage string) {
-		if v, err := time.ParseDuration(getenv(env)); err == nil {
-			def = v
-		}
-		fs.DurationVar(p, name, def, usage+" ["+env+"]")
+		fs.DurationVar(p, name, def, usage)
+		c.fromEnv(name, env)
 	}
 	str(&c.Listen, "listen", "KADENS_LISTEN", "127.0.0.1:8080", "address of the main API (and, unless given their own, the /idp and /analytics surfaces)")
 	str(&c.IdPListen, "idp-listen", "KADENS_IDP_LISTEN", "", "separate listen address for the identity provider (default: under /idp on --listen)")
@@ -92,36 +100,99 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	str(&c.MasterKey, "master-key", "KADENS_MASTER_KEY", "", "base64 32-byte key that encrypts signing keys at rest (default: <data-dir>/master.key, created on first use; set it when several processes share PostgreSQL)")
 	c.secrets["master-key"] = true
 	str(&c.TrustedIssuers, "trusted-issuers", "KADENS_TRUSTED_ISSUERS", "", `JSON array of external token issuers: [{"issuer","jwksUrl","audience","tenantClaim","scopeClaim","requiredScope"}]`)
-	limit := int64(1 << 20)
-	if v, err := strconv.ParseInt(getenv("KADENS_BODY_LIMIT"), 10, 64); err == nil {
-		limit = v
-	}
-	fs.Int64Var(&c.BodyLimit, "body-limit", limit, "largest accepted request body in bytes [KADENS_BODY_LIMIT]")
+	fs.Int64Var(&c.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
+	c.fromEnv("body-limit", "KADENS_BODY_LIMIT")
 	str(&c.LogLevel, "log-level", "KADENS_LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "KADENS_LOG_FORMAT", "text", "text or json")
 	dur(&c.EngineInterval, "engine-interval", "KADENS_ENGINE_INTERVAL", 30*time.Second, "how often the billing engine advances every (non-test) tenant to the current time")
 	dur(&c.EngineLease, "engine-lease", "KADENS_ENGINE_LEASE", 20*time.Second, "how long a tenant stays locked to an engine worker that stopped renewing its lease (e.g. a crashed process)")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "KADENS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long a shutdown waits for in-flight requests")
-	allowPrivate, _ := strconv.ParseBool(getenv("KADENS_WEBHOOK_ALLOW_PRIVATE"))
-	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", allowPrivate, "let webhook URLs reach loopback and private addresses (tests, local development) [KADENS_WEBHOOK_ALLOW_PRIVATE]")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", false, "let webhook URLs reach loopback and private addresses (tests, local development); link-local and cloud metadata addresses stay refused")
+	c.fromEnv("webhook-allow-private", "KADENS_WEBHOOK_ALLOW_PRIVATE")
+	fs.BoolVar(&c.WebhookAllowLinkLocal, "webhook-allow-link-local", false, "also let webhook URLs reach link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254); only for a test network without a metadata service")
+	c.fromEnv("webhook-allow-link-local", "KADENS_WEBHOOK_ALLOW_LINK_LOCAL")
 	str(&c.WebhookRetrySchedule, "webhook-retry-schedule", "KADENS_WEBHOOK_RETRY_SCHEDULE", webhook.DefaultSchedule, "delays before the retries of a failed webhook delivery, comma-separated (d*n repeats d n times); then the delivery is Failed")
 	dur(&c.WebhookTimeout, "webhook-timeout", "KADENS_WEBHOOK_TIMEOUT", 10*time.Second, "how long a webhook endpoint has to answer one delivery attempt")
-	conc := 64
-	if v, err := strconv.Atoi(getenv("KADENS_WEBHOOK_CONCURRENCY")); err == nil {
-		conc = v
-	}
-	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", conc, "webhook delivery attempts in flight at once, per process [KADENS_WEBHOOK_CONCURRENCY]")
+	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", 64, "webhook delivery attempts in flight at once, per process")
+	c.fromEnv("webhook-concurrency", "KADENS_WEBHOOK_CONCURRENCY")
 	return c
+}
+
+// RegisterDemo adds serve's --demo flag (KADENS_DEMO).
+func (c *Config) RegisterDemo() {
+	c.fs.BoolVar(&c.Demo, "demo", false, "create a demo test tenant with data and a client on first run, and print how to call it")
+	c.fromEnv("demo", "KADENS_DEMO")
+}
+
+// fromEnv ties flag name to environment variable env: the variable's value,
+// when set, replaces the flag's default, parsed by the flag itself, and the
+// usage names the variable. A value the flag refuses is kept as an error
+// for Finish.
+func (c *Config) fromEnv(name, env string) {
+	f := c.fs.Lookup(name)
+	f.Usage += " [" + env + "]"
+	c.env[name] = env
+	v := c.getenv(env)
+	if v == "" {
+		return
+	}
+	if err := f.Value.Set(v); err != nil {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			err = errors.New("want true or false")
+		}
+		c.envErrs = append(c.envErrs, envError{flag: name,
+			err: fmt.Errorf("invalid value %q for %s (the environment default of --%s): %w", v, env, name, unwrapNum(err))})
+		return
+	}
+	f.DefValue = f.Value.String()
+}
+
+type envError struct {
+	flag string
+	err  error
+}
+
+// unwrapNum turns strconv's "strconv.ParseInt: parsing "x": invalid
+// syntax" into its last part; the variable and value are named already.
+func unwrapNum(err error) error {
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		return fmt.Errorf("%w", ne.Err)
+	}
+	return err
+}
+
+// Name is how an error names a setting: the flag when it was given on the
+// command line, else its environment variable when that is set, else the
+// flag.
+func (c *Config) Name(flagName string) string {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == flagName })
+	if env := c.env[flagName]; !set && env != "" && c.getenv(env) != "" {
+		return env
+	}
+	return "--" + flagName
 }
 
 // Finish derives defaults that depend on other settings and validates the
 // result. Call it after parsing the flags.
 func (c *Config) Finish() error {
+	// A malformed environment value counts unless the command line
+	// overrides it.
+	var errs []error
+	for _, e := range c.envErrs {
+		if c.Name(e.flag) != "--"+e.flag {
+			errs = append(errs, e.err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return fmt.Errorf("--listen %q: want host:port: %w", c.Listen, err)
+		return fmt.Errorf("%s %q: want host:port: %w", c.Name("listen"), c.Listen, err)
 	}
 	if c.DatabaseURL != "" && !store.IsPostgresURL(c.DatabaseURL) {
-		return fmt.Errorf("--database-url must start with postgres:// or postgresql:// (leave it empty for SQLite)")
+		return fmt.Errorf("%s must start with postgres:// or postgresql:// (leave it empty for SQLite)", c.Name("database-url"))
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = "http://" + c.Listen
@@ -143,44 +214,51 @@ func (c *Config) Finish() error {
 		}
 	}
 	c.AnalyticsURL = strings.TrimRight(c.AnalyticsURL, "/")
-	for name, u := range map[string]string{"--base-url": c.BaseURL, "--idp-url": c.IdPURL, "--analytics-url": c.AnalyticsURL} {
-		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fmt.Errorf("%s %q: want an absolute http(s) URL", name, u)
+	for _, u := range []struct{ name, url string }{{"base-url", c.BaseURL}, {"idp-url", c.IdPURL}, {"analytics-url", c.AnalyticsURL}} {
+		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("%s %q: want an absolute http(s) URL", c.Name(u.name), u.url)
 		}
 	}
 	if c.TokenTTL < time.Minute || c.TokenTTL > 24*time.Hour {
-		return fmt.Errorf("--token-ttl %s: want between 1m and 24h", c.TokenTTL)
+		return fmt.Errorf("%s %s: want between 1m and 24h", c.Name("token-ttl"), c.TokenTTL)
 	}
 	if c.EngineInterval < time.Second {
-		return fmt.Errorf("--engine-interval %s: want at least 1s", c.EngineInterval)
+		return fmt.Errorf("%s %s: want at least 1s", c.Name("engine-interval"), c.EngineInterval)
 	}
 	if c.EngineLease < time.Second {
-		return fmt.Errorf("--engine-lease %s: want at least 1s", c.EngineLease)
+		return fmt.Errorf("%s %s: want at least 1s", c.Name("engine-lease"), c.EngineLease)
+	}
+	if c.ShutdownTimeout < 0 {
+		return fmt.Errorf("%s %s: want zero or more", c.Name("shutdown-timeout"), c.ShutdownTimeout)
 	}
 	if _, err := webhook.ParseSchedule(c.WebhookRetrySchedule); err != nil {
-		return fmt.Errorf("--webhook-retry-schedule: %w", err)
+		return fmt.Errorf("%s: %w", c.Name("webhook-retry-schedule"), err)
 	}
 	if c.WebhookTimeout < 100*time.Millisecond || c.WebhookTimeout > 5*time.Minute {
-		return fmt.Errorf("--webhook-timeout %s: want between 100ms and 5m", c.WebhookTimeout)
+		return fmt.Errorf("%s %s: want between 100ms and 5m", c.Name("webhook-timeout"), c.WebhookTimeout)
 	}
 	if c.WebhookConcurrency < 1 || c.WebhookConcurrency > 4096 {
-		return fmt.Errorf("--webhook-concurrency %d: want 1 to 4096", c.WebhookConcurrency)
+		return fmt.Errorf("%s %d: want 1 to 4096", c.Name("webhook-concurrency"), c.WebhookConcurrency)
 	}
 	if c.BodyLimit < 1024 {
-		return fmt.Errorf("--body-limit %d: want at least 1024 bytes", c.BodyLimit)
+		return fmt.Errorf("%s %d: want at least 1024 bytes", c.Name("body-limit"), c.BodyLimit)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("%s %q: want debug, info, warn or error", c.Name("log-level"), c.LogLevel)
 	}
 	switch c.LogFormat {
 	case "text", "json":
 	default:
-		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+		return fmt.Errorf("%s %q: want text or json", c.Name("log-format"), c.LogFormat)
 	}
 	if c.TrustedIssuers != "" {
 		if err := json.Unmarshal([]byte(c.TrustedIssuers), &c.issuers); err != nil {
-			return fmt.Errorf("--trusted-issuers: not a JSON array of issuers: %w", err)
+			return fmt.Errorf("%s: not a JSON array of issuers: %w", c.Name("trusted-issuers"), err)
 		}
 		for i, ti := range c.issuers {
 			if ti.Issuer == "" || ti.JWKSURL == "" || ti.Audience == "" || ti.TenantClaim == "" {
-				return fmt.Errorf("--trusted-issuers[%d]: issuer, jwksUrl, audience and tenantClaim are required", i)
+				return fmt.Errorf("%s[%d]: issuer, jwksUrl, audience and tenantClaim are required", c.Name("trusted-issuers"), i)
 			}
 		}
 	}
@@ -198,6 +276,8 @@ func (c *Config) StoreOptions() store.Options {
 // Describe lists the effective settings as "name = value" lines with
 // secrets masked, for printing at start.
 func (c *Config) Describe() []string {
+	width := 0
+	c.fs.VisitAll(func(f *flag.Flag) { width = max(width, len(f.Name)) })
 	var lines []string
 	c.fs.VisitAll(func(f *flag.Flag) {
 		v := f.Value.String()
@@ -218,7 +298,7 @@ func (c *Config) Describe() []string {
 		if v == "" {
 			v = "(unset)"
 		}
-		lines = append(lines, fmt.Sprintf("%-18s %s", f.Name, v))
+		lines = append(lines, fmt.Sprintf("%-*s  %s", width, f.Name, v))
 	})
 	return lines
 }

@@ -76,3 +76,80 @@ func TestDescribeMasksSecrets(t *testing.T) {
 		t.Fatalf("masked values missing:\n%s", out)
 	}
 }
+
+// A malformed KADENS_* value is refused like a malformed flag, naming the
+// variable, instead of running with the default.
+func TestMalformedEnvironmentRefused(t *testing.T) {
+	cases := []struct{ env, value string }{
+		{"KADENS_TOKEN_TTL", "abc"},
+		{"KADENS_TOKEN_TTL", "60"}, // a duration needs a unit
+		{"KADENS_WEBHOOK_ALLOW_PRIVATE", "yes"},
+		{"KADENS_WEBHOOK_ALLOW_LINK_LOCAL", "on"},
+		{"KADENS_DEMO", "y"},
+		{"KADENS_BODY_LIMIT", "1MB"},
+		{"KADENS_WEBHOOK_CONCURRENCY", "many"},
+		{"KADENS_ENGINE_INTERVAL", "-"},
+		{"KADENS_ENGINE_LEASE", "20"},
+		{"KADENS_SHUTDOWN_TIMEOUT", "soon"},
+		{"KADENS_WEBHOOK_TIMEOUT", "10 s"},
+		// Well-formed but out of range: named by the variable too.
+		{"KADENS_TOKEN_TTL", "48h"},
+		{"KADENS_LISTEN", "localhost"},
+		{"KADENS_LOG_LEVEL", "verbose"},
+		{"KADENS_WEBHOOK_RETRY_SCHEDULE", "never"},
+	}
+	for _, c := range cases {
+		t.Run(c.env+"="+c.value, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			cfg := Register(fs, func(k string) string { return map[string]string{c.env: c.value}[k] })
+			cfg.RegisterDemo()
+			if err := fs.Parse(nil); err != nil {
+				t.Fatal(err)
+			}
+			err := cfg.Finish()
+			if err == nil || !strings.Contains(err.Error(), c.env) {
+				t.Fatalf("Finish: %v, want an error naming %s", err, c.env)
+			}
+		})
+	}
+}
+
+// Well-formed environment values take effect; a flag overrides a
+// malformed one (the command line is what the operator meant).
+func TestEnvironmentValues(t *testing.T) {
+	c, err := load(t, map[string]string{"KADENS_TOKEN_TTL": "2h", "KADENS_WEBHOOK_ALLOW_PRIVATE": "true",
+		"KADENS_BODY_LIMIT": "2048", "KADENS_WEBHOOK_CONCURRENCY": "8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TokenTTL.String() != "2h0m0s" || !c.WebhookAllowPrivate || c.WebhookAllowLinkLocal || c.BodyLimit != 2048 || c.WebhookConcurrency != 8 {
+		t.Fatalf("environment not applied: %+v", c)
+	}
+	c, err = load(t, map[string]string{"KADENS_TOKEN_TTL": "abc"}, "--token-ttl", "30m")
+	if err != nil || c.TokenTTL.String() != "30m0s" {
+		t.Fatalf("flag over a malformed variable: %v %v", c, err)
+	}
+	if _, err := load(t, nil, "--token-ttl", "48h"); err == nil || !strings.Contains(err.Error(), "--token-ttl") {
+		t.Fatalf("a bad flag is named as the flag: %v", err)
+	}
+}
+
+// The printed configuration is one aligned column of values.
+func TestDescribeAligned(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := -1
+	for _, line := range c.Describe() {
+		name, _, _ := strings.Cut(line, " ")
+		at := len(name) + len(line[len(name):]) - len(strings.TrimLeft(line[len(name):], " "))
+		if col == -1 {
+			col = at
+		}
+		if at != col {
+			t.Fatalf("value of %q starts at column %d, others at %d:\n%s", name, at, col, strings.Join(c.Describe(), "\n"))
+		}
+	}
+}

@@ -52,7 +52,9 @@ type Server struct {
 // New opens the store (migrating it) and builds every component, without
 // listening yet.
 func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, error) {
-	st, err := store.Open(ctx, cfg.StoreOptions())
+	opts := cfg.StoreOptions()
+	opts.Log = log
+	st, err := store.Open(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -163,24 +165,33 @@ func observeAll(surface string, m *api.Metrics, log *slog.Logger, h http.Handler
 }
 
 // Start binds every listener and serves in the background. Background
-// maintenance (key reloads, idempotency purge) runs until Shutdown.
+// maintenance (key reloads, idempotency purge) runs until Shutdown. When a
+// listener cannot be bound nothing is left running: the caller reports the
+// error and calls Shutdown, which then only closes the store.
 func (s *Server) Start(ctx context.Context) error {
-	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stop = stop
-	s.done = make(chan struct{})
-	var listeners []net.Listener
-	for key, h := range s.surface {
+	var (
+		listeners []net.Listener
+		keys      []string
+	)
+	for key := range s.surface {
 		name, addr, _ := strings.Cut(key, "=")
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			for _, l := range listeners {
 				l.Close()
 			}
-			stop()
-			return fmt.Errorf("listen on %s for the %s surface: %w (is another kadens running? pick another address with --listen)", addr, name, err)
+			return fmt.Errorf("listen on %s for the %s surface: %w (is another kadens running? stop it, or pick another address with --listen)", addr, name, err)
 		}
 		listeners = append(listeners, ln)
+		keys = append(keys, key)
 		s.Addrs[name] = ln.Addr().String()
+	}
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	s.done = make(chan struct{})
+	for i, key := range keys {
+		name, _, _ := strings.Cut(key, "=")
+		ln, h := listeners[i], s.surface[key]
 		srv := &http.Server{
 			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -46,8 +47,16 @@ func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("store: migrate %s: %w", s.engine, err)
 	}
+	// One line per migration is detail (a new database gets them all);
+	// the summary is what an operator reads.
+	var took time.Duration
 	for _, r := range results {
-		log.Info("migration applied", "engine", s.engine, "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+		log.Debug("migration applied", "engine", s.engine, "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+		took += r.Duration
+	}
+	if len(results) > 0 {
+		log.Info("migrations applied", "engine", s.engine, "count", len(results),
+			"version", results[len(results)-1].Source.Version, "duration", took)
 	}
 	return nil
 }

@@ -173,3 +173,13 @@ func queryAll[T any](ctx context.Context, q queryer, scan func(scanner) (T, erro
 	}
 	return out, rows.Err()
 }
+
+// isBusy reports whether err is SQLite's "database is locked" (another
+// connection holds the lock).
+func isBusy(err error) bool {
+	var sqErr *sqlite.Error
+	if errors.As(err, &sqErr) {
+		return sqErr.Code()&0xff == sqlite3.SQLITE_BUSY
+	}
+	return false
+}

@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,7 +75,18 @@ type Options struct {
 	DataDir string
 	// ReadConns bounds the SQLite read pool; 0 picks a default.
 	ReadConns int
+	// LockWait bounds how long Open waits for another process that holds
+	// the SQLite database's write lock; 0 means DefaultLockWait.
+	LockWait time.Duration
+	// Log, when set, hears about that wait.
+	Log *slog.Logger
 }
+
+// DefaultLockWait is how long Open waits for another process's SQLite
+// write lock: long enough for an operator command or a checkpoint to
+// finish, short enough that a start beside a stuck process fails while
+// someone is watching.
+const DefaultLockWait = 15 * time.Second
 
 // Open connects to the database named by opts. It does not migrate; call
 // Migrate for that.
@@ -149,6 +161,10 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
+	if err := waitWritable(ctx, w, path, opts); err != nil {
+		w.Close()
+		return nil, err
+	}
 	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
@@ -173,6 +189,52 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	ck.SetConnMaxIdleTime(0)
 	ck.SetConnMaxLifetime(0)
 	return &Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck)}, nil
+}
+
+// waitWritable takes and releases the write lock of the SQLite database,
+// waiting at most opts.LockWait for another process that holds it. Every
+// statement would otherwise wait its own busy timeout and fail one at a
+// time deep inside start-up, with "database is locked" and no hint of who
+// holds it.
+func waitWritable(ctx context.Context, w *sql.DB, path string, opts Options) error {
+	wait := opts.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	conn, err := w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	defer conn.Close()
+	// Try without SQLite's own busy wait, so that this loop decides how
+	// long to wait and notices a cancelled start (SIGINT) between tries.
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		return fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = 10000") }()
+	deadline := time.Now().Add(wait)
+	for logged := false; ; logged = true {
+		_, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "ROLLBACK")
+			return err
+		}
+		if !isBusy(err) {
+			return fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
+		if !logged && opts.Log != nil {
+			opts.Log.Warn("the SQLite database is locked by another process; waiting for it", "database", path, "wait", wait)
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("store: sqlite database %s is locked by another process (still after %s): "+
+				"stop the other kadens serve or the tool holding it (e.g. a sqlite3 shell with an open transaction), or use another --data-dir", path, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: waiting for the lock of sqlite database %s: %w", path, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // sqlitePageSize is the page size of new SQLite databases. A renewal with
