@@ -79,7 +79,7 @@ func main() {
 		Format: webhook.FormatEventGrid, Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
 	check(err)
 
-	d := webhook.New(webhook.Options{Store: st, AllowPrivate: true, Concurrency: *conc, Batch: *batch,
+	d := webhook.New(webhook.Options{Store: st, Reach: webhook.Reach{Private: true}, Concurrency: *conc, Batch: *batch,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	d.Start()
 	defer func() { _ = d.Stop(context.Background()) }()

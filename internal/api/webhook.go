@@ -152,7 +152,7 @@ func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (store.W
 	w.URL = trimmed(in.URL)
 	if w.URL == "" {
 		errs.Add("url", "is required")
-	} else if err := webhook.CheckURL(ctx, w.URL, s.webhooks.AllowPrivate(), nil); err != nil {
+	} else if err := webhook.CheckURL(ctx, w.URL, s.webhooks.Reach(), nil); err != nil {
 		errs.Add("url", "%s", err)
 	}
 	if len(in.EventTypes) == 0 {

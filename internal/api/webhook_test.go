@@ -356,3 +356,32 @@ func TestWebhooksAreTenantScoped(t *testing.T) {
 		}
 	})
 }
+
+// The 400 for a refused webhook address names the setting that would
+// allow it: --webhook-allow-private for private ranges, and, on a server
+// that allows those, --webhook-allow-link-local for link-local and cloud
+// metadata addresses, which stay refused.
+func TestWebhookAddressRefusalNamesSetting(t *testing.T) {
+	message := func(t *testing.T, e *apitest.Env, url string) string {
+		t.Helper()
+		r := e.Do("POST", "/webhook", map[string]any{"url": url, "eventTypes": []string{"InvoiceIssued"}})
+		var v apitest.Validation
+		if f := r.Fields(t); len(f) != 1 || f[0] != "url" {
+			t.Fatalf("%s: fields %v", url, f)
+		}
+		r.JSON(t, &v)
+		return v.Errors[0].Message
+	}
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		if m := message(t, e, "http://10.1.2.3/x"); !strings.Contains(m, "--webhook-allow-private") || !strings.Contains(m, "KADENS_WEBHOOK_ALLOW_PRIVATE") {
+			t.Errorf("private address: %q", m)
+		}
+	})
+	eachWebhookEnv(t, func(t *testing.T, e *apitest.Env) {
+		for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/x", "http://100.100.100.200/x", "http://[fd00:ec2::254]/x"} {
+			if m := message(t, e, u); !strings.Contains(m, "--webhook-allow-link-local") {
+				t.Errorf("%s with private addresses allowed: %q", u, m)
+			}
+		}
+	})
+}

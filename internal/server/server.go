@@ -99,7 +99,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		return nil, err
 	}
 	hooks := webhook.New(webhook.Options{Store: st, Log: log, Schedule: schedule, Timeout: cfg.WebhookTimeout,
-		AllowPrivate: cfg.WebhookAllowPrivate, Concurrency: cfg.WebhookConcurrency, Metrics: webhook.NewMetrics(reg)})
+		Reach: webhook.Reach{Private: cfg.WebhookAllowPrivate, LinkLocal: cfg.WebhookAllowLinkLocal}, Concurrency: cfg.WebhookConcurrency, Metrics: webhook.NewMetrics(reg)})
 	a, err := api.New(api.Options{
 		Webhooks:  hooks,
 		Store:     st,

@@ -29,9 +29,9 @@ type Options struct {
 	Schedule []time.Duration
 	// Timeout bounds one attempt (connect, send, answer); default 10 s.
 	Timeout time.Duration
-	// AllowPrivate lets deliveries reach loopback and private addresses
-	// (tests, local development).
-	AllowPrivate bool
+	// Reach says which non-public addresses deliveries may reach (tests,
+	// local development); the zero value allows public addresses only.
+	Reach Reach
 	// Concurrency is how many attempts run at once; default 64.
 	Concurrency int
 	// Batch is the most events one EventGrid message carries; default 100.
@@ -105,21 +105,21 @@ func New(o Options) *Dispatcher {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{
-		o: o, store: o.Store, log: o.Log, client: NewClient(o.AllowPrivate, o.Concurrency),
+		o: o, store: o.Store, log: o.Log, client: NewClient(o.Reach, o.Concurrency),
 		wake: make(chan struct{}, 1), slot: make(chan struct{}, 1),
 		results: make(chan store.DeliveryResult, 4*o.Concurrency),
 	}
 }
 
 // NewClient returns the HTTP client of deliveries: no proxy (a proxy would
-// dial on the client's behalf), no redirects, and unless allowPrivate a
-// dialer that refuses non-public addresses after name resolution, so a
-// host that resolved to a public address at registration and to a private
-// one later (DNS rebinding) is still refused.
-func NewClient(allowPrivate bool, conns int) *http.Client {
+// dial on the client's behalf), no redirects, and a dialer that refuses
+// addresses r does not allow after name resolution, so a host that
+// resolved to a public address at registration and to a private one later
+// (DNS rebinding) is still refused.
+func NewClient(r Reach, conns int) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	if !allowPrivate {
-		dialer.Control = dialControl
+	if !r.Private || !r.LinkLocal {
+		dialer.Control = r.dialControl
 	}
 	return &http.Client{
 		Transport: &http.Transport{
@@ -135,8 +135,8 @@ func NewClient(allowPrivate bool, conns int) *http.Client {
 	}
 }
 
-// AllowPrivate reports whether private destinations are allowed.
-func (d *Dispatcher) AllowPrivate() bool { return d.o.AllowPrivate }
+// Reach reports which non-public destinations are allowed.
+func (d *Dispatcher) Reach() Reach { return d.o.Reach }
 
 // Wake makes the dispatcher look for work now. It never blocks.
 func (d *Dispatcher) Wake() {

@@ -149,7 +149,7 @@ func commit(t *testing.T, s *store.Store, ctx context.Context, n int) []string {
 
 func start(t *testing.T, s *store.Store, o webhook.Options) *webhook.Dispatcher {
 	t.Helper()
-	o.Store, o.AllowPrivate = s, true
+	o.Store, o.Reach = s, webhook.Reach{Private: true}
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Second
 	}
@@ -417,7 +417,7 @@ func TestCrashBetweenCommitAndDelivery(t *testing.T) {
 
 			second := open()
 			defer second.Close()
-			d := webhook.New(webhook.Options{Store: second, AllowPrivate: true, Poll: 50 * time.Millisecond})
+			d := webhook.New(webhook.Options{Store: second, Reach: webhook.Reach{Private: true}, Poll: 50 * time.Millisecond})
 			d.Start()
 			defer func() { _ = d.Stop(context.Background()) }()
 			waitFor(t, "all 5 events", 10*time.Second, func() bool { return len(rcv.delivered(t)) == 5 })
@@ -617,7 +617,7 @@ func TestStopWaitsForAttemptsInFlight(t *testing.T) {
 				}))
 				defer srv.Close()
 				ctx, w := setup(t, s, srv.URL)
-				d := webhook.New(webhook.Options{Store: s, AllowPrivate: true, Timeout: 5 * time.Second})
+				d := webhook.New(webhook.Options{Store: s, Reach: webhook.Reach{Private: true}, Timeout: 5 * time.Second})
 				d.Start()
 				commit(t, s, ctx, 1)
 				<-got // the attempt is in flight

@@ -70,12 +70,83 @@ func TestCheckURL(t *testing.T) {
 		"http://[::1]/x": false, "ftp://93.184.215.14/x": false, "/relative": false, "https://user:pw@93.184.215.14/": false,
 		"https://93.184.215.14/#frag": false, "http://": false,
 	} {
-		if err := webhook.CheckURL(ctx, raw, false, nil); (err == nil) != ok {
+		if err := webhook.CheckURL(ctx, raw, webhook.Reach{}, nil); (err == nil) != ok {
 			t.Errorf("CheckURL(%q) = %v, want ok=%v", raw, err, ok)
 		}
 	}
-	if err := webhook.CheckURL(ctx, "http://127.0.0.1/x", true, nil); err != nil {
+	if err := webhook.CheckURL(ctx, "http://127.0.0.1/x", webhook.Reach{Private: true}, nil); err != nil {
 		t.Errorf("allowPrivate: %v", err)
+	}
+}
+
+// --webhook-allow-private opens loopback and private ranges but not
+// link-local and cloud metadata addresses, also when those are written in
+// another form (IPv4-mapped, NAT64, 6to4, IPv4-compatible); only the
+// separate link-local setting opens them.
+func TestReach(t *testing.T) {
+	none, priv, all := webhook.Reach{}, webhook.Reach{Private: true}, webhook.Reach{Private: true, LinkLocal: true}
+	linkOnly := webhook.Reach{LinkLocal: true}
+	cases := []struct {
+		addr string
+		// allowed under none, Private, Private+LinkLocal, LinkLocal only
+		none, priv, all, linkOnly bool
+	}{
+		{"93.184.215.14", true, true, true, true},
+		{"2606:4700::1111", true, true, true, true},
+		{"127.0.0.1", false, true, true, false},
+		{"::1", false, true, true, false},
+		{"10.1.2.3", false, true, true, false},
+		{"192.168.1.1", false, true, true, false},
+		{"fd12:3456::1", false, true, true, false},
+		{"100.64.0.1", false, true, true, false},
+		{"64:ff9b::a00:1", false, true, true, false},         // NAT64 of 10.0.0.1
+		{"64:ff9b::5db8:d70e", false, true, true, false},     // NAT64 of a public address: still not direct
+		{"2001:db8::1", false, true, true, false},            // documentation
+		{"169.254.169.254", false, false, true, true},        // AWS, GCP, Azure metadata
+		{"169.254.0.1", false, false, true, true},            // IPv4 link-local
+		{"fe80::1", false, false, true, true},                // IPv6 link-local
+		{"febf:ffff::1", false, false, true, true},           // end of fe80::/10
+		{"100.100.100.200", false, false, true, true},        // Alibaba metadata (inside CGNAT)
+		{"fd00:ec2::254", false, false, true, true},          // AWS IPv6 metadata (inside ULA)
+		{"192.0.0.192", false, false, true, true},            // Oracle metadata
+		{"::ffff:169.254.169.254", false, false, true, true}, // IPv4-mapped
+		{"64:ff9b::a9fe:a9fe", false, false, true, true},     // NAT64 of 169.254.169.254
+		{"64:ff9b:1::a9fe:a9fe", false, false, true, true},   // local-use NAT64
+		{"2002:a9fe:a9fe::1", false, false, true, true},      // 6to4 of 169.254.169.254
+		{"::a9fe:a9fe", false, false, true, true},            // IPv4-compatible
+		{"ff02::1", false, false, true, true},                // link-local multicast
+		{"fec0::1", false, true, true, false},                // deprecated site-local
+	}
+	for _, c := range cases {
+		t.Run(c.addr, func(t *testing.T) {
+			a := netip.MustParseAddr(c.addr)
+			for _, r := range []struct {
+				name  string
+				reach webhook.Reach
+				want  bool
+			}{{"none", none, c.none}, {"private", priv, c.priv}, {"all", all, c.all}, {"link-local only", linkOnly, c.linkOnly}} {
+				if err := r.reach.Allows(a); (err == nil) != r.want {
+					t.Errorf("%s: Allows = %v, want allowed=%v", r.name, err, r.want)
+				}
+				host := c.addr
+				if a.Is6() {
+					host = "[" + host + "]"
+				}
+				if err := webhook.CheckURL(context.Background(), "https://"+host+"/hook", r.reach, nil); (err == nil) != r.want {
+					t.Errorf("%s: CheckURL = %v, want allowed=%v", r.name, err, r.want)
+				}
+			}
+			if got := webhook.IsPublic(a); got != c.none {
+				t.Errorf("IsPublic = %v, want %v", got, c.none)
+			}
+		})
+	}
+	// The refusals name the setting that would change them.
+	if err := priv.Allows(netip.MustParseAddr("169.254.169.254")); err == nil || !strings.Contains(err.Error(), "--webhook-allow-link-local") {
+		t.Errorf("link-local refusal: %v", err)
+	}
+	if err := none.Allows(netip.MustParseAddr("10.0.0.1")); err == nil || !strings.Contains(err.Error(), "--webhook-allow-private") {
+		t.Errorf("private refusal: %v", err)
 	}
 }
 
