@@ -16,7 +16,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -37,6 +39,8 @@ type Config struct {
 	// ClaimsNamespace prefixes Kadens' own claims, e.g. <ns>/tenantId.
 	ClaimsNamespace string
 	TokenTTL        time.Duration
+	// Limits bound failed client authentications; zero means DefaultLimits.
+	Limits Limits
 }
 
 // Server serves the IdP endpoints.
@@ -46,11 +50,38 @@ type Server struct {
 	keys  *Keys
 	log   *slog.Logger
 	now   func() time.Time
+
+	// dummyHash is compared against when the client id is unknown or
+	// revoked, so that those answers take as long as a wrong secret and
+	// the timing does not tell which client ids exist.
+	dummyHash func() []byte
+	compare   func(hash, secret []byte) error
+	byClient  *failures
+	byAddress *failures
 }
 
 // New returns an IdP server.
 func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
-	return &Server{cfg: cfg, store: s, keys: keys, log: log, now: time.Now}
+	if cfg.Limits == (Limits{}) {
+		cfg.Limits = DefaultLimits
+	}
+	cost := SecretHashCost
+	srv := &Server{cfg: cfg, store: s, keys: keys, log: log, now: time.Now,
+		dummyHash: sync.OnceValue(func() []byte {
+			secret := make([]byte, 32)
+			_, _ = rand.Read(secret)
+			h, err := bcrypt.GenerateFromPassword(secret, cost)
+			if err != nil {
+				panic("idp: dummy hash: " + err.Error()) // only for a cost out of range, a programming error
+			}
+			return h
+		}),
+		compare:   bcrypt.CompareHashAndPassword,
+		byClient:  newFailures(cfg.Limits.ClientEvery, cfg.Limits.ClientBurst, cfg.Limits.MaxKeysByKind),
+		byAddress: newFailures(cfg.Limits.AddressEvery, cfg.Limits.AddressBurst, cfg.Limits.MaxKeysByKind),
+	}
+	go srv.dummyHash() // ready before the first unknown client id, whose answer would be slower otherwise
+	return srv
 }
 
 // Handler returns the IdP's routes, relative to its base path.
@@ -111,6 +142,18 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication is required (HTTP Basic or client_id and client_secret)")
 		return
 	}
+	// Failed authentications are limited per client id and per address
+	// before any bcrypt work, for every client id alike (known or not, so
+	// the limit tells nothing either).
+	addr := addressKey(r.RemoteAddr)
+	now := s.now()
+	if wait := max(s.byClient.wait(id, now), s.byAddress.wait(addr, now)); wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
+			fmt.Sprintf("too many failed authentications for this client or from this address; retry in %d s", secs))
+		return
+	}
 	client, err := s.authenticate(r.Context(), id, secret)
 	if err != nil {
 		if basic {
@@ -121,6 +164,8 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusInternalServerError, "server_error", "")
 			return
 		}
+		s.byClient.fail(id, now)
+		s.byAddress.fail(addr, now)
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret")
 		return
 	}
@@ -134,7 +179,7 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		}
 		scopes = req
 	}
-	now := s.now().UTC()
+	now = now.UTC()
 	claims := map[string]any{
 		"iss":               s.cfg.Issuer,
 		"sub":               client.ID,
@@ -165,16 +210,15 @@ var errBadClient = errors.New("idp: bad client credentials")
 
 func (s *Server) authenticate(ctx context.Context, id, secret string) (store.Client, error) {
 	c, err := s.store.ClientByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || err == nil && c.RevokedAt != nil {
+		// The same work as for a wrong secret: no client-id timing oracle.
+		_ = s.compare(s.dummyHash(), []byte(secret))
 		return store.Client{}, errBadClient
 	}
 	if err != nil {
 		return store.Client{}, err
 	}
-	if c.RevokedAt != nil {
-		return store.Client{}, errBadClient
-	}
-	if bcrypt.CompareHashAndPassword([]byte(c.SecretHash), []byte(secret)) != nil {
+	if s.compare([]byte(c.SecretHash), []byte(secret)) != nil {
 		return store.Client{}, errBadClient
 	}
 	return c, nil

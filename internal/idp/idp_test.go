@@ -1,0 +1,226 @@
+package idp
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+func init() { SecretHashCost = bcrypt.MinCost }
+
+// tokenServer is an IdP on a real loopback listener whose clock the test
+// moves, with a tenant and one client.
+type tokenServer struct {
+	*Server
+	url            string
+	id, secret     string
+	mu             sync.Mutex
+	clock          time.Time
+	comparedHashes [][]byte
+}
+
+func newTokenServer(t *testing.T, s *store.Store, limits Limits) *tokenServer {
+	t.Helper()
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	keys := NewKeys(s, make([]byte, 32), time.Hour, log)
+	if err := keys.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ten, err := s.CreateTenant(ctx, "t", true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &tokenServer{clock: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
+	ts.id, ts.secret, err = NewClientCredentials(ctx, s, ten.ID, "m", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Server = New(Config{Issuer: "http://idp", Audience: "http://api", ClaimsNamespace: "https://k/c", TokenTTL: time.Hour, Limits: limits}, s, keys, log)
+	ts.now = func() time.Time { ts.mu.Lock(); defer ts.mu.Unlock(); return ts.clock }
+	ts.compare = func(hash, secret []byte) error {
+		ts.mu.Lock()
+		ts.comparedHashes = append(ts.comparedHashes, hash)
+		ts.mu.Unlock()
+		return bcrypt.CompareHashAndPassword(hash, secret)
+	}
+	// Listen on all of 127.0.0.0/8 so that clients can come from several
+	// loopback addresses.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(ts.Handler())
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	ts.url = srv.URL + "/oauth/token"
+	return ts
+}
+
+func (ts *tokenServer) advance(d time.Duration) {
+	ts.mu.Lock()
+	ts.clock = ts.clock.Add(d)
+	ts.mu.Unlock()
+}
+
+// post asks for a token as id/secret from local address from (127.0.0.x).
+func (ts *tokenServer) post(t *testing.T, from, id, secret string) *http.Response {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext}}
+	req, _ := http.NewRequest("POST", ts.url, strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(id, secret)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	client.CloseIdleConnections()
+	return resp
+}
+
+// An unknown or revoked client id costs the same bcrypt comparison as a
+// wrong secret, against a hash of the same cost, so the answer's timing
+// does not tell which ids exist.
+func TestUnknownClientComparesDummyHash(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ts := newTokenServer(t, s, DefaultLimits)
+		for _, c := range []struct{ id, secret string }{
+			{ts.id, "wrong"},             // known client, wrong secret
+			{"kc_doesnotexist", "wrong"}, // unknown client
+		} {
+			ts.comparedHashes = nil
+			if r := ts.post(t, "127.0.0.1", c.id, c.secret); r.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("%s: status %d", c.id, r.StatusCode)
+			}
+			if len(ts.comparedHashes) != 1 {
+				t.Fatalf("%s: %d bcrypt comparisons, want 1", c.id, len(ts.comparedHashes))
+			}
+			cost, err := bcrypt.Cost(ts.comparedHashes[0])
+			if err != nil || cost != SecretHashCost {
+				t.Fatalf("%s: compared against a hash of cost %d (%v), want %d", c.id, cost, err, SecretHashCost)
+			}
+		}
+		if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("right secret: %d", r.StatusCode)
+		}
+	})
+}
+
+// Failed authentications are limited per client id and per remote
+// address: past the burst the endpoint answers 429 with Retry-After without
+// comparing the secret, alike for known and unknown ids, and the bucket
+// refills with time. Successes take nothing.
+func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		limits := Limits{ClientBurst: 3, ClientEvery: 10 * time.Second, AddressBurst: 5, AddressEvery: 4 * time.Second, MaxKeysByKind: 100}
+		ts := newTokenServer(t, s, limits)
+		for range 10 { // successes are not limited
+			if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+				t.Fatalf("right secret: %d", r.StatusCode)
+			}
+		}
+		// Per client id: three failures from three addresses, then 429
+		// even from a fourth address and even with the right secret.
+		for i, id := range []string{ts.id, "kc_unknown"} {
+			for j := range 3 {
+				from := "127.0.0." + strconv.Itoa(10+i*10+j)
+				if r := ts.post(t, from, id, "wrong"); r.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("%s failure %d: %d", id, j, r.StatusCode)
+				}
+			}
+			ts.comparedHashes = nil
+			r := ts.post(t, "127.0.0."+strconv.Itoa(19+i*10), id, ts.secret)
+			if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "10" {
+				t.Fatalf("%s after its burst: %d Retry-After %q, want 429 and 10", id, r.StatusCode, r.Header.Get("Retry-After"))
+			}
+			if len(ts.comparedHashes) != 0 {
+				t.Fatalf("%s: a limited request still compared the secret", id)
+			}
+		}
+		ts.advance(10 * time.Second)
+		if r := ts.post(t, "127.0.0.30", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("after the refill: %d", r.StatusCode)
+		}
+
+		// Per address: five failures with five made-up ids from one
+		// address, then that address is refused for any id, others not.
+		for j := range 5 {
+			if r := ts.post(t, "127.0.0.40", "kc_made_up_"+strconv.Itoa(j), "wrong"); r.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("address failure %d: %d", j, r.StatusCode)
+			}
+		}
+		if r := ts.post(t, "127.0.0.40", ts.id, ts.secret); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "4" {
+			t.Fatalf("address after its burst: %d Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
+		}
+		if r := ts.post(t, "127.0.0.41", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("another address: %d", r.StatusCode)
+		}
+		ts.advance(4 * time.Second)
+		if r := ts.post(t, "127.0.0.40", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("address after the refill: %d", r.StatusCode)
+		}
+	})
+}
+
+// A flood of made-up client ids keeps at most MaxKeysByKind buckets, and
+// the ones forgotten first are those that remember no failure any more.
+func TestFailureBucketsStayBounded(t *testing.T) {
+	f := newFailures(time.Second, 2, 100)
+	now := time.Now()
+	for i := range 1000 {
+		f.fail("kc_"+strconv.Itoa(i), now)
+	}
+	if n := len(f.buckets); n > 100 {
+		t.Fatalf("%d buckets kept, want at most 100", n)
+	}
+	f = newFailures(time.Second, 2, 10)
+	for i := range 5 {
+		f.fail("old"+strconv.Itoa(i), now)
+	}
+	later := now.Add(time.Minute) // the old buckets are full again
+	for i := range 6 {
+		f.fail("new"+strconv.Itoa(i), later)
+	}
+	for i := range 5 {
+		if f.buckets["old"+strconv.Itoa(i)] != nil {
+			t.Fatalf("old%d kept, though it remembers nothing", i)
+		}
+	}
+	for i := range 6 {
+		if f.wait("new"+strconv.Itoa(i), later) != 0 || f.buckets["new"+strconv.Itoa(i)] == nil {
+			t.Fatalf("new%d forgotten", i)
+		}
+	}
+}
+
+func TestAddressKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:5000":             "127.0.0.1",
+		"[::ffff:10.0.0.1]:80":       "10.0.0.1",
+		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ffff::1]:443": "2001:db8:1:2::/64",
+		"[fe80::1%eth0]:80":          "fe80::/64",
+		"not an address":             "not an address",
+	} {
+		if got := addressKey(in); got != want {
+			t.Errorf("addressKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
