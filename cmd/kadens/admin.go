@@ -116,12 +116,35 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	tokenURL := cfg.IdPURL + "/oauth/token"
+	tokenURL, err := publicTokenURL(ctx, cfg, st, stderr)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		return printJSON(stdout, map[string]string{"clientId": id, "clientSecret": secret, "tokenUrl": tokenURL})
 	}
 	fmt.Fprintf(stdout, "client id:     %s\nclient secret: %s (shown once; only a hash is stored)\ntoken url:     %s\n", id, secret, tokenURL)
 	return nil
+}
+
+// publicTokenURL is the token URL clients use: from --idp-url or
+// --base-url when given, else the one the server recorded when it started
+// on this database, else (no server started yet) derived from the defaults,
+// with a warning.
+func publicTokenURL(ctx context.Context, cfg *config.Config, st *store.Store, stderr io.Writer) (string, error) {
+	if cfg.Explicit("idp-url") || cfg.Explicit("base-url") {
+		return cfg.IdPURL + "/oauth/token", nil
+	}
+	u, err := st.PublicURLs(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(stderr, "kadens: no server has started on this database yet, so the token url assumes its default address %s; "+
+			"pass --idp-url (or --base-url) if the server will run elsewhere\n", cfg.IdPURL)
+		return cfg.IdPURL + "/oauth/token", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return u.IdP + "/oauth/token", nil
 }
 
 func keyRotate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {

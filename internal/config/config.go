@@ -162,6 +162,14 @@ func unwrapNum(err error) error {
 	return err
 }
 
+// Explicit reports whether the setting was given, on the command line or
+// in its environment variable, rather than left to its default.
+func (c *Config) Explicit(flagName string) bool {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == flagName })
+	return set || c.env[flagName] != "" && c.getenv(c.env[flagName]) != ""
+}
+
 // Name is how an error names a setting: the flag when it was given on the
 // command line, else its environment variable when that is set, else the
 // flag.

@@ -213,6 +213,12 @@ func (s *Server) Start(ctx context.Context) error {
 		s.maintain(bg)
 	}()
 	s.Webhooks.Start()
+	// Recorded only once listening, so that a start that fails (say, on a
+	// taken address) leaves the running server's URLs in place.
+	if err := s.Store.SetPublicURLs(ctx, store.PublicURLs{Base: s.cfg.BaseURL, IdP: s.cfg.IdPURL,
+		Analytics: s.cfg.AnalyticsURL, RecordedAt: time.Now()}); err != nil {
+		s.log.Warn("operator commands will not know this server's public URLs", "err", err)
+	}
 	return nil
 }
 
