@@ -47,7 +47,9 @@ func TestClientCreatePrintsRunningServersTokenURL(t *testing.T) {
 			for k, v := range storage {
 				serveEnv[k] = v
 			}
-			go func() { done <- run(ctx, []string{"serve"}, io.Discard, io.Discard, func(k string) string { return serveEnv[k] }) }()
+			go func() {
+				done <- run(ctx, []string{"serve"}, io.Discard, io.Discard, func(k string) string { return serveEnv[k] })
+			}()
 			defer func() {
 				cancel()
 				if err := <-done; err != nil {
