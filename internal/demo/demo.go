@@ -106,7 +106,7 @@ Try it:
 The demo is a test tenant with its own clock. Move it a year ahead and list the renewals:
 
   curl -s -X POST -H "Authorization: Bearer $TOKEN" -H 'S4-TenantId: %[1]s' -H 'Content-Type: application/json' \
-       -d "{\"to\": \"$(date -u -d '+1 year' +%%Y-%%m-%%dT%%H:%%M:%%SZ)\"}" %[5]s/testclock/advance
+       -d "{\"to\": \"$(date -u -v+1y +%%Y-%%m-%%dT%%H:%%M:%%SZ 2>/dev/null || date -u -d '+1 year' +%%Y-%%m-%%dT%%H:%%M:%%SZ)\"}" %[5]s/testclock/advance
   curl -s -H "Authorization: Bearer $TOKEN" -H 'S4-TenantId: %[1]s' '%[5]s/subscription?status=Completed'
 
 API reference: %[5]s/swagger/
