@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -76,10 +77,18 @@ type Dispatcher struct {
 	flushDone chan struct{}
 	attempts  sync.WaitGroup
 	started   bool
+
+	// sinceRelease counts events dispatched since memory was last
+	// released (run).
+	sinceRelease atomic.Int64
 }
 
 // dispatchBatch is how many events one fan-out transaction takes.
 const dispatchBatch = 512
+
+// releaseAfter is how many dispatched events make the dispatcher release
+// memory once it is idle again: a backlog, not everyday traffic.
+const releaseAfter = 16 * dispatchBatch
 
 // New builds a dispatcher; Start runs it.
 func New(o Options) *Dispatcher {
@@ -230,6 +239,9 @@ func (d *Dispatcher) run(ctx context.Context) {
 	defer poll.Stop()
 	for {
 		starved := d.work(ctx)
+		if n := d.sinceRelease.Load(); !starved && n >= releaseAfter {
+			d.releaseMemory(ctx, n)
+		}
 		var slot <-chan struct{}
 		if starved {
 			slot = d.slot
@@ -249,6 +261,21 @@ func (d *Dispatcher) run(ctx context.Context) {
 		case <-poll.C:
 		}
 	}
+}
+
+// releaseMemory hands back the memory a burst of n dispatched events took
+// (the backlog of a bulk load, say) once the dispatcher is idle again: the
+// writer's SQLite page cache, full of the backlog's pages, and the Go heap
+// the fan-out grew. An idle process then stays as small as before the
+// burst, whatever its size (docs/PERFORMANCE.md).
+func (d *Dispatcher) releaseMemory(ctx context.Context, n int64) {
+	d.sinceRelease.Store(0)
+	if err := d.store.ReleaseMemory(ctx); err != nil {
+		d.logErr(ctx, "webhook: release memory", err)
+		return
+	}
+	debug.FreeOSMemory()
+	d.log.Debug("webhook: backlog dispatched, memory released", "events", n)
 }
 
 // work dispatches and claims until there is nothing to do now or no free
@@ -283,6 +310,8 @@ func (d *Dispatcher) work(ctx context.Context) bool {
 			d.launch(jobs)
 			free -= len(jobs)
 			took += n
+			d.sinceRelease.Add(int64(n))
+			d.o.Metrics.observeDispatch(n)
 		}
 		if due && free > 0 {
 			jobs, err := d.store.ClaimDeliveries(ctx, now, now.Add(d.lease()), free)

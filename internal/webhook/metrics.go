@@ -18,8 +18,9 @@ const (
 // failed outcomes; the delivery log (GET /webhook/{id}/deliveries) says
 // which endpoint and why.
 type Metrics struct {
-	attempts *prometheus.CounterVec
-	duration prometheus.Histogram
+	attempts   *prometheus.CounterVec
+	duration   prometheus.Histogram
+	dispatched prometheus.Histogram
 }
 
 // NewMetrics registers the dispatcher's series with reg.
@@ -34,13 +35,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Duration of webhook delivery attempts, from sending to the answer or the error.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}),
+		dispatched: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "kadens_webhook_dispatch_events",
+			Help:    "Events taken from the outbox per fan-out transaction (at most 512: a backlog is worked off in pages).",
+			Buckets: []float64{1, 8, 64, 128, 256, 512, 1024, 4096},
+		}),
 	}
 	// Every outcome is exported from the start, so a rate over it is
 	// defined before the first failure.
 	for _, o := range []string{OutcomeDelivered, OutcomeRetry, OutcomeFailed} {
 		m.attempts.WithLabelValues(o)
 	}
-	reg.MustRegister(m.attempts, m.duration)
+	reg.MustRegister(m.attempts, m.duration, m.dispatched)
 	return m
 }
 
@@ -51,4 +57,12 @@ func (m *Metrics) observe(outcome string, d time.Duration) {
 	}
 	m.attempts.WithLabelValues(outcome).Inc()
 	m.duration.Observe(d.Seconds())
+}
+
+// observeDispatch records one fan-out transaction that took n events.
+func (m *Metrics) observeDispatch(n int) {
+	if m == nil || n == 0 {
+		return
+	}
+	m.dispatched.Observe(float64(n))
 }
