@@ -103,7 +103,7 @@ func TestServeDemoAndOperatorCommands(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			printed := out.String()
-			if !strings.Contains(printed, "effective configuration") || !strings.Contains(printed, "listen                    "+addr) {
+			if !strings.Contains(printed, "effective configuration") || !regexp.MustCompile(`(?m)^  listen +`+regexp.QuoteMeta(addr)+`$`).MatchString(printed) {
 				t.Errorf("effective configuration not printed:\n%s", printed)
 			}
 			m := regexp.MustCompile(`curl -s -u '([^:]+):([^']+)' -d grant_type=client_credentials (\S+)`).FindStringSubmatch(printed)
