@@ -98,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "--version", "-version":
 		args = append([]string{"version"}, args[1:]...)
 	}
-	words, args, err := splitCommand(args, getenv)
+	words, args, err := splitCommand(args)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 // before, between or after them ("kadens --data-dir d tenant create --name
 // x" is "kadens tenant create --data-dir d --name x"). It returns the words
 // and the flags in their order; the command parses the flags.
-func splitCommand(args []string, getenv func(string) string) (words, flagArgs []string, err error) {
+func splitCommand(args []string) (words, flagArgs []string, err error) {
 	// The settings every command takes say which flags take a value.
 	probe, _ := flags("", io.Discard, func(string) string { return "" })
 	want := 1
