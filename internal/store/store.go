@@ -159,6 +159,9 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
+		if isBusy(err) { // a process holding the database exclusively, past the busy timeout
+			return nil, fmt.Errorf("store: sqlite database %s is locked by another process: %w; %s", path, err, lockAdvice)
+		}
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
 	if err := waitWritable(ctx, w, path, opts); err != nil {
@@ -190,6 +193,9 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	ck.SetConnMaxLifetime(0)
 	return &Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck)}, nil
 }
+
+// lockAdvice says what to do about a database another process holds.
+const lockAdvice = "stop the other kadens serve or the tool holding it (e.g. a sqlite3 shell with an open transaction), or use another --data-dir"
 
 // waitWritable takes and releases the write lock of the SQLite database,
 // waiting at most opts.LockWait for another process that holds it. Every
@@ -226,8 +232,7 @@ func waitWritable(ctx context.Context, w *sql.DB, path string, opts Options) err
 			opts.Log.Warn("the SQLite database is locked by another process; waiting for it", "database", path, "wait", wait)
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("store: sqlite database %s is locked by another process (still after %s): "+
-				"stop the other kadens serve or the tool holding it (e.g. a sqlite3 shell with an open transaction), or use another --data-dir", path, wait)
+			return fmt.Errorf("store: sqlite database %s is locked by another process (still after %s); %s", path, wait, lockAdvice)
 		}
 		select {
 		case <-ctx.Done():
