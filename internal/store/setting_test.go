@@ -3,6 +3,9 @@ package store_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,4 +34,40 @@ func TestPublicURLs(t *testing.T) {
 			t.Fatalf("got %+v %v, want %+v", got, err, second)
 		}
 	})
+}
+
+// A data directory whose name has characters that mean something in a
+// file: URI ('#', '?', '%') holds its own database, not one at a truncated
+// path beside it.
+func TestSQLiteDataDirWithURICharacters(t *testing.T) {
+	parent := t.TempDir()
+	ctx := context.Background()
+	for _, name := range []string{"a#b", "a?b", "a%23b", "a"} {
+		dir := filepath.Join(parent, name)
+		s, err := store.Open(ctx, store.Options{DataDir: dir})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := s.Migrate(ctx, slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetPublicURLs(ctx, store.PublicURLs{Base: "http://" + name, IdP: "http://" + name + "/idp", RecordedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if _, err := os.Stat(filepath.Join(dir, "kadens.db")); err != nil {
+			t.Fatalf("%s: no database in its own directory: %v", name, err)
+		}
+	}
+	for _, name := range []string{"a#b", "a?b", "a%23b", "a"} {
+		s, err := store.Open(ctx, store.Options{DataDir: filepath.Join(parent, name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.PublicURLs(ctx)
+		s.Close()
+		if err != nil || u.Base != "http://"+name {
+			t.Fatalf("%s holds %q (%v): databases mixed up", name, u.Base, err)
+		}
+	}
 }

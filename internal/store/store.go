@@ -136,7 +136,7 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	// process (e.g. `kadens tenant create` beside `kadens serve`) wait instead
 	// of failing; _txlock=immediate takes the write lock at BEGIN so two
 	// writers never deadlock upgrading a read lock.
-	base := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+	base := sqliteURI(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	// The writer gets a 64 MiB page cache (SQLite's default is 2 MiB): the
 	// engine walks large tables in batches, and a cache that holds their hot
@@ -192,6 +192,13 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	ck.SetConnMaxIdleTime(0)
 	ck.SetConnMaxLifetime(0)
 	return &Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck)}, nil
+}
+
+// sqliteURI is the file: URI of the database at path. SQLite decodes %HH
+// in it and ends the path at '?' or '#', so those are escaped: a data
+// directory named "a#b" would otherwise open a database at "a".
+func sqliteURI(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // lockAdvice says what to do about a database another process holds.
@@ -265,7 +272,7 @@ func createSQLite(ctx context.Context, path string) error {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path)
+	db, err := sql.Open("sqlite", sqliteURI(path))
 	if err != nil {
 		return fmt.Errorf("store: create sqlite %s: %w", path, err)
 	}
