@@ -97,8 +97,8 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	str(&c.AnalyticsURL, "analytics-url", "KADENS_ANALYTICS_URL", "", "public address of the analytics API (default <base-url>/analytics)")
 	str(&c.ClaimsNamespace, "claims-namespace", "KADENS_CLAIMS_NAMESPACE", "https://kadens.dev/claims", "prefix of Kadens' own token claims (<ns>/tenantId, <ns>/subscriberId)")
 	dur(&c.TokenTTL, "token-ttl", "KADENS_TOKEN_TTL", time.Hour, "lifetime of issued access tokens")
-	str(&c.MasterKey, "master-key", "KADENS_MASTER_KEY", "", "base64 32-byte key that encrypts signing keys at rest (default: <data-dir>/master.key, created on first use; set it when several processes share PostgreSQL)")
 	c.secrets["master-key"] = true
+	str(&c.MasterKey, "master-key", "KADENS_MASTER_KEY", "", "base64 32-byte key that encrypts signing keys at rest (default: <data-dir>/master.key, created on first use; set it when several processes share PostgreSQL)")
 	str(&c.TrustedIssuers, "trusted-issuers", "KADENS_TRUSTED_ISSUERS", "", `JSON array of external token issuers: [{"issuer","jwksUrl","audience","tenantClaim","scopeClaim","requiredScope"}]`)
 	fs.Int64Var(&c.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
 	c.fromEnv("body-limit", "KADENS_BODY_LIMIT")
@@ -144,7 +144,14 @@ func (c *Config) fromEnv(name, env string) {
 			err: fmt.Errorf("invalid value %q for %s (the environment default of --%s): %w", v, env, name, unwrapNum(err))})
 		return
 	}
-	f.DefValue = f.Value.String()
+	// The default -h shows: never a secret, nor a database password.
+	switch {
+	case c.secrets[name]:
+	case name == "database-url":
+		f.DefValue = store.RedactURL(f.Value.String())
+	default:
+		f.DefValue = f.Value.String()
+	}
 }
 
 type envError struct {

@@ -153,3 +153,22 @@ func TestDescribeAligned(t *testing.T) {
 		}
 	}
 }
+
+// serve -h shows environment values as defaults, but never the master key
+// or a database password.
+func TestHelpHidesSecretsFromEnvironment(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var out strings.Builder
+	fs.SetOutput(&out)
+	Register(fs, func(k string) string {
+		return map[string]string{"KADENS_MASTER_KEY": "c2VjcmV0", "KADENS_DATABASE_URL": "postgres://kadens:hunter2@db:5432/k",
+			"KADENS_TOKEN_TTL": "2h"}[k]
+	})
+	fs.PrintDefaults()
+	if strings.Contains(out.String(), "c2VjcmV0") || strings.Contains(out.String(), "hunter2") {
+		t.Fatalf("secret in -h:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "2h0m0s") {
+		t.Fatalf("environment default not shown:\n%s", out.String())
+	}
+}
