@@ -23,7 +23,7 @@ func openStore(ctx context.Context, cfg *config.Config, stderr io.Writer) (*stor
 		return nil, err
 	}
 	opts := cfg.StoreOptions()
-	opts.Log = log
+	opts.Log, opts.LockWait = log, store.DefaultLockWait
 	st, err := store.Open(ctx, opts)
 	if err != nil {
 		return nil, err

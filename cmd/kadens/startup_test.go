@@ -160,12 +160,26 @@ func TestOpenGivesUpOnHeldSQLiteLock(t *testing.T) {
 	}
 	defer tx.Rollback() //nolint:errcheck
 	start := time.Now()
-	_, err = store.Open(context.Background(), store.Options{DataDir: dir, LockWait: 300 * time.Millisecond})
+	_, err = store.Open(context.Background(), store.Options{DataDir: dir, LockWait: 600 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "locked by another process") {
 		t.Fatalf("open beside a held lock: %v", err)
 	}
 	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("gave up after %s, want about 300ms", took)
+		t.Fatalf("gave up after %s, want about 600ms", took)
+	}
+	// Once the lock is free, Open takes it at once.
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		released <- tx.Rollback()
+	}()
+	second, err := store.Open(context.Background(), store.Options{DataDir: dir, LockWait: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("open after the lock was released: %v", err)
+	}
+	second.Close()
+	if err := <-released; err != nil {
+		t.Fatal(err)
 	}
 }
 

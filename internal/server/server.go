@@ -53,7 +53,7 @@ type Server struct {
 // listening yet.
 func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, error) {
 	opts := cfg.StoreOptions()
-	opts.Log = log
+	opts.Log, opts.LockWait = log, store.DefaultLockWait
 	st, err := store.Open(ctx, opts)
 	if err != nil {
 		return nil, err

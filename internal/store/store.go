@@ -75,8 +75,11 @@ type Options struct {
 	DataDir string
 	// ReadConns bounds the SQLite read pool; 0 picks a default.
 	ReadConns int
-	// LockWait bounds how long Open waits for another process that holds
-	// the SQLite database's write lock; 0 means DefaultLockWait.
+	// LockWait, when positive, makes Open take the SQLite database's write
+	// lock once, waiting at most that long (and logging that it waits)
+	// for another process that holds it, so that a start beside a stuck
+	// process fails early and says why. Writers (serve, the operator
+	// commands) set it; zero leaves each statement to its busy timeout.
 	LockWait time.Duration
 	// Log, when set, hears about that wait.
 	Log *slog.Logger
@@ -164,9 +167,11 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
-	if err := waitWritable(ctx, w, path, opts); err != nil {
-		w.Close()
-		return nil, err
+	if opts.LockWait > 0 {
+		if err := waitWritable(ctx, w, path, opts); err != nil {
+			w.Close()
+			return nil, err
+		}
 	}
 	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
 	if err != nil {
@@ -210,22 +215,20 @@ const lockAdvice = "stop the other kadens serve or the tool holding it (e.g. a s
 // time deep inside start-up, with "database is locked" and no hint of who
 // holds it.
 func waitWritable(ctx context.Context, w *sql.DB, path string, opts Options) error {
-	wait := opts.LockWait
-	if wait <= 0 {
-		wait = DefaultLockWait
-	}
 	conn, err := w.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
 	defer conn.Close()
-	// Try without SQLite's own busy wait, so that this loop decides how
-	// long to wait and notices a cancelled start (SIGINT) between tries.
-	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+	// Each try waits in SQLite's busy handler (which takes the lock as
+	// soon as it is free, between another writer's transactions), but only
+	// for a slice, so that this loop logs, bounds the wait and notices a
+	// cancelled start (SIGINT) between tries.
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 250"); err != nil {
 		return fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
 	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = 10000") }()
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(opts.LockWait)
 	for logged := false; ; logged = true {
 		_, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE")
 		if err == nil {
@@ -236,15 +239,13 @@ func waitWritable(ctx context.Context, w *sql.DB, path string, opts Options) err
 			return fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		if !logged && opts.Log != nil {
-			opts.Log.Warn("the SQLite database is locked by another process; waiting for it", "database", path, "wait", wait)
+			opts.Log.Warn("the SQLite database is locked by another process; waiting for it", "database", path, "wait", opts.LockWait)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("store: waiting for the lock of sqlite database %s: %w", path, ctx.Err())
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("store: sqlite database %s is locked by another process (still after %s); %s", path, wait, lockAdvice)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("store: waiting for the lock of sqlite database %s: %w", path, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
+			return fmt.Errorf("store: sqlite database %s is locked by another process (still after %s); %s", path, opts.LockWait, lockAdvice)
 		}
 	}
 }

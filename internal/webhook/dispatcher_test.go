@@ -331,30 +331,46 @@ func TestExhaustedScheduleFailsAndRedeliverReplays(t *testing.T) {
 
 // wantAttempts checks kadens_webhook_attempts_total by outcome and that
 // every attempt counted was also timed.
+// wantAttempts waits (briefly) for the attempt counters to read want: an
+// attempt is counted when its answer reaches the dispatcher, a moment
+// after the receiver saw the request.
 func wantAttempts(t *testing.T, reg *prometheus.Registry, want map[string]float64) {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, total, timed := map[string]float64{}, 0.0, uint64(0)
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			switch mf.GetName() {
-			case "kadens_webhook_attempts_total":
-				for _, l := range m.GetLabel() {
-					if l.GetName() == "outcome" {
-						got[l.GetValue()] = m.GetCounter().GetValue()
-						total += m.GetCounter().GetValue()
+	var (
+		got   map[string]float64
+		total float64
+		timed uint64
+	)
+	read := func() bool {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, total, timed = map[string]float64{}, 0, 0
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				switch mf.GetName() {
+				case "kadens_webhook_attempts_total":
+					for _, l := range m.GetLabel() {
+						if l.GetName() == "outcome" {
+							got[l.GetValue()] = m.GetCounter().GetValue()
+							total += m.GetCounter().GetValue()
+						}
 					}
+				case "kadens_webhook_attempt_duration_seconds":
+					timed = m.GetHistogram().GetSampleCount()
 				}
-			case "kadens_webhook_attempt_duration_seconds":
-				timed = m.GetHistogram().GetSampleCount()
 			}
 		}
+		return maps.Equal(got, want) && uint64(total) == timed
 	}
-	if !maps.Equal(got, want) || uint64(total) != timed {
-		t.Errorf("attempts by outcome %v (%d timed), want %v", got, timed, want)
+	deadline := time.Now().Add(5 * time.Second)
+	for !read() {
+		if time.Now().After(deadline) {
+			t.Errorf("attempts by outcome %v (%d timed), want %v", got, timed, want)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
