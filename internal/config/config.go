@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -137,11 +136,19 @@ func (c *Config) fromEnv(name, env string) {
 		return
 	}
 	if err := f.Value.Set(v); err != nil {
+		// The flag package's own words ("parse error") say little.
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			err = errors.New("want true or false")
+		} else if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case time.Duration:
+				err = errors.New("want a duration with a unit, such as 90s, 15m or 2h")
+			case int, int64:
+				err = errors.New("want a whole number")
+			}
 		}
 		c.envErrs = append(c.envErrs, envError{flag: name,
-			err: fmt.Errorf("invalid value %q for %s (the environment default of --%s): %w", v, env, name, unwrapNum(err))})
+			err: fmt.Errorf("invalid value %q for %s (the environment default of --%s): %w", v, env, name, err)})
 		return
 	}
 	// The default -h shows: never a secret, nor a database password.
@@ -157,16 +164,6 @@ func (c *Config) fromEnv(name, env string) {
 type envError struct {
 	flag string
 	err  error
-}
-
-// unwrapNum turns strconv's "strconv.ParseInt: parsing "x": invalid
-// syntax" into its last part; the variable and value are named already.
-func unwrapNum(err error) error {
-	var ne *strconv.NumError
-	if errors.As(err, &ne) {
-		return fmt.Errorf("%w", ne.Err)
-	}
-	return err
 }
 
 // Explicit reports whether the setting was given, on the command line or
