@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,32 @@ func TestSQLiteDataDirWithURICharacters(t *testing.T) {
 		if err != nil || u.Base != "http://"+name {
 			t.Fatalf("%s holds %q (%v): databases mixed up", name, u.Base, err)
 		}
+	}
+}
+
+// A fresh database's migrations are one summary line at info; the line per
+// migration is debug.
+func TestMigrateLogsOneSummaryLine(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, store.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var info, debug strings.Builder
+	log := slog.New(slog.NewTextHandler(&info, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := s.Migrate(ctx, log); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(info.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `msg="migrations applied"`) || !strings.Contains(lines[0], "count=") {
+		t.Fatalf("info output of a fresh migration:\n%s", info.String())
+	}
+	// Nothing pending: nothing logged, not even at debug.
+	if err := s.Migrate(ctx, slog.New(slog.NewTextHandler(&debug, &slog.HandlerOptions{Level: slog.LevelDebug}))); err != nil {
+		t.Fatal(err)
+	}
+	if debug.Len() != 0 {
+		t.Fatalf("an up-to-date database logged:\n%s", debug.String())
 	}
 }
