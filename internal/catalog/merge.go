@@ -21,6 +21,11 @@ type Choices struct {
 	BillingPlanID string
 	// Units picks a number of units within the template's allowed range.
 	Units *int
+	// Products selects which of the template's included products the
+	// subscription gets, by product id. nil takes them all; a non-nil slice
+	// must name at least one, and the base price follows the selection
+	// (see Merge).
+	Products []string
 	// AdditionalProducts picks the template's add-ons by product id. nil
 	// keeps the add-ons the template selects by default; a non-nil slice,
 	// even an empty one, replaces that selection.
@@ -116,11 +121,16 @@ type MergeInput struct {
 // Merge builds the subscription package an order of in.Template with
 // in.Choices gets. Invalid choices are all reported at once, as
 // validation.Errors named by the choice field (billingPlanId, units,
-// additionalProducts[0].productId, price, permanentDiscount); an archived
-// template is reported on "id".
+// products[0].productId, additionalProducts[0].productId, price,
+// permanentDiscount); problems of the template itself (archived, a product
+// gone) are reported on "id".
 //
 // The price: the unit price (the template's Price, or the order's price
-// override) × units, plus each chosen additional product's price, is the
+// override) × units is the base price of all the included products; when
+// the choices select some of them (Choices.Products), the base is that
+// price × the sum of the chosen products' shares (the template's shares,
+// or equal shares when it gives none), rounded half away from zero to the
+// minor unit. The base plus each chosen additional product's price is the
 // full price; the permanent discount (the template's, or the override) is
 // taken off the full price and the result rounded half away from zero to
 // the currency's minor unit, once. That total is then divided over the
@@ -190,6 +200,33 @@ func Merge(in MergeInput) (SubscriptionPackage, error) {
 		}
 	}
 
+	// Included products: all of them, or exactly the chosen ones (in the
+	// template's order).
+	var picked map[string]bool // nil: every included product
+	if ch.Products != nil {
+		picked = map[string]bool{}
+		if len(ch.Products) == 0 {
+			errs.Add("products", "choose at least one of this package's products, or leave products out to get them all")
+		}
+		included := map[string]bool{}
+		for _, pp := range t.Products {
+			included[pp.ProductID] = true
+		}
+		for i, id := range ch.Products {
+			field := indexed("products", i, "productId")
+			switch {
+			case id == "":
+				errs.Add(field, "is required")
+			case !included[id]:
+				errs.Add(field, "product %s is not one of this package's products", id)
+			case picked[id]:
+				errs.Add(field, "product %s is chosen twice", id)
+			default:
+				picked[id] = true
+			}
+		}
+	}
+
 	// Additional products: the template's default selection, or exactly
 	// the chosen ones (in the template's order).
 	chosen := map[string]bool{}
@@ -221,32 +258,42 @@ func Merge(in MergeInput) (SubscriptionPackage, error) {
 
 	// The references must still be there; the store's foreign keys make a
 	// miss here a sign of a concurrent change.
-	product := func(field, id string) Product {
+	// They are problems of the template, not of the choices: "id".
+	product := func(id string) Product {
 		p, ok := in.Products[id]
 		if !ok {
-			errs.Add(field, "product %s of this package no longer exists", id)
+			errs.Add("id", "product %s of this package no longer exists", id)
 		}
 		return p
 	}
 	var (
 		lines []Line
 		addOn []Line
+		// fractions holds each line's fraction of the base price of all
+		// included products: its share, or 1/n without shares.
+		fractions []*big.Rat
 	)
-	for i, pp := range t.Products {
-		p := product(indexed("products", i, "productId"), pp.ProductID)
+	for _, pp := range t.Products {
+		if picked != nil && !picked[pp.ProductID] {
+			continue
+		}
+		p := product(pp.ProductID)
 		l := Line{ProductID: pp.ProductID, Name: p.Name, Category: p.Category, VATRate: p.VATRate}
+		f := big.NewRat(1, int64(max(len(t.Products), 1)))
 		if pp.Share != nil {
 			s := *pp.Share
 			l.Share = &s
+			f = new(big.Rat).Quo(s.Decimal().Rat(), big.NewRat(100, 1))
 		}
 		lines = append(lines, l)
+		fractions = append(fractions, f)
 	}
 	var addOnPrices []int64
-	for i, ap := range t.AdditionalProducts {
+	for _, ap := range t.AdditionalProducts {
 		if !chosen[ap.ProductID] {
 			continue
 		}
-		p := product(indexed("additionalProducts", i, "productId"), ap.ProductID)
+		p := product(ap.ProductID)
 		addOn = append(addOn, Line{ProductID: ap.ProductID, Name: p.Name, Category: p.Category, VATRate: p.VATRate})
 		addOnPrices = append(addOnPrices, ap.Price.Minor)
 	}
@@ -278,8 +325,15 @@ func Merge(in MergeInput) (SubscriptionPackage, error) {
 		return SubscriptionPackage{}, errors.New("catalog: template has no products")
 	}
 
-	// Full price = unit price × units + add-ons, exactly.
-	base := new(big.Int).Mul(big.NewInt(price.Minor), big.NewInt(int64(units)))
+	// Base = unit price × units × the chosen products' fractions (exactly
+	// unit price × units when all are included: the shares add up to 100),
+	// rounded once; full price = base + add-ons.
+	all := new(big.Int).Mul(big.NewInt(price.Minor), big.NewInt(int64(units)))
+	chosenFraction := new(big.Rat)
+	for _, f := range fractions {
+		chosenFraction.Add(chosenFraction, f)
+	}
+	base := roundHalfUp(new(big.Rat).Mul(new(big.Rat).SetInt(all), chosenFraction))
 	full := new(big.Int).Set(base)
 	for _, p := range addOnPrices {
 		full.Add(full, big.NewInt(p))
@@ -296,25 +350,18 @@ func Merge(in MergeInput) (SubscriptionPackage, error) {
 	// Each line's exact part of the full price: the base split by share
 	// (equal parts without shares), add-ons at their price.
 	weights := make([]*big.Rat, 0, len(lines)+len(addOn))
-	for _, l := range lines {
-		w := new(big.Rat).SetInt(base)
-		if l.Share != nil {
-			w.Mul(w, l.Share.Decimal().Rat())
-			w.Quo(w, big.NewRat(100, 1))
-		} else {
-			w.Quo(w, big.NewRat(int64(len(lines)), 1))
-		}
-		weights = append(weights, w)
+	for _, f := range fractions {
+		weights = append(weights, new(big.Rat).Mul(new(big.Rat).SetInt(all), f))
 	}
 	for _, p := range addOnPrices {
 		weights = append(weights, new(big.Rat).SetInt64(p))
 	}
 	fullParts := allocate(fullMinor, weights)
 	parts := allocate(total, weights)
-	all := append(lines, addOn...)
-	for i := range all {
-		all[i].FullAmount = NewAmount(fullParts[i], cur)
-		all[i].Amount = NewAmount(parts[i], cur)
+	withAddOns := append(lines, addOn...)
+	for i := range withAddOns {
+		withAddOns[i].FullAmount = NewAmount(fullParts[i], cur)
+		withAddOns[i].Amount = NewAmount(parts[i], cur)
 	}
 
 	out := SubscriptionPackage{
@@ -329,8 +376,8 @@ func Merge(in MergeInput) (SubscriptionPackage, error) {
 		FullPrice:                  NewAmount(fullMinor, cur),
 		Discount:                   NewAmount(fullMinor-total, cur),
 		TotalPrice:                 NewAmount(total, cur),
-		Products:                   all[:len(lines):len(lines)],
-		AdditionalProducts:         all[len(lines):],
+		Products:                   withAddOns[:len(lines):len(lines)],
+		AdditionalProducts:         withAddOns[len(lines):],
 		BillingPlan:                PlanCopy{BillingPlanID: plan.ID, Name: plan.Name, IntervalUnit: plan.IntervalUnit, IntervalCount: plan.IntervalCount, MinimumDueDays: plan.MinimumDueDays, PaymentTermsDays: plan.PaymentTermsDays},
 		SubscriptionPackageChainID: chainID,
 		ChainStepOrder:             stepOrder,
@@ -341,6 +388,15 @@ func Merge(in MergeInput) (SubscriptionPackage, error) {
 		out.Contract = &c
 	}
 	return out, nil
+}
+
+// roundHalfUp rounds r (≥ 0) to an integer, halves away from zero.
+func roundHalfUp(r *big.Rat) *big.Int {
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if m.Lsh(m, 1).Cmp(r.Denom()) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
 }
 
 func stepIn(c *Chain, t TemplatePackage) (ChainStep, bool) {

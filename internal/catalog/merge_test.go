@@ -161,6 +161,39 @@ func TestMergeChoices(t *testing.T) {
 			},
 			plan: idInvoice, units: 1, price: "1.00", full: "1.00", total: "1.00",
 			lines: "01:0.34/0.34 02:0.33/0.33 04:0.33/0.33", addOns: ""},
+		// Choosing included products: the base is Price × Units × the
+		// chosen shares, rounded once; add-ons keep their prices.
+		{name: "products: one of two, by its share", choices: Choices{Products: []string{idPrint}},
+			// 449.00 × 70 % = 314.30, + 29.00
+			plan: idInvoice, units: 1, price: "449.00", full: "343.30", total: "343.30",
+			lines: "01:314.30/314.30", addOns: "04:29.00/29.00"},
+		{name: "products: the other, with units", choices: Choices{Products: []string{idDigital}, Units: intp(3)},
+			// 449.00 × 3 × 30 % = 404.10, + 29.00
+			plan: idInvoice, units: 3, price: "449.00", full: "433.10", total: "433.10",
+			lines: "02:404.10/404.10", addOns: "04:29.00/29.00"},
+		{name: "products: both, in any order, is the whole package", choices: Choices{Products: []string{idDigital, idPrint}},
+			plan: idInvoice, units: 1, price: "449.00", full: "478.00", total: "478.00",
+			lines: "01:314.30/314.30 02:134.70/134.70", addOns: "04:29.00/29.00"},
+		{name: "products: discount after the selection", choices: Choices{Products: []string{idPrint}, Units: intp(2)},
+			edit: func(tp *TemplatePackage) { tp.PermanentDiscount = PercentOf(15) },
+			// (449.00 × 2 × 70 % + 29.00) × 0.85 = 657.60 × 0.85 = 558.96
+			plan: idInvoice, units: 2, price: "449.00", full: "657.60", total: "558.96",
+			lines: "01:628.60/534.31", addOns: "04:29.00/24.65"},
+		{name: "products: equal shares, rounded once half away from zero", choices: Choices{Products: []string{idPrint, idSunday}, AdditionalProducts: []string{}},
+			edit: func(tp *TemplatePackage) {
+				tp.Price = amount(t, "100", nok(t))
+				tp.Products = []PackageProduct{{ProductID: idPrint}, {ProductID: idDigital}, {ProductID: idSunday}}
+			},
+			// 100.00 × 2/3 = 66.666… → 66.67, split equally with the extra øre first
+			plan: idInvoice, units: 1, price: "100.00", full: "66.67", total: "66.67",
+			lines: "01:33.34/33.34 04:33.33/33.33", addOns: ""},
+		{name: "products: a half øre rounds up", choices: Choices{Products: []string{idDigital}, AdditionalProducts: []string{}},
+			edit: func(tp *TemplatePackage) {
+				tp.Price = amount(t, "0.05", nok(t))
+				tp.Products = []PackageProduct{{ProductID: idPrint, Share: pct("50")}, {ProductID: idDigital, Share: pct("50")}}
+			},
+			plan: idInvoice, units: 1, price: "0.05", full: "0.03", total: "0.03",
+			lines: "02:0.03/0.03", addOns: ""},
 		{name: "a zero share gets nothing", choices: Choices{AdditionalProducts: []string{}},
 			edit: func(tp *TemplatePackage) {
 				tp.Price = amount(t, "0.03", nok(t))
@@ -262,6 +295,11 @@ func TestMergeInvalidChoices(t *testing.T) {
 		{name: "additional product unknown", choices: Choices{AdditionalProducts: []string{idMagazine, idUnknown}}, fields: []string{"additionalProducts[1].productId"}},
 		{name: "additional product twice", choices: Choices{AdditionalProducts: []string{idMagazine, idMagazine}}, fields: []string{"additionalProducts[1].productId"}},
 		{name: "additional product empty", choices: Choices{AdditionalProducts: []string{""}}, fields: []string{"additionalProducts[0].productId"}},
+		{name: "product not in the package", choices: Choices{Products: []string{idPrint, idMagazine}}, fields: []string{"products[1].productId"}},
+		{name: "product unknown", choices: Choices{Products: []string{idUnknown}}, fields: []string{"products[0].productId"}},
+		{name: "product twice", choices: Choices{Products: []string{idPrint, idPrint}}, fields: []string{"products[1].productId"}},
+		{name: "product empty", choices: Choices{Products: []string{""}}, fields: []string{"products[0].productId"}},
+		{name: "no products", choices: Choices{Products: []string{}}, fields: []string{"products"}},
 		{name: "price override not allowed", choices: Choices{Price: dec("100")},
 			edit: func(tp *TemplatePackage) { tp.AllowedChoices.PriceOverride = false }, fields: []string{"price"}},
 		{name: "price with too many decimals", choices: Choices{Price: dec("100.005")}, fields: []string{"price"}},
