@@ -74,11 +74,14 @@ type choicesJSON struct {
 	AdditionalProducts []string `json:"additionalProducts"`
 	Price              *string  `json:"price,omitempty"`
 	PermanentDiscount  *string  `json:"permanentDiscount,omitempty"`
+	// Products is absent from choices stored before products could be
+	// chosen, which decode as nil: every included product.
+	Products []string `json:"products,omitempty"`
 }
 
 // EncodeChoices returns the stored JSON form of c.
 func EncodeChoices(c catalog.Choices) (string, error) {
-	j := choicesJSON{BillingPlanID: c.BillingPlanID, Units: c.Units, AdditionalProducts: c.AdditionalProducts}
+	j := choicesJSON{BillingPlanID: c.BillingPlanID, Units: c.Units, Products: c.Products, AdditionalProducts: c.AdditionalProducts}
 	if c.Price != nil {
 		s := c.Price.String()
 		j.Price = &s
@@ -97,7 +100,7 @@ func DecodeChoices(s string) (catalog.Choices, error) {
 	if err := json.Unmarshal([]byte(s), &j); err != nil {
 		return catalog.Choices{}, err
 	}
-	c := catalog.Choices{BillingPlanID: j.BillingPlanID, Units: j.Units, AdditionalProducts: j.AdditionalProducts}
+	c := catalog.Choices{BillingPlanID: j.BillingPlanID, Units: j.Units, Products: j.Products, AdditionalProducts: j.AdditionalProducts}
 	if j.Price != nil {
 		d, err := decimal.NewFromString(*j.Price)
 		if err != nil {
