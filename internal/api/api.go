@@ -78,6 +78,7 @@ func New(o Options) (*Server, error) {
 	s.orderRoutes()
 	s.subscriptionRoutes()
 	s.priceChangeRoutes()
+	s.subscriptionChainRoutes()
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()

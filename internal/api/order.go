@@ -159,7 +159,7 @@ func orderMergeErrors(errs validation.Errors) validation.Errors {
 	out := make(validation.Errors, len(errs))
 	for i, fe := range errs {
 		switch {
-		case fe.Field == "id", fe.Field == "packageChainId", strings.HasPrefix(fe.Field, "products["):
+		case fe.Field == "id", fe.Field == "packageChainId":
 			fe.Field = "templatePackageId"
 		default:
 			fe.Field = "templatePackageChoices." + fe.Field
@@ -612,6 +612,18 @@ func (s *Server) completeClaimed(ctx context.Context, tx *store.Tx, o store.Orde
 	if o.RequestedStart != nil && o.RequestedStart.After(now) {
 		start = *o.RequestedStart
 	}
+	if pkg.SubscriptionPackageChainID != nil {
+		// A chained template: the series follows a chain instance, frozen
+		// now and written with the order (docs/CATALOG.md).
+		pkg, err = s.engine.InstancePackage(ctx, tx, o.TemplatePackageID, o.Choices, now)
+		var verrs validation.Errors
+		if errors.As(err, &verrs) {
+			return store.Order{}, orderMergeErrors(verrs)
+		}
+		if err != nil {
+			return store.Order{}, err
+		}
+	}
 	orderID, agreementID := o.ID, agreement.ID
 	first, err := s.engine.Start(ctx, tx, engine.NewSeries{
 		SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
@@ -669,6 +681,12 @@ func choicesView(c catalog.Choices) TemplatePackageChoices {
 		v.BillingPlanID = &id
 	}
 	v.Units = c.Units
+	if c.Products != nil {
+		v.Products = make([]ProductChoice, len(c.Products))
+		for i, id := range c.Products {
+			v.Products[i].ProductID = &id
+		}
+	}
 	if c.AdditionalProducts != nil {
 		v.AdditionalProducts = make([]AdditionalProductChoice, len(c.AdditionalProducts))
 		for i, id := range c.AdditionalProducts {

@@ -158,7 +158,7 @@ func TestOrderCompleteForExistingSubscriber(t *testing.T) {
 		if !o.CreatedAt.Equal(now) {
 			t.Errorf("createdAt %s, want the tenant clock %s", o.CreatedAt, now)
 		}
-		wantChoices := `{"billingPlanId":null,"units":2,"additionalProducts":[{"productId":"` + f.magazine + `"}],"price":null,"permanentDiscount":null}`
+		wantChoices := `{"billingPlanId":null,"units":2,"products":null,"additionalProducts":[{"productId":"` + f.magazine + `"}],"price":null,"permanentDiscount":null}`
 		if string(o.TemplatePackageChoices) != wantChoices {
 			t.Errorf("choices %s, want %s", o.TemplatePackageChoices, wantChoices)
 		}

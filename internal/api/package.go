@@ -173,9 +173,15 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 type TemplatePackageChoices struct {
 	BillingPlanID      *string                   `json:"billingPlanId" format:"uuid" description:"One of the template's BillingPlans; default the first."`
 	Units              *int                      `json:"units" minimum:"1" description:"Within the template's allowedChoices.minUnits..maxUnits."`
+	Products           []ProductChoice           `json:"products" description:"Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example."`
 	AdditionalProducts []AdditionalProductChoice `json:"additionalProducts" description:"The template's additional products to include. Left out: those selectedByDefault; given (even []): exactly these."`
 	Price              *number                   `json:"price" description:"Own price of one unit per billing period; only if the template allows priceOverride." example:"149.00"`
 	PermanentDiscount  *number                   `json:"permanentDiscount" description:"Own permanent discount in percent; only if the template allows discountOverride." example:"10"`
+}
+
+// ProductChoice picks one of a template's included products.
+type ProductChoice struct {
+	ProductID *string `json:"productId" required:"true" format:"uuid"`
 }
 
 // AdditionalProductChoice picks one of a template's additional products.
@@ -192,6 +198,12 @@ func (c TemplatePackageChoices) choices() (catalog.Choices, validation.Errors) {
 	)
 	out.BillingPlanID = normID(c.BillingPlanID)
 	out.Units = c.Units
+	if c.Products != nil {
+		out.Products = make([]string, len(c.Products))
+		for i, p := range c.Products {
+			out.Products[i] = normID(p.ProductID)
+		}
+	}
 	if c.AdditionalProducts != nil {
 		out.AdditionalProducts = make([]string, len(c.AdditionalProducts))
 		for i, a := range c.AdditionalProducts {
@@ -625,6 +637,7 @@ func (TemplatePackageChoices) PrepareJSONSchema(s *jsonschema.Schema) error {
 	s.WithExamples(json.RawMessage(`{
   "billingPlanId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d12",
   "units": 2,
+  "products": [{"productId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d01"}],
   "additionalProducts": [{"productId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d02"}]
 }`))
 	return nil

@@ -2,35 +2,54 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/store"
 )
 
 // catalogCache keeps the catalog reads of one Advance: renewals onto the
-// same chain step or plan change target read the template once, not once
-// per subscription. The catalog does not change during an advance in any
-// way that matters to it: a subscription keeps its own copy of its package.
+// same plan change target read the template once, not once per
+// subscription, and a batch's chain instances are read together. The
+// catalog does not change during an advance in any way that matters to
+// it: a subscription keeps its own copy of its package, and a chain
+// instance never changes once written.
 type catalogCache struct {
 	store     *store.Store
 	templates map[string]catalog.MergeInput
 	chains    map[string]catalog.Chain
+	// instances holds the chain instances read or written; missing marks
+	// ids that name no instance (the chain definitions of periods written
+	// before instances existed).
+	instances map[string]catalog.ChainInstance
+	missing   map[string]bool
 }
 
 func newCatalogCache(s *store.Store) *catalogCache {
-	return &catalogCache{store: s, templates: map[string]catalog.MergeInput{}, chains: map[string]catalog.Chain{}}
+	return &catalogCache{store: s, templates: map[string]catalog.MergeInput{}, chains: map[string]catalog.Chain{},
+		instances: map[string]catalog.ChainInstance{}, missing: map[string]bool{}}
 }
 
-// merge builds the subscription package of template id with choices.
-func (c *catalogCache) merge(ctx context.Context, id string, choices catalog.Choices, allowArchived bool) (catalog.SubscriptionPackage, error) {
+// input returns the merge input of template id (without choices).
+func (c *catalogCache) input(ctx context.Context, id string) (catalog.MergeInput, error) {
 	in, ok := c.templates[id]
 	if !ok {
 		var err error
 		if in, err = c.store.PackageForMerge(ctx, id); err != nil {
-			return catalog.SubscriptionPackage{}, fmt.Errorf("engine: template package %s: %w", id, err)
+			return catalog.MergeInput{}, fmt.Errorf("engine: template package %s: %w", id, err)
 		}
 		c.templates[id] = in
+	}
+	return in, nil
+}
+
+// merge builds the subscription package of template id with choices.
+func (c *catalogCache) merge(ctx context.Context, id string, choices catalog.Choices, allowArchived bool) (catalog.SubscriptionPackage, error) {
+	in, err := c.input(ctx, id)
+	if err != nil {
+		return catalog.SubscriptionPackage{}, err
 	}
 	in.Choices = choices
 	in.AllowArchived = allowArchived
@@ -48,4 +67,132 @@ func (c *catalogCache) chain(ctx context.Context, id string) (catalog.Chain, err
 	ch.SortSteps()
 	c.chains[id] = ch
 	return ch, nil
+}
+
+// loadInstances reads the chain instances among ids not read yet, in one
+// query.
+func (c *catalogCache) loadInstances(ctx context.Context, tx *store.Tx, ids []string) error {
+	var want []string
+	for _, id := range ids {
+		if _, ok := c.instances[id]; !ok && !c.missing[id] {
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	got, err := tx.ChainInstances(ctx, want)
+	if err != nil {
+		return err
+	}
+	for _, id := range want {
+		if inst, ok := got[id]; ok {
+			c.instances[id] = inst
+		} else {
+			c.missing[id] = true
+		}
+	}
+	return nil
+}
+
+// instantiate freezes chain for a subscription with choices, writes the
+// instance in tx and returns it. startStep is the ordered template's step
+// (merged strictly), or 0 when an existing subscription's chain is frozen.
+func (c *catalogCache) instantiate(ctx context.Context, tx *store.Tx, chain catalog.Chain, startStep int, choices catalog.Choices, at time.Time) (catalog.ChainInstance, error) {
+	inputs := make(map[string]catalog.MergeInput, len(chain.PackageChain.Steps))
+	for _, s := range chain.PackageChain.Steps {
+		in, err := c.input(ctx, s.NextPackageID)
+		if err != nil {
+			return catalog.ChainInstance{}, err
+		}
+		inputs[s.NextPackageID] = in
+	}
+	inst, err := catalog.Instantiate(store.NewID(), chain, inputs, startStep, choices, at)
+	if err != nil {
+		return catalog.ChainInstance{}, err
+	}
+	if err := tx.InsertChainInstance(ctx, inst); err != nil {
+		return catalog.ChainInstance{}, err
+	}
+	c.instances[inst.ID] = inst
+	return inst, nil
+}
+
+// instancePackage is the package a new series on template templateID with
+// choices begins with (an order's first period, the target of a plan
+// change): the merge of the template, and for a chained template the
+// first package of a chain instance it writes in tx, frozen at, which
+// names the instance and the ordered template's step. Invalid choices are
+// validation.Errors, as from catalog.Merge.
+func (e *Engine) instancePackage(ctx context.Context, tx *store.Tx, cache *catalogCache, templateID string, choices catalog.Choices, at time.Time) (catalog.SubscriptionPackage, error) {
+	pkg, err := cache.merge(ctx, templateID, choices, false)
+	if err != nil || pkg.SubscriptionPackageChainID == nil {
+		return pkg, err
+	}
+	chain, err := cache.chain(ctx, *pkg.SubscriptionPackageChainID)
+	if err != nil {
+		return catalog.SubscriptionPackage{}, err
+	}
+	inst, err := cache.instantiate(ctx, tx, chain, *pkg.ChainStepOrder, choices, at)
+	if err != nil {
+		return catalog.SubscriptionPackage{}, err
+	}
+	step, _ := inst.Step(*pkg.ChainStepOrder)
+	return step.Package, nil
+}
+
+// InstancePackage is instancePackage for callers outside an Advance (an
+// order's completion): see there.
+func (e *Engine) InstancePackage(ctx context.Context, tx *store.Tx, templateID string, choices catalog.Choices, at time.Time) (catalog.SubscriptionPackage, error) {
+	return e.instancePackage(ctx, tx, newCatalogCache(e.store), templateID, choices, at)
+}
+
+// nextChainStep returns the package, choices and instance of the step
+// after sub's, when sub's step has lasted its periods. ok is false when
+// sub stays where it is: on its last step, or on a chain that no longer
+// exists at all. A period written before chain instances existed names a
+// chain definition: its chain is frozen now, from the definition as it
+// is, with the period's choices, and the series follows that instance
+// from here on.
+func (e *Engine) nextChainStep(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, at time.Time) (step catalog.InstanceStep, instanceID string, ok bool, err error) {
+	id := *sub.ChainID
+	if err := cache.loadInstances(ctx, tx, []string{id}); err != nil {
+		return catalog.InstanceStep{}, "", false, err
+	}
+	inst, found := cache.instances[id]
+	if !found {
+		chain, err := cache.chain(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return catalog.InstanceStep{}, "", false, nil
+		}
+		if err != nil {
+			return catalog.InstanceStep{}, "", false, err
+		}
+		if inst, err = cache.instantiate(ctx, tx, chain, 0, sub.Choices, at); err != nil {
+			return catalog.InstanceStep{}, "", false, err
+		}
+	}
+	step, ok = inst.Step(*sub.ChainStep + 1)
+	return step, inst.ID, ok, nil
+}
+
+// chainIDsDue returns the chain ids of subs whose renewal moves them to
+// their chain's next step, for the batch to read their instances at once.
+func chainIDsDue(subs []store.Subscription) []string {
+	var ids []string
+	for _, sub := range subs {
+		if stepEnds(sub) {
+			ids = append(ids, *sub.ChainID)
+		}
+	}
+	return ids
+}
+
+// stepEnds reports whether sub is the last period of a chain step that
+// has a next step. The package says how long its step lasts
+// (ChainStepPeriods, nil on the last step), so a renewal within a step
+// needs no read at all.
+func stepEnds(sub store.Subscription) bool {
+	p := sub.Package.ChainStepPeriods
+	return sub.ChainID != nil && sub.ChainStep != nil && p != nil && sub.StepPeriod >= *p
 }

@@ -271,7 +271,7 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 	if cur.CancelledAt != nil || cur.DeactivatedAt != nil {
 		return tx.FinishChange(ctx, c.ID, store.ChangeExpired, at, nil, store.ReasonSeriesEnded)
 	}
-	pkg, err := cache.merge(ctx, c.TemplatePackageID, c.Choices, false)
+	pkg, err := e.instancePackage(ctx, tx, cache, c.TemplatePackageID, c.Choices, at)
 	if err != nil {
 		var verrs validation.Errors
 		if errors.As(err, &verrs) || errors.Is(err, store.ErrNotFound) {

@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -227,6 +226,9 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	if err != nil {
 		return st, false, err
 	}
+	if err := cache.loadInstances(ctx, tx, chainIDsDue(subs)); err != nil {
+		return st, false, fmt.Errorf("engine: %w", err)
+	}
 	var created []renewal
 	for i := range subs {
 		sub := &subs[i]
@@ -334,35 +336,26 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 		case err != nil:
 			return store.Subscription{}, false, fmt.Errorf("plan change %s: %w", applied.ID, err)
 		default:
+			if merged.SubscriptionPackageChainID != nil {
+				// A chained target: the new series gets its chain instance.
+				if merged, err = e.instancePackage(ctx, tx, cache, applied.TemplatePackageID, applied.Choices, at); err != nil {
+					return store.Subscription{}, false, fmt.Errorf("plan change %s: %w", applied.ID, err)
+				}
+			}
 			pkg, choices, stepPeriod = merged, applied.Choices, 1
 			chainID, chainStep = merged.SubscriptionPackageChainID, merged.ChainStepOrder
 		}
 	}
-	switch {
-	case applied != nil:
-	case sub.ChainID != nil && sub.ChainStep != nil:
-		chain, err := cache.chain(ctx, *sub.ChainID)
+	if applied == nil && stepEnds(sub) {
+		// The next step of the series' chain instance, frozen when it was
+		// ordered: template and chain edits since then do not reach it.
+		step, instanceID, ok, err := e.nextChainStep(ctx, tx, cache, sub, at)
 		if err != nil {
-			return store.Subscription{}, false, err
+			return store.Subscription{}, false, fmt.Errorf("chain %s step %d: %w", *sub.ChainID, *sub.ChainStep+1, err)
 		}
-		step := *sub.ChainStep
-		periods := stepPeriods(chain, step)
-		if !chain.Last(step) && sub.StepPeriod >= periods {
-			nextStep := step + 1
-			tmpl := chain.PackageChain.Steps[nextStep-1].NextPackageID
-			merged, err := cache.merge(ctx, tmpl, choices, true)
-			if err != nil {
-				// The order's choices may not fit the next step's package;
-				// its defaults always do.
-				merged, err = cache.merge(ctx, tmpl, catalog.Choices{}, true)
-				choices = catalog.Choices{}
-			}
-			if err != nil {
-				return store.Subscription{}, false, fmt.Errorf("chain %s step %d: %w", chain.ID, nextStep, err)
-			}
-			n := nextStep
-			merged.ChainStepOrder = &n
-			pkg, stepPeriod, chainStep = merged, 1, &n
+		if ok {
+			n := step.Step
+			pkg, choices, stepPeriod, chainStep, chainID = step.Package, step.Choices, 1, &n, &instanceID
 		}
 	}
 	next := successor(sub, pkg, choices, loc, at)
@@ -408,13 +401,6 @@ func periods(rs []renewal) []store.NewPeriod {
 		out[i] = r.NewPeriod
 	}
 	return out
-}
-
-func stepPeriods(c catalog.Chain, step int) int {
-	if step < 1 || step > len(c.PackageChain.Steps) || c.PackageChain.Steps[step-1].Periods < 1 {
-		return 1
-	}
-	return c.PackageChain.Steps[step-1].Periods
 }
 
 // created records new periods, in order: their SubscriptionCreated events

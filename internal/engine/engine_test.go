@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,22 +74,39 @@ type jsonNumber string
 
 func (n jsonNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }
 
-// begin starts a subscription on template at start, as an order would.
+// begin starts a subscription on template at start, as an order would
+// (a chained template gets its chain instance).
 func (w *world) begin(template string, start time.Time) store.Subscription {
 	w.t.Helper()
-	in, err := w.e.Store.PackageForMerge(w.ctx, template)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	pkg, err := catalog.Merge(in)
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	return w.start(start, func(tx *store.Tx) (catalog.SubscriptionPackage, error) {
+		return w.e.Server.Engine.InstancePackage(w.ctx, tx, template, catalog.Choices{}, start)
+	})
+}
+
+// beginLegacy starts a subscription on template as orders did before
+// chain instances: a chained template's package names the chain
+// definition.
+func (w *world) beginLegacy(template string, start time.Time) store.Subscription {
+	w.t.Helper()
+	return w.start(start, func(*store.Tx) (catalog.SubscriptionPackage, error) {
+		in, err := w.e.Store.PackageForMerge(w.ctx, template)
+		if err != nil {
+			return catalog.SubscriptionPackage{}, err
+		}
+		return catalog.Merge(in)
+	})
+}
+
+func (w *world) start(start time.Time, pkg func(*store.Tx) (catalog.SubscriptionPackage, error)) store.Subscription {
+	w.t.Helper()
 	var sub store.Subscription
-	err = w.e.Store.InTx(w.ctx, func(tx *store.Tx) error {
-		var err error
+	err := w.e.Store.InTx(w.ctx, func(tx *store.Tx) error {
+		p, err := pkg(tx)
+		if err != nil {
+			return err
+		}
 		sub, err = w.e.Server.Engine.Start(w.ctx, tx, engine.NewSeries{SubscriberID: w.subscriber, OrganizationID: w.org,
-			TimeZone: "Europe/Oslo", Package: pkg, Start: start}, start)
+			TimeZone: "Europe/Oslo", Package: p, Start: start}, start)
 		return err
 	})
 	if err != nil {
@@ -235,6 +253,11 @@ func TestRenewalIsCreatedMinimumDueDaysAhead(t *testing.T) {
 	})
 }
 
+// TestIntroChain: a subscription walks its chain instance (99, 3 × 149,
+// then 199), and edits of the chain and of its step templates after the
+// order do not reach it. A series ordered before chain instances existed
+// (its period names the chain definition) is frozen at its first step
+// change and is then just as immune.
 func TestIntroChain(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
@@ -252,17 +275,51 @@ func TestIntroChain(t *testing.T) {
 		start := local(2027, 1, 1)
 		w.advance(start)
 		first := w.begin(p99, start)
-		if first.ChainStep == nil || *first.ChainStep != 1 || first.ChainID == nil || *first.ChainID != chain {
-			t.Fatalf("order starts on step %v of chain %v, want step 1 of %s", first.ChainStep, first.ChainID, chain)
+		if first.ChainStep == nil || *first.ChainStep != 1 || first.ChainID == nil || *first.ChainID == chain ||
+			first.Package.SubscriptionPackageChainID == nil || *first.Package.SubscriptionPackageChainID != *first.ChainID {
+			t.Fatalf("order starts on step %v of chain %v (package: %v), want step 1 of an instance of %s",
+				first.ChainStep, first.ChainID, first.Package.SubscriptionPackageChainID, chain)
+		}
+		legacy := w.beginLegacy(p99, start)
+		if legacy.ChainID == nil || *legacy.ChainID != chain {
+			t.Fatalf("legacy series on chain %v, want the definition %s", legacy.ChainID, chain)
+		}
+		w.advance(local(2027, 2, 10))
+
+		// The merchant reprices step 2's template and points step 3 at a
+		// dearer one: running subscriptions do not notice.
+		var t149 map[string]any
+		w.tn.Do("GET", "/package/"+p149, nil).JSON(t, &t149)
+		t149["Price"] = jsonNumber("155")
+		if r := w.tn.Do("PUT", "/package/"+p149, t149); r.Status != http.StatusNoContent {
+			t.Fatalf("edit step 2: %d %s", r.Status, r.Body)
+		}
+		p299 := w.pkg("Full 299", "299", monthly, false)
+		if r := w.tn.Do("PUT", "/packagechain/"+chain, json.RawMessage(fmt.Sprintf(`{"name": "Intro", "packageChain": {"steps": [
+			{"step": 1, "nextPackageId": %q}, {"step": 2, "nextPackageId": %q, "periods": 1}, {"step": 3, "nextPackageId": %q}]}}`, p99, p149, p299))); r.Status != http.StatusNoContent && r.Status != http.StatusOK {
+			t.Fatalf("edit chain: %d %s", r.Status, r.Body)
 		}
 		w.advance(local(2027, 8, 1))
-		var got []string
-		for _, p := range w.series(first.ID) {
-			got = append(got, fmt.Sprintf("%s:%d:%s", p.PeriodStart.In(oslo).Format("Jan"), *p.ChainStep, p.Package.TotalPrice))
-		}
 		want := "Jan:1:99.00 Feb:2:149.00 Mar:2:149.00 Apr:2:149.00 May:3:199.00 Jun:3:199.00 Jul:3:199.00 Aug:3:199.00"
-		if strings.Join(got, " ") != want {
-			t.Fatalf("chain periods\n got %s\nwant %s", strings.Join(got, " "), want)
+		for name, sub := range map[string]store.Subscription{"instance": first, "legacy": legacy} {
+			var got []string
+			series := w.series(sub.ID)
+			for _, p := range series {
+				got = append(got, fmt.Sprintf("%s:%d:%s", p.PeriodStart.In(oslo).Format("Jan"), *p.ChainStep, p.Package.TotalPrice))
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("%s chain periods\n got %s\nwant %s", name, strings.Join(got, " "), want)
+			}
+			// From the first step change on, every period names one instance.
+			inst := *series[1].ChainID
+			for _, p := range series[1:] {
+				if *p.ChainID != inst || p.Package.SubscriptionPackageChainID == nil || *p.Package.SubscriptionPackageChainID != inst {
+					t.Errorf("%s: period %s on chain %s (package %v), want instance %s", name, p.ID, *p.ChainID, p.Package.SubscriptionPackageChainID, inst)
+				}
+			}
+			if inst == chain {
+				t.Errorf("%s: renewals follow the chain definition", name)
+			}
 		}
 	})
 }
