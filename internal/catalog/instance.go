@@ -82,6 +82,9 @@ func Instantiate(id string, chain Chain, inputs map[string]MergeInput, startStep
 			in.Choices, used = Choices{}, Choices{}
 			pkg, err = Merge(in)
 		}
+		if err != nil && n == startStep {
+			return ChainInstance{}, err // the order's choices, named as Merge names them
+		}
 		if err != nil {
 			return ChainInstance{}, fmt.Errorf("catalog: package chain %s step %d: %w", chain.ID, n, err)
 		}
