@@ -11,6 +11,10 @@
 //
 //	go run ./bench/engine -n 100000                      # SQLite in a temp dir
 //	go run ./bench/engine -n 100000 -database-url postgres://...
+//
+// -chain-share puts that share of the subscriptions on a 3-step chain
+// (each ordered as an order would, with its own chain instance) whose
+// first step lasts one period, so each of their renewals is a step change.
 package main
 
 import (
@@ -46,9 +50,10 @@ func main() {
 	dunningDays := flag.Int("reminder-days", 0, "with billing, a default dunning process reminding this many days after the due date, so unpaid January invoices get reminders during the advance (0: no dunning)")
 	batchSize := flag.Int("batch", 0, "subscriptions per engine transaction (0: the engine's default)")
 	changes := flag.Float64("change-share", 0, "share of the subscriptions (0 to 1) with an OnRenewal plan change registered before the advance, to another monthly package")
+	share := flag.Float64("chain-share", 0, "share of the subscriptions (0..1) on a 3-step chain instance whose first step lasts one period, so the advance moves them to step 2")
 	withAnalyze := flag.Bool("analyze", true, "on PostgreSQL, ANALYZE after the fill as autovacuum would have on a tenant in use (false: advance with no planner statistics)")
 	flag.Parse()
-	billing, analyze, batchOverride, reminderDays, changeShare = *withBilling, *withAnalyze, *batchSize, *dunningDays, *changes
+	billing, analyze, batchOverride, reminderDays, changeShare, chainShare = *withBilling, *withAnalyze, *batchSize, *dunningDays, *changes, *share
 	gctune.Apply(os.Getenv) // as kadens serve does
 	profile = *cpuProfile
 	if err := run(*n, *perSubscriber, *dbURL); err != nil {
@@ -66,6 +71,8 @@ var (
 	reminderDays  int
 	// changeShare of the subscriptions get a registered OnRenewal change.
 	changeShare float64
+	// chainShare of the subscriptions are on a chain instance.
+	chainShare float64
 )
 
 func run(n, perSubscriber int, dbURL string) error {
@@ -94,6 +101,13 @@ func run(n, perSubscriber int, dbURL string) error {
 	if err != nil {
 		return err
 	}
+	quietEngine := engine.New(st, quiet, "bench-fill")
+	var chained string // the chain's first template
+	if chainShare > 0 {
+		if chained, err = chainFixture(tctx, st, pkg.BillingPlan.BillingPlanID, start); err != nil {
+			return err
+		}
+	}
 	if reminderDays > 0 && billing {
 		// Nobody pays in the bench: with a default dunning process every
 		// January invoice whose reminder falls before the advance's end gets
@@ -120,10 +134,19 @@ func run(n, perSubscriber int, dbURL string) error {
 			var first []store.NewPeriod
 			for j := i; j < min(i+batch, n); j++ {
 				subscriber := subscribers[j/perSubscriber]
+				p := pkg
+				// Every 1/chainShare-th subscription (spread evenly) is on
+				// the chain, with its own instance as an order writes it.
+				if chainShare > 0 && int(float64(j+1)*chainShare) > int(float64(j)*chainShare) {
+					var err error
+					if p, err = quietEngine.InstancePackage(tctx, tx, chained, catalog.Choices{}, start); err != nil {
+						return err
+					}
+				}
 				// Starts spread over the days of January, so renewals are
 				// spread over February as they would be in a real tenant.
 				sub, err := engine.Begin(engine.NewSeries{SubscriberID: subscriber, OrganizationID: org, TimeZone: "Europe/Oslo",
-					Package: pkg, Start: start.AddDate(0, 0, j%28)}, start)
+					Package: p, Start: start.AddDate(0, 0, j%28)}, start)
 				if err != nil {
 					return err
 				}
@@ -198,11 +221,19 @@ func run(n, perSubscriber int, dbURL string) error {
 	if stats.Renewals != n {
 		return fmt.Errorf("advance renewed %d subscriptions, want %d", stats.Renewals, n)
 	}
+	if chainShare > 0 {
+		// Each chained subscription moved to its instance's step 2.
+		var moved int
+		if err := st.DB().QueryRowContext(ctx, `SELECT count(*) FROM subscriptions WHERE chain_step = 2`).Scan(&moved); err != nil {
+			return err
+		}
+		fmt.Printf("CHAIN %d subscriptions moved to step 2\n", moved)
+	}
 	if stats.Reminders > 0 {
 		fmt.Printf("REMINDERS %d of the advance's work\n", stats.Reminders)
 	}
-	fmt.Printf("RESULT engine=%s billing=%v subscriptions=%d renewals=%d seconds=%.2f renewals_per_s=%.0f us_per_renewal=%.1f peak_rss_mib=%.1f self_cpu_us_per_renewal=%.1f machine_cpu_us_per_renewal=%.1f\n",
-		st.Engine(), billing, n, stats.Renewals, d.Seconds(), float64(stats.Renewals)/d.Seconds(),
+	fmt.Printf("RESULT engine=%s billing=%v chain_share=%.2f subscriptions=%d renewals=%d seconds=%.2f renewals_per_s=%.0f us_per_renewal=%.1f peak_rss_mib=%.1f self_cpu_us_per_renewal=%.1f machine_cpu_us_per_renewal=%.1f\n",
+		st.Engine(), billing, chainShare, n, stats.Renewals, d.Seconds(), float64(stats.Renewals)/d.Seconds(),
 		float64(d.Microseconds())/float64(stats.Renewals), peakRSSMiB(),
 		selfS*1e6/float64(stats.Renewals), busyS*1e6/float64(stats.Renewals))
 	if !billing {
@@ -286,6 +317,39 @@ func registerChanges(ctx context.Context, st *store.Store, now time.Time, subs [
 		}
 		return tx.InsertChanges(ctx, cs)
 	})
+}
+
+// chainFixture creates the chain 99 → 149 (3 periods) → 199 on plan and
+// returns its first template, linked to it.
+func chainFixture(ctx context.Context, st *store.Store, plan string, now time.Time) (string, error) {
+	nok, _ := money.LookupCurrency("NOK")
+	prod, err := st.CreateProduct(ctx, catalog.Product{Name: "Digital intro", Category: "digital", VATRate: catalog.PercentOf(0), Active: true}, now)
+	if err != nil {
+		return "", err
+	}
+	var steps []catalog.ChainStep
+	var first catalog.TemplatePackage
+	for i, price := range []int64{9900, 14900, 19900} {
+		t, err := st.CreatePackage(ctx, catalog.TemplatePackage{Name: fmt.Sprintf("Intro step %d", i+1), Currency: "NOK", Price: catalog.NewAmount(price, nok),
+			Units: 1, PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}}, BillingPlans: []string{plan},
+			AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}, now)
+		if err != nil {
+			return "", err
+		}
+		if i == 0 {
+			first = t
+		}
+		steps = append(steps, catalog.ChainStep{Step: i + 1, NextPackageID: t.ID, Periods: []int{1, 3, 1}[i]})
+	}
+	chain, err := st.CreatePackageChain(ctx, catalog.Chain{Name: "Intro", PackageChain: catalog.ChainSteps{Steps: steps}}, now)
+	if err != nil {
+		return "", err
+	}
+	first.PackageChainID = &chain.ID
+	if _, err := st.UpdatePackage(ctx, first, now); err != nil {
+		return "", err
+	}
+	return first.ID, nil
 }
 
 // resetPeakRSS starts a new peak-RSS measurement (Linux: clear_refs 5).
