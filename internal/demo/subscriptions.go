@@ -44,14 +44,6 @@ func seedSubscriptions(ctx context.Context, s *store.Store, eng *engine.Engine, 
 		if !ok {
 			return fmt.Errorf("demo: no template %q", d.template)
 		}
-		in, err := s.PackageForMerge(ctx, tmpl)
-		if err != nil {
-			return err
-		}
-		pkg, err := catalog.Merge(in)
-		if err != nil {
-			return fmt.Errorf("demo: %s: %w", d.template, err)
-		}
 		sub, err := s.CreateSubscriber(ctx, store.Subscriber{Name: d.name, Email: d.email, Country: "NO",
 			Address: store.Address{City: d.city, PostalCode: d.postal, Country: "NO"}, Contacts: []store.Contact{}}, now)
 		if err != nil {
@@ -61,6 +53,11 @@ func seedSubscriptions(ctx context.Context, s *store.Store, eng *engine.Engine, 
 			agreement, err := tx.InvoiceAgreement(ctx, sub.ID, now)
 			if err != nil {
 				return err
+			}
+			// As an order does: a chained template gets its chain instance.
+			pkg, err := eng.InstancePackage(ctx, tx, tmpl, catalog.Choices{}, now)
+			if err != nil {
+				return fmt.Errorf("%s: %w", d.template, err)
 			}
 			_, err = eng.Start(ctx, tx, engine.NewSeries{SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
 				PaymentAgreementID: &agreement.ID, Package: pkg, Start: start, TemplatePackageID: tmpl}, now)
