@@ -284,6 +284,25 @@ func TestIntroChain(t *testing.T) {
 		if legacy.ChainID == nil || *legacy.ChainID != chain {
 			t.Fatalf("legacy series on chain %v, want the definition %s", legacy.ChainID, chain)
 		}
+		// The legacy period shows the definition's steps, not yet frozen.
+		for _, tt := range []struct {
+			sub    string
+			frozen bool
+		}{{first.ID, true}, {legacy.ID, false}} {
+			var v struct {
+				ID     string `json:"id"`
+				Frozen bool   `json:"frozen"`
+				Steps  []any  `json:"steps"`
+			}
+			if r := w.tn.Do("GET", "/subscription/"+tt.sub+"/packagechain", nil); r.Status != http.StatusOK {
+				t.Fatalf("GET packagechain: %d %s", r.Status, r.Body)
+			} else {
+				r.JSON(t, &v)
+			}
+			if v.Frozen != tt.frozen || len(v.Steps) != 3 || (v.ID == chain) == tt.frozen {
+				t.Errorf("packagechain of %s: %+v, want frozen %v", tt.sub, v, tt.frozen)
+			}
+		}
 		w.advance(local(2027, 2, 10))
 
 		// The merchant reprices step 2's template and points step 3 at a
