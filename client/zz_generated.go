@@ -205,6 +205,17 @@ type Chain struct {
 	UpdatedAt    time.Time  `json:"updatedAt"`
 }
 
+type ChainPackageBrief struct {
+	BillingPlan PlanCopy `json:"billingPlan"`
+	Currency    string   `json:"currency"`
+	Name        string   `json:"name"`
+	// The unit price.
+	Price Decimal `json:"price"`
+	// What one billing period of the step costs (after the permanent discount).
+	TotalPrice Decimal `json:"totalPrice"`
+	Units      int64   `json:"units"`
+}
+
 type ChainStep struct {
 	NextPackageID string `json:"nextPackageId"`
 	Periods       int64  `json:"periods"`
@@ -689,6 +700,8 @@ type PackagePreview struct {
 	PermanentDiscount *Decimal `json:"permanentDiscount,omitempty"`
 	// Own price of one unit per billing period; only if the template allows priceOverride.
 	Price *Decimal `json:"price,omitempty"`
+	// Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
+	Products []ProductChoice `json:"products"`
 	// Within the template's allowedChoices.minUnits..maxUnits.
 	Units *int64 `json:"units,omitempty"`
 }
@@ -897,6 +910,10 @@ type Product struct {
 	VATRate     Percent   `json:"vatRate"`
 }
 
+type ProductChoice struct {
+	ProductID *string `json:"productId,omitempty"`
+}
+
 type ProductInput struct {
 	// Inactive products stay in the template packages that hold them but cannot be added to others. Default true.
 	Active *bool `json:"active,omitempty"`
@@ -1069,6 +1086,37 @@ type SubscriberUpdate struct {
 	SubscriberNumber *int64 `json:"subscriberNumber,omitempty"`
 }
 
+type SubscriptionChainStep struct {
+	Current bool              `json:"current"`
+	Package ChainPackageBrief `json:"package"`
+	// Billing periods the step lasts; the last step lasts until changed, whatever this says.
+	Periods int64 `json:"periods"`
+	Step    int64 `json:"step"`
+	// The template the step's package was merged from, at the time the instance was frozen.
+	TemplatePackageID string `json:"templatePackageId"`
+}
+
+type SubscriptionChainView struct {
+	// When the instance was frozen (the order's completion).
+	CreatedAt time.Time `json:"createdAt"`
+	// The step the period is on.
+	CurrentStep int64 `json:"currentStep"`
+	// Which billing period of its step the period is (1 = the first).
+	CurrentStepPeriod int64 `json:"currentStepPeriod"`
+	// false only for a period ordered before chain instances existed: it still names the chain definition, the steps shown are merged from the definition as it is now, and the instance is frozen at the period's next step change.
+	Frozen bool `json:"frozen"`
+	// The chain instance: the subscription package's subscriptionPackageChainId.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// The package chain (definition) the instance was frozen from; it may since have been edited or deleted, which does not change the instance.
+	PackageChainID string `json:"packageChainId"`
+	// Billing periods of the current step after this one; null on the last step, which lasts until the subscription is changed or cancelled.
+	PeriodsLeftInStep *int64                  `json:"periodsLeftInStep,omitempty"`
+	Steps             []SubscriptionChainStep `json:"steps"`
+	// The subscription period asked about.
+	SubscriptionID string `json:"subscriptionId"`
+}
+
 type SubscriptionPackage struct {
 	AdditionalProducts []Line    `json:"additionalProducts"`
 	AutomaticStop      bool      `json:"automaticStop"`
@@ -1151,6 +1199,8 @@ type TemplatePackageChoices struct {
 	PermanentDiscount *Decimal `json:"permanentDiscount,omitempty"`
 	// Own price of one unit per billing period; only if the template allows priceOverride.
 	Price *Decimal `json:"price,omitempty"`
+	// Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
+	Products []ProductChoice `json:"products"`
 	// Within the template's allowedChoices.minUnits..maxUnits.
 	Units *int64 `json:"units,omitempty"`
 }
@@ -1724,6 +1774,15 @@ func (c *Client) GetSubscriberAccount(ctx context.Context, id string, opts ...Re
 func (c *Client) GetSubscription(ctx context.Context, id string, opts ...RequestOption) (SubscriptionView, error) {
 	var out SubscriptionView
 	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetSubscriptionPackageChain is GET /subscription/{id}/packagechain: Get the chain instance a subscription follows.
+//
+// An order from a chained template freezes the chain: each step's template merged with the order's choices (a step whose template the choices do not fit gets its defaults). Renewals walk these frozen steps; editing the chain or a step's template later never changes them. Shows the steps with their packages, the step this period is on and how many periods of it are left. 404 for a period that follows no chain.
+func (c *Client) GetSubscriptionPackageChain(ctx context.Context, id string, opts ...RequestOption) (SubscriptionChainView, error) {
+	var out SubscriptionChainView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/packagechain", nil, nil, &out, opts)
 	return out, err
 }
 
