@@ -136,8 +136,11 @@ func run(n, perSubscriber int, dbURL string) error {
 				subscriber := subscribers[j/perSubscriber]
 				p := pkg
 				// Every 1/chainShare-th subscription (spread evenly) is on
-				// the chain, with its own instance as an order writes it.
-				if chainShare > 0 && int(float64(j+1)*chainShare) > int(float64(j)*chainShare) {
+				// the chain, with its own instance as an order writes it;
+				// plan changes go to others (the last changeShare of each
+				// thousand), so both shares are measured whole.
+				onChain := chainShare > 0 && int(float64(j+1)*chainShare) > int(float64(j)*chainShare)
+				if onChain {
 					var err error
 					if p, err = quietEngine.InstancePackage(tctx, tx, chained, catalog.Choices{}, start); err != nil {
 						return err
@@ -153,7 +156,7 @@ func run(n, perSubscriber int, dbURL string) error {
 				if err := tx.InsertSubscription(tctx, sub); err != nil {
 					return err
 				}
-				if changeShare > 0 && float64(j%1000) < changeShare*1000 {
+				if changeShare > 0 && !onChain && float64(999-j%1000) < changeShare*1000 {
 					changed = append(changed, sub.ID)
 				}
 				first = append(first, store.NewPeriod{Sub: sub, At: start})
@@ -309,6 +312,7 @@ func registerChanges(ctx context.Context, st *store.Store, now time.Time, subs [
 	if err != nil {
 		return err
 	}
+	fmt.Printf("PLANCHANGES %d OnRenewal changes registered\n", len(subs))
 	return st.InTx(ctx, func(tx *store.Tx) error {
 		cs := make([]store.ScheduledChange, len(subs))
 		for i, id := range subs {
