@@ -32,6 +32,12 @@ func newCatalogCache(s *store.Store) *catalogCache {
 		instances: map[string]catalog.ChainInstance{}, missing: map[string]bool{}}
 }
 
+// forgetInstances drops the chain instances read so far.
+func (c *catalogCache) forgetInstances() {
+	clear(c.instances)
+	clear(c.missing)
+}
+
 // input returns the merge input of template id (without choices).
 func (c *catalogCache) input(ctx context.Context, id string) (catalog.MergeInput, error) {
 	in, ok := c.templates[id]

@@ -219,6 +219,26 @@ func (tx *Tx) RegisteredChanges(ctx context.Context, subscriptionID string) ([]S
 		WHERE tenant_id = $1 AND subscription_id = $2 AND status = 'Registered' ORDER BY registered_at, id`, tx.tenant, subscriptionID)
 }
 
+// PendingChanges returns the registered change waiting on each of the
+// periods ids that has one (at most one each: the schema allows no
+// more), read in chunks; the engine asks once per batch.
+func (tx *Tx) PendingChanges(ctx context.Context, ids []string) (map[string]ScheduledChange, error) {
+	out := map[string]ScheduledChange{}
+	err := tx.queryIn(ctx, `SELECT `+changeColumns+` FROM scheduled_changes WHERE tenant_id = $1 AND status = 'Registered' AND subscription_id IN `,
+		``, nil, ids, func(rows *sql.Rows) error {
+			c, err := scanChange(rows)
+			if err != nil {
+				return err
+			}
+			out[c.PendingOnID] = c
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: pending plan changes: %w", err)
+	}
+	return out, nil
+}
+
 // SubscriptionsWithChanges returns the ids of subscriptions that have
 // registered plan changes. Changes are few, so the engine reads this once
 // per batch instead of asking for every renewal.
