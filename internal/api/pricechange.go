@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
@@ -83,16 +84,21 @@ func (s *Server) templateOf(r *http.Request) (string, error) {
 	return id, nil
 }
 
+// priceChangeCall reads what creating and previewing a price change share:
+// the template of the path, the body and the tenant's time.
+func (s *Server) priceChangeCall(r *http.Request) (id string, req engine.PriceChangeRequest, now time.Time, err error) {
+	if id, err = s.templateOf(r); err != nil {
+		return
+	}
+	if req, err = priceChangeInput(r); err != nil {
+		return
+	}
+	now, err = s.tenantNow(r.Context())
+	return
+}
+
 func (s *Server) createPriceChange(w http.ResponseWriter, r *http.Request) error {
-	id, err := s.templateOf(r)
-	if err != nil {
-		return err
-	}
-	req, err := priceChangeInput(r)
-	if err != nil {
-		return err
-	}
-	now, err := s.tenantNow(r.Context())
+	id, req, now, err := s.priceChangeCall(r)
 	if err != nil {
 		return err
 	}
@@ -105,15 +111,7 @@ func (s *Server) createPriceChange(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) previewPriceChange(w http.ResponseWriter, r *http.Request) error {
-	id, err := s.templateOf(r)
-	if err != nil {
-		return err
-	}
-	req, err := priceChangeInput(r)
-	if err != nil {
-		return err
-	}
-	now, err := s.tenantNow(r.Context())
+	id, req, now, err := s.priceChangeCall(r)
 	if err != nil {
 		return err
 	}

@@ -300,12 +300,17 @@ func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getChange(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
+// changePath reads the {id} and {changeId} of a plan change's path.
+func changePath(r *http.Request) (id, changeID string, err error) {
+	if id, err = pathID(r, "id"); err != nil {
+		return
 	}
-	changeID, err := pathID(r, "changeId")
+	changeID, err = pathID(r, "changeId")
+	return
+}
+
+func (s *Server) getChange(w http.ResponseWriter, r *http.Request) error {
+	id, changeID, err := changePath(r)
 	if err != nil {
 		return err
 	}
@@ -318,11 +323,7 @@ func (s *Server) getChange(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) revokeChange(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	changeID, err := pathID(r, "changeId")
+	id, changeID, err := changePath(r)
 	if err != nil {
 		return err
 	}
