@@ -234,7 +234,7 @@ func conventionalResponses(rt route) []response {
 		add(http.StatusNotFound, "A filter names a parent (subscriberId, organizationId, …) that does not exist in this tenant; no body.")
 	}
 	if rt.method == http.MethodPost {
-		add(http.StatusConflict, "A request with the same Idempotency-Key is still being handled; retry later. No body.")
+		add(http.StatusConflict, "A request with the same Idempotency-Key is still being handled, or another request changed the same records at the same moment and this one could not be applied after retrying inside; retry later. No body.")
 		add(http.StatusUnprocessableEntity, "The Idempotency-Key was used before with another body; no body.")
 	}
 	return out
