@@ -522,7 +522,7 @@ type OrderInput struct {
 	PaymentAgreement *AgreementParamsInput `json:"paymentAgreement,omitempty"`
 	// A live payment agreement of the subscriber. Left out (and no paymentAgreement): the subscriber's default Invoice agreement (created on completion if missing).
 	PaymentAgreementID *string `json:"paymentAgreementId,omitempty"`
-	// RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today.
+	// RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today; before 3000-01-01.
 	RequestedStart *time.Time `json:"requestedStart,omitempty"`
 	// A new subscriber, created when the order is completed. Leave out to give subscriberId instead.
 	Subscriber *OrderSubscriberInput `json:"subscriber,omitempty"`

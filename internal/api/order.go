@@ -30,7 +30,7 @@ type OrderInput struct {
 	PaymentAgreementID     *string                 `json:"paymentAgreementId" format:"uuid" description:"A live payment agreement of the subscriber. Left out (and no paymentAgreement): the subscriber's default Invoice agreement (created on completion if missing)."`
 	PaymentAgreement       *AgreementParamsInput   `json:"paymentAgreement" description:"Instead of paymentAgreementId: the agreement to create for the subscriber on completion (also for a new subscriber), checked now with the rules of POST /paymentagreement (400 naming paymentAgreement.<field>); an External reference must still be free on completion."`
 	InvoiceContact         *InvoiceContactInput    `json:"invoiceContact" description:"Who receives the invoices. On completion it becomes the subscriber's Invoice contact, replacing the one it had."`
-	RequestedStart         *string                 `json:"requestedStart" format:"date-time" example:"2025-02-01T00:00:00+01:00" description:"RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today."`
+	RequestedStart         *string                 `json:"requestedStart" format:"date-time" example:"2025-02-01T00:00:00+01:00" description:"RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today; before 3000-01-01."`
 }
 
 // OrderSubscriberInput is the new subscriber of an order: the fields of
@@ -305,6 +305,10 @@ func (s *Server) checkedOrder(ctx context.Context, in OrderInput, now time.Time)
 		switch {
 		case err != nil:
 			errs.Add("requestedStart", "must be an RFC 3339 time such as 2025-02-01T00:00:00+01:00")
+		case !t.Before(maxClock):
+			// The same bound as the test clock's: periods and invoices of a
+			// series must stay within what the engine can represent.
+			errs.Add("requestedStart", "must be before %s", maxClock.Format(time.RFC3339))
 		case org != nil:
 			loc, err := period.LoadZone(org.TimeZone)
 			if err != nil {

@@ -748,3 +748,17 @@ func TestPlanChangeRacesCancellation(t *testing.T) {
 		}
 	})
 }
+
+// TestRequestedStartBound: an order cannot start beyond what the engine
+// represents (the test clock's bound), so later lists and renewals never
+// meet a year-9999 period.
+func TestRequestedStartBound(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		f := newChangeFixture(t, e.NewTenant("far-start", true))
+		r := f.tn.Do("POST", "/order", map[string]any{"organizationId": f.org, "templatePackageId": f.p100, "subscriberId": f.subscriber,
+			"requestedStart": "9999-12-01T00:00:00Z"})
+		if fs := r.Fields(t); len(fs) != 1 || fs[0] != "requestedStart" {
+			t.Fatalf("year 9999: %d %s", r.Status, r.Body)
+		}
+	})
+}
