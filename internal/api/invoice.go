@@ -99,6 +99,11 @@ func documentFilter(r *http.Request, errs *validation.Errors, statuses []string,
 }
 
 func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
+	release, err := s.store.ReadTurn(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -132,14 +137,13 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	invs, next, err := s.store.ListInvoiceItems(r.Context(), f, p, parts)
+	release()
 	if err != nil {
 		return err
 	}
-	items := make([]InvoiceListItem, len(invs))
-	for i, inv := range invs {
-		inv.Status = billing.Status(inv.Status, inv.DueAt, now)
-		items[i] = invoiceListItem(inv, parts)
+	for i := range invs {
+		invs[i].Status = billing.Status(invs[i].Status, invs[i].DueAt, now)
 	}
-	s.writeList(w, r, items, next)
+	s.writeInvoiceList(w, r, invs, parts, next)
 	return nil
 }

@@ -106,6 +106,11 @@ func (s *Server) subscriptionRoutes() {
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
+	release, err := s.store.ReadTurn(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -140,6 +145,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	subs, next, err := s.store.ListSubscriptionItems(r.Context(), f, p, expand["package"])
+	release()
 	if err != nil {
 		return err
 	}
@@ -148,6 +154,11 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
+	release, err := s.store.ReadTurn(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -165,6 +176,7 @@ func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	subs, next, err := s.store.ListSubscriptionItems(r.Context(), store.SubscriptionFilter{RenewingBefore: &until}, p, expand["package"])
+	release()
 	if err != nil {
 		return err
 	}
