@@ -152,6 +152,8 @@ func (s *Server) writeRendered(w http.ResponseWriter, r *http.Request, n int, it
 	b = append(b, "]\n"...)
 	s.setNextLink(w, r, next)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	// With the length known the page goes out in one write, not in chunks.
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 	if cap(b) <= 1<<20 { // a page of expanded packages may be large; don't keep those
