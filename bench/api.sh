@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/api.sh — load test of GET /organization/{id}, the harness behind
+# bench/api.sh — load test of GET /organization/{id} and of 100-row list
+# pages (GET /subscription, GET /invoice), the harness behind
 # docs/PERFORMANCE.md.
 #
 # For each target it starts a server on a free 127.0.0.1 port, measures the
@@ -13,6 +14,12 @@
 #   ceiling   bench/ceiling: a stdlib net/http handler replaying the exact
 #             response bytes and headers kadens returned — the upper bound for
 #             this machine, load generator included
+# On each kadens target, ROUTES says what is measured (each a run of its own):
+#   organization   GET /organization/{id} (result name: the target's)
+#   subscriptions  GET /subscription?limit=100 (result name TARGET-subscriptions)
+#   invoices       GET /invoice?limit=100 (TARGET-invoices)
+# Before the list routes, bench/listfill gives the tenant LIST_FILL
+# subscriptions with their first invoices (a non-test tenant, as production's).
 #
 # Usage:  bash bench/api.sh
 # Environment (all optional):
@@ -24,6 +31,8 @@
 #   QUIET_WAIT=120    wait up to this many seconds for other work on the
 #                     machine to stop before each run (0: don't wait)
 #   TARGETS="sqlite postgres ceiling"   subset to run
+#   ROUTES="organization subscriptions invoices"   subset to measure per kadens
+#   LIST_FILL=1000    subscriptions (each with an invoice) for the list routes
 #   PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres   PostgreSQL to use
 #   OUT_DIR=DIR       keep wrk outputs, captured response, server logs (and
 #                     profiles) in DIR; default: a temp dir removed at exit
@@ -51,6 +60,8 @@ THREADS=${THREADS:-2}
 WARMUP=${WARMUP:-5s}
 IDLE_WAIT=${IDLE_WAIT:-5}
 TARGETS=${TARGETS:-"sqlite postgres ceiling"}
+ROUTES=${ROUTES:-"organization subscriptions invoices"}
+LIST_FILL=${LIST_FILL:-1000}
 PGHOST=${PGHOST:-127.0.0.1}
 PGPORT=${PGPORT:-5432}
 PGUSER=${PGUSER:-postgres}
@@ -166,11 +177,12 @@ log "mode: $MODE_DESC"
 if [[ -n "${KADENS_BIN:-}" ]]; then
   log "using the kadens binary $KADENS_BIN ($("$KADENS_BIN" version 2>/dev/null || echo "version unknown")); building bench/ceiling"
   cp "$KADENS_BIN" "$WORK/kadens"
-  (cd "$ROOT" && go build -o "$WORK/ceiling" ./bench/ceiling)
+  (cd "$ROOT" && go build -o "$WORK/ceiling" ./bench/ceiling && go build -o "$WORK/listfill" ./bench/listfill)
 else
   REV=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
   log "building kadens (work tree at $REV) and bench/ceiling"
-  (cd "$ROOT" && go build -o "$WORK/kadens" ./cmd/kadens && go build -o "$WORK/ceiling" ./bench/ceiling)
+  (cd "$ROOT" && go build -o "$WORK/kadens" ./cmd/kadens && go build -o "$WORK/ceiling" ./bench/ceiling &&
+    go build -o "$WORK/listfill" ./bench/listfill)
 fi
 
 # ---------------------------------------------------------------- helpers
@@ -312,7 +324,7 @@ pool_report() {
   le25=$(awk -v x="$(metric "$a" "${h}_bucket{$sel,le=\"0.025\"}")" -v y="$(metric "$b" "${h}_bucket{$sel,le=\"0.025\"}")" 'BEGIN {print x - y}')
   awk -v name="$name" -v pool="$pool" -v w="$waits" -v ws="$wait_s" -v n="$n" -v a="$le10" -v c="$le25" 'BEGIN {
     if (n <= 0) n = 1
-    printf "%-9s kadens /metrics: %.1f%% of requests waited for a %s-pool connection (avg wait %.2f ms); server-side latency > 10 ms: %.2f%%, > 25 ms: %.2f%%\n",
+    printf "%-22s kadens /metrics: %.1f%% of requests waited for a %s-pool connection (avg wait %.2f ms); server-side latency > 10 ms: %.2f%%, > 25 ms: %.2f%%\n",
       name, 100 * w / n, pool, (w > 0 ? ws / w * 1000 : 0), 100 * (n - a) / n, 100 * (n - c) / n
   }'
   awk -v name="$name" -v n="$n" -v bytes="$(delta "$b" "$a" go_memstats_alloc_bytes_total)" \
@@ -320,15 +332,15 @@ pool_report() {
     -v pause="$(delta "$b" "$a" go_gc_duration_seconds_sum)" -v secs="$secs" 'BEGIN {
     if (n <= 0) n = 1
     if (secs <= 0) secs = 1
-    printf "%-9s Go heap: %.1f KB and %.0f allocations per request; %.0f GC cycles/s, %.2f ms stop-the-world per second\n",
+    printf "%-22s Go heap: %.1f KB and %.0f allocations per request; %.0f GC cycles/s, %.2f ms stop-the-world per second\n",
       name, bytes / n / 1024, objs / n, gcs / secs, pause * 1000 / secs
   }'
 }
 
-# measure NAME PID URL [METRICS_URL POOL]: idle RSS, warm-up, measured run,
-# summary line.
+# measure NAME PID URL [METRICS_URL POOL ROUTE]: idle RSS, warm-up, measured
+# run, summary line. ROUTE is the route template in kadens's metrics.
 measure() {
-  local name=$1 pid=$2 url=$3 murl=${4:-} pool=${5:-}
+  local name=$1 pid=$2 url=$3 murl=${4:-} pool=${5:-} route=${6:-"GET /organization/{id}"}
   local out="$OUT/$name.wrk" line t0 t1
   ORDER+=("$name")
   # Warm-up request, then a few seconds idle, then the resident set.
@@ -370,7 +382,7 @@ measure() {
   # Server CPU per request (user+system), in microseconds.
   R_CPU[$name]=$(awk -v d="$((t1 - t0))" -v hz="$CLK_TCK" -v n="$(val requests)" \
     'BEGIN {printf "%.0f", (n > 0 ? d / hz * 1e6 / n : 0)}')
-  printf '%-9s %9.0f req/s  p50 %-9s p99 %-9s non-2xx %-4s socket-errors %-4s idle-RSS %5.1f MiB  server-CPU %s us/req\n' \
+  printf '%-22s %9.0f req/s  p50 %-22s p99 %-22s non-2xx %-4s socket-errors %-4s idle-RSS %5.1f MiB  server-CPU %s us/req\n' \
     "$name" "${R_RPS[$name]}" "$(fmt_ms "${R_P50[$name]}")" "$(fmt_ms "${R_P99[$name]}")" \
     "${R_NON2XX[$name]}" "${R_ERRS[$name]}" "$(awk -v k="${R_IDLE[$name]}" 'BEGIN {print k/1024}')" "${R_CPU[$name]}"
   # Where the machine's CPU went during the run: the server, wrk, PostgreSQL
@@ -384,14 +396,14 @@ measure() {
       printf "%.0f", t * hz
     }' "$out.times")
   local db=0
-  [[ "$name" == postgres ]] && db=$((d1 - d0))
+  [[ "$name" == postgres* ]] && db=$((d1 - d0))
   cpu_line=$(awk -v name="$name" -v a="$m0" -v b="$m1" -v s="$((t1 - t0))" -v w="$wrk_ticks" -v d="$db" -v n="$(nproc)" 'BEGIN {
     split(a, x, " "); split(b, y, " ")
     busy = y[1] - x[1]; idle = y[2] - x[2]; steal = y[3] - x[3]; total = busy + idle + steal
     if (total <= 0) total = 1
     o = busy - s - w - d; if (o < 0) o = 0
-    pg = (name == "postgres") ? sprintf(", postgresql %.0f%%", 100 * d / total) : ""
-    printf "%.0f %-9s CPU during the run (%% of %d CPUs): server %.0f%%%s, wrk %.0f%%, other %.0f%%, idle %.0f%%, steal %.0f%%\n",
+    pg = (index(name, "postgres") == 1) ? sprintf(", postgresql %.0f%%", 100 * d / total) : ""
+    printf "%.0f %-22s CPU during the run (%% of %d CPUs): server %.0f%%%s, wrk %.0f%%, other %.0f%%, idle %.0f%%, steal %.0f%%\n",
       100 * (o + steal) / total, name, n, 100 * s / total, pg, 100 * w / total, 100 * o / total, 100 * idle / total, 100 * steal / total
   }')
   R_OTHER[$name]=${cpu_line%% *}
@@ -403,12 +415,12 @@ measure() {
   # means something else (other processes, interrupts) ran on that CPU.
   R_CORES[$name]=$(awk -v s="$((t1 - t0))" -v w="$wrk_ticks" -v hz="$CLK_TCK" -v d="$(val duration_us)" \
     'BEGIN {d /= 1e6; if (d <= 0) d = 1; printf "server %.2f, wrk %.2f", s / hz / d, w / hz / d}')
-  printf '%-9s CPUs used: %s; busy per CPU: %s (server may run on CPUs %s, wrk on %s)\n' "$name" "${R_CORES[$name]}" \
+  printf '%-22s CPUs used: %s; busy per CPU: %s (server may run on CPUs %s, wrk on %s)\n' "$name" "${R_CORES[$name]}" \
     "${R_PERCPU[$name]}" "$(affinity "$pid")" "$([[ "$MODE" == isolated ]] && echo "$LOAD_CPUS" || echo "all")"
   # Isolated, the sqlite and ceiling servers have CPU SERVER_CPUS to
   # themselves and saturate it; clearly less than one CPU means other work
   # (or the hypervisor) took part of it. (PostgreSQL shares it by design.)
-  if [[ "$MODE" == isolated && "$name" != postgres ]] &&
+  if [[ "$MODE" == isolated && "$name" != postgres* ]] &&
     awk -v s="$((t1 - t0))" -v hz="$CLK_TCK" -v d="$(val duration_us)" 'BEGIN {exit !(s / hz / (d / 1e6) < 0.95)}'; then
     log "$name: WARNING: the server used only ${R_CORES[$name]%%,*} CPUs of its one; something else ran on CPU $SERVER_CPUS"
   fi
@@ -416,7 +428,7 @@ measure() {
     log "$name: WARNING: ${R_OTHER[$name]}% of the machine's CPU went to other processes (or steal) during the run; rerun on a quiet machine"
   fi
   if [[ -n "$murl" && -s "$OUT/$name.metrics.after" ]]; then
-    pool_report "$name" "$pool" "GET /organization/{id}" "$(awk -v d="$(val duration_us)" 'BEGIN {print d / 1e6}')"
+    pool_report "$name" "$pool" "$route" "$(awk -v d="$(val duration_us)" 'BEGIN {print d / 1e6}')"
   fi
   if ((R_NON2XX[$name] > 0 || R_ERRS[$name] > 0)); then
     log "$name: FAILED — ${R_NON2XX[$name]} non-2xx responses, ${R_ERRS[$name]} socket errors (see $out)"
@@ -490,8 +502,30 @@ run_kadens() {
 
   local pool=read # SQLite reads use their own pool; PostgreSQL has one pool
   [[ -n "$dburl" ]] && pool="write"
-  measure "$engine" "$pid" "$url" "$base/metrics" "$pool"
-  [[ "$PROFILE" == 1 ]] && profile "$engine" "$pid" "$url"
+  if [[ " $ROUTES " == *" organization "* ]]; then
+    measure "$engine" "$pid" "$url" "$base/metrics" "$pool"
+    [[ "$PROFILE" == 1 ]] && profile "$engine" "$pid" "$url"
+  fi
+  if [[ " $ROUTES " == *" subscriptions "* || " $ROUTES " == *" invoices "* ]]; then
+    local t0=$SECONDS fill=(-data-dir "$data")
+    [[ -n "$dburl" ]] && fill+=(-database-url "$dburl")
+    log "$engine: filling the tenant with $LIST_FILL subscriptions and their invoices (bench/listfill)"
+    "$WORK/listfill" "${fill[@]}" -tenant "$tenant" -n "$LIST_FILL" >>"$logf" 2>&1 || die "$engine: bench/listfill failed; see $logf"
+    log "$engine: filled in $((SECONDS - t0)) s"
+    local route path list
+    for route in subscriptions invoices; do
+      [[ " $ROUTES " == *" $route "* ]] || continue
+      path="/${route%s}?limit=100"
+      list="$engine-$route"
+      code=$(curl -s --max-time 10 -o "$OUT/$list.response.body" -w '%{http_code}' \
+        -H "Authorization: Bearer $token" -H "S4-TenantId: $tenant" "$base$path")
+      [[ "$code" == 200 ]] || die "$engine: GET $path answered $code"
+      [[ $(jq length "$OUT/$list.response.body") == 100 ]] || die "$engine: GET $path did not answer 100 items"
+      log "$engine: GET $path → 200, 100 items, $(wc -c <"$OUT/$list.response.body") body bytes"
+      measure "$list" "$pid" "$base$path" "$base/metrics" "$pool" "GET /${route%s}"
+      [[ "$PROFILE" == 1 ]] && profile "$list" "$pid" "$base$path"
+    done
+  fi
 
   log "$engine: stopping kadens"
   stop_pid "$pid"
@@ -546,18 +580,18 @@ done
 
 # ---------------------------------------------------------------- summary
 echo
-echo "GET /organization/{id}, wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $(nproc) CPUs ($CPU_MODEL), $(go version | cut -d' ' -f3)"
+echo "GET /organization/{id} (TARGET), GET /subscription?limit=100 (TARGET-subscriptions), GET /invoice?limit=100 (TARGET-invoices); wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $(nproc) CPUs ($CPU_MODEL), $(go version | cut -d' ' -f3)"
 echo "mode: $MODE_DESC"
-printf '%-9s %10s %10s %10s %8s %14s %15s %12s %8s\n' target req/s p50 p99 non-2xx idle-RSS peak-RSS cpu/req other
+printf '%-22s %10s %10s %10s %8s %14s %15s %12s %8s\n' target req/s p50 p99 non-2xx idle-RSS peak-RSS cpu/req other
 for name in "${ORDER[@]}"; do
-  printf '%-9s %10.0f %10s %10s %8s %10.1f MiB %11.1f MiB %9s us %7s%%\n' "$name" "${R_RPS[$name]}" \
+  printf '%-22s %10.0f %10s %10s %8s %10.1f MiB %11.1f MiB %9s us %7s%%\n' "$name" "${R_RPS[$name]}" \
     "$(fmt_ms "${R_P50[$name]}")" "$(fmt_ms "${R_P99[$name]}")" "${R_NON2XX[$name]}" \
     "$(awk -v k="${R_IDLE[$name]}" 'BEGIN {print k/1024}')" "$(awk -v k="${R_HWM[$name]}" 'BEGIN {print k/1024}')" \
     "${R_CPU[$name]}" "${R_OTHER[$name]}"
 done
 echo "(peak-RSS: VmHWM after the load; cpu/req: server CPU time per request; other: share of the machine's CPU taken by other processes or steal during the run)"
 for name in "${ORDER[@]}"; do
-  printf '%-9s CPUs used: %s; busy per CPU: %s\n' "$name" "${R_CORES[$name]}" "${R_PERCPU[$name]}"
+  printf '%-22s CPUs used: %s; busy per CPU: %s\n' "$name" "${R_CORES[$name]}" "${R_PERCPU[$name]}"
 done
 if [[ -n "$RESULTS" ]]; then
   {
@@ -568,13 +602,19 @@ if [[ -n "$RESULTS" ]]; then
     done
   } >"$RESULTS"
 fi
+verdict() { if [[ $1 == 1 ]]; then echo met; else echo MISSED; fi; }
 # Targets from the issue, checked for the SQLite engine.
 if [[ -n "${R_RPS[sqlite]:-}" ]]; then
-  verdict() { if [[ $1 == 1 ]]; then echo met; else echo MISSED; fi; }
   echo "targets (sqlite, $MODE mode): >= 10000 req/s: $(verdict "$(awk -v r="${R_RPS[sqlite]}" 'BEGIN {print (r >= 10000)}')");" \
     "p99 <= 10 ms: $(verdict "$(awk -v p="${R_P99[sqlite]}" 'BEGIN {print (p <= 10000)}')");" \
     "idle RSS <= 50 MB: $(verdict "$(awk -v k="${R_IDLE[sqlite]}" 'BEGIN {print (k * 1024 <= 50e6)}')")"
 fi
+# List pages: >= 3,000 pages/s and p99 <= 50 ms on both engines.
+for name in "${ORDER[@]}"; do
+  [[ "$name" == *-subscriptions || "$name" == *-invoices ]] || continue
+  echo "targets ($name, $MODE mode): >= 3000 pages/s: $(verdict "$(awk -v r="${R_RPS[$name]}" 'BEGIN {print (r >= 3000)}')");" \
+    "p99 <= 50 ms: $(verdict "$(awk -v p="${R_P99[$name]}" 'BEGIN {print (p <= 50000)}')")"
+done
 if [[ -n "${OUT_DIR:-}" ]]; then
   log "artifacts kept in $OUT"
 fi

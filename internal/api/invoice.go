@@ -14,13 +14,14 @@ import (
 
 type invoiceListParams struct {
 	ListParams
-	SubscriberID   string `query:"subscriberId" format:"uuid" description:"Only invoices of this subscriber (404 if there is no such subscriber)."`
-	SubscriptionID string `query:"subscriptionId" format:"uuid" description:"Only invoices of this subscription period (404 if there is no such subscription)."`
-	Status         string `query:"status" enum:"Issued,PartiallyPaid,Paid,Overdue,Credited"`
-	IssuedFrom     string `query:"issuedFrom" format:"date-time" description:"Only invoices issued at or after this time."`
-	IssuedTo       string `query:"issuedTo" format:"date-time" description:"Only invoices issued before this time."`
-	KID            string `query:"kid" description:"Only the invoices with this KID (payment reference)."`
-	InvoiceNumber  string `query:"invoiceNumber" description:"Only the invoices with this number (numbers are per organization, so several organizations' invoices may match)."`
+	SubscriberID   string             `query:"subscriberId" format:"uuid" description:"Only invoices of this subscriber (404 if there is no such subscriber)."`
+	SubscriptionID string             `query:"subscriptionId" format:"uuid" description:"Only invoices of this subscription period (404 if there is no such subscription)."`
+	Status         string             `query:"status" enum:"Issued,PartiallyPaid,Paid,Overdue,Credited"`
+	IssuedFrom     string             `query:"issuedFrom" format:"date-time" description:"Only invoices issued at or after this time."`
+	IssuedTo       string             `query:"issuedTo" format:"date-time" description:"Only invoices issued before this time."`
+	KID            string             `query:"kid" description:"Only the invoices with this KID (payment reference)."`
+	InvoiceNumber  string             `query:"invoiceNumber" description:"Only the invoices with this number (numbers are per organization, so several organizations' invoices may match)."`
+	Expand         []invoiceExpansion `query:"expand" description:"Parts of the invoice the list items carry besides the ids, totals, KID, dates and status: seller, buyer, lines, vatTotals (comma separated or repeated). GET /invoice/{id} always has them all."`
 }
 
 func (s *Server) invoiceRoutes() {
@@ -34,8 +35,8 @@ func (s *Server) invoiceRoutes() {
 			"an Accept that admits none of JSON, HTML and PDF is 406.",
 		request: new(invoiceGetParams), responses: invoiceResponses(), handle: s.getInvoice})
 	s.add(route{method: http.MethodGet, path: "/invoice", id: "listInvoices", tag: tag,
-		summary: "List invoices", request: new(invoiceListParams),
-		responses: common(ok(new([]store.Invoice)), respNotFound), handle: s.listInvoices})
+		summary: "List invoices", desc: "Items leave out the seller, buyer, lines and VAT totals unless `expand` names them.",
+		request: new(invoiceListParams), responses: common(ok(new([]InvoiceListItem)), respNotFound), handle: s.listInvoices})
 }
 
 func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
@@ -98,6 +99,11 @@ func documentFilter(r *http.Request, errs *validation.Errors, statuses []string,
 }
 
 func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
+	release, err := s.store.ReadTurn(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -105,6 +111,8 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	f := documentFilter(r, &errs, billing.InvoiceStatuses, now)
+	expand := expandParam(r, &errs, "seller", "buyer", "lines", "vatTotals")
+	parts := store.InvoiceParts{Seller: expand["seller"], Buyer: expand["buyer"], Lines: expand["lines"], VATTotals: expand["vatTotals"]}
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -128,13 +136,14 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	invs, next, err := s.store.ListInvoices(r.Context(), f, p)
+	invs, next, err := s.store.ListInvoiceItems(r.Context(), f, p, parts)
+	release()
 	if err != nil {
 		return err
 	}
 	for i := range invs {
 		invs[i].Status = billing.Status(invs[i].Status, invs[i].DueAt, now)
 	}
-	s.writeList(w, r, invs, next)
+	s.writeInvoiceList(w, r, invs, parts, next)
 	return nil
 }

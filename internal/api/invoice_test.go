@@ -68,8 +68,14 @@ func (f *billingFixture) order(start *time.Time) string {
 	return o.SubscriptionID
 }
 
+// invoices lists invoices with every part expanded, so the tests see them
+// whole (TestListItemsExpand checks what a plain list leaves out).
 func (f *billingFixture) invoices(query string) []store.Invoice {
 	f.t.Helper()
+	if query != "" {
+		query += "&"
+	}
+	query += "expand=seller,buyer,lines,vatTotals"
 	r := f.tn.Do("GET", "/invoice?"+query, nil)
 	if r.Status != http.StatusOK {
 		f.t.Fatalf("GET /invoice?%s: %d %s", query, r.Status, r.Body)

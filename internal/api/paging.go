@@ -50,12 +50,17 @@ func page(r *http.Request, errs *validation.Errors) store.Page {
 // writeList answers with a page of items and, when more follow, an RFC 8288
 // Link header pointing at the next page.
 func (s *Server) writeList(w http.ResponseWriter, r *http.Request, items any, next string) {
+	s.setNextLink(w, r, next)
+	writeJSON(w, http.StatusOK, items)
+}
+
+// setNextLink sets the Link header to the page after next, if any.
+func (s *Server) setNextLink(w http.ResponseWriter, r *http.Request, next string) {
 	if next != "" {
 		q := r.URL.Query()
 		q.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(next)))
 		w.Header().Set("Link", "<"+s.baseURL+r.URL.Path+"?"+q.Encode()+`>; rel="next"`)
 	}
-	writeJSON(w, http.StatusOK, items)
 }
 
 // getOne answers GET /…/{id} with the record fetch returns for the id.

@@ -363,7 +363,7 @@ func (s *simulation) placeOrder(subscriber string) {
 // invoicesWhere returns the tenant's invoices that match, by number.
 func (s *simulation) invoicesWhere(match func(store.Invoice) bool) []store.Invoice {
 	var out []store.Invoice
-	for _, inv := range s.all("/invoice?limit=1000", func(r *apitest.Response) []store.Invoice {
+	for _, inv := range s.all("/invoice?limit=1000&expand=seller,buyer,lines,vatTotals", func(r *apitest.Response) []store.Invoice {
 		var page []store.Invoice
 		r.JSON(s.t, &page)
 		return page

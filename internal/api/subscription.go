@@ -27,11 +27,18 @@ type subscriptionListParams struct {
 	OrganizationID string `query:"organizationId" format:"uuid"`
 	Status         string `query:"status" enum:"Pending,Active,Completed,Cancelled"`
 	ActiveAt       string `query:"activeAt" format:"date-time" description:"Only periods running at this time."`
+	expandPackageParam
 }
 
 type scheduledListParams struct {
 	ListParams
 	Until string `query:"until" format:"date-time" description:"Renewals due up to this time; default 31 days from now."`
+	expandPackageParam
+}
+
+// expandPackageParam is the expand parameter of subscription lists.
+type expandPackageParam struct {
+	Expand []subscriptionExpansion `query:"expand" description:"package: list items carry the whole package instead of its summary (GET /subscription/{id} always does)."`
 }
 
 // CancelInput is the body of POST /subscription/{id}/cancel.
@@ -67,11 +74,11 @@ func (s *Server) subscriptionRoutes() {
 	const tag = "Subscription"
 	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	s.add(route{method: http.MethodGet, path: "/subscription", id: "listSubscriptions", tag: tag,
-		summary: "List subscription periods", request: new(subscriptionListParams),
-		responses: common(ok(new([]SubscriptionView))), handle: s.listSubscriptions})
+		summary: "List subscription periods", desc: "Items carry a summary of their package unless `expand=package` asks for the whole one.",
+		request: new(subscriptionListParams), responses: common(ok(new([]SubscriptionListItem))), handle: s.listSubscriptions})
 	s.add(route{method: http.MethodGet, path: "/subscription/scheduled", id: "listScheduledRenewals", tag: tag,
-		summary: "List upcoming renewals", desc: "Subscription periods that will renew up to `until`, with their renewAt.",
-		request: new(scheduledListParams), responses: common(ok(new([]SubscriptionView))), handle: s.listScheduled})
+		summary: "List upcoming renewals", desc: "Subscription periods that will renew up to `until`, with their renewAt. Items carry a summary of their package unless `expand=package` asks for the whole one.",
+		request: new(scheduledListParams), responses: common(ok(new([]SubscriptionListItem))), handle: s.listScheduled})
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}", id: "getSubscription", tag: tag,
 		summary: "Get a subscription period", request: new(idParam),
 		responses: common(ok(new(SubscriptionView)), respNotFound), handle: s.getSubscription})
@@ -99,6 +106,11 @@ func (s *Server) subscriptionRoutes() {
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
+	release, err := s.store.ReadTurn(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -125,29 +137,28 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 		}
 		f.ActiveAt = &t
 	}
+	expand := expandParam(r, &errs, "package")
 	if err := errs.Err(); err != nil {
 		return err
 	}
 	if err := s.store.RequireParents(r.Context(), store.Parents{Subscriber: f.SubscriberID, Organization: f.OrganizationID}); err != nil {
 		return err
 	}
-	subs, next, err := s.store.ListSubscriptions(r.Context(), f, p)
+	subs, next, err := s.store.ListSubscriptionItems(r.Context(), f, p, expand["package"])
+	release()
 	if err != nil {
 		return err
 	}
-	s.writeList(w, r, views(subs, now), next)
+	s.writeSubscriptionList(w, r, subs, now, next)
 	return nil
 }
 
-func views(subs []store.Subscription, now time.Time) []SubscriptionView {
-	out := make([]SubscriptionView, len(subs))
-	for i, sub := range subs {
-		out[i] = view(sub, now)
-	}
-	return out
-}
-
 func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
+	release, err := s.store.ReadTurn(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -160,14 +171,16 @@ func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
 			errs.Add("until", "must be an RFC 3339 time")
 		}
 	}
+	expand := expandParam(r, &errs, "package")
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	subs, next, err := s.store.ListSubscriptions(r.Context(), store.SubscriptionFilter{RenewingBefore: &until}, p)
+	subs, next, err := s.store.ListSubscriptionItems(r.Context(), store.SubscriptionFilter{RenewingBefore: &until}, p, expand["package"])
+	release()
 	if err != nil {
 		return err
 	}
-	s.writeList(w, r, views(subs, now), next)
+	s.writeSubscriptionList(w, r, subs, now, next)
 	return nil
 }
 

@@ -471,40 +471,7 @@ func (s *Store) ListSubscriptions(ctx context.Context, f SubscriptionFilter, p P
 	if err != nil {
 		return nil, "", err
 	}
-	q := tenantFilter(tenant)
-	if f.SubscriberID != "" {
-		q.add("subscriber_id = ?", f.SubscriberID)
-	}
-	if f.OrganizationID != "" {
-		q.add("organization_id = ?", f.OrganizationID)
-	}
-	if f.ActiveAt != nil {
-		at := ts(*f.ActiveAt)
-		q.add("period_start <= ?", at)
-		q.add("period_end > ?", at)
-		q.add("(deactivated_at IS NULL OR deactivated_at > ?)", at)
-	}
-	if f.Status != "" {
-		now := ts(f.Now)
-		cancelled := "(cancel_effective_at IS NOT NULL AND cancel_effective_at <= ?)"
-		switch f.Status {
-		case "Cancelled":
-			q.add(cancelled, now)
-		case "Pending":
-			q.add("NOT "+cancelled, now)
-			q.add("period_start > ?", now)
-		case "Active":
-			q.add("NOT "+cancelled, now)
-			q.add("period_start <= ?", now)
-			q.add("period_end > ?", now)
-		case "Completed":
-			q.add("NOT "+cancelled, now)
-			q.add("period_end <= ?", now)
-		}
-	}
-	if f.RenewingBefore != nil {
-		q.add("next_id IS NULL AND renew_at IS NOT NULL AND renew_at <= ?", ts(*f.RenewingBefore))
-	}
+	q := subscriptionConditions(tenant, f)
 	tail := q.page(p)
 	out, err := queryAll(ctx, s.r, scanSubscription, `SELECT `+subscriptionColumns+` FROM subscriptions`+q.where()+tail, q.args...)
 	if err != nil {

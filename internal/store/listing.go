@@ -1,0 +1,452 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Lists are read differently from single records. A page of 100
+// subscriptions used to decode 100 copies of the package JSON and encode
+// them again (~129 KB, ~1.6 ms of CPU), and every timestamp went through
+// the SQLite driver's layout guessing. A list query here selects only the
+// columns a list shows, reads SQLite timestamps as text with one fixed
+// layout, runs as a prepared statement, and turns each distinct package
+// text into its JSON once per process (packageViews). docs/PERFORMANCE.md
+// ("Lists") has the numbers.
+
+// PackageSummary is the package of a subscription as lists show it: what
+// tells the periods of a list apart. Its fields have the names and types
+// of catalog.SubscriptionPackage's, so the whole package (?expand=package)
+// is a superset of it.
+type PackageSummary struct {
+	Name                       string         `json:"name"`
+	Currency                   string         `json:"currency"`
+	Price                      catalog.Amount `json:"price"`
+	Units                      int            `json:"units"`
+	TotalPrice                 catalog.Amount `json:"totalPrice"`
+	AutomaticStop              bool           `json:"automaticStop"`
+	BillingPlan                PlanSummary    `json:"billingPlan"`
+	SubscriptionPackageChainID *string        `json:"subscriptionPackageChainId"`
+	ChainStepOrder             *int           `json:"chainStepOrder"`
+	ChainStepPeriods           *int           `json:"chainStepPeriods"`
+}
+
+// PlanSummary is the billing plan of a PackageSummary: which plan, and its
+// interval.
+type PlanSummary struct {
+	BillingPlanID string      `json:"billingPlanId"`
+	Name          string      `json:"name"`
+	IntervalUnit  period.Unit `json:"intervalUnit"`
+	IntervalCount int         `json:"intervalCount"`
+}
+
+// SummarizePackage returns the summary of p.
+func SummarizePackage(p catalog.SubscriptionPackage) PackageSummary {
+	return PackageSummary{Name: p.Name, Currency: p.Currency, Price: p.Price, Units: p.Units, TotalPrice: p.TotalPrice,
+		AutomaticStop: p.AutomaticStop, BillingPlan: PlanSummary{BillingPlanID: p.BillingPlan.BillingPlanID, Name: p.BillingPlan.Name,
+			IntervalUnit: p.BillingPlan.IntervalUnit, IntervalCount: p.BillingPlan.IntervalCount},
+		SubscriptionPackageChainID: p.SubscriptionPackageChainID, ChainStepOrder: p.ChainStepOrder, ChainStepPeriods: p.ChainStepPeriods}
+}
+
+// packageView is the JSON a list shows for one stored package text.
+type packageView struct {
+	summary, full []byte
+}
+
+// packageViews maps stored package texts to their list JSON, for the whole
+// process: a tenant's periods share a handful of packages, so a page
+// decodes none after the first. The value is a function of the key alone
+// (the text), so sharing it between tenants shows nobody anything. It is
+// emptied when it reaches packageViewsMax entries, which bounds it to a few
+// MiB; the next pages fill it again.
+var packageViews = struct {
+	sync.RWMutex
+	m map[string]packageView
+}{m: map[string]packageView{}}
+
+const packageViewsMax = 2048
+
+// viewOfPackage returns the list JSON of a stored package text, the
+// summary's or (full) the whole package's. raw is only read.
+func viewOfPackage(raw []byte, full bool) ([]byte, error) {
+	packageViews.RLock()
+	v, ok := packageViews.m[string(raw)] // no copy: the compiler keys the lookup by the bytes
+	packageViews.RUnlock()
+	if !ok {
+		var p catalog.SubscriptionPackage
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, err
+		}
+		var err error
+		if v.summary, err = json.Marshal(SummarizePackage(p)); err != nil {
+			return nil, err
+		}
+		// Re-encoded rather than passed through: a package stored by an
+		// older version lacks the fields added since, which GET shows.
+		if v.full, err = json.Marshal(p); err != nil {
+			return nil, err
+		}
+		packageViews.Lock()
+		if len(packageViews.m) >= packageViewsMax {
+			clear(packageViews.m)
+		}
+		packageViews.m[string(raw)] = v
+		packageViews.Unlock()
+	}
+	if full {
+		return v.full, nil
+	}
+	return v.summary, nil
+}
+
+// ListedSubscription is a subscription period as a list shows it. Package
+// and Choices of Subscription are left empty, as are the fields lists do
+// not show (Anchor, PeriodIndex, NextActionAt, Version,
+// TemplatePackageID); PackageJSON holds the package: the JSON of its
+// PackageSummary or, when the whole package was asked for, of the
+// catalog.SubscriptionPackage. Callers must not change PackageJSON (it is
+// shared).
+type ListedSubscription struct {
+	Subscription
+	PackageJSON []byte
+}
+
+// listSubscriptionColumns are the columns of a ListedSubscription.
+var listSubscriptionColumns = []string{"id", "subscriber_id", "organization_id", "order_id", "payment_agreement_id", "currency",
+	"package", "chain_id", "chain_step", "step_period", "time_zone", "period_start!", "period_end!", "renew_at!", "previous_id",
+	"next_id", "cancelled_at!", "cancel_effective_at!", "cancel_reason", "deactivated_at!", "created_at!"}
+
+// listColumns joins columns for a list's SELECT. Timestamp columns (marked
+// "!") are read as text on SQLite: for a column declared TIMESTAMP the
+// driver tries several layouts per value, which cost more than the rest of
+// the row, while every timestamp Kadens writes has one fixed layout
+// (dbTimeLayout) that listTime reads directly.
+func (s *Store) listColumns(cols []string) string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		name, isTime := strings.CutSuffix(c, "!")
+		if isTime && s.engine == SQLite {
+			name = "CAST(" + name + " AS TEXT)"
+		}
+		out[i] = name
+	}
+	return strings.Join(out, ", ")
+}
+
+// listTime scans a timestamp of a list query: a time (PostgreSQL) or the
+// stored text (SQLite, see listColumns); NULL leaves it nil.
+type listTime struct{ t *time.Time }
+
+func (l *listTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		l.t = nil
+		return nil
+	case time.Time:
+		t := x.UTC()
+		l.t = &t
+		return nil
+	case string:
+		t, err := parseDBTime(x)
+		if err != nil {
+			return err
+		}
+		l.t = &t
+		return nil
+	case []byte:
+		return l.Scan(string(x))
+	}
+	return fmt.Errorf("store: cannot read %T as a timestamp", v)
+}
+
+func (l listTime) value() time.Time {
+	if l.t == nil {
+		return time.Time{}
+	}
+	return *l.t
+}
+
+// parseDBTime reads a timestamp as SQLite stores it: dbTimeLayout
+// (2006-01-02T15:04:05.000000Z) by hand, which is most of them, else any
+// RFC 3339 time or the driver's own layout for time.Time parameters.
+func parseDBTime(s string) (time.Time, error) {
+	if len(s) == len(dbTimeLayout) && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' && s[19] == '.' && s[26] == 'Z' {
+		var f [7]int
+		ok := true
+		for i, r := range [7][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}, {20, 26}} {
+			n := 0
+			for _, c := range []byte(s[r[0]:r[1]]) {
+				if c < '0' || c > '9' {
+					ok = false
+					break
+				}
+				n = n*10 + int(c-'0')
+			}
+			f[i] = n
+		}
+		if ok && f[1] >= 1 && f[1] <= 12 && f[2] >= 1 && f[2] <= 31 && f[3] < 24 && f[4] < 60 && f[5] < 60 {
+			t := time.Date(f[0], time.Month(f[1]), f[2], f[3], f[4], f[5], f[6]*1000, time.UTC)
+			if t.Day() == f[2] { // not 31 February
+				return t, nil
+			}
+		}
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999-07:00", "2006-01-02 15:04:05.999999999Z07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("store: timestamp %q has no known layout", s)
+}
+
+// readQuery runs a list query on the read pool as a cached prepared
+// statement (see readRow): list queries are built from fixed fragments, so
+// their texts are few, and SQLite would otherwise compile each one anew.
+func (s *Store) readQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	s.stmts.mu.RLock()
+	st, ok := s.stmts.stmts[query]
+	s.stmts.mu.RUnlock()
+	if !ok {
+		s.stmts.mu.Lock()
+		if st, ok = s.stmts.stmts[query]; !ok {
+			prepared, err := s.r.PrepareContext(ctx, query)
+			if err != nil {
+				s.stmts.mu.Unlock()
+				return nil, err
+			}
+			if s.stmts.stmts == nil {
+				s.stmts.stmts = map[string]*sql.Stmt{}
+			}
+			s.stmts.stmts[query], st = prepared, prepared
+		}
+		s.stmts.mu.Unlock()
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// listPage is filter.page for the list queries here. On SQLite the limit is
+// written into the statement rather than bound: a bound LIMIT makes SQLite
+// compile the statement again on every run (35 µs instead of 12 µs for a
+// page of subscriptions), and one text per filter keeps the statement
+// cache small, so it is always the largest page plus one (rows past the
+// page are never read: the caller stops after p.Limit+1).
+func (s *Store) listPage(q *filter, p Page) string {
+	if s.engine != SQLite {
+		return q.page(p)
+	}
+	if p.After != "" {
+		q.add("id > ?", p.After)
+	}
+	return " ORDER BY id LIMIT " + strconv.Itoa(max(p.Limit, listPageMax)+1)
+}
+
+// listPageMax is the largest page the API asks for.
+const listPageMax = 1000
+
+// subscriptionConditions is the WHERE clause of f for the tenant.
+func subscriptionConditions(tenant string, f SubscriptionFilter) *filter {
+	q := tenantFilter(tenant)
+	if f.SubscriberID != "" {
+		q.add("subscriber_id = ?", f.SubscriberID)
+	}
+	if f.OrganizationID != "" {
+		q.add("organization_id = ?", f.OrganizationID)
+	}
+	if f.ActiveAt != nil {
+		at := ts(*f.ActiveAt)
+		q.add("period_start <= ?", at)
+		q.add("period_end > ?", at)
+		q.add("(deactivated_at IS NULL OR deactivated_at > ?)", at)
+	}
+	if f.Status != "" {
+		now := ts(f.Now)
+		cancelled := "(cancel_effective_at IS NOT NULL AND cancel_effective_at <= ?)"
+		switch f.Status {
+		case "Cancelled":
+			q.add(cancelled, now)
+		case "Pending":
+			q.add("NOT "+cancelled, now)
+			q.add("period_start > ?", now)
+		case "Active":
+			q.add("NOT "+cancelled, now)
+			q.add("period_start <= ?", now)
+			q.add("period_end > ?", now)
+		case "Completed":
+			q.add("NOT "+cancelled, now)
+			q.add("period_end <= ?", now)
+		}
+	}
+	if f.RenewingBefore != nil {
+		q.add("next_id IS NULL AND renew_at IS NOT NULL AND renew_at <= ?", ts(*f.RenewingBefore))
+	}
+	return q
+}
+
+// ListSubscriptionItems returns one page of the tenant's subscriptions as
+// lists show them, with the package summarized unless fullPackage.
+func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter, p Page, fullPackage bool) ([]ListedSubscription, string, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	q := subscriptionConditions(tenant, f)
+	tail := s.listPage(q, p)
+	rows, err := s.readQuery(ctx, `SELECT `+s.listColumns(listSubscriptionColumns)+` FROM subscriptions`+q.where()+tail, q.args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
+	}
+	defer rows.Close()
+	out := make([]ListedSubscription, 0, min(p.Limit+1, 128))
+	var (
+		pkg                                                     sql.RawBytes
+		orderID, agreement, chainID, prev, next                 sql.NullString
+		chainStep                                               sql.NullInt64
+		start, end, renew, cancelled, effective, deact, created listTime
+	)
+	for len(out) <= p.Limit && rows.Next() {
+		var sub ListedSubscription
+		err := rows.Scan(&sub.ID, &sub.SubscriberID, &sub.OrganizationID, &orderID, &agreement, &sub.Currency, &pkg,
+			&chainID, &chainStep, &sub.StepPeriod, &sub.TimeZone, &start, &end, &renew, &prev, &next, &cancelled, &effective,
+			&sub.CancelReason, &deact, &created)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
+		}
+		if sub.PackageJSON, err = viewOfPackage(pkg, fullPackage); err != nil {
+			return nil, "", fmt.Errorf("store: list subscriptions: subscription %s package: %w", sub.ID, err)
+		}
+		sub.OrderID, sub.PaymentAgreementID, sub.ChainID = nullString(orderID), nullString(agreement), nullString(chainID)
+		sub.PreviousID, sub.NextID = nullString(prev), nullString(next)
+		if chainStep.Valid {
+			n := int(chainStep.Int64)
+			sub.ChainStep = &n
+		}
+		sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = start.value(), end.value(), created.value()
+		sub.RenewAt, sub.CancelledAt, sub.CancelEffectiveAt, sub.DeactivatedAt = renew.t, cancelled.t, effective.t, deact.t
+		out = append(out, sub)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
+	}
+	out, nextID := trimPage(out, p, func(sub ListedSubscription) string { return sub.ID })
+	return out, nextID, nil
+}
+
+// InvoiceParts are the parts of an invoice a list leaves out unless asked
+// (?expand=): the seller and buyer as at issue, the lines and the VAT
+// totals. The ids of the organization and subscriber, the totals, the KID
+// and the dates are always there.
+type InvoiceParts struct {
+	Seller, Buyer, Lines, VATTotals bool
+}
+
+// listInvoiceColumns are the columns of an invoice in a list, before the
+// parts (InvoiceParts) it was asked with.
+var listInvoiceColumns = []string{"id", "invoice_number", "organization_id", "payment_demand_id", "account_id", "subscriber_id",
+	"subscription_id", "payment_agreement_id", "currency", "prices_include_vat", "status", "issued_at!", "due_at!", "issue_date",
+	"due_date", "period_start!", "period_end!", "net", "vat", "gross", "kid", "created_at!"}
+
+// ListInvoiceItems is ListInvoices for lists: the invoice's parts not in
+// parts are left zero (and not read).
+func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, parts InvoiceParts) ([]Invoice, string, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	cols := listInvoiceColumns
+	var extra []string
+	for _, part := range []struct {
+		on  bool
+		col string
+	}{{parts.Seller, "seller"}, {parts.Buyer, "buyer"}, {parts.Lines, "lines"}, {parts.VATTotals, "vat_totals"}} {
+		if part.on {
+			extra = append(extra, part.col)
+		}
+	}
+	cols = append(cols[:len(cols):len(cols)], extra...)
+	q := tenantFilter(tenant)
+	f.apply(q, "")
+	f.statusCondition(q, billing.InvoiceIssued, billing.InvoiceOverdue)
+	tail := s.listPage(q, p)
+	rows, err := s.readQuery(ctx, `SELECT `+s.listColumns(cols)+s.documentsFrom("invoices", "invoices_subscription", f)+q.where()+tail, q.args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list invoices: %w", err)
+	}
+	defer rows.Close()
+	out := make([]Invoice, 0, min(p.Limit+1, 128))
+	var (
+		sub, agreement                   sql.NullString
+		issued, due, start, end, created listTime
+		net, vat, gross                  int64
+		seller, buyer, lines, vatTotals  sql.RawBytes
+		sellers                          = map[string]Seller{}
+	)
+	for len(out) <= p.Limit && rows.Next() {
+		var inv Invoice
+		dest := []any{&inv.ID, &inv.InvoiceNumber, &inv.OrganizationID, &inv.PaymentDemandID, &inv.SubscriberAccountID,
+			&inv.SubscriberID, &sub, &agreement, &inv.Currency, &inv.PricesIncludeVAT, &inv.Status, &issued, &due,
+			&inv.IssueDate, &inv.DueDate, &start, &end, &net, &vat, &gross, &inv.KID, &created}
+		for _, part := range []struct {
+			on  bool
+			dst *sql.RawBytes
+		}{{parts.Seller, &seller}, {parts.Buyer, &buyer}, {parts.Lines, &lines}, {parts.VATTotals, &vatTotals}} {
+			if part.on {
+				dest = append(dest, part.dst)
+			}
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, "", fmt.Errorf("store: list invoices: %w", err)
+		}
+		cur, err := currencyOf(inv.Currency)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list invoices: invoice %s: %w", inv.ID, err)
+		}
+		inv.SubscriptionID, inv.PaymentAgreementID = nullString(sub), nullString(agreement)
+		inv.IssuedAt, inv.DueAt, inv.CreatedAt = issued.value(), due.value(), created.value()
+		inv.PeriodStart, inv.PeriodEnd = start.t, end.t
+		inv.Net, inv.VAT, inv.Gross = catalog.NewAmount(net, cur), catalog.NewAmount(vat, cur), catalog.NewAmount(gross, cur)
+		if parts.Seller {
+			// An organization's invoices mostly carry the same seller.
+			if v, ok := sellers[string(seller)]; ok {
+				inv.Seller = v
+			} else if err := json.Unmarshal(seller, &inv.Seller); err != nil {
+				return nil, "", fmt.Errorf("store: list invoices: invoice %s seller: %w", inv.ID, err)
+			} else {
+				sellers[string(seller)] = inv.Seller
+			}
+		}
+		for _, part := range []struct {
+			on  bool
+			src sql.RawBytes
+			dst any
+		}{{parts.Buyer, buyer, &inv.Buyer}, {parts.Lines, lines, &inv.Lines}, {parts.VATTotals, vatTotals, &inv.VATTotals}} {
+			if part.on {
+				if err := json.Unmarshal(part.src, part.dst); err != nil {
+					return nil, "", fmt.Errorf("store: list invoices: invoice %s: %w", inv.ID, err)
+				}
+			}
+		}
+		if parts.Lines && inv.Lines == nil {
+			inv.Lines = []billing.Line{}
+		}
+		if parts.VATTotals && inv.VATTotals == nil {
+			inv.VATTotals = []billing.VATTotal{}
+		}
+		out = append(out, inv)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: list invoices: %w", err)
+	}
+	out, next := trimPage(out, p, func(inv Invoice) string { return inv.ID })
+	return out, next, nil
+}
