@@ -477,6 +477,46 @@ type InvoiceLine struct {
 	VATRate Percent `json:"vatRate"`
 }
 
+type InvoiceListItem struct {
+	// With expand=buyer.
+	Buyer     *Buyer    `json:"buyer,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	Currency  string    `json:"currency"`
+	DueAt     time.Time `json:"dueAt"`
+	// Due date in the organization's time zone.
+	DueDate string `json:"dueDate"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Gross         Decimal `json:"gross"`
+	ID            string  `json:"id"`
+	InvoiceNumber int64   `json:"invoiceNumber"`
+	// Issue date in the organization's time zone.
+	IssueDate string    `json:"issueDate"`
+	IssuedAt  time.Time `json:"issuedAt"`
+	// Payment reference (KID) with a MOD10 or MOD11 check digit, as the organization's kidAlgorithm was at issue.
+	KID string `json:"kid"`
+	// With expand=lines.
+	Lines []InvoiceLine `json:"lines,omitempty"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Net                Decimal    `json:"net"`
+	OrganizationID     string     `json:"organizationId"`
+	PaymentAgreementID *string    `json:"paymentAgreementId,omitempty"`
+	PaymentDemandID    string     `json:"paymentDemandId"`
+	PeriodEnd          *time.Time `json:"periodEnd,omitempty"`
+	PeriodStart        *time.Time `json:"periodStart,omitempty"`
+	PricesIncludeVAT   bool       `json:"pricesIncludeVat"`
+	// With expand=seller.
+	Seller *Seller `json:"seller,omitempty"`
+	// One of: Issued, PartiallyPaid, Paid, Overdue, Credited.
+	Status              string  `json:"status"`
+	SubscriberAccountID string  `json:"subscriberAccountId"`
+	SubscriberID        string  `json:"subscriberId"`
+	SubscriptionID      *string `json:"subscriptionId,omitempty"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	VAT Decimal `json:"vat"`
+	// With expand=vatTotals.
+	VATTotals []VATTotal `json:"vatTotals,omitempty"`
+}
+
 type Line struct {
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	Amount   Decimal `json:"amount"`
@@ -487,6 +527,21 @@ type Line struct {
 	ProductID  string   `json:"productId"`
 	Share      *Percent `json:"share,omitempty"`
 	VATRate    Percent  `json:"vatRate"`
+}
+
+type ListedPackage struct {
+	AutomaticStop    bool        `json:"automaticStop"`
+	BillingPlan      PlanSummary `json:"billingPlan"`
+	ChainStepOrder   *int64      `json:"chainStepOrder,omitempty"`
+	ChainStepPeriods *int64      `json:"chainStepPeriods,omitempty"`
+	Currency         string      `json:"currency"`
+	Name             string      `json:"name"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Price                      Decimal `json:"price"`
+	SubscriptionPackageChainID *string `json:"subscriptionPackageChainId,omitempty"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	TotalPrice Decimal `json:"totalPrice"`
+	Units      int64   `json:"units"`
 }
 
 type Order struct {
@@ -858,6 +913,13 @@ type PlanCopy struct {
 	PaymentTermsDays int64  `json:"paymentTermsDays"`
 }
 
+type PlanSummary struct {
+	BillingPlanID string `json:"billingPlanId"`
+	IntervalCount int64  `json:"intervalCount"`
+	IntervalUnit  string `json:"intervalUnit"`
+	Name          string `json:"name"`
+}
+
 type PriceChange struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// Each subscription moves at its first renewal whose new period starts at or after this time.
@@ -1115,6 +1177,33 @@ type SubscriptionChainView struct {
 	Steps             []SubscriptionChainStep `json:"steps"`
 	// The subscription period asked about.
 	SubscriptionID string `json:"subscriptionId"`
+}
+
+type SubscriptionListItem struct {
+	CancelEffectiveAt  *time.Time `json:"cancelEffectiveAt,omitempty"`
+	CancelReason       string     `json:"cancelReason"`
+	CancelledAt        *time.Time `json:"cancelledAt,omitempty"`
+	ChainStepOrder     *int64     `json:"chainStepOrder,omitempty"`
+	ChainStepPeriod    int64      `json:"chainStepPeriod"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	Currency           string     `json:"currency"`
+	DeactivatedAt      *time.Time `json:"deactivatedAt,omitempty"`
+	ID                 string     `json:"id"`
+	NextSubscriptionID *string    `json:"nextSubscriptionId,omitempty"`
+	OrderID            *string    `json:"orderId,omitempty"`
+	OrganizationID     string     `json:"organizationId"`
+	// The package's summary (name, currency, price, units, totalPrice, automaticStop, the billing plan's id, name and interval, the chain fields); with expand=package the whole SubscriptionPackage, a superset of the summary.
+	Package                ListedPackage `json:"package"`
+	PaymentAgreementID     *string       `json:"paymentAgreementId,omitempty"`
+	PeriodEnd              time.Time     `json:"periodEnd"`
+	PeriodStart            time.Time     `json:"periodStart"`
+	PreviousSubscriptionID *string       `json:"previousSubscriptionId,omitempty"`
+	RenewAt                *time.Time    `json:"renewAt,omitempty"`
+	// One of: Pending, Active, Completed, Cancelled.
+	Status                     string  `json:"status"`
+	SubscriberID               string  `json:"subscriberId"`
+	SubscriptionPackageChainID *string `json:"subscriptionPackageChainId,omitempty"`
+	TimeZone                   string  `json:"timeZone"`
 }
 
 type SubscriptionPackage struct {
@@ -1985,6 +2074,8 @@ type ListInvoicesParams struct {
 	KID string
 	// Only the invoices with this number (numbers are per organization, so several organizations' invoices may match).
 	InvoiceNumber string
+	// Parts of the invoice the list items carry besides the ids, totals, KID, dates and status: seller, buyer, lines, vatTotals (comma separated, or the parameter repeated). GET /invoice/{id} always has them all.
+	Expand string
 }
 
 func (p *ListInvoicesParams) values() url.Values {
@@ -2019,17 +2110,20 @@ func (p *ListInvoicesParams) values() url.Values {
 	if p.InvoiceNumber != "" {
 		q.Set("invoiceNumber", p.InvoiceNumber)
 	}
+	if p.Expand != "" {
+		q.Set("expand", p.Expand)
+	}
 	return q
 }
 
 // ListInvoices is GET /invoice: List invoices.
 //
-// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+// Items leave out the seller, buyer, lines and VAT totals unless `expand` names them.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
-func (c *Client) ListInvoices(ctx context.Context, params *ListInvoicesParams, opts ...RequestOption) (Page[Invoice], error) {
-	var out []Invoice
+func (c *Client) ListInvoices(ctx context.Context, params *ListInvoicesParams, opts ...RequestOption) (Page[InvoiceListItem], error) {
+	var out []InvoiceListItem
 	next, err := c.do(ctx, http.MethodGet, "/invoice", params.values(), nil, &out, opts)
-	return Page[Invoice]{Items: out, Next: next}, err
+	return Page[InvoiceListItem]{Items: out, Next: next}, err
 }
 
 // ListOrdersParams are the query parameters of ListOrders; zero fields are left out.
@@ -2509,6 +2603,8 @@ type ListScheduledRenewalsParams struct {
 	Cursor string
 	// Renewals due up to this time; default 31 days from now.
 	Until time.Time
+	// package: list items carry the whole package instead of its summary (GET /subscription/{id} always does).
+	Expand string
 }
 
 func (p *ListScheduledRenewalsParams) values() url.Values {
@@ -2525,17 +2621,20 @@ func (p *ListScheduledRenewalsParams) values() url.Values {
 	if !p.Until.IsZero() {
 		q.Set("until", p.Until.Format(time.RFC3339Nano))
 	}
+	if p.Expand != "" {
+		q.Set("expand", p.Expand)
+	}
 	return q
 }
 
 // ListScheduledRenewals is GET /subscription/scheduled: List upcoming renewals.
 //
-// Subscription periods that will renew up to `until`, with their renewAt.
+// Subscription periods that will renew up to `until`, with their renewAt. Items carry a summary of their package unless `expand=package` asks for the whole one.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
-func (c *Client) ListScheduledRenewals(ctx context.Context, params *ListScheduledRenewalsParams, opts ...RequestOption) (Page[SubscriptionView], error) {
-	var out []SubscriptionView
+func (c *Client) ListScheduledRenewals(ctx context.Context, params *ListScheduledRenewalsParams, opts ...RequestOption) (Page[SubscriptionListItem], error) {
+	var out []SubscriptionListItem
 	next, err := c.do(ctx, http.MethodGet, "/subscription/scheduled", params.values(), nil, &out, opts)
-	return Page[SubscriptionView]{Items: out, Next: next}, err
+	return Page[SubscriptionListItem]{Items: out, Next: next}, err
 }
 
 // ListSubscriberAccountEntriesParams are the query parameters of ListSubscriberAccountEntries; zero fields are left out.
@@ -2675,6 +2774,8 @@ type ListSubscriptionsParams struct {
 	Status         string
 	// Only periods running at this time.
 	ActiveAt time.Time
+	// package: list items carry the whole package instead of its summary (GET /subscription/{id} always does).
+	Expand string
 }
 
 func (p *ListSubscriptionsParams) values() url.Values {
@@ -2700,17 +2801,20 @@ func (p *ListSubscriptionsParams) values() url.Values {
 	if !p.ActiveAt.IsZero() {
 		q.Set("activeAt", p.ActiveAt.Format(time.RFC3339Nano))
 	}
+	if p.Expand != "" {
+		q.Set("expand", p.Expand)
+	}
 	return q
 }
 
 // ListSubscriptions is GET /subscription: List subscription periods.
 //
-// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+// Items carry a summary of their package unless `expand=package` asks for the whole one.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
-func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, opts ...RequestOption) (Page[SubscriptionView], error) {
-	var out []SubscriptionView
+func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, opts ...RequestOption) (Page[SubscriptionListItem], error) {
+	var out []SubscriptionListItem
 	next, err := c.do(ctx, http.MethodGet, "/subscription", params.values(), nil, &out, opts)
-	return Page[SubscriptionView]{Items: out, Next: next}, err
+	return Page[SubscriptionListItem]{Items: out, Next: next}, err
 }
 
 // ListWebhookDeliveriesParams are the query parameters of ListWebhookDeliveries; zero fields are left out.

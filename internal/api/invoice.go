@@ -14,14 +14,14 @@ import (
 
 type invoiceListParams struct {
 	ListParams
-	SubscriberID   string             `query:"subscriberId" format:"uuid" description:"Only invoices of this subscriber (404 if there is no such subscriber)."`
-	SubscriptionID string             `query:"subscriptionId" format:"uuid" description:"Only invoices of this subscription period (404 if there is no such subscription)."`
-	Status         string             `query:"status" enum:"Issued,PartiallyPaid,Paid,Overdue,Credited"`
-	IssuedFrom     string             `query:"issuedFrom" format:"date-time" description:"Only invoices issued at or after this time."`
-	IssuedTo       string             `query:"issuedTo" format:"date-time" description:"Only invoices issued before this time."`
-	KID            string             `query:"kid" description:"Only the invoices with this KID (payment reference)."`
-	InvoiceNumber  string             `query:"invoiceNumber" description:"Only the invoices with this number (numbers are per organization, so several organizations' invoices may match)."`
-	Expand         []invoiceExpansion `query:"expand" description:"Parts of the invoice the list items carry besides the ids, totals, KID, dates and status: seller, buyer, lines, vatTotals (comma separated or repeated). GET /invoice/{id} always has them all."`
+	SubscriberID   string `query:"subscriberId" format:"uuid" description:"Only invoices of this subscriber (404 if there is no such subscriber)."`
+	SubscriptionID string `query:"subscriptionId" format:"uuid" description:"Only invoices of this subscription period (404 if there is no such subscription)."`
+	Status         string `query:"status" enum:"Issued,PartiallyPaid,Paid,Overdue,Credited"`
+	IssuedFrom     string `query:"issuedFrom" format:"date-time" description:"Only invoices issued at or after this time."`
+	IssuedTo       string `query:"issuedTo" format:"date-time" description:"Only invoices issued before this time."`
+	KID            string `query:"kid" description:"Only the invoices with this KID (payment reference)."`
+	InvoiceNumber  string `query:"invoiceNumber" description:"Only the invoices with this number (numbers are per organization, so several organizations' invoices may match)."`
+	Expand         string `query:"expand" pattern:"^(seller|buyer|lines|vatTotals)(,(seller|buyer|lines|vatTotals))*$" description:"Parts of the invoice the list items carry besides the ids, totals, KID, dates and status: seller, buyer, lines, vatTotals (comma separated, or the parameter repeated). GET /invoice/{id} always has them all."`
 }
 
 func (s *Server) invoiceRoutes() {

@@ -34,17 +34,17 @@ type SubscriptionListItem struct {
 }
 
 // ListedPackage is the package JSON of a list item, as the store rendered
-// it (store.ListedSubscription.PackageJSON).
-type ListedPackage struct{ raw []byte }
+// it (store.ListedSubscription.PackageJSON). Its schema is the summary's
+// (the embedded PackageSummary, only reflected); with expand=package the
+// whole package is sent, which has every property of the summary and
+// more, so one schema describes both and generated clients get one type.
+type ListedPackage struct {
+	store.PackageSummary
+	raw []byte
+}
 
 // MarshalJSON writes the rendered JSON as it is.
 func (p ListedPackage) MarshalJSON() ([]byte, error) { return p.raw, nil }
-
-// JSONSchemaAnyOf says what a listed package may be: its summary or, with
-// expand=package, the whole package.
-func (ListedPackage) JSONSchemaAnyOf() []any {
-	return []any{store.PackageSummary{}, catalog.SubscriptionPackage{}}
-}
 
 // InvoiceListItem is an invoice in a list: as GET /invoice/{id} shows it,
 // without the parts expand does not name.
@@ -72,18 +72,6 @@ func invoiceListItem(inv store.Invoice, parts store.InvoiceParts) InvoiceListIte
 	}
 	return item
 }
-
-// subscriptionExpansion is what expand may name in a subscription list.
-type subscriptionExpansion string
-
-// Enum lists the values for the OpenAPI document.
-func (subscriptionExpansion) Enum() []any { return []any{"package"} }
-
-// invoiceExpansion is what expand may name in an invoice list.
-type invoiceExpansion string
-
-// Enum lists the values for the OpenAPI document.
-func (invoiceExpansion) Enum() []any { return []any{"seller", "buyer", "lines", "vatTotals"} }
 
 // expandParam reads the expand query parameter: names from allowed, comma
 // separated or repeated. An unknown name is a 400 naming expand.
@@ -116,7 +104,7 @@ func (s *Server) writeSubscriptionList(w http.ResponseWriter, r *http.Request, s
 	if !fastLists {
 		items := make([]SubscriptionListItem, len(subs))
 		for i, sub := range subs {
-			items[i] = SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{sub.PackageJSON},
+			items[i] = SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{raw: sub.PackageJSON},
 				Status: engine.Status(sub.Subscription, now)}
 		}
 		s.writeList(w, r, items, next)

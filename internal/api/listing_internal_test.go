@@ -33,7 +33,7 @@ func TestListEncoders(t *testing.T) {
 	}
 	// jsonFieldNames must agree with encoding/json on a populated value.
 	sub, inv := sampleSubscription(), sampleInvoice()
-	for _, v := range []any{SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{sub.PackageJSON}},
+	for _, v := range []any{SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{raw: sub.PackageJSON}},
 		invoiceListItem(inv, store.InvoiceParts{Seller: true, Buyer: true, Lines: true, VATTotals: true})} {
 		if got, want := orderedKeys(t, v), jsonFieldNames(reflect.TypeOf(v)); !slices.Equal(got, want) {
 			t.Errorf("%T: encoding/json writes %v, jsonFieldNames says %v", v, got, want)
@@ -71,7 +71,7 @@ func TestListEncoders(t *testing.T) {
 		sub.StepPeriod = rng.IntN(100) - 50
 		sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = times[rng.IntN(len(times))], times[rng.IntN(len(times))], times[rng.IntN(len(times))]
 		sub.RenewAt, sub.CancelledAt, sub.CancelEffectiveAt, sub.DeactivatedAt = tptr(), tptr(), tptr(), tptr()
-		want, err := json.Marshal(SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{sub.PackageJSON},
+		want, err := json.Marshal(SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{raw: sub.PackageJSON},
 			Status: engine.Status(sub.Subscription, now)})
 		if err != nil {
 			t.Fatal(err)

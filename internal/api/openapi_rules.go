@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/swaggest/jsonschema-go"
 	"github.com/swaggest/openapi-go"
@@ -142,7 +143,10 @@ func listsAreArrays(p jsonschema.InterceptNullabilityParams) {
 }
 
 // alwaysPresentIsRequired lists a response field that is not omitempty
-// (nor omitzero) as required.
+// (nor omitzero) as required. A field that shadows an embedded struct's
+// field of the same name (a list item leaving out parts of the record it
+// embeds) decides, whichever of the two is reflected first: once a name
+// is optional in a schema, it stays optional there.
 func alwaysPresentIsRequired(p jsonschema.InterceptPropParams) error {
 	if !p.Processed || p.ParentSchema == nil || !inResponse(p.Context) {
 		return nil
@@ -154,11 +158,25 @@ func alwaysPresentIsRequired(p jsonschema.InterceptPropParams) error {
 	_, opts, _ := strings.Cut(tag, ",")
 	for _, o := range strings.Split(opts, ",") {
 		if o == "omitempty" || o == "omitzero" {
+			optionalNames.Store(optionalKey{p.ParentSchema, p.Name}, true)
+			p.ParentSchema.Required = slices.DeleteFunc(p.ParentSchema.Required, func(n string) bool { return n == p.Name })
 			return nil
 		}
+	}
+	if _, optional := optionalNames.Load(optionalKey{p.ParentSchema, p.Name}); optional {
+		return nil
 	}
 	if !slices.Contains(p.ParentSchema.Required, p.Name) {
 		p.ParentSchema.Required = append(p.ParentSchema.Required, p.Name)
 	}
 	return nil
+}
+
+// optionalNames remembers the properties a schema has as optional (see
+// alwaysPresentIsRequired); keyed by the schema being built.
+var optionalNames sync.Map
+
+type optionalKey struct {
+	schema *jsonschema.Schema
+	name   string
 }

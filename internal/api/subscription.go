@@ -38,7 +38,7 @@ type scheduledListParams struct {
 
 // expandPackageParam is the expand parameter of subscription lists.
 type expandPackageParam struct {
-	Expand []subscriptionExpansion `query:"expand" description:"package: list items carry the whole package instead of its summary (GET /subscription/{id} always does)."`
+	Expand string `query:"expand" enum:"package" description:"package: list items carry the whole package instead of its summary (GET /subscription/{id} always does)."`
 }
 
 // CancelInput is the body of POST /subscription/{id}/cancel.
