@@ -534,7 +534,7 @@ func (s *Server) completeOrder(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var done store.Order
-	err = s.inTxRetrying(ctx, func(tx *store.Tx) error {
+	err = s.store.InTxRetrying(ctx, func(tx *store.Tx) error {
 		claimed, err := tx.ClaimOrder(ctx, id, now)
 		if err != nil {
 			return err

@@ -136,12 +136,18 @@ func (s *Server) listPriceChanges(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) getPriceChange(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
+// priceChangePath reads the {id} and {priceChangeId} of a price change's
+// path.
+func priceChangePath(r *http.Request) (id, pcID string, err error) {
+	if id, err = pathID(r, "id"); err != nil {
+		return
 	}
-	pcID, err := pathID(r, "priceChangeId")
+	pcID, err = pathID(r, "priceChangeId")
+	return
+}
+
+func (s *Server) getPriceChange(w http.ResponseWriter, r *http.Request) error {
+	id, pcID, err := priceChangePath(r)
 	if err != nil {
 		return err
 	}
@@ -154,11 +160,7 @@ func (s *Server) getPriceChange(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) revokePriceChange(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	pcID, err := pathID(r, "priceChangeId")
+	id, pcID, err := priceChangePath(r)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 		ID: store.NewID(), SubscriptionID: subID, ProcessingType: req.ProcessingType, ScheduledAt: req.ScheduledAt,
 		TemplatePackageID: req.TemplatePackageID, Choices: req.Choices, Status: store.ChangeRegistered, RegisteredAt: now,
 	}
-	err := e.inTxRetry(ctx, func(tx *store.Tx) error {
+	err := e.store.InTxRetrying(ctx, func(tx *store.Tx) error {
 		sub, err := tx.Subscription(ctx, subID)
 		if err != nil {
 			return err
@@ -80,11 +80,11 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 		if err := changeCanRun(req, last, target); err != nil {
 			return err
 		}
-		pending, err := tx.RegisteredChanges(ctx, last.ID)
+		pending, err := tx.PendingChanges(ctx, []string{last.ID})
 		if err != nil {
 			return err
 		}
-		for _, p := range pending {
+		if p, ok := pending[last.ID]; ok {
 			if req.ProcessingType != store.ChangeImmediately {
 				return validation.Field("processingType",
 					"plan change %s (%s) is already registered on this subscription; revoke it first (DELETE /subscription/%s/scheduledchange/%s) or change Immediately",
@@ -138,21 +138,6 @@ func changeCanRun(req ChangeRequest, last store.Subscription, target catalog.Sub
 		}
 	}
 	return errs.Err()
-}
-
-// inTxRetry runs fn in a transaction, again (a few times) when it lost a
-// race on a subscription's version to another writer (the engine's
-// advance, a concurrent cancellation or plan change): a valid request does
-// not fail for another's timing. Each try reads afresh, so it decides on
-// the state the winner left.
-func (e *Engine) inTxRetry(ctx context.Context, fn func(tx *store.Tx) error) error {
-	var err error
-	for range 5 {
-		if err = e.store.InTx(ctx, fn); !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-	}
-	return err
 }
 
 func (e *Engine) change(ctx context.Context, id string) (store.ScheduledChange, error) {
@@ -390,7 +375,7 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 		return store.Subscription{}, err
 	}
 	var out store.Subscription
-	err := e.inTxRetry(ctx, func(tx *store.Tx) error {
+	err := e.store.InTxRetrying(ctx, func(tx *store.Tx) error {
 		sub, err := tx.Subscription(ctx, id)
 		if err != nil {
 			return err

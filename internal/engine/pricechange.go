@@ -167,13 +167,17 @@ func (e *Engine) planPriceChange(ctx context.Context, tx *store.Tx, cache *catal
 	if err != nil {
 		return plan, err
 	}
-	pending, err := tx.SubscriptionsWithChanges(ctx)
+	ids := make([]string, len(subs))
+	for i, sub := range subs {
+		ids[i] = sub.ID
+	}
+	pending, err := tx.PendingChanges(ctx, ids)
 	if err != nil {
 		return plan, err
 	}
 	current, next := decimal.Zero, decimal.Zero
 	for _, sub := range subs {
-		if pending[sub.ID] || sub.Package.AutomaticStop {
+		if _, own := pending[sub.ID]; own || sub.Package.AutomaticStop {
 			plan.preview.Skipped++
 			continue
 		}

@@ -213,12 +213,6 @@ func (tx *Tx) MoveChanges(ctx context.Context, from, to string) error {
 	return nil
 }
 
-// RegisteredChanges returns the registered changes of a subscription.
-func (tx *Tx) RegisteredChanges(ctx context.Context, subscriptionID string) ([]ScheduledChange, error) {
-	return queryChanges(ctx, tx.tx, `SELECT `+changeColumns+` FROM scheduled_changes
-		WHERE tenant_id = $1 AND subscription_id = $2 AND status = 'Registered' ORDER BY registered_at, id`, tx.tenant, subscriptionID)
-}
-
 // PendingChanges returns the registered change waiting on each of the
 // periods ids that has one (at most one each: the schema allows no
 // more), read in chunks; the engine asks once per batch.
@@ -237,26 +231,6 @@ func (tx *Tx) PendingChanges(ctx context.Context, ids []string) (map[string]Sche
 		return nil, fmt.Errorf("store: pending plan changes: %w", err)
 	}
 	return out, nil
-}
-
-// SubscriptionsWithChanges returns the ids of subscriptions that have
-// registered plan changes. Changes are few, so the engine reads this once
-// per batch instead of asking for every renewal.
-func (tx *Tx) SubscriptionsWithChanges(ctx context.Context) (map[string]bool, error) {
-	rows, err := tx.query(ctx, `SELECT DISTINCT subscription_id FROM scheduled_changes WHERE tenant_id = $1 AND status = 'Registered'`, tx.tenant)
-	if err != nil {
-		return nil, fmt.Errorf("store: subscriptions with changes: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("store: subscriptions with changes: %w", err)
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
 }
 
 // DueChanges returns registered OnScheduledTime changes due at or before

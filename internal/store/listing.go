@@ -211,26 +211,12 @@ func parseDBTime(s string) (time.Time, error) {
 }
 
 // readQuery runs a list query on the read pool as a cached prepared
-// statement (see readRow): list queries are built from fixed fragments, so
+// statement (readStmt): list queries are built from fixed fragments, so
 // their texts are few, and SQLite would otherwise compile each one anew.
 func (s *Store) readQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	s.stmts.mu.RLock()
-	st, ok := s.stmts.stmts[query]
-	s.stmts.mu.RUnlock()
-	if !ok {
-		s.stmts.mu.Lock()
-		if st, ok = s.stmts.stmts[query]; !ok {
-			prepared, err := s.r.PrepareContext(ctx, query)
-			if err != nil {
-				s.stmts.mu.Unlock()
-				return nil, err
-			}
-			if s.stmts.stmts == nil {
-				s.stmts.stmts = map[string]*sql.Stmt{}
-			}
-			s.stmts.stmts[query], st = prepared, prepared
-		}
-		s.stmts.mu.Unlock()
+	st, err := s.readStmt(ctx, query)
+	if err != nil {
+		return nil, err
 	}
 	return st.QueryContext(ctx, args...)
 }

@@ -15,28 +15,39 @@ type stmtCache struct {
 	stmts map[string]*sql.Stmt
 }
 
-// readRow runs a single-row query on the read pool with a cached prepared
-// statement. Use it for fixed query strings only (the cache is keyed by the
-// text and never shrinks).
-func (s *Store) readRow(ctx context.Context, query string, args ...any) *sql.Row {
+// readStmt returns the cached prepared statement for query on the read
+// pool, preparing it the first time. Use it for fixed query strings only
+// (the cache is keyed by the text and never shrinks).
+func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.stmts.mu.RLock()
 	st, ok := s.stmts.stmts[query]
 	s.stmts.mu.RUnlock()
-	if !ok {
-		s.stmts.mu.Lock()
-		if st, ok = s.stmts.stmts[query]; !ok {
-			prepared, err := s.r.PrepareContext(ctx, query)
-			if err != nil {
-				s.stmts.mu.Unlock()
-				// Let the plain path report the error in context.
-				return s.r.QueryRowContext(ctx, query, args...)
-			}
-			if s.stmts.stmts == nil {
-				s.stmts.stmts = map[string]*sql.Stmt{}
-			}
-			s.stmts.stmts[query], st = prepared, prepared
-		}
-		s.stmts.mu.Unlock()
+	if ok {
+		return st, nil
+	}
+	s.stmts.mu.Lock()
+	defer s.stmts.mu.Unlock()
+	if st, ok = s.stmts.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.r.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts.stmts == nil {
+		s.stmts.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts.stmts[query] = st
+	return st, nil
+}
+
+// readRow runs a single-row query on the read pool with a cached prepared
+// statement (readStmt).
+func (s *Store) readRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := s.readStmt(ctx, query)
+	if err != nil {
+		// Let the plain path report the error in context.
+		return s.r.QueryRowContext(ctx, query, args...)
 	}
 	return st.QueryRowContext(ctx, args...)
 }

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"math/rand/v2"
+	"time"
 
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -71,4 +74,34 @@ func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row 
 		return tx.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return tx.tx.QueryRowContext(ctx, query, args...)
+}
+
+// conflictAttempts bounds how often InTxRetrying tries a write that lost a
+// race.
+const conflictAttempts = 8
+
+// InTxRetrying runs fn in a write transaction like InTx, and runs it again,
+// in a new transaction after a short random pause, when it fails with
+// ErrConflict: a row it read (an account's open charges and allowances, a
+// subscription's version) was changed by a concurrent writer that committed
+// first. A valid request must not fail for another's timing. fn must do all
+// its reading inside tx so that a retry sees the winner's commit. A
+// conflict that outlasts every attempt is returned (the API's 409).
+func (s *Store) InTxRetrying(ctx context.Context, fn func(tx *Tx) error) error {
+	var err error
+	for attempt := range conflictAttempts {
+		if attempt > 0 {
+			// Racing retries spread out.
+			pause := time.Duration(1+rand.IntN(5<<attempt)) * time.Millisecond
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(pause):
+			}
+		}
+		if err = s.InTx(ctx, fn); !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	return err
 }

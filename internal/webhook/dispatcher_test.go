@@ -329,11 +329,10 @@ func TestExhaustedScheduleFailsAndRedeliverReplays(t *testing.T) {
 	})
 }
 
-// wantAttempts checks kadens_webhook_attempts_total by outcome and that
-// every attempt counted was also timed.
-// wantAttempts waits (briefly) for the attempt counters to read want: an
-// attempt is counted when its answer reaches the dispatcher, a moment
-// after the receiver saw the request.
+// wantAttempts waits (briefly) for kadens_webhook_attempts_total to read
+// want by outcome, with every attempt counted also timed: an attempt is
+// counted when its answer reaches the dispatcher, a moment after the
+// receiver saw the request.
 func wantAttempts(t *testing.T, reg *prometheus.Registry, want map[string]float64) {
 	t.Helper()
 	var (
