@@ -19,11 +19,11 @@ import (
 // in which canonical form, and the fields and words of what it refuses.
 func TestCheckers(t *testing.T) {
 	cases := []struct {
-		name    string
-		p       provider.Provider
-		in      provider.Agreement
-		want    provider.Agreement
-		errs    []string // "field: part of the message"
+		name string
+		p    provider.Provider
+		in   provider.Agreement
+		want provider.Agreement
+		errs []string // "field: part of the message"
 	}{
 		{"Invoice defaults the method", invoice.Provider, provider.Agreement{}, provider.Agreement{PaymentMethod: "BankTransfer"}, nil},
 		{"Invoice method any case", invoice.Provider, provider.Agreement{PaymentMethod: "banktransfer"}, provider.Agreement{PaymentMethod: "BankTransfer"}, nil},
