@@ -183,7 +183,8 @@ func (s *Server) checkAgreementParams(ctx context.Context, errs *validation.Erro
 		// A type the contract names whose integration is not registered
 		// (Autogiro, AvtaleGiro until theirs come): their mandates are
 		// checked against the bank's files.
-		errs.Add(typeField, "%s agreements are not supported yet: their mandates come with the %s integration", raw, raw)
+		typ := canonicalProvider(raw)
+		errs.Add(typeField, "%s agreements are not supported yet: their mandates come with the %s integration", typ, typ)
 	default:
 		errs.Add(typeField, "%q is not a provider type: one of %s", raw, strings.Join(s.providers.Types(), ", "))
 	}
