@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
+
+// Events are the outbox event kinds the Dispatcher acts on: the kinds of
+// its outbox consumer.
+var Events = []string{store.EventInvoiceIssued, store.EventCreditNoteIssued}
 
 // Dispatcher calls the hooks of an invoice's provider for the outbox events
 // about it: InvoiceIssued → InvoiceIssued and Deliver (the invoice),
@@ -30,9 +35,7 @@ func (d Dispatcher) Handle(ctx context.Context, tenantID string, ev store.Event)
 		InvoiceID    string `json:"invoiceId"`
 		CreditNoteID string `json:"creditNoteId"`
 	}
-	switch ev.EventType {
-	case store.EventInvoiceIssued, store.EventCreditNoteIssued:
-	default:
+	if !slices.Contains(Events, ev.EventType) {
 		return nil
 	}
 	if err := json.Unmarshal(ev.Data, &data); err != nil {

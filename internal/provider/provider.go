@@ -138,6 +138,18 @@ func (r *Registry) Lookup(typ string) (Provider, bool) {
 	return Provider{}, false
 }
 
+// Hooked reports whether any registered provider has a collector or
+// delivery hook: only then is the Dispatcher worth an outbox consumer (each
+// consumer queues a job per event of its kinds).
+func (r *Registry) Hooked() bool {
+	for _, p := range r.byType {
+		if p.InvoiceIssued != nil || p.InvoiceCredited != nil || p.Deliver != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Types lists the registered types in registration order.
 func (r *Registry) Types() []string { return append([]string(nil), r.order...) }
 

@@ -97,6 +97,14 @@ func TestRegistry(t *testing.T) {
 	if _, ok := r.Lookup("Autogiro"); ok {
 		t.Error("Autogiro found before it is registered")
 	}
+	if r.Hooked() {
+		t.Error("today's providers have no hooks")
+	}
+	withHook := ehf.Provider
+	withHook.Deliver = func(context.Context, provider.Document) error { return nil }
+	if !provider.NewRegistry(invoice.Provider, withHook).Hooked() {
+		t.Error("a delivery hook is a hook")
+	}
 	if p, _ := r.Lookup("external"); !p.UniqueReference {
 		t.Error("External references are unique")
 	}
