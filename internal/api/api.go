@@ -7,6 +7,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 	"github.com/kadens/kadens/internal/webhook"
@@ -34,6 +36,8 @@ type Server struct {
 	limit    int64
 	now      func() time.Time
 	webhooks *webhook.Dispatcher
+	// providers check payment agreements by provider type.
+	providers *provider.Registry
 
 	mux    *http.ServeMux
 	routes []route
@@ -57,6 +61,9 @@ type Options struct {
 	// Webhooks sends validation handshakes and knows whether private
 	// webhook URLs are allowed.
 	Webhooks *webhook.Dispatcher
+	// Providers are the registered payment-agreement provider types
+	// (internal/server/providers.go).
+	Providers *provider.Registry
 }
 
 // New builds the API with all its routes and its OpenAPI document.
@@ -72,6 +79,9 @@ func New(o Options) (*Server, error) {
 		mux:     http.NewServeMux(),
 	}
 	s.webhooks = o.Webhooks
+	if s.providers = o.Providers; s.providers == nil {
+		return nil, errors.New("api: no payment providers registered")
+	}
 	s.organizationRoutes()
 	s.catalogRoutes()
 	s.subscriberRoutes()

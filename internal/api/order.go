@@ -151,44 +151,6 @@ func prefixed(prefix string, errs validation.Errors) validation.Errors {
 	return out
 }
 
-// orderMergeErrors names catalog.Merge's errors as fields of an order: the
-// choices' fields under templatePackageChoices, and problems of the
-// template itself (archived, its chain, its products gone) on
-// templatePackageId.
-func orderMergeErrors(errs validation.Errors) validation.Errors {
-	out := make(validation.Errors, len(errs))
-	for i, fe := range errs {
-		switch {
-		case fe.Field == "id", fe.Field == "packageChainId":
-			fe.Field = "templatePackageId"
-		default:
-			fe.Field = "templatePackageChoices." + fe.Field
-		}
-		out[i] = fe
-	}
-	return out
-}
-
-// mergeOrder builds the subscription package of template id with choices.
-// Validation errors are named as order fields; a missing template is
-// reported on templatePackageId.
-func (s *Server) mergeOrder(ctx context.Context, id string, choices catalog.Choices) (catalog.SubscriptionPackage, validation.Errors, error) {
-	mi, err := s.store.PackageForMerge(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return catalog.SubscriptionPackage{}, validation.Field("templatePackageId", "no template package %s in this tenant", id), nil
-	}
-	if err != nil {
-		return catalog.SubscriptionPackage{}, nil, err
-	}
-	mi.Choices = choices
-	pkg, err := catalog.Merge(mi)
-	var verrs validation.Errors
-	if errors.As(err, &verrs) {
-		return catalog.SubscriptionPackage{}, orderMergeErrors(verrs), nil
-	}
-	return pkg, nil, err
-}
-
 // requiredID reads a required uuid body field.
 func requiredID(errs *validation.Errors, field string, p *string) string {
 	id := normID(p)
@@ -228,7 +190,7 @@ func (s *Server) checkedOrder(ctx context.Context, in OrderInput, now time.Time)
 		errs = append(errs, prefixed("templatePackageChoices.", cerrs)...)
 	}
 	if o.TemplatePackageID = requiredID(&errs, "templatePackageId", in.TemplatePackageID); o.TemplatePackageID != "" {
-		_, merrs, err := s.mergeOrder(ctx, o.TemplatePackageID, o.Choices)
+		_, merrs, err := s.engine.MergeOrder(ctx, o.TemplatePackageID, o.Choices)
 		if err != nil {
 			return o, err
 		}
@@ -305,10 +267,10 @@ func (s *Server) checkedOrder(ctx context.Context, in OrderInput, now time.Time)
 		switch {
 		case err != nil:
 			errs.Add("requestedStart", "must be an RFC 3339 time such as 2025-02-01T00:00:00+01:00")
-		case !t.Before(maxClock):
+		case !t.Before(engine.MaxClock):
 			// The same bound as the test clock's: periods and invoices of a
 			// series must stay within what the engine can represent.
-			errs.Add("requestedStart", "must be before %s", maxClock.Format(time.RFC3339))
+			errs.Add("requestedStart", "must be before %s", engine.MaxClock.Format(time.RFC3339))
 		case org != nil:
 			loc, err := period.LoadZone(org.TimeZone)
 			if err != nil {
@@ -498,153 +460,22 @@ func (s *Server) cancelOrder(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func errOrderCancelled(o store.Order) error {
-	return validation.Field("id", "order %s was cancelled at %s and cannot be completed", o.ID, o.CancelledAt.Format(time.RFC3339))
-}
-
 func (s *Server) completeOrder(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	o, err := s.store.Order(ctx, id)
-	if err != nil {
-		return err
-	}
-	switch o.Status {
-	case store.OrderCompleted:
-		writeJSON(w, http.StatusOK, orderView(o))
-		return nil
-	case store.OrderCancelled:
-		return errOrderCancelled(o)
-	}
-	// The choices are judged again against the template as it is now. The
-	// order's template and choices never change, so this can happen before
-	// the transaction, which then holds the write lock only for writing.
-	pkg, verrs, err := s.mergeOrder(ctx, o.TemplatePackageID, o.Choices)
-	if err != nil {
-		return err
-	}
-	if len(verrs) > 0 {
-		return verrs
-	}
 	now, err := s.tenantNow(ctx)
 	if err != nil {
 		return err
 	}
-	var done store.Order
-	err = s.store.InTxRetrying(ctx, func(tx *store.Tx) error {
-		claimed, err := tx.ClaimOrder(ctx, id, now)
-		if err != nil {
-			return err
-		}
-		if !claimed {
-			// Completed or cancelled since it was read, perhaps by a
-			// concurrent completion that has committed: answer with that.
-			done, err = tx.Order(ctx, id)
-			return err
-		}
-		done, err = s.completeClaimed(ctx, tx, o, pkg, now)
-		return err
-	})
+	done, err := s.engine.CompleteOrder(ctx, id, now)
 	if err != nil {
 		return err
-	}
-	if done.Status == store.OrderCancelled {
-		return errOrderCancelled(done)
 	}
 	writeJSON(w, http.StatusOK, orderView(done))
 	return nil
-}
-
-// completeClaimed does the work of completing order o, claimed in tx, with
-// the subscription package pkg, at now; it returns the completed order.
-func (s *Server) completeClaimed(ctx context.Context, tx *store.Tx, o store.Order, pkg catalog.SubscriptionPackage, now time.Time) (store.Order, error) {
-	if s.engine == nil {
-		return store.Order{}, errors.New("api: no engine to create subscriptions")
-	}
-	org, err := tx.OrderOrganization(ctx, o.OrganizationID)
-	if err != nil {
-		return store.Order{}, err
-	}
-	var sub store.Subscriber
-	if o.SubscriberID != nil {
-		sub, err = tx.OrderSubscriber(ctx, *o.SubscriberID)
-		if errors.Is(err, store.ErrNotFound) {
-			return store.Order{}, validation.Field("subscriberId", "subscriber %s no longer exists", *o.SubscriberID)
-		}
-		if err == nil && o.InvoiceContact != nil {
-			sub, err = tx.SetInvoiceContact(ctx, sub, *o.InvoiceContact, now)
-		}
-	} else {
-		ns := *o.NewSubscriber
-		if o.InvoiceContact != nil {
-			ns.Contacts = append(append([]store.Contact{}, ns.Contacts...), *o.InvoiceContact)
-		}
-		sub, err = tx.InsertSubscriber(ctx, ns, now)
-		var verrs validation.Errors
-		if err != nil && errors.As(subscriberStoreError(err, ns), &verrs) {
-			return store.Order{}, prefixed("subscriber.", verrs)
-		}
-	}
-	if err != nil {
-		return store.Order{}, err
-	}
-
-	var agreement store.PaymentAgreement
-	if o.PaymentAgreementParams != nil {
-		agreement, err = completeOrderAgreement(ctx, tx, sub.ID, *o.PaymentAgreementParams, now)
-	} else if o.PaymentAgreementID != nil {
-		agreement, err = tx.LivePaymentAgreement(ctx, sub.ID, *o.PaymentAgreementID)
-		if errors.Is(err, store.ErrNotFound) {
-			return store.Order{}, validation.Field("paymentAgreementId", "%s is no longer a live payment agreement of subscriber %s",
-				*o.PaymentAgreementID, sub.ID)
-		}
-	} else {
-		agreement, err = tx.InvoiceAgreement(ctx, sub.ID, now)
-	}
-	if err != nil {
-		return store.Order{}, err
-	}
-
-	loc, err := period.LoadZone(org.TimeZone)
-	if err != nil {
-		return store.Order{}, fmt.Errorf("organization %s: %w", org.ID, err)
-	}
-	start := now
-	if o.RequestedStart != nil && o.RequestedStart.After(now) {
-		start = *o.RequestedStart
-	}
-	if pkg.SubscriptionPackageChainID != nil {
-		// A chained template: the series follows a chain instance, frozen
-		// now and written with the order (docs/CATALOG.md).
-		pkg, err = s.engine.InstancePackage(ctx, tx, o.TemplatePackageID, o.Choices, now)
-		var verrs validation.Errors
-		if errors.As(err, &verrs) {
-			return store.Order{}, orderMergeErrors(verrs)
-		}
-		if err != nil {
-			return store.Order{}, err
-		}
-	}
-	orderID, agreementID := o.ID, agreement.ID
-	first, err := s.engine.Start(ctx, tx, engine.NewSeries{
-		SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
-		OrderID: &orderID, PaymentAgreementID: &agreementID,
-		Package: pkg, Choices: o.Choices, Start: period.StartOfDay(start, loc), TemplatePackageID: o.TemplatePackageID,
-	}, now)
-	if err != nil {
-		return store.Order{}, err
-	}
-	if err := tx.FinishOrder(ctx, o.ID, sub.ID, agreement.ID, first.ID); err != nil {
-		return store.Order{}, err
-	}
-	if err := tx.AddEvent(ctx, store.EventOrderProcessed, "/order/"+o.ID,
-		map[string]string{"orderId": o.ID, "subscriberId": sub.ID, "subscriptionId": first.ID}, now); err != nil {
-		return store.Order{}, err
-	}
-	return tx.Order(ctx, o.ID)
 }
 
 func deref(p *string) string {

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/swaggest/jsonschema-go"
 
-	"github.com/kadens/kadens/internal/checkdigit"
+	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -148,7 +147,9 @@ func (s *Server) paymentAgreementRoutes() {
 	})
 }
 
-// providerTypes are the provider types in their canonical spelling.
+// providerTypes are the provider types the API knows, in their canonical
+// spelling: what a list may filter on. Creating an agreement also needs the
+// type's provider to be registered (internal/provider).
 var providerTypes = []string{store.ProviderInvoice, store.ProviderEHF, store.ProviderOIO, store.ProviderExternal,
 	store.ProviderAutogiro, store.ProviderAvtaleGiro}
 
@@ -159,113 +160,74 @@ func canonicalProvider(v string) string {
 	return p
 }
 
-// checkAgreementParams validates in by its provider type and returns the
-// agreement it describes in canonical form, recording every problem in
-// errs with field names under prefix ("" or "paymentAgreement.").
-func checkAgreementParams(errs *validation.Errors, prefix string, in AgreementParamsInput) store.AgreementParams {
+// checkAgreementParams validates in with the checker of its provider type
+// and returns the agreement it describes in canonical form and its
+// provider, recording every problem in errs with field names under prefix
+// ("" or "paymentAgreement.").
+func (s *Server) checkAgreementParams(ctx context.Context, errs *validation.Errors, prefix string, in AgreementParamsInput) (store.AgreementParams, provider.Provider, error) {
 	var (
 		p         store.AgreementParams
 		typeField = prefix + "providerType"
-		refField  = prefix + "providerAgreementReference"
-		mthField  = prefix + "paymentMethod"
 	)
 	raw := trimmed(in.ProviderType)
-	p.ProviderType = canonicalProvider(raw)
-	ref := text(errs, refField, in.ProviderAgreementReference, 200, false)
-	method := text(errs, mthField, in.PaymentMethod, 100, false)
-	// fixedMethod accepts only want (ignoring case), defaulting to it.
-	fixedMethod := func(want string) string {
-		if method != "" && !strings.EqualFold(method, want) {
-			errs.Add(mthField, "must be %s for %s agreements", want, p.ProviderType)
-		}
-		return want
+	a := provider.Agreement{
+		Reference:     text(errs, prefix+provider.FieldReference, in.ProviderAgreementReference, 200, false),
+		PaymentMethod: text(errs, prefix+provider.FieldPaymentMethod, in.PaymentMethod, 100, false),
 	}
-	switch p.ProviderType {
-	case "":
-		if raw == "" {
-			errs.Add(typeField, "is required: one of %s", strings.Join(providerTypes[:4], ", "))
-		} else {
-			errs.Add(typeField, "%q is not a provider type: one of %s", raw, strings.Join(providerTypes[:4], ", "))
-		}
-	case store.ProviderInvoice:
-		if ref != "" {
-			errs.Add(refField, "must be empty for Invoice agreements: the subscriber pays by bank transfer with the invoice's KID")
-		}
-		p.PaymentMethod = fixedMethod(store.MethodBankTransfer)
-	case store.ProviderEHF:
-		p.ProviderAgreementReference = identifier(errs, refField, ref, "the recipient's Norwegian organization number (9 digits)",
-			"a Norwegian organization number", checkdigit.NorwegianOrgNumber)
-		p.PaymentMethod = fixedMethod(store.MethodEInvoice)
-	case store.ProviderOIO:
-		check, what := checkdigit.CVR, "a Danish CVR number"
-		if n := len(strings.ReplaceAll(ref, " ", "")); n != 8 {
-			check, what = checkdigit.GLN, "a GLN"
-		}
-		p.ProviderAgreementReference = identifier(errs, refField, ref, "a Danish CVR number (8 digits) or a GLN (13 digits)", what, check)
-		p.PaymentMethod = fixedMethod(store.MethodEInvoice)
-	case store.ProviderExternal:
-		if ref == "" {
-			errs.Add(refField, "is required: the integrator's reference of the agreement")
-		}
-		p.ProviderAgreementReference = ref
-		p.PaymentMethod = method
-		if method == "" {
-			p.PaymentMethod = store.ProviderExternal
-		}
-	case store.ProviderAutogiro, store.ProviderAvtaleGiro:
-		// Their mandates are checked against the bank's files (issues for
-		// internal/autogiro and internal/avtalegiro); until then they
-		// cannot be created. This is the slot for those checks.
-		errs.Add(typeField, "%s agreements are not supported yet: their mandates come with the %s integration", p.ProviderType, p.ProviderType)
-	}
-	return p
-}
-
-// identifier checks a required invoice-network identifier with check.
-// need says what is required; what names the kind for check digit errors.
-func identifier(errs *validation.Errors, field, ref, need, what string, check func(string) (string, error)) string {
-	if ref == "" {
-		errs.Add(field, "is required: %s", need)
-		return ""
-	}
-	got, err := check(ref)
-	var fe *checkdigit.FormatError
+	prov, ok := s.providers.Lookup(raw)
 	switch {
-	case errors.As(err, &fe):
-		errs.Add(field, "%q must be %s", ref, need)
-	case errors.Is(err, checkdigit.ErrCheckDigit):
-		errs.Add(field, "%q is not %s: the check digit does not match", ref, what)
-	case err != nil:
-		errs.Add(field, "%q is not %s: %v", ref, what, err)
+	case ok:
+	case raw == "":
+		errs.Add(typeField, "is required: one of %s", strings.Join(s.providers.Types(), ", "))
+	case canonicalProvider(raw) != "":
+		// A type the contract names whose integration is not registered
+		// (Autogiro, AvtaleGiro until theirs come): their mandates are
+		// checked against the bank's files.
+		typ := canonicalProvider(raw)
+		errs.Add(typeField, "%s agreements are not supported yet: their mandates come with the %s integration", typ, typ)
+	default:
+		errs.Add(typeField, "%q is not a provider type: one of %s", raw, strings.Join(s.providers.Types(), ", "))
 	}
-	return got
+	if !ok {
+		return store.AgreementParams{ProviderType: canonicalProvider(raw)}, prov, nil
+	}
+	err := prov.Check(ctx, &a)
+	var verrs validation.Errors
+	switch {
+	case errors.As(err, &verrs):
+		*errs = append(*errs, prefixed(prefix, verrs)...)
+	case err != nil:
+		return p, prov, fmt.Errorf("api: check %s agreement: %w", prov.Type, err)
+	}
+	p = store.AgreementParams{ProviderType: prov.Type, ProviderAgreementReference: a.Reference, PaymentMethod: a.PaymentMethod}
+	return p, prov, nil
 }
 
 // checkedAgreement validates a POST /paymentagreement body (or an import
 // row) without looking at stored data.
-func checkedAgreement(in PaymentAgreementInput) (store.PaymentAgreement, validation.Errors) {
+func (s *Server) checkedAgreement(ctx context.Context, in PaymentAgreementInput) (store.PaymentAgreement, provider.Provider, validation.Errors, error) {
 	var errs validation.Errors
 	sub := requiredID(&errs, "subscriberId", in.SubscriberID)
-	p := checkAgreementParams(&errs, "", in.params())
+	p, prov, err := s.checkAgreementParams(ctx, &errs, "", in.params())
 	return store.PaymentAgreement{SubscriberID: sub, ProviderType: p.ProviderType,
-		ProviderAgreementReference: p.ProviderAgreementReference, PaymentMethod: p.PaymentMethod}, errs
+		ProviderAgreementReference: p.ProviderAgreementReference, PaymentMethod: p.PaymentMethod}, prov, errs, err
 }
 
-// externalTaken returns the id of the live External agreement holding ref,
-// or "".
-func (s *Server) externalTaken(ctx context.Context, ref string) (string, error) {
-	list, _, err := s.store.ListPaymentAgreements(ctx, store.AgreementFilter{ProviderType: store.ProviderExternal, Reference: ref}, store.Page{Limit: 1})
+// referenceTaken returns the id of the live agreement of type typ holding
+// ref, or "": for providers whose references are unique.
+func (s *Server) referenceTaken(ctx context.Context, typ, ref string) (string, error) {
+	list, _, err := s.store.ListPaymentAgreements(ctx, store.AgreementFilter{ProviderType: typ, Reference: ref}, store.Page{Limit: 1})
 	if err != nil || len(list) == 0 {
 		return "", err
 	}
 	return list[0].ID, nil
 }
 
-func errReferenceTaken(field, ref, id string) validation.Errors {
+func errReferenceTaken(field, typ, ref, id string) validation.Errors {
 	if id == "" {
-		return validation.Field(field, "%q is the reference of another live External agreement of this tenant", ref)
+		return validation.Field(field, "%q is the reference of another live %s agreement of this tenant", ref, typ)
 	}
-	return validation.Field(field, "%q is the reference of External agreement %s of this tenant already", ref, id)
+	return validation.Field(field, "%q is the reference of %s agreement %s of this tenant already", ref, typ, id)
 }
 
 func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) error {
@@ -274,7 +236,10 @@ func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	ctx := r.Context()
-	a, errs := checkedAgreement(in)
+	a, prov, errs, err := s.checkedAgreement(ctx, in)
+	if err != nil {
+		return err
+	}
 	if a.SubscriberID != "" {
 		switch _, err := s.store.Subscriber(ctx, a.SubscriberID); {
 		case errors.Is(err, store.ErrNotFound):
@@ -283,13 +248,13 @@ func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) 
 			return err
 		}
 	}
-	if a.ProviderType == store.ProviderExternal && a.ProviderAgreementReference != "" && !hasField(errs, "providerAgreementReference") {
-		id, err := s.externalTaken(ctx, a.ProviderAgreementReference)
+	if prov.UniqueReference && a.ProviderAgreementReference != "" && !hasField(errs, "providerAgreementReference") {
+		id, err := s.referenceTaken(ctx, prov.Type, a.ProviderAgreementReference)
 		if err != nil {
 			return err
 		}
 		if id != "" {
-			errs = append(errs, errReferenceTaken("providerAgreementReference", a.ProviderAgreementReference, id)...)
+			errs = append(errs, errReferenceTaken("providerAgreementReference", prov.Type, a.ProviderAgreementReference, id)...)
 		}
 	}
 	if err := errs.Err(); err != nil {
@@ -304,7 +269,7 @@ func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) 
 	case errors.Is(err, store.ErrNotFound):
 		return validation.Field("subscriberId", "no subscriber %s in this tenant", a.SubscriberID)
 	case errors.Is(err, store.ErrAgreementReferenceTaken):
-		return errReferenceTaken("providerAgreementReference", a.ProviderAgreementReference, "")
+		return errReferenceTaken("providerAgreementReference", a.ProviderType, a.ProviderAgreementReference, "")
 	case err != nil:
 		return err
 	}
@@ -393,7 +358,10 @@ func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request)
 				errs.Add("body", "row %d is not a payment agreement object", i)
 			}
 		} else {
-			rows[i].Agreement, errs = checkedAgreement(in)
+			var err error
+			if rows[i].Agreement, _, errs, err = s.checkedAgreement(r.Context(), in); err != nil {
+				return err
+			}
 		}
 		if len(errs) > 0 {
 			rows[i].Rejected = true
@@ -478,30 +446,20 @@ func (s *Server) checkOrderAgreement(ctx context.Context, errs *validation.Error
 		errs.Add("paymentAgreement", "give either paymentAgreementId (an existing agreement) or paymentAgreement (one to create), not both")
 		return nil
 	}
-	p := checkAgreementParams(errs, "paymentAgreement.", *in.PaymentAgreement)
+	p, prov, err := s.checkAgreementParams(ctx, errs, "paymentAgreement.", *in.PaymentAgreement)
+	if err != nil {
+		return err
+	}
 	const refField = "paymentAgreement.providerAgreementReference"
-	if p.ProviderType == store.ProviderExternal && p.ProviderAgreementReference != "" && !hasField(*errs, refField) {
-		id, err := s.externalTaken(ctx, p.ProviderAgreementReference)
+	if prov.UniqueReference && p.ProviderAgreementReference != "" && !hasField(*errs, refField) {
+		id, err := s.referenceTaken(ctx, prov.Type, p.ProviderAgreementReference)
 		if err != nil {
 			return err
 		}
 		if id != "" {
-			*errs = append(*errs, errReferenceTaken(refField, p.ProviderAgreementReference, id)...)
+			*errs = append(*errs, errReferenceTaken(refField, prov.Type, p.ProviderAgreementReference, id)...)
 		}
 	}
 	o.PaymentAgreementParams = &p
 	return nil
-}
-
-// completeOrderAgreement creates, in an order's completion transaction, the
-// agreement the order describes for subscriber subscriberID (an Invoice
-// agreement the subscriber has already is used as it is).
-func completeOrderAgreement(ctx context.Context, tx *store.Tx, subscriberID string, p store.AgreementParams, now time.Time) (store.PaymentAgreement, error) {
-	a, _, err := tx.CreateAgreement(ctx, store.PaymentAgreement{SubscriberID: subscriberID, ProviderType: p.ProviderType,
-		ProviderAgreementReference: p.ProviderAgreementReference, PaymentMethod: p.PaymentMethod}, now)
-	if errors.Is(err, store.ErrAgreementReferenceTaken) {
-		return store.PaymentAgreement{}, validation.Field("paymentAgreement.providerAgreementReference",
-			"%q became the reference of another live External agreement of this tenant since the order was created", p.ProviderAgreementReference)
-	}
-	return a, err
 }

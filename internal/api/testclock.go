@@ -16,13 +16,6 @@ type TestClockView struct {
 	Now time.Time `json:"now" description:"The tenant's current time."`
 }
 
-// maxClock bounds a test clock. The engine and the store represent times up
-// to the end of year 9999 (RFC 3339 in JSON, fixed-width text in SQLite);
-// a clock near that bound makes every later order fail when its periods,
-// due dates and reminders run past it. Nearly a thousand years ahead is
-// more than any test needs and leaves room for the longest binding period.
-var maxClock = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // AdvanceInput is the body of POST /testclock/advance.
 type AdvanceInput struct {
 	To *string `json:"to" required:"true" format:"date-time" description:"The time to move the clock to (RFC 3339). Everything due up to it happens, in time order, before the answer."`
@@ -91,36 +84,18 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 		return validation.Field("to", "is required")
 	}
 	to := *toPtr
-	if !to.Before(maxClock) {
+	if !to.Before(engine.MaxClock) {
 		return validation.Field("to", "must be before %s: a clock further ahead leaves no room for the periods, due dates and "+
-			"timestamps every later order and renewal computes", maxClock.Format(time.RFC3339))
+			"timestamps every later order and renewal computes", engine.MaxClock.Format(time.RFC3339))
 	}
 	if to.Before(now) {
 		return validation.Field("to", "%s is before the clock (%s); a clock only moves forward", to.Format(time.RFC3339), now.Format(time.RFC3339))
 	}
-	// Another advance of the same tenant may be running (a second request
-	// or another process), or a crashed process's lease may not have run
-	// out yet; wait for either rather than fail.
-	var stats engine.Stats
-	deadline := time.Now().Add(s.engine.Lease + 10*time.Second)
-	for {
-		stats, err = s.engine.Advance(r.Context(), t.ID, to)
-		if !errors.Is(err, engine.ErrBusy) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return &statusError{http.StatusConflict, "another worker is advancing this tenant"}
-		}
-		select {
-		case <-r.Context().Done():
-			return r.Context().Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	stats, err := s.engine.AdvanceClock(r.Context(), t.ID, to)
+	if errors.Is(err, engine.ErrBusy) {
+		return &statusError{http.StatusConflict, "another worker is advancing this tenant"}
 	}
 	if err != nil {
-		return err
-	}
-	if err := s.store.SetTenantClock(r.Context(), t.ID, to); err != nil && !errors.Is(err, store.ErrConflict) {
 		return err
 	}
 	writeJSON(w, http.StatusOK, AdvanceResult{Now: to, Stats: stats})

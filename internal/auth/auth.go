@@ -20,7 +20,6 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
-	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/idp"
 )
 
@@ -65,9 +64,30 @@ type Options struct {
 	IdP  idp.Config
 	Keys *idp.Keys
 	// External lists further trusted issuers.
-	External []config.TrustedIssuer
+	External []TrustedIssuer
 	// Now overrides the clock (tests).
 	Now func() time.Time
+}
+
+// TrustedIssuer describes an external OpenID Connect issuer whose access
+// tokens the API accepts, and which claims carry the tenant and scope. It is
+// the element of the --trusted-issuers setting (a JSON array), declared here
+// so that token verification depends on nothing but the identity provider.
+type TrustedIssuer struct {
+	Issuer        string `json:"issuer"`
+	JWKSURL       string `json:"jwksUrl"`
+	Audience      string `json:"audience"`
+	TenantClaim   string `json:"tenantClaim"`
+	ScopeClaim    string `json:"scopeClaim"`
+	RequiredScope string `json:"requiredScope"`
+}
+
+// Check reports what a trusted issuer lacks.
+func (ti TrustedIssuer) Check() error {
+	if ti.Issuer == "" || ti.JWKSURL == "" || ti.Audience == "" || ti.TenantClaim == "" {
+		return errors.New("issuer, jwksUrl, audience and tenantClaim are required")
+	}
+	return nil
 }
 
 // NewVerifier builds a verifier. ctx bounds the background fetching of

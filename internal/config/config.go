@@ -1,6 +1,12 @@
 // Package config holds Kadens' settings. Every setting is a flag with a
 // KADENS_* environment variable as its default, so operators can use either;
 // the parsed Config is passed down explicitly (no globals).
+//
+// It belongs to the composition layer: it parses the settings of the
+// packages a process is built from (store.Options, auth.TrustedIssuer, the
+// webhook retry schedule), whose types and checks live in those packages,
+// so only cmd and internal/server (and the apitest helper) import it; no
+// package they assemble does (internal/archtest enforces this).
 package config
 
 import (
@@ -14,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -52,23 +59,12 @@ type Config struct {
 	// and cloud metadata addresses, which WebhookAllowPrivate alone does not.
 	WebhookAllowLinkLocal bool
 
-	issuers []TrustedIssuer
+	issuers []auth.TrustedIssuer
 	fs      *flag.FlagSet
 	getenv  func(string) string
 	secrets map[string]bool
 	env     map[string]string // flag name → environment variable
 	envErrs []envError
-}
-
-// TrustedIssuer describes an external OpenID Connect issuer whose access
-// tokens the API accepts, and which claims carry the tenant and scope.
-type TrustedIssuer struct {
-	Issuer        string `json:"issuer"`
-	JWKSURL       string `json:"jwksUrl"`
-	Audience      string `json:"audience"`
-	TenantClaim   string `json:"tenantClaim"`
-	ScopeClaim    string `json:"scopeClaim"`
-	RequiredScope string `json:"requiredScope"`
 }
 
 // Register defines every setting as a flag on fs, defaulting to its
@@ -269,8 +265,8 @@ func (c *Config) Finish() error {
 			return fmt.Errorf("%s: not a JSON array of issuers: %w", c.Name("trusted-issuers"), err)
 		}
 		for i, ti := range c.issuers {
-			if ti.Issuer == "" || ti.JWKSURL == "" || ti.Audience == "" || ti.TenantClaim == "" {
-				return fmt.Errorf("%s[%d]: issuer, jwksUrl, audience and tenantClaim are required", c.Name("trusted-issuers"), i)
+			if err := ti.Check(); err != nil {
+				return fmt.Errorf("%s[%d]: %w", c.Name("trusted-issuers"), i, err)
 			}
 		}
 	}
@@ -278,7 +274,7 @@ func (c *Config) Finish() error {
 }
 
 // Issuers returns the parsed trusted external issuers.
-func (c *Config) Issuers() []TrustedIssuer { return c.issuers }
+func (c *Config) Issuers() []auth.TrustedIssuer { return c.issuers }
 
 // StoreOptions returns where the database is.
 func (c *Config) StoreOptions() store.Options {

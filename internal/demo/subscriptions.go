@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -23,8 +21,9 @@ var demoSubscribers = []struct {
 
 // seedSubscriptions gives the demo tenant subscribers with subscriptions
 // on the demo catalog, starting today (the demo clock's start), each with
-// the default Invoice payment agreement, as an order's completion creates
-// them. Advancing the demo clock then renews them.
+// the default Invoice payment agreement: an order per subscriber, completed
+// by engine.CompleteOrder exactly as POST /order/{id}/complete completes
+// one. Advancing the demo clock then renews them.
 func seedSubscriptions(ctx context.Context, s *store.Store, eng *engine.Engine, org store.Organization, now time.Time) error {
 	pkgs, _, err := s.ListPackages(ctx, store.PackageFilter{}, store.Page{Limit: 100})
 	if err != nil {
@@ -34,11 +33,6 @@ func seedSubscriptions(ctx context.Context, s *store.Store, eng *engine.Engine, 
 	for _, p := range pkgs {
 		byName[p.Name] = p.ID
 	}
-	loc, err := period.LoadZone(org.TimeZone)
-	if err != nil {
-		return err
-	}
-	start := period.StartOfDay(now, loc)
 	for _, d := range demoSubscribers {
 		tmpl, ok := byName[d.template]
 		if !ok {
@@ -49,22 +43,12 @@ func seedSubscriptions(ctx context.Context, s *store.Store, eng *engine.Engine, 
 		if err != nil {
 			return err
 		}
-		err = s.InTx(ctx, func(tx *store.Tx) error {
-			agreement, err := tx.InvoiceAgreement(ctx, sub.ID, now)
-			if err != nil {
-				return err
-			}
-			// As an order does: a chained template gets its chain instance.
-			pkg, err := eng.InstancePackage(ctx, tx, tmpl, catalog.Choices{}, now)
-			if err != nil {
-				return fmt.Errorf("%s: %w", d.template, err)
-			}
-			_, err = eng.Start(ctx, tx, engine.NewSeries{SubscriberID: sub.ID, OrganizationID: org.ID, TimeZone: org.TimeZone,
-				PaymentAgreementID: &agreement.ID, Package: pkg, Start: start, TemplatePackageID: tmpl}, now)
-			return err
-		})
+		o, err := s.CreateOrder(ctx, store.Order{OrganizationID: org.ID, TemplatePackageID: tmpl, SubscriberID: &sub.ID}, now)
+		if err == nil {
+			_, err = eng.CompleteOrder(ctx, o.ID, now)
+		}
 		if err != nil {
-			return fmt.Errorf("demo: subscription for %s: %w", d.name, err)
+			return fmt.Errorf("demo: subscription for %s (%s): %w", d.name, d.template, err)
 		}
 	}
 	return nil

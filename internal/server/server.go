@@ -102,6 +102,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		Reach: webhook.Reach{Private: cfg.WebhookAllowPrivate, LinkLocal: cfg.WebhookAllowLinkLocal}, Concurrency: cfg.WebhookConcurrency, Metrics: webhook.NewMetrics(reg)})
 	a, err := api.New(api.Options{
 		Webhooks:  hooks,
+		Providers: providers(),
 		Store:     st,
 		Engine:    eng,
 		Verifier:  auth.NewVerifier(ctx, auth.Options{IdP: idpCfg, Keys: keys, External: cfg.Issuers()}),

@@ -1,0 +1,281 @@
+// Package archtest holds Kadens' layer rules and checks them against the
+// module's package graph (`go list -deps -json`) and the API's source; its
+// test runs with `go test ./...`, so a violating import or a transaction
+// opened in the HTTP layer fails CI. The rules are functions of a graph, so
+// the test shows each of them failing on a fake graph too.
+//
+// The layers, from the bottom:
+//
+//   - domain: money, period, catalog, billing, checkdigit, bankaccount,
+//     country (and validation, which they share): rules without I/O.
+//   - store: SQL on SQLite and PostgreSQL.
+//   - application: engine (and the packages beside it: webhook, provider,
+//     idp, auth, invoicedoc, demo), which open the store's transactions.
+//   - HTTP: api decodes, validates, calls the application and answers; it
+//     opens no store transaction.
+//   - composition: cmd/... and internal/server assemble a process; config
+//     parses its settings. Only they (and the apitest helper, which starts a
+//     real server for tests) import api, server and config.
+package archtest
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Module is the module path the rules speak of.
+const Module = "github.com/kadens/kadens"
+
+// Package is what the rules need of a package from `go list -deps -json`.
+type Package struct {
+	ImportPath string
+	Standard   bool
+	Imports    []string // direct, non-test
+	Deps       []string // transitive, non-test
+	Dir        string
+	GoFiles    []string // non-test sources, relative to Dir
+}
+
+// Violation is one broken rule.
+type Violation struct {
+	Rule    string
+	Package string
+	Detail  string
+}
+
+func (v Violation) String() string { return fmt.Sprintf("%s: %s: %s", v.Rule, v.Package, v.Detail) }
+
+// Domain lists the pure domain packages.
+var Domain = []string{"money", "period", "catalog", "billing", "checkdigit", "bankaccount", "country"}
+
+// domainMayUse are the module's packages a domain package may depend on.
+var domainMayUse = append(slices.Clone(Domain), "validation")
+
+// domainModules are the third-party modules domain packages may import:
+// exact decimals and uuids. (uuid reads network interfaces for version-1
+// node ids, so `net` is in the domain's transitive dependencies through it;
+// the domain's own code imports no I/O package, which is what the direct
+// rule checks.)
+var domainModules = []string{"github.com/shopspring/decimal", "github.com/google/uuid"}
+
+// ioDirect are standard packages that do I/O (files, processes, network,
+// databases, logs): a domain package may not import any of them, nor a
+// package under them.
+var ioDirect = []string{"os", "io/fs", "io/ioutil", "path/filepath", "syscall", "net", "database/sql", "log"}
+
+// ioAnywhere may not be among a domain package's transitive dependencies at
+// all (exactly these: decimal's Scanner/Valuer brings database/sql/driver,
+// an interface package without I/O).
+var ioAnywhere = []string{"database/sql", "net/http", "os/exec"}
+
+// Composition are the packages that assemble a process: the only importers
+// of api, server and config, together with TestHelpers.
+var Composition = []string{"cmd/...", "internal/server"}
+
+// TestHelpers are non-test packages that only tests import; they may start
+// a whole server.
+var TestHelpers = []string{"internal/apitest"}
+
+// restricted maps a package to who may import it.
+var restricted = map[string][]string{
+	"internal/api":    {"cmd/...", "internal/server"},
+	"internal/server": append(slices.Clone(Composition), TestHelpers...),
+	"internal/config": append(slices.Clone(Composition), TestHelpers...),
+}
+
+// rel returns p relative to the module ("internal/api"), or "" for a
+// package outside it.
+func rel(p string) string {
+	if p == Module {
+		return "."
+	}
+	if r, ok := strings.CutPrefix(p, Module+"/"); ok {
+		return r
+	}
+	return ""
+}
+
+// matches reports whether module-relative path r matches pattern ("x/..."
+// matches x and everything under it).
+func matches(r, pattern string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return r == base || strings.HasPrefix(r, base+"/")
+	}
+	return r == pattern
+}
+
+func under(p string, roots []string) bool {
+	for _, root := range roots {
+		if p == root || strings.HasPrefix(p, root+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckImports applies the import rules to a package graph.
+func CheckImports(pkgs []Package) []Violation {
+	var out []Violation
+	for _, p := range pkgs {
+		r := rel(p.ImportPath)
+		if r == "" {
+			continue
+		}
+		if slices.Contains(Domain, strings.TrimPrefix(r, "internal/")) && strings.HasPrefix(r, "internal/") {
+			out = append(out, checkDomain(p)...)
+		}
+		for _, imp := range p.Imports {
+			allowed, ok := restricted[rel(imp)]
+			if !ok {
+				continue
+			}
+			if !slices.ContainsFunc(allowed, func(pat string) bool { return matches(r, pat) }) {
+				out = append(out, Violation{"layers", r, fmt.Sprintf("imports %s, which only %s may import", rel(imp), strings.Join(allowed, ", "))})
+			}
+		}
+	}
+	return out
+}
+
+func checkDomain(p Package) []Violation {
+	r := rel(p.ImportPath)
+	var out []Violation
+	for _, imp := range p.Imports {
+		switch {
+		case under(imp, ioDirect):
+			out = append(out, Violation{"domain", r, "imports " + imp + " (I/O)"})
+		case rel(imp) != "":
+			if !slices.Contains(domainMayUse, strings.TrimPrefix(rel(imp), "internal/")) {
+				out = append(out, Violation{"domain", r, "imports " + rel(imp) + ", which is not a domain package"})
+			}
+		case strings.Contains(strings.Split(imp, "/")[0], "."):
+			if !under(imp, domainModules) {
+				out = append(out, Violation{"domain", r, "imports " + imp + ", a module domain packages do not use"})
+			}
+		}
+	}
+	for _, d := range p.Deps {
+		switch {
+		case slices.Contains(ioAnywhere, d):
+			out = append(out, Violation{"domain", r, "depends on " + d + " (I/O)"})
+		case rel(d) != "" && !slices.Contains(domainMayUse, strings.TrimPrefix(rel(d), "internal/")):
+			out = append(out, Violation{"domain", r, "depends on " + rel(d) + ", which is not a domain package"})
+		}
+	}
+	return out
+}
+
+// TxEntryPoints returns the names of the store's transaction entry points:
+// methods of *Store (or *DB-like receivers) that take a func whose
+// parameter is a *Tx, or that return a *Tx or *sql.Tx, plus any Begin*
+// method, read from the store package's source files (name → source).
+func TxEntryPoints(files map[string][]byte) ([]string, error) {
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	for name, src := range files {
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || !fd.Name.IsExported() {
+				continue
+			}
+			if strings.HasPrefix(fd.Name.Name, "Begin") || takesTxFunc(fd.Type) || returnsTx(fd.Type) {
+				seen[fd.Name.Name] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// isTx reports whether e is *Tx or *sql.Tx.
+func isTx(e ast.Expr) bool {
+	star, ok := e.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	switch x := star.X.(type) {
+	case *ast.Ident:
+		return x.Name == "Tx"
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "Tx"
+	}
+	return false
+}
+
+func takesTxFunc(ft *ast.FuncType) bool {
+	for _, p := range ft.Params.List {
+		fn, ok := p.Type.(*ast.FuncType)
+		if !ok {
+			continue
+		}
+		for _, q := range fn.Params.List {
+			if isTx(q.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func returnsTx(ft *ast.FuncType) bool {
+	if ft.Results == nil {
+		return false
+	}
+	for _, r := range ft.Results.List {
+		if isTx(r.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckNoTx reports every use, in files (name → source) of package pkg, of a
+// method named like one of the store's transaction entry points, and every
+// mention of the store's transaction type: the HTTP layer calls the
+// application, which opens transactions.
+func CheckNoTx(pkg string, files map[string][]byte, entryPoints []string) ([]Violation, error) {
+	fset := token.NewFileSet()
+	var out []Violation
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f, err := parser.ParseFile(fset, name, files[name], parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			pos := fset.Position(sel.Pos())
+			where := fmt.Sprintf("%s:%d", name, pos.Line)
+			switch {
+			case slices.Contains(entryPoints, sel.Sel.Name):
+				out = append(out, Violation{"no-tx", pkg, fmt.Sprintf("%s: uses %s, a store transaction entry point", where, sel.Sel.Name)})
+			case sel.Sel.Name == "Tx":
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "store" || id.Name == "sql") {
+					out = append(out, Violation{"no-tx", pkg, fmt.Sprintf("%s: mentions %s.Tx", where, id.Name)})
+				}
+			}
+			return true
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,208 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// graph lists the module's packages with their dependencies.
+func graph(t *testing.T) []Package {
+	t.Helper()
+	root := moduleRoot(t)
+	touchSources(t, root)
+	cmd := exec.Command("go", "list", "-deps", "-json", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []Package
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p Package
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// touchSources reads every directory and Go file of the module. go test
+// caches a passing result keyed by the files a test opened; the graph comes
+// from a `go list` child process, whose reads it does not see, so without
+// this an import added later would be answered from the cache.
+func touchSources(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules"):
+			return filepath.SkipDir
+		case d.IsDir():
+			_, err = os.ReadDir(path)
+		case strings.HasSuffix(path, ".go") || d.Name() == "go.mod":
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+func sources(t *testing.T, p Package) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, f := range p.GoFiles {
+		b, err := os.ReadFile(filepath.Join(p.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = b
+	}
+	return files
+}
+
+func find(t *testing.T, pkgs []Package, r string) Package {
+	t.Helper()
+	for _, p := range pkgs {
+		if p.ImportPath == Module+"/"+r {
+			return p
+		}
+	}
+	t.Fatalf("no package %s in the graph", r)
+	return Package{}
+}
+
+// TestLayers checks the module as it is: a violating import or a store
+// transaction opened in internal/api fails here, and so `go test ./...`.
+func TestLayers(t *testing.T) {
+	pkgs := graph(t)
+	for _, d := range Domain {
+		find(t, pkgs, "internal/"+d) // a renamed domain package must be renamed here too
+	}
+	for _, v := range CheckImports(pkgs) {
+		t.Error(v)
+	}
+	entry, err := TxEntryPoints(sources(t, find(t, pkgs, "internal/store")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The store's entry points today; if they are renamed the scan follows
+	// them, but finding none would make the rule vacuous.
+	for _, want := range []string{"InTx", "InTxRetrying"} {
+		if !strings.Contains(","+strings.Join(entry, ",")+",", ","+want+",") {
+			t.Errorf("transaction entry points %v lack %s", entry, want)
+		}
+	}
+	vs, err := CheckNoTx("internal/api", sources(t, find(t, pkgs, "internal/api")), entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Error(v)
+	}
+}
+
+// TestRulesCatchViolations shows every rule failing on a fake graph and a
+// fake handler.
+func TestRulesCatchViolations(t *testing.T) {
+	m := func(r string) string { return Module + "/" + r }
+	cases := []struct {
+		name string
+		pkg  Package
+		want string // in the one violation expected; "" for none
+	}{
+		{"domain imports store", Package{ImportPath: m("internal/billing"), Imports: []string{m("internal/store")}}, "not a domain package"},
+		{"domain depends on store", Package{ImportPath: m("internal/money"), Deps: []string{m("internal/store")}}, "depends on internal/store"},
+		{"domain opens files", Package{ImportPath: m("internal/period"), Imports: []string{"os"}}, "imports os (I/O)"},
+		{"domain uses the network", Package{ImportPath: m("internal/checkdigit"), Imports: []string{"net/http"}}, "imports net/http (I/O)"},
+		{"domain reaches database/sql", Package{ImportPath: m("internal/catalog"), Deps: []string{"database/sql"}}, "depends on database/sql"},
+		{"domain imports a module", Package{ImportPath: m("internal/country"), Imports: []string{"github.com/jackc/pgx/v5"}}, "a module domain packages do not use"},
+		{"domain may use validation and decimal", Package{ImportPath: m("internal/catalog"),
+			Imports: []string{m("internal/validation"), m("internal/money"), "github.com/shopspring/decimal", "fmt"},
+			Deps:    []string{"os", "net", "database/sql/driver"}}, ""},
+		{"engine imports api", Package{ImportPath: m("internal/engine"), Imports: []string{m("internal/api")}}, "imports internal/api"},
+		{"demo imports server", Package{ImportPath: m("internal/demo"), Imports: []string{m("internal/server")}}, "imports internal/server"},
+		{"auth imports config", Package{ImportPath: m("internal/auth"), Imports: []string{m("internal/config")}}, "imports internal/config"},
+		{"apitest may start a server", Package{ImportPath: m("internal/apitest"), Imports: []string{m("internal/server"), m("internal/config")}}, ""},
+		{"apitest may not use api", Package{ImportPath: m("internal/apitest"), Imports: []string{m("internal/api")}}, "imports internal/api"},
+		{"cmd may", Package{ImportPath: m("cmd/kadens"), Imports: []string{m("internal/server"), m("internal/config")}}, ""},
+		{"server may use api", Package{ImportPath: m("internal/server"), Imports: []string{m("internal/api")}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vs := CheckImports([]Package{c.pkg})
+			switch {
+			case c.want == "" && len(vs) > 0:
+				t.Errorf("want none, got %v", vs)
+			case c.want != "" && (len(vs) != 1 || !strings.Contains(vs[0].Detail, c.want)):
+				t.Errorf("want one violation with %q, got %v", c.want, vs)
+			}
+		})
+	}
+}
+
+func TestTxRuleCatchesViolations(t *testing.T) {
+	store := map[string][]byte{"tx.go": []byte(`package store
+type Store struct{}
+type Tx struct{}
+func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error { return nil }
+func (s *Store) WithWrite(fn func(*Tx) error) error { return nil }
+func (s *Store) Open() (*Tx, error) { return nil, nil }
+func (s *Store) BeginRead() error { return nil }
+func (s *Store) inTx(fn func(*Tx) error) error { return nil }
+func (s *Store) Invoice(id string) error { return nil }
+`)}
+	entry, err := TxEntryPoints(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(entry, ","); got != "BeginRead,InTx,Open,WithWrite" {
+		t.Fatalf("entry points %s", got)
+	}
+	api := map[string][]byte{
+		"good.go": []byte(`package api
+func (s *Server) h() error { _, err := s.store.Invoice(ctx, id); return s.engine.CompleteOrder(ctx, id) }`),
+		"bad.go": []byte(`package api
+func (s *Server) h() error {
+	return s.store.InTx(ctx, func(tx *store.Tx) error { return nil })
+}
+var open = (*store.Store).WithWrite`),
+	}
+	vs, err := CheckNoTx("internal/api", api, entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.Detail)
+	}
+	want := []string{"bad.go:3: uses InTx, a store transaction entry point", "bad.go:3: mentions store.Tx",
+		"bad.go:5: uses WithWrite, a store transaction entry point"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

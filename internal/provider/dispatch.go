@@ -1,0 +1,79 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Events are the outbox event kinds the Dispatcher acts on: the kinds of
+// its outbox consumer.
+var Events = []string{store.EventInvoiceIssued, store.EventCreditNoteIssued}
+
+// Dispatcher calls the hooks of an invoice's provider for the outbox events
+// about it: InvoiceIssued → InvoiceIssued and Deliver (the invoice),
+// CreditNoteIssued → InvoiceCredited and Deliver (the credit note). It is
+// meant to be driven by an outbox consumer after the event's transaction
+// committed, never inside it: a bank or an access point must not hear of an
+// invoice that was rolled back. Handle is idempotent as far as the hooks
+// are, so a consumer may deliver an event again after a crash.
+type Dispatcher struct {
+	Registry *Registry
+	Store    *store.Store
+}
+
+// Handle runs the hooks for event ev of tenant tenantID. Events of other
+// types, and invoices without an agreement or whose provider registered no
+// hook, are nothing to do. A hook's error is returned for the consumer to
+// retry.
+func (d Dispatcher) Handle(ctx context.Context, tenantID string, ev store.Event) error {
+	var data struct {
+		InvoiceID    string `json:"invoiceId"`
+		CreditNoteID string `json:"creditNoteId"`
+	}
+	if !slices.Contains(Events, ev.EventType) {
+		return nil
+	}
+	if err := json.Unmarshal(ev.Data, &data); err != nil {
+		return fmt.Errorf("provider: event %s: %w", ev.ID, err)
+	}
+	ctx = tenancy.With(ctx, tenantID)
+	inv, err := d.Store.Invoice(ctx, data.InvoiceID)
+	if err != nil {
+		return fmt.Errorf("provider: event %s: invoice %s: %w", ev.ID, data.InvoiceID, err)
+	}
+	if inv.PaymentAgreementID == nil {
+		return nil
+	}
+	a, err := d.Store.PaymentAgreement(ctx, *inv.PaymentAgreementID)
+	if err != nil {
+		return fmt.Errorf("provider: event %s: agreement %s: %w", ev.ID, *inv.PaymentAgreementID, err)
+	}
+	p, ok := d.Registry.Lookup(a.ProviderType)
+	if !ok {
+		return nil
+	}
+	ref := Invoice{TenantID: tenantID, InvoiceID: inv.ID, AgreementID: a.ID, EventID: ev.ID}
+	doc := Document{TenantID: tenantID, Kind: DocumentInvoice, ID: inv.ID, InvoiceID: inv.ID, AgreementID: a.ID, EventID: ev.ID}
+	collect := p.InvoiceIssued
+	if ev.EventType == store.EventCreditNoteIssued {
+		ref.CreditNoteID = data.CreditNoteID
+		doc.Kind, doc.ID = DocumentCreditNote, data.CreditNoteID
+		collect = p.InvoiceCredited
+	}
+	if collect != nil {
+		if err := collect(ctx, ref); err != nil {
+			return fmt.Errorf("provider: %s: %s of invoice %s: %w", p.Type, ev.EventType, inv.ID, err)
+		}
+	}
+	if p.Deliver != nil {
+		if err := p.Deliver(ctx, doc); err != nil {
+			return fmt.Errorf("provider: %s: deliver %s %s: %w", p.Type, doc.Kind, doc.ID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+// Package provider is the seam between Kadens and the ways subscribers pay:
+// one registration per payment-agreement provider type (Invoice, EHF, OIO,
+// External today; Autogiro and AvtaleGiro next), each a small package under
+// internal/provider/ (or its own integration package) that fills a Provider
+// with function values. The API checks agreements through the registry, and
+// the outbox consumer of invoice events calls the collector and delivery
+// hooks of the invoice's provider (Dispatcher). Adding a provider is one
+// package plus one line in internal/server/providers.go
+// (docs/ARCHITECTURE.md, "Where a new payment provider goes").
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kadens/kadens/internal/checkdigit"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// Field names a provider's checker uses in its validation errors; the API
+// places them under the request's prefix ("" or "paymentAgreement.").
+const (
+	FieldReference     = "providerAgreementReference"
+	FieldPaymentMethod = "paymentMethod"
+)
+
+// MethodEInvoice is the payment method of e-invoice agreements (EHF, OIO).
+const MethodEInvoice = "eInvoice"
+
+// Agreement is the part of a payment agreement its provider judges: the
+// reference (trimmed, at most 200 characters of single-line text) and the
+// payment method as given (trimmed; "" when left out).
+type Agreement struct {
+	Reference     string
+	PaymentMethod string
+}
+
+// Invoice names the invoice a collector hook acts on (and, for
+// InvoiceCredited, the credit note on it). A hook gets ids, not documents,
+// and reads what it needs itself, so the same call can come from a direct
+// call or from the outbox consumer after a restart: hooks must be
+// idempotent for the same (TenantID, InvoiceID, CreditNoteID). EventID is
+// the outbox event that caused the call ("" for a direct call), usable as
+// an idempotency key towards a bank.
+type Invoice struct {
+	TenantID     string
+	InvoiceID    string
+	CreditNoteID string
+	AgreementID  string
+	EventID      string
+}
+
+// Document kinds a delivery hook receives.
+const (
+	DocumentInvoice    = "Invoice"
+	DocumentCreditNote = "CreditNote"
+)
+
+// Document names an issued document to deliver (an e-invoice to send over
+// Peppol): its kind, its id and the invoice it belongs to (the same id for an
+// invoice). Delivery hooks must be idempotent for the same (TenantID, Kind,
+// ID), like collector hooks.
+type Document struct {
+	TenantID    string
+	Kind        string
+	ID          string
+	InvoiceID   string
+	AgreementID string
+	EventID     string
+}
+
+// Provider is one payment-agreement provider type: function values, each
+// optional except Check. There is no interface: the providers share no
+// state and differ only in which of these they fill.
+type Provider struct {
+	// Type is the canonical provider type ("EHF"), as stored and sent.
+	Type string
+	// Check checks an agreement of this type and puts it in canonical form
+	// in place (reference without spaces, method defaulted). Bad input is a
+	// validation.Errors naming FieldReference or FieldPaymentMethod, every
+	// problem at once; any other error is a failure of the check itself.
+	Check func(ctx context.Context, a *Agreement) error
+	// UniqueReference: a live agreement's reference is unique among the
+	// tenant's live agreements of this type (External). The API refuses a
+	// taken one before writing; the schema must enforce it too (a partial
+	// unique index, as migration 00009 has for External).
+	UniqueReference bool
+	// InvoiceIssued (collector, optional) is called after an invoice whose
+	// agreement is of this type was issued: direct debit submits its
+	// collection here.
+	InvoiceIssued func(ctx context.Context, inv Invoice) error
+	// InvoiceCredited (collector, optional) is called after a credit note
+	// on such an invoice was issued: direct debit cancels or reduces a
+	// collection not yet made.
+	InvoiceCredited func(ctx context.Context, inv Invoice) error
+	// Deliver (optional) sends an issued invoice or credit note of such an
+	// agreement to the recipient (Peppol for EHF and OIO).
+	Deliver func(ctx context.Context, doc Document) error
+}
+
+// Registry holds the registered providers by type.
+type Registry struct {
+	byType map[string]Provider
+	order  []string
+}
+
+// NewRegistry registers providers in order (the order error messages list
+// them in). A type registered twice or without a checker is a programming
+// error: it panics, at start.
+func NewRegistry(providers ...Provider) *Registry {
+	r := &Registry{byType: map[string]Provider{}}
+	for _, p := range providers {
+		if p.Type == "" || p.Check == nil {
+			panic(fmt.Sprintf("provider: %q registered without a type or a checker", p.Type))
+		}
+		if _, dup := r.byType[p.Type]; dup {
+			panic(fmt.Sprintf("provider: %s registered twice", p.Type))
+		}
+		r.byType[p.Type] = p
+		r.order = append(r.order, p.Type)
+	}
+	return r
+}
+
+// Lookup returns the provider of type typ, matched ignoring case (the
+// contract's provider types are case-insensitive).
+func (r *Registry) Lookup(typ string) (Provider, bool) {
+	if p, ok := r.byType[typ]; ok {
+		return p, true
+	}
+	for _, t := range r.order {
+		if strings.EqualFold(t, typ) {
+			return r.byType[t], true
+		}
+	}
+	return Provider{}, false
+}
+
+// Hooked reports whether any registered provider has a collector or
+// delivery hook: only then is the Dispatcher worth an outbox consumer (each
+// consumer queues a job per event of its kinds).
+func (r *Registry) Hooked() bool {
+	for _, p := range r.byType {
+		if p.InvoiceIssued != nil || p.InvoiceCredited != nil || p.Deliver != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Types lists the registered types in registration order.
+func (r *Registry) Types() []string { return append([]string(nil), r.order...) }
+
+// FixedMethod is the payment method rule of a provider that has exactly one
+// (want): a given method must be want (ignoring case); none means want.
+func FixedMethod(errs *validation.Errors, a *Agreement, typ, want string) {
+	if a.PaymentMethod != "" && !strings.EqualFold(a.PaymentMethod, want) {
+		errs.Add(FieldPaymentMethod, "must be %s for %s agreements", want, typ)
+	}
+	a.PaymentMethod = want
+}
+
+// Identifier checks a required invoice-network identifier in a.Reference
+// with check (a checkdigit function) and stores its canonical form. need
+// says what is required; what names the kind in check digit errors.
+func Identifier(errs *validation.Errors, a *Agreement, need, what string, check func(string) (string, error)) {
+	ref := a.Reference
+	if ref == "" {
+		errs.Add(FieldReference, "is required: %s", need)
+		return
+	}
+	got, err := check(ref)
+	var fe *checkdigit.FormatError
+	switch {
+	case errors.As(err, &fe):
+		errs.Add(FieldReference, "%q must be %s", ref, need)
+	case errors.Is(err, checkdigit.ErrCheckDigit):
+		errs.Add(FieldReference, "%q is not %s: the check digit does not match", ref, what)
+	case err != nil:
+		errs.Add(FieldReference, "%q is not %s: %v", ref, what, err)
+	}
+	a.Reference = got
+}
