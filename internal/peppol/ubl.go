@@ -69,7 +69,7 @@ type idWithScheme struct {
 	Value  string `xml:",chardata"`
 }
 
-type period struct {
+type ublPeriod struct {
 	Start string `xml:"cbc:StartDate"`
 	End   string `xml:"cbc:EndDate"`
 }
@@ -182,21 +182,21 @@ type price struct {
 }
 
 type invoiceLine struct {
-	ID            string   `xml:"cbc:ID"`
-	Quantity      quantity `xml:"cbc:InvoicedQuantity"`
-	LineExtension amount   `xml:"cbc:LineExtensionAmount"`
-	Period        *period  `xml:"cac:InvoicePeriod,omitempty"`
-	Item          item     `xml:"cac:Item"`
-	Price         price    `xml:"cac:Price"`
+	ID            string     `xml:"cbc:ID"`
+	Quantity      quantity   `xml:"cbc:InvoicedQuantity"`
+	LineExtension amount     `xml:"cbc:LineExtensionAmount"`
+	Period        *ublPeriod `xml:"cac:InvoicePeriod,omitempty"`
+	Item          item       `xml:"cac:Item"`
+	Price         price      `xml:"cac:Price"`
 }
 
 type creditNoteLine struct {
-	ID            string   `xml:"cbc:ID"`
-	Quantity      quantity `xml:"cbc:CreditedQuantity"`
-	LineExtension amount   `xml:"cbc:LineExtensionAmount"`
-	Period        *period  `xml:"cac:InvoicePeriod,omitempty"`
-	Item          item     `xml:"cac:Item"`
-	Price         price    `xml:"cac:Price"`
+	ID            string     `xml:"cbc:ID"`
+	Quantity      quantity   `xml:"cbc:CreditedQuantity"`
+	LineExtension amount     `xml:"cbc:LineExtensionAmount"`
+	Period        *ublPeriod `xml:"cac:InvoicePeriod,omitempty"`
+	Item          item       `xml:"cac:Item"`
+	Price         price      `xml:"cac:Price"`
 }
 
 type invoiceDocRef struct {
@@ -221,7 +221,7 @@ type invoiceDoc struct {
 	TypeCode        string        `xml:"cbc:InvoiceTypeCode"`
 	Currency        string        `xml:"cbc:DocumentCurrencyCode"`
 	BuyerReference  string        `xml:"cbc:BuyerReference"`
-	Period          *period       `xml:"cac:InvoicePeriod,omitempty"`
+	Period          *ublPeriod    `xml:"cac:InvoicePeriod,omitempty"`
 	Supplier        partyWrap     `xml:"cac:AccountingSupplierParty"`
 	Customer        partyWrap     `xml:"cac:AccountingCustomerParty"`
 	PaymentMeans    *paymentMeans `xml:"cac:PaymentMeans,omitempty"`
@@ -243,7 +243,7 @@ type creditNoteDoc struct {
 	Note             string           `xml:"cbc:Note,omitempty"`
 	Currency         string           `xml:"cbc:DocumentCurrencyCode"`
 	BuyerReference   string           `xml:"cbc:BuyerReference"`
-	Period           *period          `xml:"cac:InvoicePeriod,omitempty"`
+	Period           *ublPeriod       `xml:"cac:InvoicePeriod,omitempty"`
 	BillingReference billingReference `xml:"cac:BillingReference"`
 	Supplier         partyWrap        `xml:"cac:AccountingSupplierParty"`
 	Customer         partyWrap        `xml:"cac:AccountingCustomerParty"`
@@ -279,7 +279,7 @@ func (b builder) amt(minor int64) amount {
 
 // period is start..end (end exclusive, as Kadens stores periods) as the
 // inclusive calendar dates UBL wants, in the organization's zone.
-func (b builder) period(start, end *time.Time) *period {
+func (b builder) period(start, end *time.Time) *ublPeriod {
 	if start == nil || end == nil {
 		return nil
 	}
@@ -290,7 +290,7 @@ func (b builder) period(start, end *time.Time) *period {
 			last = d
 		}
 	}
-	return &period{Start: s.Format(time.DateOnly), End: last.Format(time.DateOnly)}
+	return &ublPeriod{Start: s.Format(time.DateOnly), End: last.Format(time.DateOnly)}
 }
 
 // category is the VAT category of a line at rate from seller: S above 0 %;

@@ -30,8 +30,12 @@ func mustZone(name string) *time.Location {
 	return loc
 }
 
-func nok(minor int64) catalog.Amount { return catalog.NewAmount(minor, money.Currency{Code: "NOK", Digits: 2}) }
-func dkk(minor int64) catalog.Amount { return catalog.NewAmount(minor, money.Currency{Code: "DKK", Digits: 2}) }
+func nok(minor int64) catalog.Amount {
+	return catalog.NewAmount(minor, money.Currency{Code: "NOK", Digits: 2})
+}
+func dkk(minor int64) catalog.Amount {
+	return catalog.NewAmount(minor, money.Currency{Code: "DKK", Digits: 2})
+}
 
 // norwegianInvoice is a Norwegian publisher's monthly invoice to a
 // Norwegian company: a zero-rated newspaper line and a digital service at
