@@ -16,6 +16,7 @@ import (
 
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 	"github.com/kadens/kadens/internal/webhook"
@@ -34,6 +35,7 @@ type Server struct {
 	limit    int64
 	now      func() time.Time
 	webhooks *webhook.Dispatcher
+	peppol   *peppol.Lookup
 
 	mux    *http.ServeMux
 	routes []route
@@ -57,6 +59,8 @@ type Options struct {
 	// Webhooks sends validation handshakes and knows whether private
 	// webhook URLs are allowed.
 	Webhooks *webhook.Dispatcher
+	// Peppol looks up invoice-network recipients (nil: lookups answer 503).
+	Peppol *peppol.Lookup
 }
 
 // New builds the API with all its routes and its OpenAPI document.
@@ -72,6 +76,7 @@ func New(o Options) (*Server, error) {
 		mux:     http.NewServeMux(),
 	}
 	s.webhooks = o.Webhooks
+	s.peppol = o.Peppol
 	s.organizationRoutes()
 	s.catalogRoutes()
 	s.subscriberRoutes()
@@ -83,6 +88,7 @@ func New(o Options) (*Server, error) {
 	s.eventRoutes()
 	s.webhookRoutes()
 	s.invoiceRoutes()
+	s.peppolRoutes()
 	s.paymentDemandRoutes()
 	s.subscriberAccountRoutes()
 	s.dunningRoutes()

@@ -46,7 +46,9 @@ type LookupError struct {
 	Err   error
 }
 
-func (e *LookupError) Error() string { return fmt.Sprintf("peppol %s lookup failed: %v", e.Stage, e.Err) }
+func (e *LookupError) Error() string {
+	return fmt.Sprintf("peppol %s lookup failed: %v", e.Stage, e.Err)
+}
 func (e *LookupError) Unwrap() error { return e.Err }
 
 // Result answers whether a participant can receive BIS Billing 3.0
@@ -85,6 +87,8 @@ type LookupConfig struct {
 	// cannot be (e.g. https://directory.peppol.eu). Only its hits count:
 	// its misses prove nothing.
 	DirectoryURL string
+	// DNSTimeout bounds one DNS exchange (default 5 s).
+	DNSTimeout time.Duration
 	// Now is the clock of the cache (default time.Now).
 	Now func() time.Time
 }
@@ -119,7 +123,10 @@ func NewLookup(cfg LookupConfig) *Lookup {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Lookup{cfg: cfg, dns: &dns.Client{Timeout: 5 * time.Second}, cache: map[ParticipantID]cached{}}
+	if cfg.DNSTimeout <= 0 {
+		cfg.DNSTimeout = 5 * time.Second
+	}
+	return &Lookup{cfg: cfg, dns: &dns.Client{Timeout: cfg.DNSTimeout}, cache: map[ParticipantID]cached{}}
 }
 
 // Lookup answers for participant p, from the cache while its answer is
