@@ -361,7 +361,7 @@ func buyerParty(b store.Buyer, id ParticipantID, sellerCountry string) party {
 		}
 	}
 	p := party{
-		Endpoint:    idWithScheme{Scheme: id.Scheme, Value: id.Value},
+		Endpoint:    idWithScheme(id),
 		Name:        &partyName{Name: name},
 		Address:     postal(b.Address, country),
 		LegalEntity: legalEntity{RegistrationName: name},
@@ -380,14 +380,12 @@ func buyerParty(b store.Buyer, id ParticipantID, sellerCountry string) party {
 }
 
 func postal(a store.Address, fallbackCountry string) address {
-	country := a.Country
-	if country == "" {
-		country = fallbackCountry
+	code := a.Country
+	if code == "" {
+		code = fallbackCountry
 	}
-	return address{Street: a.Line1, Additional: a.Line2, City: a.City, PostalZone: a.PostalCode, Country: country0(country)}
+	return address{Street: a.Line1, Additional: a.Line2, City: a.City, PostalZone: a.PostalCode, Country: country{Code: code}}
 }
-
-func country0(code string) country { return country{Code: code} }
 
 func onlyDigits(s string) string {
 	out := make([]byte, 0, len(s))
