@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
@@ -451,7 +453,7 @@ func (b builder) taxes(lines []vatLine, gross int64) (taxTotal, monetaryTotal) {
 	var tt taxTotal
 	var vat int64
 	for _, g := range groups {
-		tax := money.VATFromNet(g.net, g.rate.Decimal())
+		tax := categoryVAT(g.net, g.rate)
 		vat += tax
 		tt.Subtotals = append(tt.Subtotals, taxSubtotal{Taxable: b.amt(g.net), Tax: b.amt(tax), Category: g.cat})
 	}
@@ -463,6 +465,16 @@ func (b builder) taxes(lines []vatLine, gross int64) (taxTotal, monetaryTotal) {
 		mt.Rounding = &ra
 	}
 	return tt, mt
+}
+
+// categoryVAT is taxable × rate / 100 in minor units, rounded as the
+// BR-CO-17 rule computes it: round(x × 100) div 100 in XPath, i.e. half up
+// (toward positive infinity). For a positive amount that is Kadens' half
+// away from zero; for a negative one (a category holding only an
+// allowance) a tie rounds toward zero.
+func categoryVAT(taxable int64, rate catalog.Percent) int64 {
+	x := decimal.NewFromInt(taxable).Mul(rate.Decimal()).Div(decimal.NewFromInt(100))
+	return x.Add(decimal.New(5, -1)).Floor().IntPart()
 }
 
 // paymentMeans says how to pay seller s: code 30 (credit transfer) to the
