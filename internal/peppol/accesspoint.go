@@ -36,11 +36,15 @@ type AccessPoint struct {
 // Name implements Sender.
 func (a *AccessPoint) Name() string { return "AccessPoint" }
 
+// defaultClient is the access point client unless one is given: one
+// client, so connections are reused.
+var defaultClient = &http.Client{Timeout: 30 * time.Second}
+
 func (a *AccessPoint) client() *http.Client {
 	if a.Client != nil {
 		return a.Client
 	}
-	return &http.Client{Timeout: 30 * time.Second}
+	return defaultClient
 }
 
 func (a *AccessPoint) authorize(req *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/kadens/kadens/internal/period"
@@ -83,9 +84,15 @@ type Deliverer struct {
 	// PollEvery is how often a Sent delivery's status is asked for, for at
 	// most PollFor after it was recorded. Defaults 5 minutes and 72 hours.
 	PollEvery, PollFor time.Duration
+
+	once sync.Once
 }
 
-func (d *Deliverer) defaults() {
+// defaults fills in the unset fields, once: Run and Deliver may run at the
+// same time.
+func (d *Deliverer) defaults() { d.once.Do(d.setDefaults) }
+
+func (d *Deliverer) setDefaults() {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
