@@ -316,3 +316,27 @@ func TestInvoiceEscapes(t *testing.T) {
 	}
 	peppoltest.ValidateUBL(t, "escape.xml", doc)
 }
+
+// TestReferenceSamplesValidate: the schema check accepts known-good BIS 3
+// documents (samples that pass the official rules), so a failure of ours
+// is ours, and rejects one with an element out of order.
+func TestReferenceSamplesValidate(t *testing.T) {
+	files, _ := filepath.Glob("testdata/reference/*.xml")
+	if len(files) != 2 {
+		t.Fatalf("reference samples: %v", files)
+	}
+	for _, f := range files {
+		doc, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peppoltest.ValidateUBL(t, filepath.Base(f), doc)
+		if strings.Contains(f, "creditnote") {
+			// A document-level DueDate is Invoice-only.
+			bad := strings.Replace(string(doc), "<cbc:CreditNoteTypeCode>", "<cbc:DueDate>2026-11-30</cbc:DueDate><cbc:CreditNoteTypeCode>", 1)
+			if err := peppoltest.CheckUBL([]byte(bad)); err == nil {
+				t.Errorf("a credit note with a DueDate passed the schema check")
+			}
+		}
+	}
+}
