@@ -320,6 +320,33 @@ type CreditNote struct {
 	VATTotals []VATTotal `json:"vatTotals"`
 }
 
+type DocumentNetworkLookupInput struct {
+	// The recipient's country, as the contract's ISO 6523 codes: 0192 Norway (EHF), 0096 Denmark (OIO), 0107 Sweden (OIO). A country selector: the Peppol scheme looked up follows from the identifier (see participantId). One of: 0192, 0096, 0107.
+	DocumentNetwork *string `json:"documentNetwork,omitempty"`
+	// Norway: organization number (9 digits, MOD11). Denmark: CVR (8 digits, modulus 11) or GLN (13 digits). Sweden: GLN (13 digits) or organization number (10 digits, Luhn). Spaces are removed.
+	RecipientIdentifier *string `json:"recipientIdentifier,omitempty"`
+}
+
+type DocumentNetworkLookupResult struct {
+	AcceptsCreditNote bool `json:"acceptsCreditNote"`
+	AcceptsInvoice    bool `json:"acceptsInvoice"`
+	// When the network was asked (answers are cached).
+	CheckedAt       time.Time `json:"checkedAt"`
+	DocumentNetwork string    `json:"documentNetwork"`
+	// The network knows the participant, whatever it receives.
+	FoundInNetwork bool `json:"foundInNetwork"`
+	// The Peppol participant id looked up (Danish CVR numbers are scheme 0184, GLNs 0088, Swedish organization numbers 0007).
+	ParticipantID string `json:"participantId"`
+	// The identifier as looked up (digits only).
+	RecipientIdentifier string `json:"recipientIdentifier"`
+	// The recipient is registered in the Peppol network and receives Peppol BIS Billing 3.0 invoices: an EHF or OIO payment agreement will reach it.
+	Registered bool `json:"registered"`
+	// The metadata server (SMP) that answered; null when the participant is not in the network or the answer came from the Peppol Directory.
+	SmpURL *string `json:"smpUrl,omitempty"`
+	// SML: the network's DNS and the participant's SMP (authoritative). Directory: the Peppol Directory, asked only when the SML could not be. One of: SML, Directory.
+	Source string `json:"source"`
+}
+
 type DunningProcess struct {
 	CreatedAt         time.Time `json:"createdAt"`
 	ID                string    `json:"id"`
@@ -899,6 +926,31 @@ type PaymentInput struct {
 	ProviderReference *string `json:"providerReference,omitempty"`
 	// The result (case-insensitive on input). One of: Succeeded, Failed.
 	Status *string `json:"status,omitempty"`
+}
+
+type PeppolDelivery struct {
+	// How the document leaves Kadens: an access point's HTTP API or a directory an access point picks files up from. One of: AccessPoint, Directory.
+	Adapter    string    `json:"adapter"`
+	Attempts   int64     `json:"attempts"`
+	CreatedAt  time.Time `json:"createdAt"`
+	DocumentID string    `json:"documentId"`
+	// One of: Invoice, CreditNote.
+	DocumentKind string `json:"documentKind"`
+	// Why the delivery failed (Failed) or why the last attempt did (Pending).
+	FailureReason string `json:"failureReason"`
+	// Also the idempotency key the access point receives on every attempt.
+	ID string `json:"id"`
+	// The invoice, or the invoice the credit note credits.
+	InvoiceID string `json:"invoiceId"`
+	// The access point's id of the message, once it has one.
+	MessageID string `json:"messageId"`
+	// When a Pending delivery is tried again, or a Sent one's status is next asked for.
+	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
+	// The buyer's Peppol participant id.
+	Recipient string `json:"recipient"`
+	// One of: Pending, Sent, Delivered, Failed.
+	Status    string    `json:"status"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // Percent: A percentage from 0 to 100 with at most four decimals.
@@ -1687,6 +1739,15 @@ func (c *Client) DeleteWebhook(ctx context.Context, id string, opts ...RequestOp
 	return err
 }
 
+// DocumentNetworkLookup is POST /invoice/documentnetworklookup: Check that a recipient is registered in the invoice network (Peppol).
+//
+// Validates the identifier's check digits (400 naming the field), maps the country and identifier to the Peppol participant id, and asks the network: the SML by DNS, then the participant's SMP. Registered means the recipient receives Peppol BIS Billing 3.0 invoices. Answers are cached. A network failure is a 502 or 503, never a "not registered".
+func (c *Client) DocumentNetworkLookup(ctx context.Context, body DocumentNetworkLookupInput, opts ...RequestOption) (DocumentNetworkLookupResult, error) {
+	var out DocumentNetworkLookupResult
+	_, err := c.do(ctx, http.MethodPost, "/invoice/documentnetworklookup", nil, body, &out, opts)
+	return out, err
+}
+
 // GetBillingPlan is GET /billingplan/{id}: Get a billing plan.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.
@@ -1703,6 +1764,23 @@ func (c *Client) GetCreditNote(ctx context.Context, id string, opts ...RequestOp
 	var out CreditNote
 	_, err := c.do(ctx, http.MethodGet, "/creditnote/"+url.PathEscape(id), nil, nil, &out, opts)
 	return out, err
+}
+
+// GetCreditNotePeppolDelivery is GET /creditnote/{id}/peppoldelivery: Get the delivery of a credit note through the invoice network.
+//
+// Pending, Sent, Delivered or Failed (with the reason). 404 when the credit note has not been sent through the network.
+func (c *Client) GetCreditNotePeppolDelivery(ctx context.Context, id string, opts ...RequestOption) (PeppolDelivery, error) {
+	var out PeppolDelivery
+	_, err := c.do(ctx, http.MethodGet, "/creditnote/"+url.PathEscape(id)+"/peppoldelivery", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetCreditNoteUBL is GET /creditnote/{id}/ubl: Get a credit note as Peppol BIS Billing 3.0 (UBL 2.1).
+//
+// The document the invoice network receives, for a credit note of an invoice issued on an EHF or OIO payment agreement.
+func (c *Client) GetCreditNoteUBL(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/creditnote/"+url.PathEscape(id)+"/ubl", nil, nil, nil, opts)
+	return err
 }
 
 // GetDunningProcess is GET /dunningprocess/{id}: Get a dunning process.
@@ -1738,6 +1816,23 @@ func (c *Client) GetInvoice(ctx context.Context, id string, params *GetInvoicePa
 	var out Invoice
 	_, err := c.do(ctx, http.MethodGet, "/invoice/"+url.PathEscape(id), params.values(), nil, &out, opts)
 	return out, err
+}
+
+// GetInvoicePeppolDelivery is GET /invoice/{id}/peppoldelivery: Get the delivery of an invoice through the invoice network.
+//
+// Pending, Sent, Delivered or Failed (with the reason). 404 when the invoice has not been sent through the network.
+func (c *Client) GetInvoicePeppolDelivery(ctx context.Context, id string, opts ...RequestOption) (PeppolDelivery, error) {
+	var out PeppolDelivery
+	_, err := c.do(ctx, http.MethodGet, "/invoice/"+url.PathEscape(id)+"/peppoldelivery", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetInvoiceUBL is GET /invoice/{id}/ubl: Get an invoice as Peppol BIS Billing 3.0 (UBL 2.1).
+//
+// The document the invoice network receives, for an invoice issued on an EHF or OIO payment agreement.
+func (c *Client) GetInvoiceUBL(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/invoice/"+url.PathEscape(id)+"/ubl", nil, nil, nil, opts)
+	return err
 }
 
 // GetOrder is GET /order/{id}: Get an order.

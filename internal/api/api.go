@@ -17,6 +17,7 @@ import (
 
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -38,6 +39,7 @@ type Server struct {
 	webhooks *webhook.Dispatcher
 	// providers check payment agreements by provider type.
 	providers *provider.Registry
+	peppol    *peppol.Lookup
 
 	mux    *http.ServeMux
 	routes []route
@@ -64,6 +66,8 @@ type Options struct {
 	// Providers are the registered payment-agreement provider types
 	// (internal/server/providers.go).
 	Providers *provider.Registry
+	// Peppol looks up invoice-network recipients (nil: lookups answer 503).
+	Peppol *peppol.Lookup
 }
 
 // New builds the API with all its routes and its OpenAPI document.
@@ -82,6 +86,7 @@ func New(o Options) (*Server, error) {
 	if s.providers = o.Providers; s.providers == nil {
 		return nil, errors.New("api: no payment providers registered")
 	}
+	s.peppol = o.Peppol
 	s.organizationRoutes()
 	s.catalogRoutes()
 	s.subscriberRoutes()
@@ -93,6 +98,7 @@ func New(o Options) (*Server, error) {
 	s.eventRoutes()
 	s.webhookRoutes()
 	s.invoiceRoutes()
+	s.peppolRoutes()
 	s.paymentDemandRoutes()
 	s.subscriberAccountRoutes()
 	s.dunningRoutes()

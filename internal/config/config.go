@@ -59,6 +59,9 @@ type Config struct {
 	// and cloud metadata addresses, which WebhookAllowPrivate alone does not.
 	WebhookAllowLinkLocal bool
 
+	// Peppol e-invoicing (docs/PEPPOL.md; internal/config/peppol.go).
+	Peppol Peppol
+
 	issuers []auth.TrustedIssuer
 	fs      *flag.FlagSet
 	getenv  func(string) string
@@ -110,6 +113,7 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	dur(&c.WebhookTimeout, "webhook-timeout", "KADENS_WEBHOOK_TIMEOUT", 10*time.Second, "how long a webhook endpoint has to answer one delivery attempt")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", 64, "webhook delivery attempts in flight at once, per process")
 	c.fromEnv("webhook-concurrency", "KADENS_WEBHOOK_CONCURRENCY")
+	c.registerPeppol()
 	return c
 }
 
@@ -247,6 +251,9 @@ func (c *Config) Finish() error {
 	}
 	if c.WebhookConcurrency < 1 || c.WebhookConcurrency > 4096 {
 		return fmt.Errorf("%s %d: want 1 to 4096", c.Name("webhook-concurrency"), c.WebhookConcurrency)
+	}
+	if err := c.finishPeppol(); err != nil {
+		return err
 	}
 	if c.BodyLimit < 1024 {
 		return fmt.Errorf("%s %d: want at least 1024 bytes", c.Name("body-limit"), c.BodyLimit)

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,7 @@ import (
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -47,6 +49,11 @@ type Server struct {
 
 	// Webhooks delivers events to registered endpoints (docs/WEBHOOKS.md).
 	Webhooks *webhook.Dispatcher
+	// Peppol sends the invoices and credit notes of EHF/OIO subscriptions
+	// to the configured access point (nil when none is; docs/PEPPOL.md).
+	// Its Run loop retries and follows deliveries; Deliver is the hook to
+	// call after InvoiceIssued and CreditNoteIssued.
+	Peppol *peppol.Deliverer
 }
 
 // New opens the store (migrating it) and builds every component, without
@@ -100,7 +107,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	}
 	hooks := webhook.New(webhook.Options{Store: st, Log: log, Schedule: schedule, Timeout: cfg.WebhookTimeout,
 		Reach: webhook.Reach{Private: cfg.WebhookAllowPrivate, LinkLocal: cfg.WebhookAllowLinkLocal}, Concurrency: cfg.WebhookConcurrency, Metrics: webhook.NewMetrics(reg)})
+	pc := cfg.Peppol
+	lookup := peppol.NewLookup(peppol.LookupConfig{Zone: pc.SMLZone, DNSServer: pc.DNSServer, DirectoryURL: pc.DirectoryURL, TTL: pc.LookupTTL})
 	a, err := api.New(api.Options{
+		Peppol:    lookup,
 		Webhooks:  hooks,
 		Providers: providers(),
 		Store:     st,
@@ -117,6 +127,13 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	}
 	s := &Server{cfg: cfg, log: log, Store: st, Keys: keys, API: a, Engine: eng, IdP: idp.New(idpCfg, st, keys, log), Addrs: map[string]string{}}
 	s.Webhooks = hooks
+	switch {
+	case pc.APURL != "":
+		s.Peppol = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.AccessPoint{URL: pc.APURL, Token: pc.APToken,
+			Username: pc.APUsername, Password: pc.APPassword}}
+	case pc.DropDir != "":
+		s.Peppol = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.Directory{Dir: pc.DropDir}}
+	}
 
 	main := http.NewServeMux()
 	main.Handle("/", a.Handler())
@@ -211,7 +228,12 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	go func() {
 		defer close(s.done)
+		var wg sync.WaitGroup
+		if s.Peppol != nil {
+			wg.Go(func() { s.Peppol.Run(bg, s.cfg.Peppol.DeliveryInterval) })
+		}
 		s.maintain(bg)
+		wg.Wait()
 	}()
 	s.Webhooks.Start()
 	// Recorded only once listening, so that a start that fails (say, on a
