@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -81,18 +82,14 @@ func (s *Server) creditInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var note store.CreditNote
-	err = s.store.InTx(r.Context(), func(tx *store.Tx) error {
-		note, err = tx.CreditInvoice(r.Context(), id, reason, now, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
-			return creditRequests(inv, credited, in.Lines)
-		})
-		if err == nil && note.ID == "" {
-			return validation.Field("lines", "nothing is left to credit")
-		}
-		return err
+	note, err := invoicing.CreditInvoice(r.Context(), s.store, id, reason, now, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
+		return creditRequests(inv, credited, in.Lines)
 	})
 	if err != nil {
 		return err
+	}
+	if note.ID == "" {
+		return validation.Field("lines", "nothing is left to credit") // nothing was written
 	}
 	s.created(w, "/creditnote/"+note.ID, note.ID)
 	return nil
