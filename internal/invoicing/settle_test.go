@@ -158,4 +158,3 @@ func TestSettle(t *testing.T) {
 		}
 	})
 }
-
