@@ -99,7 +99,7 @@ func (tx *Tx) PeriodDemandOf(ctx context.Context, subID string) (PeriodDemand, b
 	)
 	err := tx.queryRow(ctx, `SELECT id, invoice_id, status, dunning_process_id FROM payment_demands
 		WHERE tenant_id = $1 AND subscription_id = $2 AND kind = 'Period'`, tx.tenant, subID).Scan(&d.ID, &d.InvoiceID, &d.Status, &process)
-	if err == sql.ErrNoRows {
+	if errors.Is(err, sql.ErrNoRows) {
 		return PeriodDemand{}, false, nil
 	}
 	if err != nil {
@@ -116,7 +116,7 @@ func (tx *Tx) ProcessProrationPolicy(ctx context.Context, id string) (*Proration
 	var policy sql.NullString
 	err := tx.queryRow(ctx, `SELECT proration_policy_id FROM dunning_processes WHERE tenant_id = $1 AND id = $2`,
 		tx.tenant, id).Scan(&policy)
-	if err == sql.ErrNoRows || err == nil && !policy.Valid {
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !policy.Valid {
 		return nil, nil
 	}
 	if err != nil {
