@@ -24,7 +24,7 @@ type billed struct {
 	nok       money.Currency
 }
 
-func newBilled(t *testing.T, s *store.Store) billed {
+func newBilled(t testing.TB, s *store.Store) billed {
 	t.Helper()
 	ctx := newTenant(t, s, "invoicing")
 	nok, _ := money.LookupCurrency("NOK")

@@ -15,7 +15,7 @@ import (
 
 var t0 = time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
 
-func newTenant(t *testing.T, s *store.Store, name string) context.Context {
+func newTenant(t testing.TB, s *store.Store, name string) context.Context {
 	t.Helper()
 	ten, err := s.CreateTenant(context.Background(), name, false, t0)
 	if err != nil {
