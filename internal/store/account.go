@@ -130,15 +130,19 @@ func (tx *Tx) AddEntries(ctx context.Context, entries []NewEntry) error {
 			break
 		}
 	}
-	rows := make([][]any, len(entries))
+	width := 9
+	if documents {
+		width = 11
+	}
+	rows := rowsOf(len(entries), width)
 	for i := range entries {
 		e := &entries[i]
 		if documents {
-			rows[i] = []any{NewID(), tx.tenant, e.AccountID, e.Kind, e.Amount, orNull(e.InvoiceID), orNull(e.ItemID),
-				orNull(e.CreditNoteID), orNull(e.PaymentID), ts(e.BookedAt), created}
+			rows[i] = append(rows[i], NewID(), tx.tenant, e.AccountID, e.Kind, e.Amount, orNull(e.InvoiceID), orNull(e.ItemID),
+				orNull(e.CreditNoteID), orNull(e.PaymentID), ts(e.BookedAt), created)
 		} else {
-			rows[i] = []any{NewID(), tx.tenant, e.AccountID, e.Kind, e.Amount, orNull(e.InvoiceID), orNull(e.ItemID),
-				ts(e.BookedAt), created}
+			rows[i] = append(rows[i], NewID(), tx.tenant, e.AccountID, e.Kind, e.Amount, orNull(e.InvoiceID), orNull(e.ItemID),
+				ts(e.BookedAt), created)
 		}
 	}
 	columns := `id, tenant_id, account_id, kind, amount, invoice_id, item_id, booked_at, created_at`
