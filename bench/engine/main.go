@@ -35,6 +35,7 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/gctune"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -167,7 +168,7 @@ func run(n, perSubscriber int, dbURL string) error {
 			// As an order's completion does: the subscriber's account and
 			// the first period's invoice, so the advance meets a tenant
 			// with a month of billing behind it.
-			return store.IssuePeriodInvoices(tctx, tx, first)
+			return invoicing.IssuePeriods(tctx, tx, first)
 		})
 		if err != nil {
 			return err
@@ -200,7 +201,7 @@ func run(n, perSubscriber int, dbURL string) error {
 		eng.Batch = batchOverride
 	}
 	if billing {
-		eng.Hooks.PeriodsCreated = store.IssuePeriodInvoices // as kadens serve wires it
+		eng.Hooks.PeriodsCreated = invoicing.IssuePeriods // as kadens serve wires it
 	}
 	if profile != "" {
 		f, err := os.Create(profile)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -94,7 +95,7 @@ func fill(ctx context.Context, opts store.Options, tenant string, n, perSubscrib
 				}
 				first = append(first, store.NewPeriod{Sub: sub, At: start})
 			}
-			return store.IssuePeriodInvoices(ctx, tx, first)
+			return invoicing.IssuePeriods(ctx, tx, first)
 		})
 		if err != nil {
 			return "", fmt.Errorf("subscriptions %d-%d: %w", i, min(i+batch, n)-1, err)

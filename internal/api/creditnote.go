@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -81,7 +82,7 @@ func (s *Server) creditInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	note, err := s.engine.CreditInvoice(r.Context(), id, reason, now, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
+	note, err := invoicing.CreditInvoice(r.Context(), s.store, id, reason, now, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
 		return creditRequests(inv, credited, in.Lines)
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -159,7 +160,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	np := store.NewPayment{PaymentDemandID: target, Status: status, Amount: amount.Minor, Currency: currency, PaidAt: now,
+	np := invoicing.NewPayment{PaymentDemandID: target, Status: status, Amount: amount.Minor, Currency: currency, PaidAt: now,
 		Provider: provider, ProviderReference: reference, FailureReason: reason, Now: now}
 	if paidAt != nil {
 		np.PaidAt, np.PaidAtGiven = *paidAt, true
@@ -167,7 +168,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if agreementID != "" {
 		np.PaymentAgreementID = &agreementID
 	}
-	p, created, err := s.store.RecordPayment(r.Context(), np)
+	p, created, err := invoicing.RecordPayment(r.Context(), s.store, np)
 	if err != nil {
 		return err
 	}

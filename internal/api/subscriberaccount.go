@@ -9,6 +9,7 @@ import (
 
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -151,7 +152,7 @@ func (s *Server) accountItem(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		it, err := s.store.AddAccountItem(r.Context(), id, kind, desc, amount.Minor, rate, now)
+		it, err := invoicing.AddAccountItem(r.Context(), s.store, id, kind, desc, amount.Minor, rate, now)
 		if err != nil {
 			return err
 		}

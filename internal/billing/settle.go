@@ -39,3 +39,24 @@ func (s Settlement) Statuses() (demand, invoice string) {
 		return DemandOpen, InvoiceIssued
 	}
 }
+
+// Consistent reports whether paid and credited are within the amount:
+// neither negative, and together never more than a non-negative amount
+// (settling applies no more than is outstanding).
+func (s Settlement) Consistent() bool {
+	return s.Paid >= 0 && s.Credited >= 0 && (s.Amount < 0 || s.Paid+s.Credited <= s.Amount)
+}
+
+// AccountTotals are the totals behind a subscriber account's balance:
+// its invoices' gross, what credit notes and succeeded payments applied to
+// them, and the remaining amounts of its open charges and allowances.
+type AccountTotals struct {
+	Invoiced, Credited, Paid, Charges, Allowances int64
+}
+
+// Balance is what the account's ledger entries sum to when every change
+// wrote its entry: invoices − credit notes − payments + charges −
+// allowances.
+func (t AccountTotals) Balance() int64 {
+	return t.Invoiced - t.Credited - t.Paid + t.Charges - t.Allowances
+}

@@ -31,3 +31,29 @@ func TestSettlement(t *testing.T) {
 		})
 	}
 }
+
+func TestSettlementConsistent(t *testing.T) {
+	for _, tc := range []struct {
+		s    Settlement
+		want bool
+	}{
+		{Settlement{Amount: 100}, true},
+		{Settlement{Amount: 100, Paid: 60, Credited: 40}, true},
+		{Settlement{Amount: 100, Paid: 60, Credited: 41}, false},
+		{Settlement{Amount: 100, Paid: -1}, false},
+		{Settlement{Amount: 100, Credited: -1}, false},
+		{Settlement{Amount: -5, Paid: 10}, true},
+		{Settlement{}, true},
+	} {
+		if got := tc.s.Consistent(); got != tc.want {
+			t.Errorf("%+v: Consistent() = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestAccountTotalsBalance(t *testing.T) {
+	got := AccountTotals{Invoiced: 1000, Credited: 200, Paid: 300, Charges: 50, Allowances: 25}.Balance()
+	if got != 525 {
+		t.Fatalf("Balance() = %d, want 525", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/demo"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicedoc"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -21,7 +22,7 @@ import (
 func TestDemoInvoicesArePayable(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		eng := engine.New(s, slog.New(slog.DiscardHandler), "demo-test")
-		eng.Hooks.PeriodsCreated = store.IssuePeriodInvoices // as kadens serve wires it
+		eng.Hooks.PeriodsCreated = invoicing.IssuePeriods // as kadens serve wires it
 		now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 		creds, _, err := demo.Ensure(context.Background(), s, eng, t.TempDir(), now)
 		if err != nil {

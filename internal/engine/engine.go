@@ -50,7 +50,8 @@ type Engine struct {
 }
 
 // Hooks are called inside the transaction of the action they follow, so
-// whatever they write commits or rolls back with it. Billing fills them.
+// whatever they write commits or rolls back with it. internal/invoicing
+// fills them (wired in internal/server).
 type Hooks struct {
 	// PeriodsCreated follows the creation of subscription periods (an
 	// order's first, renewals, or the one a plan change generates), each

@@ -16,6 +16,7 @@ import (
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -611,7 +612,7 @@ func TestAdvanceIsIdempotentAndResumable(t *testing.T) {
 						cancel()
 						return context.Canceled
 					}
-					return store.IssuePeriodInvoices(ctx, tx, periods) // billing, as the server wires it
+					return invoicing.IssuePeriods(ctx, tx, periods) // billing, as the server wires it
 				}
 				if _, err := stopper.Advance(ctx, tn.ID, to); err == nil {
 					t.Fatal("the interrupted run did not stop")

@@ -25,6 +25,7 @@ import (
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/webhook"
@@ -99,8 +100,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	host, _ := os.Hostname()
 	eng := engine.New(st, log, fmt.Sprintf("%s/%d/%s", host, os.Getpid(), store.NewID()))
 	eng.Lease = cfg.EngineLease
-	eng.Hooks.PeriodsCreated = store.IssuePeriodInvoices // billing: demand + invoice per period (docs/BILLING.md)
-	eng.Hooks.Cancelled = store.SettleCancellation       // credit notes and proration of cancelled periods
+	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods  // billing: demand + invoice per period (docs/BILLING.md)
+	eng.Hooks.Cancelled = invoicing.SettleCancellation // credit notes and proration of cancelled periods
 	schedule, err := webhook.ParseSchedule(cfg.WebhookRetrySchedule)
 	if err != nil {
 		return nil, err

@@ -3,11 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -88,128 +86,140 @@ func currencyOf(code string) (money.Currency, error) {
 	return c, nil
 }
 
-// ensureAccount returns the id of the subscriber's account in currency,
-// creating it at at if there is none. Concurrent creators meet in the
-// unique (tenant, subscriber, currency) key: the loser's insert does
-// nothing and it reads the winner's row.
-func (tx *Tx) ensureAccount(ctx context.Context, subscriberID, currency string, at time.Time) (string, error) {
-	const sel = `SELECT id FROM subscriber_accounts WHERE tenant_id = $1 AND subscriber_id = $2 AND currency = $3`
-	var id string
-	err := tx.queryRow(ctx, sel, tx.tenant, subscriberID, currency).Scan(&id)
-	if err == nil {
-		return id, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("store: subscriber account: %w", err)
-	}
-	if _, err := tx.exec(ctx, `INSERT INTO subscriber_accounts (id, tenant_id, subscriber_id, currency, created_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (tenant_id, subscriber_id, currency) DO NOTHING`,
-		NewID(), tx.tenant, subscriberID, currency, ts(at)); err != nil {
-		return "", fmt.Errorf("store: create subscriber account: %w", err)
-	}
-	if err := tx.queryRow(ctx, sel, tx.tenant, subscriberID, currency).Scan(&id); err != nil {
-		return "", fmt.Errorf("store: subscriber account: %w", err)
-	}
-	return id, nil
-}
-
 // EnsureAccount returns the subscriber's account in currency, creating it
-// at at when missing.
+// at at when missing (EnsureAccounts of one).
 func (tx *Tx) EnsureAccount(ctx context.Context, subscriberID, currency string, at time.Time) (string, error) {
 	if _, err := currencyOf(currency); err != nil {
 		return "", err
 	}
-	return tx.ensureAccount(ctx, subscriberID, currency, at)
-}
-
-// entryRefs are what a ledger entry refers to: the invoice, the account
-// item, the credit note or the payment behind it.
-type entryRefs struct {
-	Invoice, Item, CreditNote, Payment *string
-}
-
-// addEntry appends a ledger entry to account.
-func (tx *Tx) addEntry(ctx context.Context, account, kind string, amount int64, refs entryRefs, at time.Time) error {
-	_, err := tx.exec(ctx, `INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, invoice_id, item_id,
-		credit_note_id, payment_id, booked_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		NewID(), tx.tenant, account, kind, amount, refs.Invoice, refs.Item, refs.CreditNote, refs.Payment, ts(at), ts(time.Now()))
+	k := AccountKey{SubscriberID: subscriberID, Currency: currency}
+	ids, err := tx.EnsureAccounts(ctx, []NewAccount{{AccountKey: k, At: at}})
 	if err != nil {
-		return fmt.Errorf("store: add %s entry: %w", kind, err)
+		return "", err
 	}
-	return nil
+	return ids[k], nil
 }
 
-// useItem lowers what item still has to bill or apply by amount.
-func (tx *Tx) useItem(ctx context.Context, item string, amount int64) error {
-	res, err := tx.exec(ctx, `UPDATE account_items SET remaining = remaining - $3
-		WHERE tenant_id = $1 AND id = $2 AND remaining >= $3`, tx.tenant, item, amount)
-	if err != nil {
-		return fmt.Errorf("store: use account item %s: %w", item, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("store: use account item %s: %w", item, err)
-	} else if n == 0 {
-		return fmt.Errorf("store: account item %s changed concurrently: %w", item, ErrConflict)
-	}
-	return nil
+// NewEntry is a ledger entry to append (AddEntries). Amount is signed:
+// positive entries increase what the subscriber owes. The references name
+// the invoice, account item, credit note or payment behind it (empty:
+// none).
+type NewEntry struct {
+	AccountID    string
+	Kind         string
+	Amount       int64
+	InvoiceID    string
+	ItemID       string
+	CreditNoteID string
+	PaymentID    string
+	BookedAt     time.Time
 }
 
-// AddAccountItem books a charge or an allowance (kind billing.ItemCharge or
-// billing.ItemAllowance) of amount minor units (gross, > 0) on account
-// accountID at now, with its ledger entry, and returns it.
-func (s *Store) AddAccountItem(ctx context.Context, accountID, kind, description string, amount int64, rate catalog.Percent, now time.Time) (AccountItem, error) {
-	if !ValidID(accountID) {
-		return AccountItem{}, ErrNotFound
-	}
-	var it AccountItem
-	err := s.InTx(ctx, func(tx *Tx) error {
-		var code string
-		if err := tx.queryRow(ctx, `SELECT currency FROM subscriber_accounts WHERE tenant_id = $1 AND id = $2`,
-			tx.tenant, accountID).Scan(&code); err != nil {
-			return notFound(err)
-		}
-		cur, err := currencyOf(code)
-		if err != nil {
-			return err
-		}
-		if it, err = tx.BookItem(ctx, accountID, kind, description, amount, rate, now); err != nil {
-			return err
-		}
-		it.Amount, it.Remaining = catalog.NewAmount(amount, cur), catalog.NewAmount(amount, cur)
+// AddEntries appends ledger entries, in order, with multi-row inserts.
+func (tx *Tx) AddEntries(ctx context.Context, entries []NewEntry) error {
+	if len(entries) == 0 {
 		return nil
-	})
-	if err != nil {
-		return AccountItem{}, err
 	}
-	return it, nil
+	created := ts(time.Now())
+	// The issue of a batch of invoices names no credit notes or payments:
+	// its rows leave those columns out, as fewer values to send.
+	documents := false
+	for i := range entries {
+		if entries[i].CreditNoteID != "" || entries[i].PaymentID != "" {
+			documents = true
+			break
+		}
+	}
+	width := 9
+	if documents {
+		width = 11
+	}
+	rows := rowsOf(len(entries), width)
+	for i := range entries {
+		e := &entries[i]
+		if documents {
+			rows[i] = append(rows[i], NewID(), tx.tenant, e.AccountID, e.Kind, e.Amount, orNull(e.InvoiceID), orNull(e.ItemID),
+				orNull(e.CreditNoteID), orNull(e.PaymentID), ts(e.BookedAt), created)
+		} else {
+			rows[i] = append(rows[i], NewID(), tx.tenant, e.AccountID, e.Kind, e.Amount, orNull(e.InvoiceID), orNull(e.ItemID),
+				ts(e.BookedAt), created)
+		}
+	}
+	columns := `id, tenant_id, account_id, kind, amount, invoice_id, item_id, booked_at, created_at`
+	if documents {
+		columns = `id, tenant_id, account_id, kind, amount, invoice_id, item_id, credit_note_id, payment_id, booked_at, created_at`
+	}
+	if err := tx.insertRows(ctx, "account_entries", columns, rows, ``); err != nil {
+		return fmt.Errorf("store: add ledger entries: %w", err)
+	}
+	return nil
 }
 
-// BookItem books a charge or an allowance (kind billing.ItemCharge or
-// billing.ItemAllowance) of amount minor units (gross, > 0) on account
-// accountID at at, with its ledger entry (Charge +amount, Allowance
-// −amount), in tx. The returned item carries no amounts (the caller knows
-// the currency).
-func (tx *Tx) BookItem(ctx context.Context, accountID, kind, description string, amount int64, rate catalog.Percent, at time.Time) (AccountItem, error) {
-	entry, sign := EntryCharge, int64(1)
-	switch kind {
-	case billing.ItemCharge:
-	case billing.ItemAllowance:
-		entry, sign = EntryAllowance, -1
-	default:
-		return AccountItem{}, fmt.Errorf("store: account item kind %q", kind)
+// NewItem is a charge or an allowance to book on an account (InsertItems):
+// Amount (gross minor units) is also what it starts with remaining.
+type NewItem struct {
+	ID          string
+	AccountID   string
+	Kind        string
+	Description string
+	Amount      int64
+	VATRate     catalog.Percent
+	BookedAt    time.Time
+	CreatedAt   time.Time
+}
+
+// InsertItems inserts account items with multi-row inserts.
+func (tx *Tx) InsertItems(ctx context.Context, items []NewItem) error {
+	rows := make([][]any, len(items))
+	for i := range items {
+		it := &items[i]
+		rows[i] = []any{it.ID, tx.tenant, it.AccountID, it.Kind, it.Description, it.Amount, it.Amount, it.VATRate.String(),
+			ts(it.BookedAt), ts(it.CreatedAt)}
 	}
-	if amount <= 0 {
-		return AccountItem{}, fmt.Errorf("store: account item amount %d must be positive", amount)
+	if err := tx.insertRows(ctx, "account_items", `id, tenant_id, account_id, kind, description, amount, remaining,
+		vat_rate, booked_at, created_at`, rows, ``); err != nil {
+		return fmt.Errorf("store: add account items: %w", err)
 	}
-	it := AccountItem{ID: NewID(), AccountID: accountID, Kind: kind, Description: description, VATRate: rate,
-		BookedAt: at.UTC().Truncate(time.Microsecond), CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
-	if _, err := tx.exec(ctx, `INSERT INTO account_items
-		(id, tenant_id, account_id, kind, description, amount, remaining, vat_rate, booked_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)`,
-		it.ID, tx.tenant, accountID, kind, description, amount, rate.String(), ts(it.BookedAt), ts(it.CreatedAt)); err != nil {
-		return AccountItem{}, fmt.Errorf("store: add account item: %w", err)
+	return nil
+}
+
+// ItemUse is what an invoice billed of a charge or applied of an
+// allowance.
+type ItemUse struct {
+	ItemID string
+	Amount int64
+}
+
+// UseItems lowers what each item still has to bill or apply by its use's
+// amount; an item without that much left is ErrConflict (it changed
+// concurrently).
+func (tx *Tx) UseItems(ctx context.Context, uses []ItemUse) error {
+	for _, u := range uses {
+		res, err := tx.exec(ctx, `UPDATE account_items SET remaining = remaining - $3
+			WHERE tenant_id = $1 AND id = $2 AND remaining >= $3`, tx.tenant, u.ItemID, u.Amount)
+		if err != nil {
+			return fmt.Errorf("store: use account item %s: %w", u.ItemID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("store: use account item %s: %w", u.ItemID, err)
+		} else if n == 0 {
+			return fmt.Errorf("store: account item %s changed concurrently: %w", u.ItemID, ErrConflict)
+		}
 	}
-	return it, tx.addEntry(ctx, accountID, entry, sign*amount, entryRefs{Item: &it.ID}, it.BookedAt)
+	return nil
+}
+
+// AccountCurrency reads the currency of account id in tx (ErrNotFound).
+func (tx *Tx) AccountCurrency(ctx context.Context, id string) (string, error) {
+	if !ValidID(id) {
+		return "", ErrNotFound
+	}
+	var code string
+	if err := tx.queryRow(ctx, `SELECT currency FROM subscriber_accounts WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, id).Scan(&code); err != nil {
+		return "", fmt.Errorf("store: subscriber account %s: %w", id, notFound(err))
+	}
+	return code, nil
 }
 
 // SubscriberAccount returns account id of the context's tenant with its

@@ -129,8 +129,11 @@ func (s *Store) ListCreditNotes(ctx context.Context, f CreditNoteFilter, p Page)
 	return out, next, nil
 }
 
-// invoice reads invoice id in tx.
-func (tx *Tx) invoice(ctx context.Context, id string) (Invoice, error) {
+// Invoice reads invoice id in tx.
+func (tx *Tx) Invoice(ctx context.Context, id string) (Invoice, error) {
+	if !ValidID(id) {
+		return Invoice{}, ErrNotFound
+	}
 	inv, err := scanInvoice(tx.queryRow(ctx, `SELECT `+invoiceColumns+` FROM invoices WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
 	if err != nil {
 		return Invoice{}, fmt.Errorf("store: invoice %s: %w", id, notFound(err))
@@ -138,11 +141,11 @@ func (tx *Tx) invoice(ctx context.Context, id string) (Invoice, error) {
 	return inv, nil
 }
 
-// creditedLines sums what earlier credit notes took off each line of
-// invoice id.
-func (tx *Tx) creditedLines(ctx context.Context, id string) (map[int]int64, error) {
-	out := map[int]int64{}
-	err := tx.queryEach(ctx, `SELECT lines FROM credit_notes WHERE tenant_id = $1 AND invoice_id = $2`, []any{tx.tenant, id},
+// CreditedLines reads the lines of the credit notes of invoice id, in the
+// order the notes were issued.
+func (tx *Tx) CreditedLines(ctx context.Context, id string) ([]billing.CreditLine, error) {
+	var out []billing.CreditLine
+	err := tx.queryEach(ctx, `SELECT lines FROM credit_notes WHERE tenant_id = $1 AND invoice_id = $2 ORDER BY id`, []any{tx.tenant, id},
 		func(rows *sql.Rows) error {
 			var raw string
 			if err := rows.Scan(&raw); err != nil {
@@ -152,9 +155,7 @@ func (tx *Tx) creditedLines(ctx context.Context, id string) (map[int]int64, erro
 			if err := json.Unmarshal([]byte(raw), &lines); err != nil {
 				return err
 			}
-			for _, l := range lines {
-				out[l.InvoiceLineNumber] += l.Gross.Minor
-			}
+			out = append(out, lines...)
 			return nil
 		})
 	if err != nil {
@@ -163,89 +164,24 @@ func (tx *Tx) creditedLines(ctx context.Context, id string) (map[int]int64, erro
 	return out, nil
 }
 
-// CreditInvoice issues a credit note for invoice id at business time at.
-// lines chooses what to credit from the invoice and what earlier credit
-// notes took per line; it returns no requests when there is nothing to
-// credit, and then no note is issued (the zero CreditNote, nil). The note
-// is numbered in the organization's own gap-free credit note series,
-// settles the invoice's demand (billing.Settlement), writes the ledger
-// (CreditNote −applied; a surplus becomes an allowance) and records
-// CreditNoteIssued, all in tx.
-func (tx *Tx) CreditInvoice(ctx context.Context, id, reason string, at time.Time,
-	lines func(inv Invoice, credited map[int]int64) ([]billing.CreditRequest, error)) (CreditNote, error) {
-	inv, err := tx.invoice(ctx, id)
+// InsertCreditNote inserts credit note c (its amounts in c's currency).
+func (tx *Tx) InsertCreditNote(ctx context.Context, c CreditNote) error {
+	lines, err := json.Marshal(c.Lines)
 	if err != nil {
-		return CreditNote{}, err
-	}
-	credited, err := tx.creditedLines(ctx, id)
-	if err != nil {
-		return CreditNote{}, err
-	}
-	reqs, err := lines(inv, credited)
-	if err != nil || len(reqs) == 0 {
-		return CreditNote{}, err
-	}
-	cur, err := currencyOf(inv.Currency)
-	if err != nil {
-		return CreditNote{}, err
-	}
-	doc, err := billing.BuildCredit(cur, inv.Lines, credited, reqs)
-	if err != nil {
-		return CreditNote{}, err
-	}
-	org, err := tx.issueOrganization(ctx, inv.OrganizationID)
-	if err != nil {
-		return CreditNote{}, err
-	}
-	number, err := tx.reserveNumbers(ctx, "creditnote:"+inv.OrganizationID, 1)
-	if err != nil {
-		return CreditNote{}, err
-	}
-	at = at.UTC().Truncate(time.Microsecond)
-	change, err := tx.SettleDemand(ctx, inv.PaymentDemandID, 0, doc.Gross, at)
-	if err != nil {
-		return CreditNote{}, err
-	}
-	c := CreditNote{ID: NewID(), CreditNoteNumber: number, OrganizationID: inv.OrganizationID, InvoiceID: inv.ID,
-		InvoiceNumber: inv.InvoiceNumber, PaymentDemandID: inv.PaymentDemandID, SubscriberAccountID: inv.SubscriberAccountID,
-		SubscriberID: inv.SubscriberID, SubscriptionID: inv.SubscriptionID, Currency: inv.Currency, Reason: reason,
-		IssuedAt: at, IssueDate: billing.LocalDate(at, org.loc), Lines: doc.Lines, VATTotals: doc.VATTotals,
-		Net: catalog.NewAmount(doc.Net, cur), VAT: catalog.NewAmount(doc.VAT, cur), Gross: catalog.NewAmount(doc.Gross, cur),
-		Applied: catalog.NewAmount(change.Applied, cur), Surplus: catalog.NewAmount(change.Surplus, cur),
-		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
-	if change.Surplus > 0 {
-		item, err := tx.BookAllowance(ctx, inv.SubscriberAccountID, fmt.Sprintf("Credit note %d for invoice %d", number, inv.InvoiceNumber), change.Surplus, at)
-		if err != nil {
-			return CreditNote{}, err
-		}
-		c.AllowanceItemID = &item
-	}
-	linesJSON, err := json.Marshal(c.Lines)
-	if err != nil {
-		return CreditNote{}, err
+		return err
 	}
 	vats, err := json.Marshal(c.VATTotals)
 	if err != nil {
-		return CreditNote{}, err
+		return err
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO credit_notes (id, tenant_id, organization_id, credit_note_number, invoice_id,
 		payment_demand_id, account_id, subscriber_id, subscription_id, currency, reason, issued_at, issue_date, lines,
 		vat_totals, net, vat, gross, applied, surplus, allowance_item_id, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
-		c.ID, tx.tenant, c.OrganizationID, number, c.InvoiceID, c.PaymentDemandID, c.SubscriberAccountID, c.SubscriberID,
-		c.SubscriptionID, c.Currency, reason, ts(at), c.IssueDate, string(linesJSON), string(vats), doc.Net, doc.VAT,
-		doc.Gross, change.Applied, change.Surplus, c.AllowanceItemID, ts(c.CreatedAt)); err != nil {
-		return CreditNote{}, fmt.Errorf("store: insert credit note: %w", err)
+		c.ID, tx.tenant, c.OrganizationID, c.CreditNoteNumber, c.InvoiceID, c.PaymentDemandID, c.SubscriberAccountID,
+		c.SubscriberID, c.SubscriptionID, c.Currency, c.Reason, ts(c.IssuedAt), c.IssueDate, string(lines), string(vats),
+		c.Net.Minor, c.VAT.Minor, c.Gross.Minor, c.Applied.Minor, c.Surplus.Minor, c.AllowanceItemID, ts(c.CreatedAt)); err != nil {
+		return fmt.Errorf("store: insert credit note: %w", err)
 	}
-	if change.Applied > 0 {
-		if err := tx.addEntry(ctx, c.SubscriberAccountID, EntryCreditNote, -change.Applied,
-			entryRefs{Invoice: &c.InvoiceID, CreditNote: &c.ID}, at); err != nil {
-			return CreditNote{}, err
-		}
-	}
-	if err := tx.AddEvent(ctx, EventCreditNoteIssued, "/creditnote/"+c.ID, map[string]any{"creditNoteId": c.ID,
-		"invoiceId": c.InvoiceID, "paymentDemandId": c.PaymentDemandID, "subscriberId": c.SubscriberID}, at); err != nil {
-		return CreditNote{}, err
-	}
-	return c, nil
+	return nil
 }

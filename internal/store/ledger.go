@@ -196,7 +196,8 @@ func (r *ledgerRun) balances(ctx context.Context, q queryer) error {
 		if err := rows.Scan(&id, &code, &balance, &invoiced, &credited, &paid, &charges, &allowances); err != nil {
 			return err
 		}
-		if want := invoiced - credited - paid + charges - allowances; balance != want {
+		totals := billing.AccountTotals{Invoiced: invoiced, Credited: credited, Paid: paid, Charges: charges, Allowances: allowances}
+		if want := totals.Balance(); balance != want {
 			r.problem(RuleBalance, "subscriber_accounts", id, fixEntries,
 				"balance (sum of entries) is %s but invoices %s − credit notes %s − payments %s + outstanding charges %s − available allowances %s = %s (off by %s)",
 				fmtMoney(balance, code), fmtMoney(invoiced, code), fmtMoney(credited, code), fmtMoney(paid, code), fmtMoney(charges, code),
@@ -312,7 +313,7 @@ func (r *ledgerRun) demands(ctx context.Context, q queryer) error {
 				fmtMoney(credited, code), fmtMoney(cns, code))
 		}
 		st := billing.Settlement{Amount: amount, Paid: paid, Credited: credited}
-		if paid < 0 || credited < 0 || (amount >= 0 && paid+credited > amount) {
+		if !st.Consistent() {
 			r.problem(RuleStatus, "payment_demands", id, fixDemand, "paid %s + credited %s exceed the amount %s",
 				fmtMoney(paid, code), fmtMoney(credited, code), fmtMoney(amount, code))
 		}

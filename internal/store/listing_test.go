@@ -8,6 +8,7 @@ import (
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -115,7 +116,7 @@ func fillLists(tb testing.TB, s *store.Store, n int) context.Context {
 			}
 			first = append(first, store.NewPeriod{Sub: sub, At: start})
 		}
-		return store.IssuePeriodInvoices(ctx, tx, first)
+		return invoicing.IssuePeriods(ctx, tx, first)
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -51,29 +51,6 @@ type Payment struct {
 	CreatedAt           time.Time      `json:"createdAt"`
 }
 
-// NewPayment is a payment result to record (RecordPayment).
-type NewPayment struct {
-	PaymentDemandID    string
-	PaymentAgreementID *string
-	Status             string
-	Amount             int64
-	Currency           string
-	PaidAt             time.Time
-	// PaidAtGiven says PaidAt came from the report (not defaulted): only
-	// then does a repeated report have to carry the same value.
-	PaidAtGiven       bool
-	Provider          string
-	ProviderReference string
-	FailureReason     *string
-	// Now is the tenant's time: entries, the allowance and events are
-	// booked at it.
-	Now time.Time
-}
-
-// errDuplicatePayment rolls back a report whose provider reference is
-// recorded already.
-var errDuplicatePayment = errors.New("store: payment reported already")
-
 // PaymentTarget resolves what a payment report names (exactly one of
 // invoiceID, demandID and kid; organizationID narrows a KID) to a payment
 // demand of the context's tenant and returns its id and currency. A name
@@ -127,151 +104,77 @@ func (s *Store) PaymentTarget(ctx context.Context, invoiceID, demandID, kid, org
 	return id, currency, nil
 }
 
-// RecordPayment records a payment result in one transaction. A success is
-// matched to its demand with SettleDemand (the demand row is locked, so
-// concurrent payments queue): the applied part is a Payment ledger entry,
-// a surplus becomes an allowance, and PaymentCompleted (plus InvoicePaid
-// when the invoice becomes Paid) is recorded. A failure is recorded with
-// PaymentFailed and changes no balance.
-//
-// A (provider, providerReference) is recorded once. Reporting it again
-// returns the first payment and created false, changing nothing, when the
-// report agrees with it (status, amount, currency, demand, and paidAt when
-// given); otherwise ErrConflict.
-func (s *Store) RecordPayment(ctx context.Context, in NewPayment) (Payment, bool, error) {
-	if !ValidID(in.PaymentDemandID) {
-		return Payment{}, false, ErrNotFound
-	}
-	if in.Status != PaymentSucceeded && in.Status != PaymentFailed {
-		return Payment{}, false, fmt.Errorf("store: payment status %q", in.Status)
-	}
-	if in.Amount <= 0 {
-		return Payment{}, false, fmt.Errorf("store: payment amount %d: must be more than 0", in.Amount)
-	}
-	now := in.Now.UTC().Truncate(time.Microsecond)
-	p := Payment{ID: NewID(), PaymentDemandID: in.PaymentDemandID, PaymentAgreementID: in.PaymentAgreementID, Status: in.Status,
-		Currency: in.Currency, PaidAt: in.PaidAt.UTC().Truncate(time.Microsecond), Provider: in.Provider,
-		ProviderReference: in.ProviderReference, FailureReason: in.FailureReason,
-		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
-	var applied, surplus int64
-	err := s.InTx(ctx, func(tx *Tx) error {
-		// A repeated report is found before anything is locked or written.
-		// Two first reports racing meet in the unique key below instead.
-		var one int
-		err := tx.queryRow(ctx, `SELECT 1 FROM payments WHERE tenant_id = $1 AND provider = $2 AND provider_reference = $3`,
-			tx.tenant, in.Provider, in.ProviderReference).Scan(&one)
-		if err == nil {
-			return errDuplicatePayment
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("store: find payment: %w", err)
-		}
-		var number int64
-		if in.Status == PaymentSucceeded {
-			c, err := tx.SettleDemand(ctx, in.PaymentDemandID, in.Amount, 0, now)
-			if err != nil {
-				return err
-			}
-			if c.Currency != in.Currency {
-				return validation.Field("currency", "must be %s, the payment demand's currency", c.Currency)
-			}
-			p.InvoiceID, p.SubscriberID, p.SubscriberAccountID = c.InvoiceID, c.SubscriberID, c.AccountID
-			applied, surplus = c.PaidApplied, c.Surplus
-		} else {
-			var currency string
-			if err := tx.queryRow(ctx, `SELECT invoice_id, subscriber_id, account_id, currency FROM payment_demands
-				WHERE tenant_id = $1 AND id = $2`, tx.tenant, in.PaymentDemandID).Scan(
-				&p.InvoiceID, &p.SubscriberID, &p.SubscriberAccountID, &currency); err != nil {
-				return fmt.Errorf("store: payment demand %s: %w", in.PaymentDemandID, notFound(err))
-			}
-			if currency != in.Currency {
-				return validation.Field("currency", "must be %s, the payment demand's currency", currency)
-			}
-		}
-		if in.PaymentAgreementID != nil {
-			var owner string
-			err := tx.queryRow(ctx, `SELECT subscriber_id FROM payment_agreements WHERE tenant_id = $1 AND id = $2`,
-				tx.tenant, *in.PaymentAgreementID).Scan(&owner)
-			if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != p.SubscriberID) {
-				return validation.Field("paymentAgreementId", "there is no payment agreement %s of the invoice's subscriber", *in.PaymentAgreementID)
-			}
-			if err != nil {
-				return fmt.Errorf("store: payment agreement: %w", err)
-			}
-		}
-		if surplus > 0 {
-			if err := tx.queryRow(ctx, `SELECT invoice_number FROM invoices WHERE tenant_id = $1 AND id = $2`,
-				tx.tenant, p.InvoiceID).Scan(&number); err != nil {
-				return fmt.Errorf("store: invoice %s: %w", p.InvoiceID, err)
-			}
-			item, err := tx.BookAllowance(ctx, p.SubscriberAccountID, fmt.Sprintf("Overpayment of invoice %d", number), surplus, now)
-			if err != nil {
-				return err
-			}
-			p.AllowanceItemID = &item
-		}
-		var id string
-		err = tx.queryRow(ctx, `INSERT INTO payments (id, tenant_id, payment_demand_id, invoice_id, account_id, subscriber_id,
-			payment_agreement_id, status, amount, applied, surplus, allowance_item_id, currency, paid_at, provider,
-			provider_reference, failure_reason, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-			ON CONFLICT (tenant_id, provider, provider_reference) DO NOTHING RETURNING id`,
-			p.ID, tx.tenant, p.PaymentDemandID, p.InvoiceID, p.SubscriberAccountID, p.SubscriberID, p.PaymentAgreementID,
-			p.Status, in.Amount, applied, surplus, p.AllowanceItemID, p.Currency, ts(p.PaidAt), p.Provider,
-			p.ProviderReference, p.FailureReason, ts(p.CreatedAt)).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errDuplicatePayment // a concurrent first report won
-		}
-		if err != nil {
-			return fmt.Errorf("store: insert payment: %w", err)
-		}
-		if applied > 0 {
-			if err := tx.addEntry(ctx, p.SubscriberAccountID, EntryPayment, -applied,
-				entryRefs{Invoice: &p.InvoiceID, Payment: &p.ID}, now); err != nil {
-				return err
-			}
-		}
-		event := EventPaymentCompleted
-		if p.Status == PaymentFailed {
-			event = EventPaymentFailed
-		}
-		return tx.AddEvent(ctx, event, "/payment/"+p.ID, map[string]string{"paymentId": p.ID,
-			"paymentDemandId": p.PaymentDemandID, "invoiceId": p.InvoiceID, "subscriberId": p.SubscriberID}, now)
-	})
-	if errors.Is(err, errDuplicatePayment) {
-		return s.repeatedPayment(ctx, in)
+// PaymentRecorded reports whether a payment with (provider, reference)
+// is recorded already.
+func (tx *Tx) PaymentRecorded(ctx context.Context, provider, reference string) (bool, error) {
+	var one int
+	err := tx.queryRow(ctx, `SELECT 1 FROM payments WHERE tenant_id = $1 AND provider = $2 AND provider_reference = $3`,
+		tx.tenant, provider, reference).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
 	}
 	if err != nil {
-		return Payment{}, false, err
+		return false, fmt.Errorf("store: find payment: %w", err)
 	}
-	cur, err := currencyOf(p.Currency)
-	if err != nil {
-		return Payment{}, false, err
-	}
-	p.Amount, p.Applied, p.Surplus = catalog.NewAmount(in.Amount, cur), catalog.NewAmount(applied, cur), catalog.NewAmount(surplus, cur)
-	return p, true, nil
+	return true, nil
 }
 
-// repeatedPayment answers a report of a provider reference recorded
-// already: the first payment when the report agrees with it, else
-// ErrConflict.
-func (s *Store) repeatedPayment(ctx context.Context, in NewPayment) (Payment, bool, error) {
+// AgreementOwner reads the subscriber of payment agreement id in tx
+// (ErrNotFound).
+func (tx *Tx) AgreementOwner(ctx context.Context, id string) (string, error) {
+	var owner string
+	if err := tx.queryRow(ctx, `SELECT subscriber_id FROM payment_agreements WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, id).Scan(&owner); err != nil {
+		return "", fmt.Errorf("store: payment agreement %s: %w", id, notFound(err))
+	}
+	return owner, nil
+}
+
+// InvoiceNumber reads the number of invoice id in tx.
+func (tx *Tx) InvoiceNumber(ctx context.Context, id string) (int64, error) {
+	var number int64
+	if err := tx.queryRow(ctx, `SELECT invoice_number FROM invoices WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, id).Scan(&number); err != nil {
+		return 0, fmt.Errorf("store: invoice %s: %w", id, notFound(err))
+	}
+	return number, nil
+}
+
+// InsertPayment inserts payment p (its amounts in p's currency). It
+// reports false, writing nothing, when (provider, providerReference) is
+// recorded already (a concurrent first report won).
+func (tx *Tx) InsertPayment(ctx context.Context, p Payment) (bool, error) {
+	var id string
+	err := tx.queryRow(ctx, `INSERT INTO payments (id, tenant_id, payment_demand_id, invoice_id, account_id, subscriber_id,
+		payment_agreement_id, status, amount, applied, surplus, allowance_item_id, currency, paid_at, provider,
+		provider_reference, failure_reason, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		ON CONFLICT (tenant_id, provider, provider_reference) DO NOTHING RETURNING id`,
+		p.ID, tx.tenant, p.PaymentDemandID, p.InvoiceID, p.SubscriberAccountID, p.SubscriberID, p.PaymentAgreementID,
+		p.Status, p.Amount.Minor, p.Applied.Minor, p.Surplus.Minor, p.AllowanceItemID, p.Currency, ts(p.PaidAt), p.Provider,
+		p.ProviderReference, p.FailureReason, ts(p.CreatedAt)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: insert payment: %w", err)
+	}
+	return true, nil
+}
+
+// PaymentByReference returns the payment of the context's tenant recorded
+// with (provider, reference).
+func (s *Store) PaymentByReference(ctx context.Context, provider, reference string) (Payment, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
-		return Payment{}, false, err
+		return Payment{}, err
 	}
 	p, err := scanPayment(s.readRow(ctx, `SELECT `+paymentColumns+` FROM payments
-		WHERE tenant_id = $1 AND provider = $2 AND provider_reference = $3`, tenant, in.Provider, in.ProviderReference))
+		WHERE tenant_id = $1 AND provider = $2 AND provider_reference = $3`, tenant, provider, reference))
 	if err != nil {
-		return Payment{}, false, fmt.Errorf("store: payment %s/%s: %w", in.Provider, in.ProviderReference, err)
+		return Payment{}, fmt.Errorf("store: payment %s/%s: %w", provider, reference, notFound(err))
 	}
-	same := p.Status == in.Status && p.Amount.Minor == in.Amount && p.Currency == in.Currency &&
-		p.PaymentDemandID == in.PaymentDemandID && (!in.PaidAtGiven || p.PaidAt.Equal(in.PaidAt.UTC().Truncate(time.Microsecond)))
-	if !same {
-		return Payment{}, false, fmt.Errorf("store: provider reference %s/%s names another payment (%s): %w",
-			in.Provider, in.ProviderReference, p.ID, ErrConflict)
-	}
-	return p, false, nil
+	return p, nil
 }
 
 const paymentColumns = `id, payment_demand_id, invoice_id, account_id, subscriber_id, payment_agreement_id, status, amount,

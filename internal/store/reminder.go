@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -15,48 +14,44 @@ import (
 // EventReminderIssued is recorded when a reminder is issued.
 const EventReminderIssued = "ReminderIssued"
 
-// dunningResolver reads the tenant's dunning processes once per batch of
-// invoices and returns what applies to an invoice of billing plan planID:
-// the plan's process, else the tenant's default, with its first reminder
-// day; ok is false when none applies (or it has no reminders). A tenant
-// without dunning processes costs one query per batch.
-func (tx *Tx) dunningResolver(ctx context.Context) (func(planID string) (id string, firstDays int, ok bool), error) {
-	type proc struct {
-		first int
-		ok    bool
-	}
-	procs := map[string]proc{}
-	var def string
+// DunningDays is a dunning process's reminder schedule, as issuing needs
+// it to choose a demand's process and first reminder.
+type DunningDays struct {
+	ID           string
+	ReminderDays []int
+	IsDefault    bool
+}
+
+// DunningSchedules reads the reminder days of the tenant's dunning
+// processes.
+func (tx *Tx) DunningSchedules(ctx context.Context) ([]DunningDays, error) {
+	var out []DunningDays
 	err := tx.queryEach(ctx, `SELECT id, reminder_days, is_default FROM dunning_processes WHERE tenant_id = $1`, []any{tx.tenant},
 		func(rows *sql.Rows) error {
 			var (
-				id, raw string
-				isDef   bool
-				days    []int
+				d   DunningDays
+				raw string
 			)
-			if err := rows.Scan(&id, &raw, &isDef); err != nil {
+			if err := rows.Scan(&d.ID, &raw, &d.IsDefault); err != nil {
 				return err
 			}
-			if err := json.Unmarshal([]byte(raw), &days); err != nil {
-				return fmt.Errorf("dunning process %s: %w", id, err)
+			if err := json.Unmarshal([]byte(raw), &d.ReminderDays); err != nil {
+				return fmt.Errorf("dunning process %s: %w", d.ID, err)
 			}
-			if len(days) > 0 {
-				procs[id] = proc{first: days[0], ok: true}
-			}
-			if isDef {
-				def = id
-			}
+			out = append(out, d)
 			return nil
 		})
 	if err != nil {
 		return nil, fmt.Errorf("store: dunning processes: %w", err)
 	}
-	none := func(string) (string, int, bool) { return "", 0, false }
-	if len(procs) == 0 {
-		return none, nil
-	}
+	return out, nil
+}
+
+// PlanDunningProcesses reads the dunning process of every billing plan
+// that names one, by plan.
+func (tx *Tx) PlanDunningProcesses(ctx context.Context) (map[string]string, error) {
 	byPlan := map[string]string{}
-	err = tx.queryEach(ctx, `SELECT id, dunning_process_id FROM billing_plans WHERE tenant_id = $1 AND dunning_process_id IS NOT NULL`,
+	err := tx.queryEach(ctx, `SELECT id, dunning_process_id FROM billing_plans WHERE tenant_id = $1 AND dunning_process_id IS NOT NULL`,
 		[]any{tx.tenant}, func(rows *sql.Rows) error {
 			var plan, process string
 			if err := rows.Scan(&plan, &process); err != nil {
@@ -68,20 +63,7 @@ func (tx *Tx) dunningResolver(ctx context.Context) (func(planID string) (id stri
 	if err != nil {
 		return nil, fmt.Errorf("store: dunning processes of plans: %w", err)
 	}
-	return func(planID string) (string, int, bool) {
-		id := def
-		if p, ok := byPlan[planID]; ok {
-			id = p
-		}
-		p := procs[id]
-		return id, p.first, p.ok
-	}, nil
-}
-
-// DunningTime is days local calendar days after the due time (the same
-// time of day, at local midnight for demands due at a period start).
-func DunningTime(due time.Time, days int, loc *time.Location) time.Time {
-	return due.In(loc).AddDate(0, 0, days).UTC()
+	return byPlan, nil
 }
 
 // DunningDemand is a demand whose next dunning action is due.
@@ -233,93 +215,66 @@ func (s *Store) ListReminders(ctx context.Context, f ReminderFilter, p Page) ([]
 	return out, next, nil
 }
 
-// ReminderIssue is one reminder to issue with IssueReminders: the
-// reminder itself (its Fee in minor units; FeeItemID is set by
-// IssueReminders), the fee's description on the subscriber account, and
-// the demand's dunning schedule to move from Was to Next.
-type ReminderIssue struct {
-	Reminder       Reminder
-	AccountID      string
-	FeeDescription string
-	Was            time.Time
-	Next           *time.Time
-}
-
-// IssueReminders issues reminders in tx as sets, in the order given: each
-// fee is booked as a charge on the subscriber account (VAT-free) with its
-// ledger entry, the reminder recorded with its ReminderIssued event, and
-// the demand's next dunning time and reminder count moved on — if the
-// demand's dunning time is still Was, else the whole call is ErrConflict
-// (as is a reminder number issued before). These are the writes of
-// BookItem and SetNextDunning for each reminder, in a few statements for a
-// batch (on SQLite the demands are updated one by one).
-func (tx *Tx) IssueReminders(ctx context.Context, rs []ReminderIssue) error {
-	if len(rs) == 0 {
-		return nil
-	}
+// InsertReminders inserts reminders (Fee in minor units); a reminder
+// number of a demand issued before is ErrConflict.
+func (tx *Tx) InsertReminders(ctx context.Context, rs []Reminder) error {
 	created := ts(time.Now())
-	var items, entries [][]any
-	reminders := make([][]any, 0, len(rs))
-	events := make([]NewEvent, 0, len(rs))
-	zero := catalog.PercentOf(0).String()
+	rows := make([][]any, len(rs))
 	for i := range rs {
-		r := &rs[i].Reminder
-		at := ts(r.IssuedAt)
-		if r.Fee > 0 {
-			id := NewID()
-			r.FeeItemID = &id
-			items = append(items, []any{id, tx.tenant, rs[i].AccountID, billing.ItemCharge, rs[i].FeeDescription, r.Fee, r.Fee,
-				zero, at, created})
-			entries = append(entries, []any{NewID(), tx.tenant, rs[i].AccountID, EntryCharge, r.Fee, id, at, created})
-		}
-		reminders = append(reminders, []any{r.ID, tx.tenant, r.PaymentDemandID, r.InvoiceID, r.SubscriberID, r.Number, r.Fee,
-			r.FeeItemID, at, created})
-		events = append(events, NewEvent{Type: EventReminderIssued, Subject: "/invoice/" + r.InvoiceID, At: r.IssuedAt,
-			Data: map[string]any{"reminderId": r.ID, "paymentDemandId": r.PaymentDemandID, "invoiceId": r.InvoiceID,
-				"subscriberId": r.SubscriberID, "reminderNumber": r.Number}})
-	}
-	if err := tx.insertRows(ctx, "account_items", `id, tenant_id, account_id, kind, description, amount, remaining,
-		vat_rate, booked_at, created_at`, items, ``); err != nil {
-		return fmt.Errorf("store: book reminder fees: %w", err)
-	}
-	if err := tx.insertRows(ctx, "account_entries", `id, tenant_id, account_id, kind, amount, item_id, booked_at,
-		created_at`, entries, ``); err != nil {
-		return fmt.Errorf("store: add reminder fee entries: %w", err)
+		r := &rs[i]
+		rows[i] = []any{r.ID, tx.tenant, r.PaymentDemandID, r.InvoiceID, r.SubscriberID, r.Number, r.Fee, r.FeeItemID,
+			ts(r.IssuedAt), created}
 	}
 	if err := tx.insertRows(ctx, "reminders", `id, tenant_id, payment_demand_id, invoice_id, subscriber_id, reminder_number,
-		fee, fee_item_id, issued_at, created_at`, reminders, ``); err != nil {
+		fee, fee_item_id, issued_at, created_at`, rows, ``); err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("store: one of %d reminders was issued before: %w", len(rs), ErrConflict)
 		}
 		return fmt.Errorf("store: add reminders: %w", err)
 	}
-	if err := tx.AddEvents(ctx, events); err != nil {
-		return err
+	return nil
+}
+
+// DunningMove moves a demand's next dunning action from Was to Next (nil:
+// no more dunning) and records how many reminders it has had.
+type DunningMove struct {
+	DemandID  string
+	Was       time.Time
+	Next      *time.Time
+	Reminders int
+}
+
+// MoveDunning applies moves, each only if the demand's dunning time is
+// still Was, else the whole call is ErrConflict. On SQLite the demands are
+// updated one by one.
+func (tx *Tx) MoveDunning(ctx context.Context, moves []DunningMove) error {
+	if len(moves) == 0 {
+		return nil
 	}
 	if tx.s.engine == SQLite {
 		// One UPDATE per demand: on SQLite the joined UPDATE below took
 		// ~100 ms per chunk of 128 demands (it searches the dunning index it
 		// changes), and a prepared single-row UPDATE costs no round trip.
-		for i := range rs {
-			if err := tx.SetNextDunning(ctx, rs[i].Reminder.PaymentDemandID, rs[i].Was, rs[i].Next, rs[i].Reminder.Number); err != nil {
+		for _, m := range moves {
+			if err := tx.SetNextDunning(ctx, m.DemandID, m.Was, m.Next, m.Reminders); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	updates := make([][]any, len(rs))
-	for i, r := range rs {
-		updates[i] = []any{r.Reminder.PaymentDemandID, ts(r.Was), optTS(r.Next), r.Reminder.Number}
+	updates := make([][]any, len(moves))
+	for i, m := range moves {
+		updates[i] = []any{m.DemandID, ts(m.Was), optTS(m.Next), m.Reminders}
 	}
 	n, err := tx.updateRows(ctx, `WITH v (id, was, next, reminders) AS (VALUES `,
 		`(?::uuid, ?::timestamptz, ?::timestamptz, ?::integer)`,
 		`) UPDATE payment_demands AS d SET next_dunning_at = v.next, reminders_sent = v.reminders
 		FROM v WHERE d.tenant_id = ? AND d.id = v.id AND d.next_dunning_at = v.was`, updates)
 	if err != nil {
-		return fmt.Errorf("store: dunning of %d demands: %w", len(rs), err)
+		return fmt.Errorf("store: dunning of %d demands: %w", len(moves), err)
 	}
-	if n != int64(len(rs)) {
-		return fmt.Errorf("store: dunning of %d of %d demands changed concurrently: %w", int64(len(rs))-n, len(rs), ErrConflict)
+	if n != int64(len(moves)) {
+		return fmt.Errorf("store: dunning of %d of %d demands changed concurrently: %w", int64(len(moves))-n, len(moves), ErrConflict)
 	}
 	return nil
 }

@@ -6,6 +6,12 @@
 // types differ (uuid/timestamptz on PostgreSQL, TEXT on SQLite). Every
 // tenant-owned method takes the tenant from the context (package tenancy), so
 // no caller can forget to scope a query.
+//
+// The store maps typed rows to SQL and back; it decides nothing about
+// money. Billing's rules live in internal/billing and its workflows
+// (issuing, settling, crediting, dunning) in internal/invoicing, which
+// reads and writes through the set-based primitives here (issue.go,
+// settle.go, account.go, creditnote.go, payment.go, reminder.go).
 package store
 
 import (

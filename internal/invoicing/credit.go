@@ -1,0 +1,222 @@
+package invoicing
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/store"
+)
+
+// Lines chooses what to credit of invoice inv, given what earlier credit
+// notes took off each of its lines (by line number); no requests: nothing
+// to credit.
+type Lines func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error)
+
+// Credit issues a credit note for invoice id at business time at, in tx.
+// lines chooses what to credit; when it returns no requests no note is
+// issued (the zero CreditNote, nil). The note is numbered in the
+// organization's own gap-free credit note series, settles the invoice's
+// demand (Settle), writes the ledger (CreditNote −applied; a surplus
+// becomes an allowance) and records CreditNoteIssued.
+func Credit(ctx context.Context, tx *store.Tx, id, reason string, at time.Time, lines Lines) (store.CreditNote, error) {
+	inv, err := tx.Invoice(ctx, id)
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	credited, err := creditedLines(ctx, tx, id)
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	reqs, err := lines(inv, credited)
+	if err != nil || len(reqs) == 0 {
+		return store.CreditNote{}, err
+	}
+	cur, err := currency(inv.Currency)
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	doc, err := billing.BuildCredit(cur, inv.Lines, credited, reqs)
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	org, err := tx.Organization(ctx, inv.OrganizationID)
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	loc, err := period.LoadZone(org.TimeZone)
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	number, err := tx.ReserveNumbers(ctx, store.CreditNoteSeries(inv.OrganizationID), 1)
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	at = at.UTC().Truncate(time.Microsecond)
+	change, err := Settle(ctx, tx, inv.PaymentDemandID, 0, doc.Gross, at)
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	c := store.CreditNote{ID: store.NewID(), CreditNoteNumber: number, OrganizationID: inv.OrganizationID, InvoiceID: inv.ID,
+		InvoiceNumber: inv.InvoiceNumber, PaymentDemandID: inv.PaymentDemandID, SubscriberAccountID: inv.SubscriberAccountID,
+		SubscriberID: inv.SubscriberID, SubscriptionID: inv.SubscriptionID, Currency: inv.Currency, Reason: reason,
+		IssuedAt: at, IssueDate: billing.LocalDate(at, loc), Lines: doc.Lines, VATTotals: doc.VATTotals,
+		Net: catalog.NewAmount(doc.Net, cur), VAT: catalog.NewAmount(doc.VAT, cur), Gross: catalog.NewAmount(doc.Gross, cur),
+		Applied: catalog.NewAmount(change.Applied, cur), Surplus: catalog.NewAmount(change.Surplus, cur),
+		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	if change.Surplus > 0 {
+		item, err := bookAllowance(ctx, tx, inv.SubscriberAccountID, fmt.Sprintf("Credit note %d for invoice %d", number, inv.InvoiceNumber), change.Surplus, at)
+		if err != nil {
+			return store.CreditNote{}, err
+		}
+		c.AllowanceItemID = &item
+	}
+	if err := tx.InsertCreditNote(ctx, c); err != nil {
+		return store.CreditNote{}, err
+	}
+	if change.Applied > 0 {
+		if err := tx.AddEntries(ctx, []store.NewEntry{{AccountID: c.SubscriberAccountID, Kind: store.EntryCreditNote,
+			Amount: -change.Applied, InvoiceID: c.InvoiceID, CreditNoteID: c.ID, BookedAt: at}}); err != nil {
+			return store.CreditNote{}, err
+		}
+	}
+	if err := tx.AddEvent(ctx, store.EventCreditNoteIssued, "/creditnote/"+c.ID, map[string]any{"creditNoteId": c.ID,
+		"invoiceId": c.InvoiceID, "paymentDemandId": c.PaymentDemandID, "subscriberId": c.SubscriberID}, at); err != nil {
+		return store.CreditNote{}, err
+	}
+	return c, nil
+}
+
+// CreditInvoice is Credit in a transaction of its own.
+func CreditInvoice(ctx context.Context, st *store.Store, id, reason string, at time.Time, lines Lines) (store.CreditNote, error) {
+	var note store.CreditNote
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		note, err = Credit(ctx, tx, id, reason, at, lines)
+		return err
+	})
+	if err != nil {
+		return store.CreditNote{}, err
+	}
+	return note, nil
+}
+
+// creditedLines sums what earlier credit notes took off each line of
+// invoice id.
+func creditedLines(ctx context.Context, tx *store.Tx, id string) (map[int]int64, error) {
+	lines, err := tx.CreditedLines(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]int64{}
+	for _, l := range lines {
+		out[l.InvoiceLineNumber] += l.Gross.Minor
+	}
+	return out, nil
+}
+
+// SettleCancellation is the billing hook of cancellations
+// (engine.Hooks.Cancelled), run in the cancelling transaction. It settles
+// the invoice of the cancelled period for the time that will not be used:
+//
+//   - a period that never started (cancelled before its start, e.g. one a
+//     renewal created ahead) has its period lines credited whole — never
+//     prorated; if it was paid, the credit becomes an allowance;
+//   - a period that ends early is prorated by days per the proration policy
+//     of the invoice's dunning process (billing.DefaultPolicy without one):
+//     paid → an allowance for the remaining days
+//     (GenerateAllowanceForRemainingTime); not paid → the invoice is
+//     credited down to the consumed days (GenerateChargeForConsumedTime);
+//     NoProration leaves amounts as they are;
+//   - a cancellation that takes effect at the period end settles nothing.
+//
+// Plan changes (Immediately and OnScheduledTime) cancel the running period
+// and so are prorated here, at execution; OnRenewal changes cancel nothing.
+func SettleCancellation(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
+	if sub.CancelEffectiveAt == nil || !sub.CancelEffectiveAt.Before(sub.PeriodEnd) {
+		return nil
+	}
+	demand, ok, err := tx.PeriodDemandOf(ctx, sub.ID)
+	if err != nil || !ok {
+		return err // a period without an invoice has nothing to settle
+	}
+	loc, err := period.LoadZone(sub.TimeZone)
+	if err != nil {
+		return err
+	}
+	used, total := billing.ProrationDays(sub.PeriodStart, sub.PeriodEnd, *sub.CancelEffectiveAt, loc)
+	if used == 0 {
+		_, err := Credit(ctx, tx, demand.InvoiceID, store.CreditReasonCancellation, at, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
+			return billing.PeriodCredit(inv.Lines, credited, 0, total)
+		})
+		return err
+	}
+	policy, err := prorationPolicyOf(ctx, tx, demand.ProcessID)
+	if err != nil {
+		return err
+	}
+	switch demand.Status {
+	case billing.DemandCredited:
+		return nil
+	case billing.DemandPaid:
+		if policy.Paid != billing.ProrateAllowanceForRemaining {
+			return nil
+		}
+		inv, err := tx.Invoice(ctx, demand.InvoiceID)
+		if err != nil {
+			return err
+		}
+		credited, err := creditedLines(ctx, tx, demand.InvoiceID)
+		if err != nil {
+			return err
+		}
+		amounts, err := billing.PeriodAllowance(inv.Lines, credited, used, total)
+		if err != nil {
+			return err
+		}
+		for _, a := range amounts {
+			desc := fmt.Sprintf("Unused time of invoice %d (%d of %d days)", inv.InvoiceNumber, total-used, total)
+			if _, err := BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemAllowance, desc, a.Gross, a.VATRate, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		if policy.NotPaid != billing.ProrateChargeForConsumed {
+			return nil
+		}
+		_, err := Credit(ctx, tx, demand.InvoiceID, store.CreditReasonProration, at, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
+			return billing.PeriodCredit(inv.Lines, credited, used, total)
+		})
+		return err
+	}
+}
+
+// prorationPolicyOf returns the proration policy of dunning process id
+// (nil: none), or the default policy when there is none.
+func prorationPolicyOf(ctx context.Context, tx *store.Tx, process *string) (billing.Policy, error) {
+	if process == nil {
+		return billing.DefaultPolicy, nil
+	}
+	p, err := tx.ProcessProrationPolicy(ctx, *process)
+	if err != nil {
+		return billing.Policy{}, err
+	}
+	if p == nil {
+		return billing.DefaultPolicy, nil
+	}
+	return p.Policy(), nil
+}
+
+// currency looks up the currency of code, which the store wrote.
+func currency(code string) (money.Currency, error) {
+	c, ok := money.LookupCurrency(code)
+	if !ok {
+		return money.Currency{}, fmt.Errorf("invoicing: unknown currency %q", code)
+	}
+	return c, nil
+}
