@@ -162,7 +162,10 @@ func TestWriterRefuses(t *testing.T) {
 		{"notice on type 02", func(c *ocrgiro.Claim) { c.Notice = []ocrgiro.NoticeLine{{Line: 1, Text: "x"}} }, "only a claim with notice"},
 		{"line 43", func(c *ocrgiro.Claim) { c.Type = 21; c.Notice = []ocrgiro.NoticeLine{{Line: 43, Text: "x"}} }, "must be 1 to 42"},
 		{"blank line", func(c *ocrgiro.Claim) { c.Type = 21; c.Notice = []ocrgiro.NoticeLine{{Line: 1, Text: "  "}} }, "is blank"},
-		{"line too long", func(c *ocrgiro.Claim) { c.Type = 21; c.Notice = []ocrgiro.NoticeLine{{Line: 1, Text: strings.Repeat("x", 81)}} }, "up to 80"},
+		{"line too long", func(c *ocrgiro.Claim) {
+			c.Type = 21
+			c.Notice = []ocrgiro.NoticeLine{{Line: 1, Text: strings.Repeat("x", 81)}}
+		}, "up to 80"},
 		{"not latin-1", func(c *ocrgiro.Claim) { c.ExternalRef = "€ 10" }, "external reference"},
 		{"zero amount", func(c *ocrgiro.Claim) { c.Amount = 0 }, "amount 0"},
 		{"KID letters", func(c *ocrgiro.Claim) { c.KID = "12a" }, "KID"},

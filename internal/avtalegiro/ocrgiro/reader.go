@@ -13,7 +13,7 @@ import (
 // line. Memory does not grow with the file.
 type Reader struct {
 	sc   *bufio.Scanner
-	n    int  // line number of cur
+	n    int // line number of cur
 	cur  []byte
 	have bool // cur holds a line not yet consumed
 	eof  bool
