@@ -215,3 +215,32 @@ func settle(ctx context.Context, st *store.Store, p store.AvtaleGiroPayment, now
 	out.Settled++
 	return st.SettledAvtaleGiroPayment(ctx, p.ID, pay.ID, claimID, "", now)
 }
+
+// ImportResult says what Import did.
+type ImportResult struct {
+	Import store.AvtaleGiroImport
+	Settlement
+}
+
+// Import imports a file from the bank (store.ImportAvtaleGiroFile: all or
+// nothing, once) and then settles the tenant's unsettled OCR payments.
+func Import(ctx context.Context, st *store.Store, content []byte, now time.Time) (ImportResult, error) {
+	imp, err := st.ImportAvtaleGiroFile(ctx, content, now)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	settled, err := SettlePayments(ctx, st, tenant, now)
+	return ImportResult{Import: imp, Settlement: settled}, err
+}
+
+// Export writes the account's next claim file: every scheduled claim due
+// within the bank's 12 months and every pending cancellation. ok is false
+// when there was nothing to send.
+func Export(ctx context.Context, st *store.Store, accountID string, now time.Time) (store.AvtaleGiroFile, bool, error) {
+	latest := Today(now).AddDate(0, MaxAhead, 0).Format(time.DateOnly)
+	return st.ExportAvtaleGiroClaims(ctx, accountID, latest, now)
+}
