@@ -616,7 +616,7 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 	)
 	err := s.InTx(ctx, func(tx *Tx) error {
 		existing, err := scanAGClaim(tx.queryRow(ctx, `SELECT `+agClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
-			AND (transaction_id = $2 OR (invoice_id = $3 AND status <> 'Cancelled')) ORDER BY id LIMIT 1`, tx.tenant, in.TransactionID, in.InvoiceID))
+			AND (transaction_id = $2 OR invoice_id = $3) ORDER BY id LIMIT 1`, tx.tenant, in.TransactionID, in.InvoiceID))
 		if err == nil {
 			out = existing
 			return nil
@@ -632,6 +632,12 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 			return validation.Field("mandateId", "there is no active mandate %s", in.MandateID)
 		}
 		if err != nil {
+			return err
+		}
+		// The export of the account's next file waits for this claim (and
+		// a claim waits for an export): see ExportAvtaleGiroClaims.
+		var one int
+		if err := tx.queryRow(ctx, `SELECT 1 FROM avtalegiro_accounts WHERE tenant_id = $1 AND id = $2`+tx.forShare(), tx.tenant, account).Scan(&one); err != nil {
 			return err
 		}
 		notice := ""

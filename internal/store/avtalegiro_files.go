@@ -100,51 +100,47 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		if err != nil {
 			return notFound(err)
 		}
-		var pending int
-		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM avtalegiro_claims WHERE tenant_id = $1 AND account_id = $2
-			AND ((status = 'Scheduled' AND due_date <= $3) OR status = 'CancellationPending')`, tx.tenant, accountID, latest).Scan(&pending); err != nil {
-			return err
-		}
-		if pending == 0 {
-			return errNothingToExport
-		}
+		// Claims are created under a share lock on their account (see
+		// CreateAvtaleGiroClaim), so from here on the set this statement
+		// reads is the set the UPDATE below marks, on PostgreSQL too.
 		f = AvtaleGiroFile{ID: NewID(), AccountID: &accountID, Direction: "Out", Kind: "Claims",
 			TransmissionNumber: fmt.Sprintf("%07d", transmission%10_000_000), CreatedAt: now}
-		if _, err := tx.exec(ctx, `INSERT INTO avtalegiro_files (id, tenant_id, account_id, direction, kind, transmission_number,
-			sha256, content, transactions, created_at) VALUES ($1,$2,$3,'Out','Claims',$4,'',$5,0,$6)`,
-			f.ID, tx.tenant, accountID, f.TransmissionNumber, []byte{}, ts(now)); err != nil {
-			return fmt.Errorf("insert file: %w", err)
-		}
-		if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
-			WHERE tenant_id = $1 AND account_id = $2 AND status = 'Scheduled' AND due_date <= $4`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
-			return err
-		}
-		if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Cancelled', cancellation_file_id = $3, updated_at = $4
-			WHERE tenant_id = $1 AND account_id = $2 AND status = 'CancellationPending'`, tx.tenant, accountID, f.ID, ts(now)); err != nil {
-			return err
-		}
 		var buf bytes.Buffer
 		w := ocrgiro.NewWriter(&buf)
 		if err := w.Begin(ocrgiro.Start{Sender: unit, Number: f.TransmissionNumber, Recipient: ocrgiro.NetsID}); err != nil {
 			return err
 		}
 		for i, q := range []struct {
-			col string
-			typ int
-		}{{"claim_file_id", ocrgiro.AssignmentClaims}, {"cancellation_file_id", ocrgiro.AssignmentCancellations}} {
-			n, err := tx.writeAssignment(ctx, w, q.col, f.ID, q.typ, fmt.Sprintf("%07d", (assignment-1+int64(i))%10_000_000), number)
+			where string
+			typ   int
+		}{{"status = 'Scheduled' AND due_date <= $3", ocrgiro.AssignmentClaims},
+						// (due_date <= $3 OR due_date > $3) only types $3 on PostgreSQL.
+			{"status = 'CancellationPending' AND (due_date <= $3 OR due_date > $3)", ocrgiro.AssignmentCancellations}} {
+			n, err := tx.writeAssignment(ctx, w, q.where, accountID, latest, q.typ, fmt.Sprintf("%07d", (assignment-1+int64(i))%10_000_000), number)
 			if err != nil {
 				return err
 			}
 			f.Transactions += n
+		}
+		if f.Transactions == 0 {
+			return errNothingToExport
 		}
 		if err := w.Close(ocrgiro.Date{}); err != nil {
 			return err
 		}
 		sum := sha256.Sum256(buf.Bytes())
 		f.SHA256 = hex.EncodeToString(sum[:])
-		_, err = tx.exec(ctx, `UPDATE avtalegiro_files SET content = $3, sha256 = $4, transactions = $5 WHERE tenant_id = $1 AND id = $2`,
-			tx.tenant, f.ID, buf.Bytes(), f.SHA256, f.Transactions)
+		if _, err := tx.exec(ctx, `INSERT INTO avtalegiro_files (id, tenant_id, account_id, direction, kind, transmission_number,
+			sha256, content, transactions, created_at) VALUES ($1,$2,$3,'Out','Claims',$4,$5,$6,$7,$8)`,
+			f.ID, tx.tenant, accountID, f.TransmissionNumber, f.SHA256, buf.Bytes(), f.Transactions, ts(now)); err != nil {
+			return fmt.Errorf("insert file: %w", err)
+		}
+		if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
+			WHERE tenant_id = $1 AND account_id = $2 AND status = 'Scheduled' AND due_date <= $4`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Cancelled', cancellation_file_id = $3, updated_at = $4
+			WHERE tenant_id = $1 AND account_id = $2 AND status = 'CancellationPending'`, tx.tenant, accountID, f.ID, ts(now))
 		return err
 	})
 	if errors.Is(err, errNothingToExport) {
@@ -158,11 +154,11 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 
 var errNothingToExport = errors.New("nothing to export")
 
-// writeAssignment writes the claims of file (by column col) as one
-// assignment of type typ; none, no assignment.
-func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, col, fileID string, typ int, number, account string) (int, error) {
+// writeAssignment writes the account's claims that match where (with
+// $3 = latest) as one assignment of type typ; none, no assignment.
+func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, where, accountID, latest string, typ int, number, account string) (int, error) {
 	rows, err := tx.query(ctx, `SELECT kid, amount, due_date, notify, short_name, external_reference, notice_lines
-		FROM avtalegiro_claims WHERE tenant_id = $1 AND `+col+` = $2 ORDER BY due_date, id`, tx.tenant, fileID)
+		FROM avtalegiro_claims WHERE tenant_id = $1 AND account_id = $2 AND `+where+` ORDER BY due_date, id`, tx.tenant, accountID, latest)
 	if err != nil {
 		return 0, err
 	}
@@ -278,8 +274,12 @@ func fileErr(err error) error {
 	return err
 }
 
-// agPaymentBatch is how many payment rows one INSERT writes.
-const agPaymentBatch = 200
+// agPaymentBatch is how many payment rows are held before they are
+// written (insertRows chunks them further): memory stays flat in the
+// file's size.
+const agPaymentBatch = 2048
+
+func lineOf(r *ocrgiro.Reader) int { return r.Line() }
 
 func (tx *Tx) importFile(ctx context.Context, content []byte, hash string, now time.Time, out *AvtaleGiroImport) error {
 	r := ocrgiro.NewReader(bytes.NewReader(content))
@@ -292,24 +292,15 @@ func (tx *Tx) importFile(ctx context.Context, content []byte, hash string, now t
 		account, accountID string
 		assignment         string
 		transactions       int
-		batch              []any
 		inserted           bool
 	)
+	var rows [][]any
 	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+		err := tx.insertRows(ctx, "avtalegiro_payments", "id, tenant_id, file_id, reference, kid, amount, paid_on, line", rows, "")
+		if isUniqueViolation(err) {
+			return validation.Field("file", "holds payments imported before from another file")
 		}
-		var sb strings.Builder
-		sb.WriteString(`INSERT INTO avtalegiro_payments (id, tenant_id, file_id, reference, kid, amount, paid_on, line) VALUES `)
-		for i := 0; i < len(batch)/8; i++ {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			fmt.Fprintf(&sb, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", i*8+1, i*8+2, i*8+3, i*8+4, i*8+5, i*8+6, i*8+7, i*8+8)
-		}
-		sb.WriteString(` ON CONFLICT (tenant_id, reference) DO NOTHING`)
-		_, err := tx.tx.ExecContext(ctx, sb.String(), batch...)
-		batch = batch[:0]
+		rows = rows[:0]
 		return err
 	}
 	insertFile := func(kind string) error {
@@ -366,8 +357,8 @@ func (tx *Tx) importFile(ctx context.Context, content []byte, hash string, now t
 			if !v.BankDate.IsZero() {
 				paid = v.BankDate
 			}
-			batch = append(batch, NewID(), tx.tenant, out.FileID, ref, v.KID, v.Amount, paid.Time().Format(time.DateOnly), 0)
-			if len(batch) >= agPaymentBatch*8 {
+			rows = append(rows, []any{NewID(), tx.tenant, out.FileID, ref, v.KID, v.Amount, paid.Time().Format(time.DateOnly), lineOf(r)})
+			if len(rows) >= agPaymentBatch {
 				if err := flush(); err != nil {
 					return err
 				}

@@ -84,6 +84,9 @@ func (r *Reader) peek() bool {
 	return true
 }
 
+// Line returns the number of the last line read.
+func (r *Reader) Line() int { return r.n }
+
 // kind returns positions 3–8 of cur: service, type and record type.
 func (r *Reader) kind() string { return string(r.cur[2:8]) }
 

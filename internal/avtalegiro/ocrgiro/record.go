@@ -341,13 +341,20 @@ func ValidKID(kid string) bool {
 // cut to n characters. Names come from subscribers, who may write any
 // script; a claim must not fail for that.
 func Fit(s string, n int) string {
+	plain := len(s) <= n
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= 0x20 && s[i] < 0x7f
+	}
+	if plain {
+		return strings.TrimRight(s, " ") // the common case: short ASCII text, no allocation
+	}
 	var sb strings.Builder
 	i := 0
 	for _, r := range s {
 		if i == n {
 			break
 		}
-		if !Encodable(string(r)) {
+		if _, ok := charmap.ISO8859_1.EncodeRune(r); !ok || r < 0x20 || (r >= 0x7f && r < 0xa0) {
 			r = '?'
 		}
 		sb.WriteRune(r)

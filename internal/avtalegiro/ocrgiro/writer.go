@@ -188,11 +188,12 @@ func CheckClaim(c Claim) error {
 	if len(c.Notice) > 0 && c.Type != TypeBankNotice {
 		add("notice lines: only a claim with notice from the bank (type 21) carries them")
 	}
-	seen := map[int]bool{}
+	var seen [MaxNoticeLines + 1]bool
 	for _, n := range c.Notice {
 		switch {
 		case n.Line < 1 || n.Line > MaxNoticeLines:
 			add("notice line %d: must be 1 to %d", n.Line, MaxNoticeLines)
+			continue
 		case seen[n.Line]:
 			add("notice line %d: given twice", n.Line)
 		case strings.TrimSpace(n.Text) == "":
@@ -225,7 +226,7 @@ func (w *Writer) Claim(c Claim) error {
 	if err := CheckClaim(c); err != nil {
 		return w.fail("transaction %d: %v", c.Number, err)
 	}
-	prefix := fmt.Sprintf("NY21%02d", c.Type)
+	prefix := claimPrefix[c.Type]
 	b := &w.buf
 	b.putID(prefix + "30")
 	b.putNum(9, 15, int64(c.Number))
@@ -263,6 +264,8 @@ func (w *Writer) Claim(c Claim) error {
 	}
 	return w.err
 }
+
+var claimPrefix = map[int]string{TypeNoNotice: "NY2102", TypeBankNotice: "NY2121", TypeCancellation: "NY2193"}
 
 // splitNotice cuts a notice line into its two 40-character halves.
 func splitNotice(s string) (string, string) {

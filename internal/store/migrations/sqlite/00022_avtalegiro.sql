@@ -109,10 +109,12 @@ CREATE TABLE avtalegiro_claims (
     FOREIGN KEY (tenant_id, claim_file_id) REFERENCES avtalegiro_files (tenant_id, id),
     FOREIGN KEY (tenant_id, cancellation_file_id) REFERENCES avtalegiro_files (tenant_id, id)
 );
-CREATE UNIQUE INDEX avtalegiro_claims_invoice ON avtalegiro_claims (tenant_id, invoice_id) WHERE invoice_id IS NOT NULL AND status <> 'Cancelled';
+CREATE UNIQUE INDEX avtalegiro_claims_invoice ON avtalegiro_claims (tenant_id, invoice_id) WHERE invoice_id IS NOT NULL;
 CREATE INDEX avtalegiro_claims_mandate ON avtalegiro_claims (tenant_id, mandate_id, id);
 CREATE INDEX avtalegiro_claims_kid ON avtalegiro_claims (tenant_id, kid);
-CREATE INDEX avtalegiro_claims_due ON avtalegiro_claims (tenant_id, account_id, status, due_date);
+-- What the account's next file sends; a sent claim leaves the index.
+CREATE INDEX avtalegiro_claims_due ON avtalegiro_claims (tenant_id, account_id, due_date, id) WHERE status = 'Scheduled';
+CREATE INDEX avtalegiro_claims_cancelling ON avtalegiro_claims (tenant_id, account_id) WHERE status = 'CancellationPending';
 
 -- OCR giro payments read from the bank's files, settled through the
 -- payment path (store.RecordPayment) after the file is stored: reference
