@@ -1,7 +1,9 @@
 package avtalegiro_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -334,6 +336,50 @@ func TestInvoiceCredited(t *testing.T) {
 			if x.Status == store.ClaimScheduled {
 				t.Fatalf("a credited invoice got a new claim: %+v", x)
 			}
+		}
+	})
+}
+
+// An OCR giro payment without a claim settles the invoice whose own KID it
+// carries; one matching nothing is kept as a problem. The upload goes
+// through POST /avtalegiro/import.
+func TestOCRPaymentWithoutClaim(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		c := newCycle(t, e)
+		order := create(t, c.tn, "/order", map[string]any{"organizationId": c.org, "templatePackageId": c.pkg, "subscriberId": c.subscriber})
+		c.tn.Do("POST", "/order/"+order+"/complete", nil)
+		inv := c.invoices()[0]
+		d := ocrgiro.DateOf(c.now)
+		pay := func(n int, kid string) ocrgiro.Payment {
+			return ocrgiro.Payment{Type: 10, Number: n, NetsDate: d, Centre: "13", DayCode: "04", PartialSettlement: "1", Serial: "00001",
+				Amount: 29900, KID: kid, FormNumber: "0", ArchiveRef: "000000000", BankDate: d, PayerAccount: "98765432103"}
+		}
+		var buf bytes.Buffer
+		if err := ocrgiro.Write(&buf, &ocrgiro.Transmission{Start: ocrgiro.Start{Sender: ocrgiro.NetsID, Number: "0000077", Recipient: "12345678"},
+			Assignments: []ocrgiro.Assignment{{Start: ocrgiro.AssignmentStart{Service: 9, Type: 0, AgreementID: "001234567", Number: "0000077",
+				Account: "12345678903"}, Payments: []ocrgiro.Payment{pay(1, inv.KID), pay(2, "000999900000012")},
+				End: ocrgiro.AssignmentEnd{Date1: d, Date2: d, Date3: d}}}, End: ocrgiro.End{Date: d}}); err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Payments, Settled, Problems int
+		}
+		r := c.tn.Do("POST", "/avtalegiro/import", map[string]any{"content": base64.StdEncoding.EncodeToString(buf.Bytes())})
+		if r.Status != 200 {
+			t.Fatalf("import: %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &res)
+		if res.Payments != 2 || res.Settled != 1 || res.Problems != 1 {
+			t.Fatalf("import: %s", r.Body)
+		}
+		full, _ := e.Store.Invoice(c.ctx, inv.ID)
+		if full.Status != "Paid" {
+			t.Fatalf("invoice %s", full.Status)
+		}
+		r = c.tn.Do("POST", "/avtalegiro/import", map[string]any{"content": base64.StdEncoding.EncodeToString(buf.Bytes())})
+		r.JSON(t, &res)
+		if res.Settled != 0 || res.Problems != 0 {
+			t.Fatalf("again: %s", r.Body)
 		}
 	})
 }
