@@ -112,6 +112,7 @@ func TestAvtaleGiroAccounts(t *testing.T) {
 			wantStatus(t, stranger.Do("DELETE", p, nil), 404, "cross-tenant delete")
 			wantStatus(t, stranger.Do("POST", p+"/organizations", []map[string]any{{"id": org}}), 404, "cross-tenant link")
 		}
+		wantStatus(t, stranger.Do("DELETE", "/avtalegiro/account/"+id+"/organizations/"+org, nil), 404, "cross-tenant unlink")
 		stranger.Do("GET", "/avtalegiro/account", nil).JSON(t, &list)
 		if len(list) != 0 {
 			t.Fatalf("stranger lists %d accounts", len(list))
@@ -239,6 +240,13 @@ func TestAvtaleGiroMandatesAndClaims(t *testing.T) {
 			t.Fatalf("reason: %s", r.Body)
 		}
 		wantStatus(t, tn.Do("POST", "/avtalegiro/claim/"+store.NewID()+"/cancel", nil), 404, "unknown claim")
+		wantField(t, tn.Do("POST", "/avtalegiro/claim/x/cancel", nil), "id")
+		wantField(t, tn.Do("GET", "/avtalegiro/claim/x", nil), "id")
+		wantStatus(t, tn.Do("GET", "/avtalegiro/claim/"+store.NewID(), nil), 404, "unknown claim")
+		wantField(t, tn.Do("GET", "/avtalegiro/mandate/x", nil), "id")
+		wantField(t, tn.Do("POST", "/avtalegiro/claim", map[string]any{}), "mandateId")
+		wantField(t, tn.Do("POST", "/avtalegiro/claim", map[string]any{"mandateId": mandate, "amount": 1, "dueDate": "2027-02-01", "extra": 1}), "extra")
+		wantField(t, tn.Do("GET", "/avtalegiro/claim?TransactionId=x", nil), "TransactionId")
 
 		// The account cannot go while mandates live.
 		wantField(t, tn.Do("DELETE", "/avtalegiro/account/"+account, nil), "id")
