@@ -145,7 +145,7 @@ func BenchmarkImportOCR100k(b *testing.B) {
 					b.Fatalf("import: %+v %v", res, err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime() - began).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((cpuTime()-began).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

@@ -114,7 +114,7 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 			where string
 			typ   int
 		}{{"status = 'Scheduled' AND due_date <= $3", ocrgiro.AssignmentClaims},
-						// (due_date <= $3 OR due_date > $3) only types $3 on PostgreSQL.
+			// (due_date <= $3 OR due_date > $3) only types $3 on PostgreSQL.
 			{"status = 'CancellationPending' AND (due_date <= $3 OR due_date > $3)", ocrgiro.AssignmentCancellations}} {
 			n, err := tx.writeAssignment(ctx, w, q.where, accountID, latest, q.typ, fmt.Sprintf("%07d", (assignment-1+int64(i))%10_000_000), number)
 			if err != nil {
