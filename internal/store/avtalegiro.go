@@ -3,9 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
@@ -584,9 +584,7 @@ func scanAGClaim(r scanner) (AvtaleGiroClaim, error) {
 	c.Amount = nokAmount(c.AmountOre)
 	c.NoticeLines = []string{}
 	if notice != "" {
-		if err := json.Unmarshal([]byte(notice), &c.NoticeLines); err != nil {
-			return c, fmt.Errorf("notice lines: %w", err)
-		}
+		c.NoticeLines = strings.Split(notice, "\n")
 	}
 	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
 	return c, nil
@@ -642,8 +640,9 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 		}
 		notice := ""
 		if notify && len(in.NoticeLines) > 0 {
-			b, _ := json.Marshal(in.NoticeLines)
-			notice = string(b)
+			// One line per line: the lines are single-line text (the API
+			// refuses control characters in them).
+			notice = strings.Join(in.NoticeLines, "\n")
 		}
 		id := NewID()
 		if _, err := tx.exec(ctx, `INSERT INTO avtalegiro_claims (id, tenant_id, account_id, mandate_id, transaction_id, invoice_id, kid,

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -164,7 +163,6 @@ func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, where, acc
 	}
 	defer rows.Close()
 	n := 0
-	var lines []string
 	for rows.Next() {
 		var (
 			c              ocrgiro.Claim
@@ -193,11 +191,7 @@ func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, where, acc
 		case notify:
 			c.Type = ocrgiro.TypeBankNotice
 			if noticeRaw != "" {
-				lines = lines[:0]
-				if err := json.Unmarshal([]byte(noticeRaw), &lines); err != nil {
-					return 0, err
-				}
-				for i, l := range lines {
+				for i, l := range strings.Split(noticeRaw, "\n") {
 					if strings.TrimSpace(l) != "" && i < ocrgiro.MaxNoticeLines {
 						c.Notice = append(c.Notice, ocrgiro.NoticeLine{Line: i + 1, Text: ocrgiro.Fit(l, ocrgiro.NoticeLineLen)})
 					}
