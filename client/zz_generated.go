@@ -15,6 +15,23 @@ var _ json.RawMessage
 var _ time.Time
 var _ url.Values
 
+type AccountCreate struct {
+	// The assignment account: a Norwegian kontonummer (11 digits, MOD11); dots and spaces are ignored.
+	BankAccountNumber *string `json:"bankAccountNumber,omitempty"`
+	// The bank-side interface: http or https.
+	BaseComboAPIEndpointURL *string `json:"baseComboApiEndpointUrl,omitempty"`
+	// The data sender id the bank gave the payee: 8 digits.
+	CustomerUnitID *string `json:"customerUnitId,omitempty"`
+	// The check digit method agreed with the bank (case-insensitive). One of: MOD10, MOD11.
+	KIDAlgorithm *string `json:"kidAlgorithm,omitempty"`
+	// The length of the account's KIDs, check digit included.
+	KIDLength *int64 `json:"kidLength,omitempty"`
+	// Norwegian banking days a claim must reach the bank before its due date.
+	LeadDays *int64 `json:"leadDays,omitempty"`
+	// A name for people.
+	Name *string `json:"name,omitempty"`
+}
+
 type AccountEntry struct {
 	AccountItemID *string `json:"accountItemId,omitempty"`
 	// Money in the package currency, with up to the currency's minor-unit decimals.
@@ -37,6 +54,49 @@ type AccountItemRequest struct {
 	ProductID *string `json:"productId,omitempty"`
 	// VAT rate in percent (0..100) that splits the amount into net and VAT on the invoice line. Required unless productId is given; 0 must be said explicitly.
 	VATRate *Decimal `json:"vatRate,omitempty"`
+}
+
+type AccountOrganization struct {
+	// The organization's id.
+	ID *string `json:"id,omitempty"`
+}
+
+type AccountUpdate struct {
+	// The assignment account: a Norwegian kontonummer (11 digits, MOD11); dots and spaces are ignored.
+	BankAccountNumber *string `json:"bankAccountNumber,omitempty"`
+	// The bank-side interface: http or https.
+	BaseComboAPIEndpointURL *string `json:"baseComboApiEndpointUrl,omitempty"`
+	// The data sender id the bank gave the payee: 8 digits.
+	CustomerUnitID *string `json:"customerUnitId,omitempty"`
+	// The check digit method agreed with the bank (case-insensitive). One of: MOD10, MOD11.
+	KIDAlgorithm *string `json:"kidAlgorithm,omitempty"`
+	// The length of the account's KIDs, check digit included.
+	KIDLength *int64 `json:"kidLength,omitempty"`
+	// Norwegian banking days a claim must reach the bank before its due date.
+	LeadDays *int64 `json:"leadDays,omitempty"`
+	// A name for people.
+	Name *string `json:"name,omitempty"`
+}
+
+type AccountView struct {
+	// The assignment account (kontonummer): 11 digits.
+	BankAccountNumber string `json:"bankAccountNumber"`
+	// Where the bank-side interface answers: claim files are submitted there, mandate and OCR files fetched.
+	BaseComboAPIEndpointURL string    `json:"baseComboApiEndpointUrl"`
+	CreatedAt               time.Time `json:"createdAt"`
+	// The data sender id (KUNDEENHET-ID) the bank gave the payee: 8 digits.
+	CustomerUnitID string `json:"customerUnitId"`
+	ID             string `json:"id"`
+	// One of: MOD10, MOD11.
+	KIDAlgorithm string `json:"kidAlgorithm"`
+	// Length of the account's KIDs, check digit included.
+	KIDLength int64 `json:"kidLength"`
+	// Norwegian banking days a claim file must reach the bank before the earliest due date in it.
+	LeadDays int64  `json:"leadDays"`
+	Name     string `json:"name"`
+	// The organizations that collect on the account.
+	OrganizationIds []string  `json:"organizationIds"`
+	UpdatedAt       time.Time `json:"updatedAt"`
 }
 
 type AdditionalProduct struct {
@@ -116,6 +176,70 @@ type AllowedChoicesInput struct {
 	MinUnits *int64 `json:"minUnits,omitempty"`
 	// An order may set its own Price. Default false.
 	PriceOverride *bool `json:"priceOverride,omitempty"`
+}
+
+type AvtaleGiroFile struct {
+	AccountID *string   `json:"accountId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	// One of: Out, In.
+	Direction string `json:"direction"`
+	ID        string `json:"id"`
+	// One of: Claims, Mandates, Payments.
+	Kind               string     `json:"kind"`
+	Sha256             string     `json:"sha256"`
+	SubmittedAt        *time.Time `json:"submittedAt,omitempty"`
+	Transactions       int64      `json:"transactions"`
+	TransmissionNumber string     `json:"transmissionNumber"`
+}
+
+type AvtaleGiroImportInput struct {
+	// The file from the bank (mandate notifications or OCR giro payments), base64 of its ISO-8859-1 bytes.
+	Content *string `json:"content,omitempty"`
+}
+
+type AvtaleGiroImportResult struct {
+	FileID string `json:"fileId"`
+	// One of: Mandates, Payments.
+	Kind            string `json:"kind"`
+	MandatesChanged int64  `json:"mandatesChanged"`
+	MandatesDeleted int64  `json:"mandatesDeleted"`
+	Payments        int64  `json:"payments"`
+	// OCR payments that matched no claim or invoice; kept with the reason.
+	Problems int64 `json:"problems"`
+	// The file was imported before; nothing changed.
+	Repeated bool `json:"repeated"`
+	// OCR payments recorded as payments (settling invoices by KID).
+	Settled int64 `json:"settled"`
+}
+
+type AvtaleGiroMandateCreate struct {
+	AccountID *string `json:"accountId,omitempty"`
+	// The most one claim may be, in NOK; left out: no limit.
+	AmountLimit *Decimal `json:"amountLimit,omitempty"`
+	// The payer's KID, valid for the account (length and check digit).
+	KID *string `json:"kid,omitempty"`
+	// The payer wants notice from the bank before each claim (default false: the payee notifies).
+	Notify *bool `json:"notify,omitempty"`
+	// The subscriber who pays by this mandate.
+	SubscriberID *string `json:"subscriberId,omitempty"`
+}
+
+type AvtaleGiroMandateView struct {
+	AccountID string `json:"accountId"`
+	// The most one claim may be, in NOK; null is no limit.
+	AmountLimit *Decimal   `json:"amountLimit,omitempty"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+	ID          string     `json:"id"`
+	KID         string     `json:"kid"`
+	// The payer wants notice from the bank before each claim (claims go as transaction type 21 with notice lines); else the payee notifies (type 02).
+	Notify bool `json:"notify"`
+	// Registered through the API or read from the bank's mandate file. One of: Api, Bank.
+	Source string `json:"source"`
+	// One of: Active, Deleted.
+	Status       string    `json:"status"`
+	SubscriberID *string   `json:"subscriberId,omitempty"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 }
 
 type BankAccount struct {
@@ -238,6 +362,47 @@ type ChangeRequest struct {
 	ScheduledTime          *time.Time              `json:"scheduledTime,omitempty"`
 	TemplatePackageChoices *TemplatePackageChoices `json:"templatePackageChoices,omitempty"`
 	TemplatePackageID      *string                 `json:"templatePackageId,omitempty"`
+}
+
+type ClaimCreate struct {
+	// NOK, more than 0, within the mandate's limit.
+	Amount *Decimal `json:"amount,omitempty"`
+	// Not in the past, at least the account's lead time (Norwegian banking days) ahead, at most 12 months ahead.
+	DueDate *string `json:"dueDate,omitempty"`
+	// Shown on the payer's statement: up to 25 characters.
+	ExternalReference *string `json:"externalReference,omitempty"`
+	// The claim's KID; left out, the mandate's.
+	KID       *string `json:"kid,omitempty"`
+	MandateID *string `json:"mandateId,omitempty"`
+	// The bank's notice text, up to 42 lines of 80 characters; only for mandates whose payer wants notice from the bank.
+	NoticeLines []string `json:"noticeLines"`
+	// Your id of this collection; a second create with it returns the first claim (200). Generated when left out.
+	TransactionID *string `json:"transactionId,omitempty"`
+}
+
+type ClaimView struct {
+	AccountID string `json:"accountId"`
+	// NOK.
+	Amount             Decimal   `json:"amount"`
+	CancellationFileID *string   `json:"cancellationFileId,omitempty"`
+	ClaimFileID        *string   `json:"claimFileId,omitempty"`
+	CreatedAt          time.Time `json:"createdAt"`
+	DueDate            string    `json:"dueDate"`
+	ExternalReference  string    `json:"externalReference"`
+	ID                 string    `json:"id"`
+	// The invoice the claim collects, when billing created it.
+	InvoiceID   *string  `json:"invoiceId,omitempty"`
+	KID         string   `json:"kid"`
+	MandateID   string   `json:"mandateId"`
+	NoticeLines []string `json:"noticeLines"`
+	// Sent with notice from the bank (type 21).
+	Notify    bool    `json:"notify"`
+	PaymentID *string `json:"paymentId,omitempty"`
+	// One of: Scheduled, Sent, CancellationPending, Cancelled, Paid.
+	Status string `json:"status"`
+	// The caller's id of the collection; creating a claim with a transactionId that exists returns that claim.
+	TransactionID string    `json:"transactionId"`
+	UpdatedAt     time.Time `json:"updatedAt"`
 }
 
 type Contact struct {
@@ -1427,6 +1592,15 @@ type WebhookUpdate struct {
 	URL *string `json:"url,omitempty"`
 }
 
+// AddAvtaleGiroAccountOrganizations is POST /avtalegiro/account/{id}/organizations: Let organizations collect on an AvtaleGiro account.
+//
+// The body is an array of {id}; linking one twice changes nothing.
+func (c *Client) AddAvtaleGiroAccountOrganizations(ctx context.Context, id string, body []AccountOrganization, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/account/"+url.PathEscape(id)+"/organizations", nil, body, &out, opts)
+	return out, err
+}
+
 // AdvanceTestClock is POST /testclock/advance: Advance a test tenant's clock.
 //
 // Runs every renewal, chain step, plan change and deactivation due up to `to`, in time order, then moves the clock. Advancing to the current time again changes nothing. 400 for a tenant that is not a test tenant, a time before the clock, or a time from 3000-01-01T00:00:00Z on.
@@ -1434,6 +1608,14 @@ func (c *Client) AdvanceTestClock(ctx context.Context, body AdvanceInput, opts .
 	var out AdvanceResult
 	_, err := c.do(ctx, http.MethodPost, "/testclock/advance", nil, body, &out, opts)
 	return out, err
+}
+
+// CancelAvtaleGiroClaim is POST /avtalegiro/claim/{id}/cancel: Cancel a claim the bank has not processed.
+//
+// 202 while the claim is scheduled and its due date has not come: a claim not yet sent is Cancelled at once, a sent one is CancellationPending and goes to the bank as a cancellation in the account's next file (once). 400 saying why otherwise (paid, or processed by the bank). Cancelling a cancelled claim is 202 and changes nothing.
+func (c *Client) CancelAvtaleGiroClaim(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/claim/"+url.PathEscape(id)+"/cancel", nil, nil, nil, opts)
+	return err
 }
 
 // CancelOrder is POST /order/{id}/cancel: Cancel an order.
@@ -1477,6 +1659,33 @@ func (c *Client) CompleteOrder(ctx context.Context, id string, opts ...RequestOp
 func (c *Client) CreateAllowance(ctx context.Context, id string, body AccountItemRequest, opts ...RequestOption) (string, error) {
 	var out string
 	_, err := c.do(ctx, http.MethodPost, "/subscriberaccount/"+url.PathEscape(id)+"/allowance", nil, body, &out, opts)
+	return out, err
+}
+
+// CreateAvtaleGiroAccount is POST /avtalegiro/account: Create an AvtaleGiro account.
+//
+// Creates an item and answers 201 with its id (a JSON string) and its URL in `Location`. Every problem with the body is listed in one 400.
+func (c *Client) CreateAvtaleGiroAccount(ctx context.Context, body AccountCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/account", nil, body, &out, opts)
+	return out, err
+}
+
+// CreateAvtaleGiroClaim is POST /avtalegiro/claim: Create a claim for a mandate.
+//
+// Scheduled until the account's next claim file.
+func (c *Client) CreateAvtaleGiroClaim(ctx context.Context, body ClaimCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/claim", nil, body, &out, opts)
+	return out, err
+}
+
+// CreateAvtaleGiroMandate is POST /avtalegiro/mandate: Register an AvtaleGiro mandate.
+//
+// Mandates the payer's bank reports arrive by import; this registers one known otherwise.
+func (c *Client) CreateAvtaleGiroMandate(ctx context.Context, body AvtaleGiroMandateCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/mandate", nil, body, &out, opts)
 	return out, err
 }
 
@@ -1651,6 +1860,22 @@ func (c *Client) CreditInvoice(ctx context.Context, id string, body CreditInvoic
 	return out, err
 }
 
+// DeleteAvtaleGiroAccount is DELETE /avtalegiro/account/{id}: Delete an AvtaleGiro account.
+//
+// Refused (400) while the account has active mandates or claims to collect.
+func (c *Client) DeleteAvtaleGiroAccount(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/avtalegiro/account/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteAvtaleGiroMandate is DELETE /avtalegiro/mandate/{id}: Delete an AvtaleGiro mandate.
+//
+// Its unprocessed claims are cancelled; AvtaleGiro payment agreements on it are deleted and their subscriptions go back to Invoice (PaymentAgreementDeleted). Deleting a deleted mandate does nothing.
+func (c *Client) DeleteAvtaleGiroMandate(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/avtalegiro/mandate/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
 // DeleteBillingPlan is DELETE /billingplan/{id}: Delete a billing plan.
 //
 // A plan that a template package (archived or not) offers is not deleted: the answer is a 400 naming `id` and the packages.
@@ -1745,6 +1970,50 @@ func (c *Client) DeleteWebhook(ctx context.Context, id string, opts ...RequestOp
 func (c *Client) DocumentNetworkLookup(ctx context.Context, body DocumentNetworkLookupInput, opts ...RequestOption) (DocumentNetworkLookupResult, error) {
 	var out DocumentNetworkLookupResult
 	_, err := c.do(ctx, http.MethodPost, "/invoice/documentnetworklookup", nil, body, &out, opts)
+	return out, err
+}
+
+// ExportAvtaleGiroClaims is POST /avtalegiro/account/{id}/export: Write the account's next claim file.
+//
+// Every scheduled claim and pending cancellation of the account, in one OCR giro file with the next transmission and assignment numbers; 204 when there is nothing to send. The file is kept (GET /avtalegiro/file/{id}).
+func (c *Client) ExportAvtaleGiroClaims(ctx context.Context, id string, opts ...RequestOption) (AvtaleGiroFile, error) {
+	var out AvtaleGiroFile
+	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/account/"+url.PathEscape(id)+"/export", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetAvtaleGiroAccount is GET /avtalegiro/account/{id}: Get an AvtaleGiro account.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetAvtaleGiroAccount(ctx context.Context, id string, opts ...RequestOption) (AccountView, error) {
+	var out AccountView
+	_, err := c.do(ctx, http.MethodGet, "/avtalegiro/account/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetAvtaleGiroClaim is GET /avtalegiro/claim/{id}: Get a claim.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetAvtaleGiroClaim(ctx context.Context, id string, opts ...RequestOption) (ClaimView, error) {
+	var out ClaimView
+	_, err := c.do(ctx, http.MethodGet, "/avtalegiro/claim/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetAvtaleGiroFile is GET /avtalegiro/file/{id}: Download a file exchanged with the bank.
+//
+// The OCR giro file as exchanged: ISO-8859-1, 80-character records.
+func (c *Client) GetAvtaleGiroFile(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/avtalegiro/file/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// GetAvtaleGiroMandate is GET /avtalegiro/mandate/{id}: Get an AvtaleGiro mandate.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetAvtaleGiroMandate(ctx context.Context, id string, opts ...RequestOption) (AvtaleGiroMandateView, error) {
+	var out AvtaleGiroMandateView
+	_, err := c.do(ctx, http.MethodGet, "/avtalegiro/mandate/"+url.PathEscape(id), nil, nil, &out, opts)
 	return out, err
 }
 
@@ -1988,6 +2257,15 @@ func (c *Client) GetWebhook(ctx context.Context, id string, opts ...RequestOptio
 	return out, err
 }
 
+// ImportAvtaleGiroFile is POST /avtalegiro/import: Import a file from the bank.
+//
+// Mandate notifications (new, changed and deleted mandates) or OCR giro payments, which settle invoices by KID. All or nothing; the same file again changes nothing. A malformed file is a 400 naming the line and the reason.
+func (c *Client) ImportAvtaleGiroFile(ctx context.Context, body AvtaleGiroImportInput, opts ...RequestOption) (AvtaleGiroImportResult, error) {
+	var out AvtaleGiroImportResult
+	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/import", nil, body, &out, opts)
+	return out, err
+}
+
 // ImportPaymentAgreements is POST /paymentagreement/import: Import payment agreements made outside Kadens.
 //
 // A JSON array of up to 1000 agreements, each with the fields and checks of POST /paymentagreement. Idempotent by (providerType, providerAgreementReference) within the tenant (an Invoice agreement by its subscriber): a row whose agreement the subscriber already has is Skipped with that agreement's id, so an import can be sent again. A reference another subscriber's live agreement holds, or an invalid row, is Rejected with errors naming the row's fields. The created rows are written in one transaction, each with PaymentAgreementCreated. Answers 200 with the per-row report; a body that is not an array, or holds more than 1000 rows, is a 400.
@@ -1995,6 +2273,147 @@ func (c *Client) ImportPaymentAgreements(ctx context.Context, body []PaymentAgre
 	var out ImportReport
 	_, err := c.do(ctx, http.MethodPost, "/paymentagreement/import", nil, body, &out, opts)
 	return out, err
+}
+
+// ListAvtaleGiroAccountsParams are the query parameters of ListAvtaleGiroAccounts; zero fields are left out.
+type ListAvtaleGiroAccountsParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor string
+	// Only the account with this number (kontonummer, 11 digits).
+	BankAccountNumber string
+	// Only accounts whose bank-side interface is at this URL.
+	BaseComboAPIEndpointURL string
+}
+
+func (p *ListAvtaleGiroAccountsParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	if p.BankAccountNumber != "" {
+		q.Set("BankAccountNumber", p.BankAccountNumber)
+	}
+	if p.BaseComboAPIEndpointURL != "" {
+		q.Set("BaseComboApiEndpointURL", p.BaseComboAPIEndpointURL)
+	}
+	return q
+}
+
+// ListAvtaleGiroAccounts is GET /avtalegiro/account: List AvtaleGiro accounts.
+//
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListAvtaleGiroAccounts(ctx context.Context, params *ListAvtaleGiroAccountsParams, opts ...RequestOption) (Page[AccountView], error) {
+	var out []AccountView
+	next, err := c.do(ctx, http.MethodGet, "/avtalegiro/account", params.values(), nil, &out, opts)
+	return Page[AccountView]{Items: out, Next: next}, err
+}
+
+// ListAvtaleGiroClaimsParams are the query parameters of ListAvtaleGiroClaims; zero fields are left out.
+type ListAvtaleGiroClaimsParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor string
+	// Only claims on this mandate (404 if there is no such mandate).
+	MandateID string
+	// Only the claim with this transaction id.
+	TransactionID string
+	// Only claims with this KID.
+	KID string
+}
+
+func (p *ListAvtaleGiroClaimsParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	if p.MandateID != "" {
+		q.Set("MandateId", p.MandateID)
+	}
+	if p.TransactionID != "" {
+		q.Set("TransactionId", p.TransactionID)
+	}
+	if p.KID != "" {
+		q.Set("KID", p.KID)
+	}
+	return q
+}
+
+// ListAvtaleGiroClaims is GET /avtalegiro/claim: List claims.
+//
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListAvtaleGiroClaims(ctx context.Context, params *ListAvtaleGiroClaimsParams, opts ...RequestOption) (Page[ClaimView], error) {
+	var out []ClaimView
+	next, err := c.do(ctx, http.MethodGet, "/avtalegiro/claim", params.values(), nil, &out, opts)
+	return Page[ClaimView]{Items: out, Next: next}, err
+}
+
+// ListAvtaleGiroMandatesParams are the query parameters of ListAvtaleGiroMandates; zero fields are left out.
+type ListAvtaleGiroMandatesParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor string
+	// Only mandates on this account (404 if there is no such account).
+	AccountID string
+	// Only mandates of this subscriber (404 if there is no such subscriber).
+	SubscriberID string
+	// Only mandates with this KID.
+	KID string
+	// Include deleted mandates.
+	IncludeDeleted bool
+}
+
+func (p *ListAvtaleGiroMandatesParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	if p.AccountID != "" {
+		q.Set("AccountId", p.AccountID)
+	}
+	if p.SubscriberID != "" {
+		q.Set("SubscriberId", p.SubscriberID)
+	}
+	if p.KID != "" {
+		q.Set("KID", p.KID)
+	}
+	if p.IncludeDeleted {
+		q.Set("IncludeDeleted", "true")
+	}
+	return q
+}
+
+// ListAvtaleGiroMandates is GET /avtalegiro/mandate: List AvtaleGiro mandates.
+//
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListAvtaleGiroMandates(ctx context.Context, params *ListAvtaleGiroMandatesParams, opts ...RequestOption) (Page[AvtaleGiroMandateView], error) {
+	var out []AvtaleGiroMandateView
+	next, err := c.do(ctx, http.MethodGet, "/avtalegiro/mandate", params.values(), nil, &out, opts)
+	return Page[AvtaleGiroMandateView]{Items: out, Next: next}, err
 }
 
 // ListBillingPlansParams are the query parameters of ListBillingPlans; zero fields are left out.
@@ -3007,11 +3426,27 @@ func (c *Client) RedeliverWebhookDelivery(ctx context.Context, id string, delive
 	return err
 }
 
+// RemoveAvtaleGiroAccountOrganization is DELETE /avtalegiro/account/{id}/organizations/{organizationId}: Stop an organization collecting on an AvtaleGiro account.
+//
+// Deletes the item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) RemoveAvtaleGiroAccountOrganization(ctx context.Context, id string, organizationID string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/avtalegiro/account/"+url.PathEscape(id)+"/organizations/"+url.PathEscape(organizationID), nil, nil, nil, opts)
+	return err
+}
+
 // RevokePriceChange is DELETE /package/{id}/pricechange/{priceChangeId}: Revoke a price change before it starts.
 //
 // Scheduled → Revoked. Once started (noticeDays before effectiveFrom): 400; its plan changes can then be revoked one by one.
 func (c *Client) RevokePriceChange(ctx context.Context, id string, priceChangeID string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/package/"+url.PathEscape(id)+"/pricechange/"+url.PathEscape(priceChangeID), nil, nil, nil, opts)
+	return err
+}
+
+// UpdateAvtaleGiroAccount is PUT /avtalegiro/account/{id}: Replace an AvtaleGiro account's settings.
+//
+// Updates the item with this id from the body. Every problem with the body is listed in one 400; an id of another tenant, or of nothing, is 404.
+func (c *Client) UpdateAvtaleGiroAccount(ctx context.Context, id string, body AccountUpdate, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/avtalegiro/account/"+url.PathEscape(id), nil, body, nil, opts)
 	return err
 }
 

@@ -105,6 +105,7 @@ func New(o Options) (*Server, error) {
 	s.creditNoteRoutes()
 	s.paymentAgreementRoutes()
 	s.paymentRoutes()
+	s.avtalegiroRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
 		return nil, err
@@ -213,6 +214,9 @@ type route struct {
 	// request documents path, query and header parameters (struct tags
 	// path:"", query:"", header:"") and the JSON body (json tags).
 	request any
+	// params documents the path parameters of a request whose body is not
+	// an object (request is then the body alone, e.g. an array).
+	params any
 	// responses by status; a nil body means no body.
 	responses []response
 	handle    handlerFunc

@@ -34,6 +34,10 @@ var schemaNames = map[string]string{
 // by package path and name (else the reflector numbers them: LineType2).
 var qualifiedSchemaNames = map[string]string{
 	"github.com/kadens/kadens/internal/billing.Line": "InvoiceLine",
+	// The contract's names of the AvtaleGiro records.
+	"github.com/kadens/kadens/internal/store.AvtaleGiroAccount": "AccountView",
+	"github.com/kadens/kadens/internal/store.AvtaleGiroClaim":   "ClaimView",
+	"github.com/kadens/kadens/internal/store.AvtaleGiroMandate": "AvtaleGiroMandateView",
 }
 
 // Security schemes of the document. A client authenticates with an access
@@ -59,6 +63,7 @@ var tagDescriptions = map[string]string{
 	"TestClock":         "Test tenants' clocks: advancing one runs renewals, billing and dunning up to the new time.",
 	"Events":            "The tenant's event log, the outbox that webhooks deliver.",
 	"Webhook":           "Webhook subscriptions and their deliveries.",
+	"AvtaleGiro":        "Norwegian AvtaleGiro: the payee's accounts at the bank, payers' mandates, claims and their cancellation, and the OCR giro files exchanged with the bank (docs/AVTALEGIRO.md).",
 	"Invoice":           "Issued invoices, their lines, VAT totals and printable documents.",
 	"PaymentDemand":     "What a subscriber owes for a period, before or without an invoice.",
 	"SubscriberAccount": "Subscribers' accounts: balances, entries, charges and allowances.",
@@ -120,6 +125,9 @@ func (s *Server) openAPI() ([]byte, error) {
 		oc.SetDescription(desc)
 		if rt.request != nil {
 			oc.AddReqStructure(rt.request)
+		}
+		if rt.params != nil {
+			oc.AddReqStructure(rt.params)
 		}
 		if !rt.public {
 			if op, ok := oc.(openapi31.OperationExposer); ok {

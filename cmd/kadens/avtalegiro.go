@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kadens/kadens/internal/avtalegiro"
+	"github.com/kadens/kadens/internal/config"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// tenantContext resolves --tenant (name or id) and returns a context
+// acting for it and the tenant's time (its clock for a test tenant).
+func tenantContext(ctx context.Context, st *store.Store, nameOrID string) (context.Context, time.Time, error) {
+	if nameOrID == "" {
+		return nil, time.Time{}, usagef("--tenant is required")
+	}
+	t, err := st.TenantByID(ctx, nameOrID)
+	if errors.Is(err, store.ErrNotFound) {
+		t, err = st.TenantByName(ctx, nameOrID)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, time.Time{}, fmt.Errorf("no tenant %q", nameOrID)
+	}
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	now := time.Now().UTC()
+	if t.Test && t.Clock != nil {
+		now = *t.Clock
+	}
+	return tenancy.With(ctx, t.ID), now, nil
+}
+
+// parseWithFile parses flags around one positional FILE argument.
+func parseWithFile(fs *flag.FlagSet, cfg *config.Config, args []string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", err
+		}
+		return "", usageError{err}
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return "", usagef("name the file to import")
+	}
+	return rest[0], parseFlags(fs, cfg, rest[1:])
+}
+
+// avtalegiroImport runs `kadens avtalegiro import FILE`: a mandate
+// notification or OCR giro file from the bank, imported in one transaction
+// (again: nothing changes), then the tenant's OCR payments are settled.
+func avtalegiroImport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs, cfg := flags("avtalegiro import", stderr, getenv)
+	tenant := fs.String("tenant", "", "the tenant (name or id) whose AvtaleGiro account the file is for")
+	file, err := parseWithFile(fs, cfg, args)
+	if err != nil {
+		return err
+	}
+	content, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tctx, now, err := tenantContext(ctx, st, *tenant)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	res, err := avtalegiro.Import(tctx, st, content, now)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if res.Import.Repeated {
+		fmt.Fprintf(stdout, "%s was imported before (file %s); nothing changed\n", file, res.Import.FileID)
+		return nil
+	}
+	fmt.Fprintf(stdout, "%s imported as file %s (%s): %d mandates new or changed, %d deleted, %d payments; %d settled, %d unmatched; %s\n",
+		file, res.Import.FileID, res.Import.Kind, res.Import.MandatesChanged, res.Import.MandatesDeleted, res.Import.Payments,
+		res.Settled, res.Problems, time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// progressWriter reports every 8 MiB written to stderr.
+type progressWriter struct {
+	w        io.Writer
+	stderr   io.Writer
+	n, shown int64
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.n += int64(n)
+	if p.n-p.shown >= 8<<20 {
+		p.shown = p.n
+		fmt.Fprintf(p.stderr, "%d MiB written\n", p.n>>20)
+	}
+	return n, err
+}
+
+// avtalegiroExport runs `kadens avtalegiro export --account ID -o FILE`:
+// the account's next claim file (scheduled claims and pending
+// cancellations), kept in the database and written to FILE.
+func avtalegiroExport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs, cfg := flags("avtalegiro export", stderr, getenv)
+	tenant := fs.String("tenant", "", "the tenant (name or id) of the account")
+	account := fs.String("account", "", "the AvtaleGiro account id")
+	out := fs.String("o", "", "the file to write")
+	if err := parseFlags(fs, cfg, args); err != nil {
+		return err
+	}
+	if *account == "" || *out == "" {
+		return usagef("--account and -o are required")
+	}
+	st, err := openStore(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tctx, now, err := tenantContext(ctx, st, *tenant)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	fmt.Fprintln(stderr, "collecting claims…")
+	f, ok, err := avtalegiro.Export(tctx, st, *account, now)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no AvtaleGiro account %q in tenant %s", *account, *tenant)
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintln(stdout, "nothing to send: no scheduled claims or pending cancellations")
+		return nil
+	}
+	_, content, err := st.AvtaleGiroFile(tctx, f.ID)
+	if err != nil {
+		return err
+	}
+	w, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	if _, err := (&progressWriter{w: w, stderr: stderr}).Write(content); err != nil {
+		w.Close()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: file %s, transmission %s, %d transactions, %d bytes in %s\n", *out, f.ID, f.TransmissionNumber,
+		f.Transactions, len(content), time.Since(began).Round(time.Millisecond))
+	return nil
+}

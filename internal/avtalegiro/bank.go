@@ -1,0 +1,260 @@
+package avtalegiro
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+)
+
+// The bank-side interface at an account's BaseComboApiEndpointURL:
+//
+//	PUT  {base}/claimfiles/{transmissionNumber}  a claim file (ISO-8859-1); the
+//	     bank keeps one file per transmission number: the same bytes again
+//	     answer 200 (nothing new), other bytes 409
+//	GET  {base}/files                           the files waiting for the payee:
+//	     [{"id": "...", "kind": "Mandates"|"Payments"}]
+//	GET  {base}/files/{id}                      one file's bytes
+//
+// Every request names the payee's data sender in X-Customer-Unit-Id.
+
+// RemoteFile is a file the bank has for the payee.
+type RemoteFile struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+}
+
+// BankError is a request the bank refused or never answered, after the
+// retries.
+type BankError struct {
+	Op       string // "submit", "list", "fetch"
+	URL      string
+	Status   int // 0: no answer
+	Message  string
+	Attempts int
+}
+
+func (e *BankError) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("avtalegiro: bank %s %s: no answer after %d attempts: %s", e.Op, e.URL, e.Attempts, e.Message)
+	}
+	return fmt.Sprintf("avtalegiro: bank %s %s: status %d after %d attempts: %s", e.Op, e.URL, e.Status, e.Attempts, e.Message)
+}
+
+// Bank is the HTTP client of the bank-side interface. Each attempt has its
+// own timeout; failures that may pass (no answer, 408, 429, 5xx) are
+// retried with exponential backoff and jitter; other answers are final.
+type Bank struct {
+	HTTP         *http.Client
+	Attempts     int           // at least 1
+	Timeout      time.Duration // per attempt
+	Backoff      time.Duration // before the second attempt; doubles, capped by MaxBackoff
+	MaxBackoff   time.Duration
+	sleepForTest func(context.Context, time.Duration) error
+}
+
+// NewBank returns a Bank with production settings: 6 attempts, 30 s per
+// attempt, backoff from 1 s to 1 min.
+func NewBank() *Bank {
+	return &Bank{HTTP: &http.Client{}, Attempts: 6, Timeout: 30 * time.Second, Backoff: time.Second, MaxBackoff: time.Minute}
+}
+
+func (b *Bank) sleep(ctx context.Context, d time.Duration) error {
+	if b.sleepForTest != nil {
+		return b.sleepForTest(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func retryable(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
+}
+
+// do sends a request (body may be nil) with retries and returns the final
+// answer's status and body.
+func (b *Bank) do(ctx context.Context, op, method, u, unit string, body []byte) (int, []byte, error) {
+	attempts := max(b.Attempts, 1)
+	wait := b.Backoff
+	var last BankError
+	for i := 1; i <= attempts; i++ {
+		if i > 1 {
+			// Full jitter in [wait/2, wait): retries of many payees spread out.
+			d := wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1))
+			if err := b.sleep(ctx, d); err != nil {
+				return 0, nil, err
+			}
+			wait = min(wait*2, b.MaxBackoff)
+		}
+		status, resp, err := b.once(ctx, method, u, unit, body)
+		if err == nil && !retryable(status) {
+			return status, resp, nil
+		}
+		if ctx.Err() != nil {
+			return 0, nil, ctx.Err()
+		}
+		last = BankError{Op: op, URL: u, Status: status, Attempts: i}
+		if err != nil {
+			last.Message = err.Error()
+		} else {
+			last.Message = strings.TrimSpace(string(resp))
+		}
+	}
+	return 0, nil, &last
+}
+
+func (b *Bank) once(ctx context.Context, method, u, unit string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("X-Customer-Unit-Id", unit)
+	if body != nil {
+		req.Header.Set("Content-Type", "text/plain; charset=iso-8859-1")
+	}
+	resp, err := b.HTTP.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.StatusCode, data, nil
+}
+
+func endpoint(base string, parts ...string) string {
+	u := strings.TrimRight(base, "/")
+	for _, p := range parts {
+		u += "/" + url.PathEscape(p)
+	}
+	return u
+}
+
+// Submit sends a claim file under its transmission number. Sending it
+// again (after a lost answer) is safe: the bank keeps one file per number.
+func (b *Bank) Submit(ctx context.Context, a store.AvtaleGiroAccount, transmission string, content []byte) error {
+	u := endpoint(a.BaseComboAPIEndpointURL, "claimfiles", transmission)
+	status, resp, err := b.do(ctx, "submit", http.MethodPut, u, a.CustomerUnitID, content)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK && status != http.StatusCreated && status != http.StatusNoContent {
+		return &BankError{Op: "submit", URL: u, Status: status, Message: strings.TrimSpace(string(resp)), Attempts: 1}
+	}
+	return nil
+}
+
+// Files lists the files the bank has for the payee.
+func (b *Bank) Files(ctx context.Context, a store.AvtaleGiroAccount) ([]RemoteFile, error) {
+	u := endpoint(a.BaseComboAPIEndpointURL, "files")
+	status, resp, err := b.do(ctx, "list", http.MethodGet, u, a.CustomerUnitID, nil)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, &BankError{Op: "list", URL: u, Status: status, Message: strings.TrimSpace(string(resp)), Attempts: 1}
+	}
+	var out []RemoteFile
+	if err := json.Unmarshal(resp, &out); err != nil {
+		return nil, &BankError{Op: "list", URL: u, Status: status, Message: "not a JSON list of files: " + err.Error(), Attempts: 1}
+	}
+	return out, nil
+}
+
+// Fetch returns one file's bytes.
+func (b *Bank) Fetch(ctx context.Context, a store.AvtaleGiroAccount, id string) ([]byte, error) {
+	u := endpoint(a.BaseComboAPIEndpointURL, "files", id)
+	status, resp, err := b.do(ctx, "fetch", http.MethodGet, u, a.CustomerUnitID, nil)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, &BankError{Op: "fetch", URL: u, Status: status, Message: strings.TrimSpace(string(resp)), Attempts: 1}
+	}
+	return resp, nil
+}
+
+// SyncResult says what Sync did.
+type SyncResult struct {
+	Exported  bool // a new claim file was written
+	Submitted int  // claim files the bank accepted
+	Imported  int  // new files read from the bank
+	Settlement
+}
+
+// Sync exchanges files with the account's bank: it writes the next claim
+// file (if any claim or cancellation waits), submits every claim file the
+// bank has not accepted yet (oldest first, each under its own transmission
+// number, so a file whose answer was lost is sent again, never twice as a
+// new file), then reads the bank's mandate and OCR files (each imported
+// once) and settles the payments. An error leaves what is done done; the
+// next Sync continues.
+func Sync(ctx context.Context, st *store.Store, bank *Bank, tenant, accountID string, now time.Time) (SyncResult, error) {
+	ctx = withTenant(ctx, tenant)
+	var out SyncResult
+	account, err := st.AvtaleGiroAccount(ctx, accountID)
+	if err != nil {
+		return out, err
+	}
+	if _, out.Exported, err = Export(ctx, st, accountID, now); err != nil {
+		return out, err
+	}
+	files, err := st.UnsubmittedAvtaleGiroFiles(ctx, accountID)
+	if err != nil {
+		return out, err
+	}
+	for _, f := range files {
+		_, content, err := st.AvtaleGiroFile(ctx, f.ID)
+		if err != nil {
+			return out, err
+		}
+		if err := bank.Submit(ctx, account, f.TransmissionNumber, content); err != nil {
+			return out, fmt.Errorf("avtalegiro: submit file %s (transmission %s): %w", f.ID, f.TransmissionNumber, err)
+		}
+		if err := st.MarkAvtaleGiroFileSubmitted(ctx, f.ID, now); err != nil {
+			return out, err
+		}
+		out.Submitted++
+	}
+	remote, err := bank.Files(ctx, account)
+	if err != nil {
+		return out, err
+	}
+	for _, rf := range remote {
+		content, err := bank.Fetch(ctx, account, rf.ID)
+		if err != nil {
+			return out, err
+		}
+		imp, err := st.ImportAvtaleGiroFile(ctx, content, now)
+		if err != nil {
+			return out, fmt.Errorf("avtalegiro: import bank file %s: %w", rf.ID, err)
+		}
+		if !imp.Repeated {
+			out.Imported++
+		}
+	}
+	out.Settlement, err = SettlePayments(ctx, st, tenant, now)
+	return out, err
+}

@@ -1,0 +1,151 @@
+package avtalegiro_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kadens/kadens/internal/avtalegiro"
+	"github.com/kadens/kadens/internal/avtalegiro/ocrgiro"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+const benchClaims = 100_000
+
+// cpuTime is the process's user + system CPU time: on a shared, busy
+// machine it says what an operation costs better than the wall clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+var benchNow = time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
+
+// benchTenant: a store with a tenant, an account and a mandate.
+func benchTenant(b *testing.B, eng store.Engine) (*store.Store, context.Context, string, string) {
+	st := storetest.Open(b, eng)
+	tn, err := st.CreateTenant(context.Background(), "bench", false, benchNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := tenancy.With(context.Background(), tn.ID)
+	a, err := st.CreateAvtaleGiroAccount(ctx, store.AvtaleGiroAccount{Name: "bench", BankAccountNumber: "12345678903",
+		CustomerUnitID: "12345678", KIDAlgorithm: "MOD10", KIDLength: 15, LeadDays: 4, BaseComboAPIEndpointURL: "http://bank"}, benchNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := st.CreateAvtaleGiroMandate(ctx, store.NewAvtaleGiroMandate{AccountID: a.ID, KID: mandateKID, Notify: true}, benchNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st, ctx, a.ID, m
+}
+
+// scheduleClaims writes n Scheduled claims on the mandate (half with two
+// notice lines) in multi-row inserts.
+func scheduleClaims(b *testing.B, st *store.Store, tenant, account, mandate string, n int) {
+	const rows = 500
+	for i := 0; i < n; i += rows {
+		var sb strings.Builder
+		var args []any
+		sb.WriteString(`INSERT INTO avtalegiro_claims (id, tenant_id, account_id, mandate_id, transaction_id, kid, amount, due_date,
+			notify, short_name, external_reference, notice_lines, status, created_at, updated_at) VALUES `)
+		for j := i; j < min(i+rows, n); j++ {
+			if j > i {
+				sb.WriteByte(',')
+			}
+			k := len(args)
+			fmt.Fprintf(&sb, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d,'Scheduled',$%d,$%d)", k+1, k+2, k+3, k+4, k+5, k+6, k+7, k+8,
+				k+9, k+10, k+11, k+12, k+13, k+13)
+			notice := ""
+			if j%2 == 0 {
+				notice = `["Nordavis Digital, februar 2027","Beløp kr 299,00, forfall 15.02.2027"]`
+			}
+			args = append(args, store.NewID(), tenant, account, mandate, store.NewID(), mandateKID, 29900, "2027-02-15", j%2 == 0,
+				"Kari Nordmann", "Faktura 1012", notice, benchNow)
+		}
+		if _, err := st.DB().Exec(sb.String(), args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExportClaims100k: the account's claim file for 100,000
+// scheduled claims (marking them Sent, writing and storing the file) in
+// one transaction.
+func BenchmarkExportClaims100k(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		b.Run(string(eng), func(b *testing.B) {
+			st, ctx, account, mandate := benchTenant(b, eng)
+			tenant, _ := tenancy.From(ctx)
+			scheduleClaims(b, st, tenant, account, mandate, benchClaims)
+			b.ResetTimer()
+			var cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				began := cpuTime()
+				f, ok, err := avtalegiro.Export(ctx, st, account, benchNow)
+				if err != nil || !ok || f.Transactions != benchClaims {
+					b.Fatalf("export: %+v %v %v", f, ok, err)
+				}
+				cpu += cpuTime() - began
+				b.StopTimer()
+				if _, err := st.DB().Exec(`UPDATE avtalegiro_claims SET status = 'Scheduled', claim_file_id = NULL`); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+func ocrFile(b *testing.B, serial, n int) []byte {
+	var buf bytes.Buffer
+	w := ocrgiro.NewWriter(&buf)
+	d := ocrgiro.Date{Year: 2027, Month: 2, Day: 15}
+	_ = w.Begin(ocrgiro.Start{Sender: ocrgiro.NetsID, Number: fmt.Sprintf("%07d", serial), Recipient: "12345678"})
+	_ = w.BeginAssignment(ocrgiro.AssignmentStart{Service: 9, Type: 0, AgreementID: "001234567", Number: fmt.Sprintf("%07d", serial), Account: "12345678903"})
+	for i := 1; i <= n; i++ {
+		if err := w.Payment(ocrgiro.Payment{Type: 15, Number: i, NetsDate: d, Centre: "13", DayCode: "15", PartialSettlement: "1",
+			Serial: "00042", Amount: 29900, KID: mandateKID, FormNumber: "0", ArchiveRef: "150112345", BankDate: d, PayerAccount: "98765432103"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = w.EndAssignment(ocrgiro.AssignmentEnd{Date1: d, Date2: d, Date3: d})
+	if err := w.Close(d); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkImportOCR100k: importing an OCR giro file of 100,000 payments
+// (parse, check, store the file and every payment for settlement) in one
+// transaction. Settlement is BenchmarkSettlePayment.
+func BenchmarkImportOCR100k(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		b.Run(string(eng), func(b *testing.B) {
+			st, ctx, _, _ := benchTenant(b, eng)
+			files := make([][]byte, b.N)
+			for i := range files {
+				files[i] = ocrFile(b, i+1, benchClaims)
+			}
+			b.SetBytes(int64(len(files[0])))
+			b.ResetTimer()
+			began := cpuTime()
+			for i := 0; i < b.N; i++ {
+				res, err := st.ImportAvtaleGiroFile(ctx, files[i], benchNow)
+				if err != nil || res.Payments != benchClaims {
+					b.Fatalf("import: %+v %v", res, err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-began).Milliseconds())/float64(b.N), "cpu-ms/op")
+		})
+	}
+}

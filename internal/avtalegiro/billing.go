@@ -1,0 +1,247 @@
+package avtalegiro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kadens/kadens/internal/invoicing"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// Provider is the name payments settled from OCR giro files carry.
+const Provider = "AvtaleGiro"
+
+// The functions below are what billing calls; each is idempotent and
+// takes the tenant explicitly, so a hook, a worker or a test can call it.
+
+func withTenant(ctx context.Context, tenant string) context.Context {
+	if t, err := tenancy.From(ctx); err == nil && t == tenant {
+		return ctx
+	}
+	return tenancy.With(ctx, tenant)
+}
+
+// CheckReference checks the providerAgreementReference of an AvtaleGiro
+// payment agreement: the id of an active mandate of the tenant. A bad one
+// is a 400 naming providerAgreementReference.
+func CheckReference(ctx context.Context, st *store.Store, tenant, reference string) error {
+	ctx = withTenant(ctx, tenant)
+	const field = "providerAgreementReference"
+	if !store.ValidID(reference) {
+		return validation.Field(field, "must be the id of an active AvtaleGiro mandate")
+	}
+	ok, err := st.ActiveAvtaleGiroMandate(ctx, reference)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: check reference: %w", err)
+	}
+	if !ok {
+		return validation.Field(field, "there is no active AvtaleGiro mandate %s", reference)
+	}
+	return nil
+}
+
+// InvoiceIssued creates the claim that collects invoice invoiceID when the
+// invoice's payment agreement is AvtaleGiro: on the agreement's mandate,
+// for what the invoice still claims, due on the invoice's due date, or the
+// earliest date the bank's lead time allows when that is later. Nothing
+// happens for other agreements, a mandate no longer active, an amount above
+// the mandate's limit, or a settled invoice: the invoice is then paid the
+// usual way and dunning follows it. Calling it again changes nothing.
+func InvoiceIssued(ctx context.Context, st *store.Store, tenant, invoiceID string, now time.Time) error {
+	ctx = withTenant(ctx, tenant)
+	inv, err := st.Invoice(ctx, invoiceID)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: invoice %s: %w", invoiceID, err)
+	}
+	if inv.PaymentAgreementID == nil || inv.Currency != "NOK" {
+		return nil
+	}
+	agreement, err := st.PaymentAgreement(ctx, *inv.PaymentAgreementID)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: invoice %s agreement: %w", invoiceID, err)
+	}
+	if agreement.ProviderType != store.ProviderAvtaleGiro {
+		return nil
+	}
+	mandate, err := st.AvtaleGiroMandate(ctx, agreement.ProviderAgreementReference)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("avtalegiro: invoice %s mandate: %w", invoiceID, err)
+	}
+	if mandate.DeletedAt != nil {
+		return nil
+	}
+	demand, err := st.PaymentDemand(ctx, inv.PaymentDemandID)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: invoice %s demand: %w", invoiceID, err)
+	}
+	owed := demand.Amount.Minor - demand.PaidAmount.Minor - demand.CreditedAmount.Minor
+	if owed <= 0 {
+		return nil
+	}
+	if limit := mandate.AmountLimitOre(); limit != nil && owed > *limit {
+		return nil
+	}
+	account, err := st.AvtaleGiroAccount(ctx, mandate.AccountID)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: invoice %s account: %w", invoiceID, err)
+	}
+	due, err := time.Parse(time.DateOnly, inv.DueDate)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: invoice %s due date: %w", invoiceID, err)
+	}
+	if earliest := EarliestDue(now, account.LeadDays); due.Before(earliest) {
+		due = earliest
+	}
+	var notice []string
+	if mandate.Notify {
+		notice = []string{fmt.Sprintf("Faktura %d fra %s", inv.InvoiceNumber, inv.Seller.Name),
+			fmt.Sprintf("Beløp kr %s, forfall %s", nok(owed), due.Format("02.01.2006"))}
+	}
+	_, _, err = st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate.ID, TransactionID: invoiceID,
+		InvoiceID: &inv.ID, KID: mandate.KID, Amount: owed, DueDate: due.Format(time.DateOnly), ShortName: inv.Buyer.Name,
+		ExternalReference: fmt.Sprintf("Faktura %d", inv.InvoiceNumber), NoticeLines: notice}, now)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: claim for invoice %s: %w", invoiceID, err)
+	}
+	return nil
+}
+
+func nok(ore int64) string { return fmt.Sprintf("%d,%02d", ore/100, ore%100) }
+
+// InvoiceCredited cancels the claim of a credited invoice if the bank has
+// not processed it (a sent claim is cancelled in the account's next file).
+// A processed or paid claim is left alone: the credit note's refund is
+// another matter. Calling it again changes nothing.
+func InvoiceCredited(ctx context.Context, st *store.Store, tenant, invoiceID string, now time.Time) error {
+	ctx = withTenant(ctx, tenant)
+	if _, err := st.CancelAvtaleGiroClaimsOfInvoice(ctx, invoiceID, Today(now).Format(time.DateOnly), now); err != nil {
+		return fmt.Errorf("avtalegiro: cancel claims of invoice %s: %w", invoiceID, err)
+	}
+	return nil
+}
+
+// MandateDeleted deletes a mandate as the payer's bank reported it: its
+// unprocessed claims are cancelled, every AvtaleGiro payment agreement on
+// it is deleted with the store's fallback (subscriptions back to Invoice,
+// PaymentAgreementDeleted), and dunning follows the unpaid invoices.
+// Importing a mandate file does the same for each deleted mandate.
+func MandateDeleted(ctx context.Context, st *store.Store, tenant, mandateID string, now time.Time) error {
+	ctx = withTenant(ctx, tenant)
+	if _, err := st.DeleteAvtaleGiroMandate(ctx, mandateID, now); err != nil {
+		return fmt.Errorf("avtalegiro: delete mandate %s: %w", mandateID, err)
+	}
+	return nil
+}
+
+// Settlement counts what SettlePayments did.
+type Settlement struct {
+	Settled  int // recorded as Kadens payments (or matched to a claim without invoice)
+	Problems int // could not be matched; kept with the reason
+}
+
+// SettlePayments settles the imported OCR giro payments of the tenant that
+// are not settled yet, each through the payment path POST /payment uses
+// (store.RecordPayment, provider AvtaleGiro, the payment's file position
+// as provider reference): matched to the sent claim with its KID and
+// amount and so to the claim's invoice, else to the invoice whose own KID
+// it carries. A payment recorded before (a crash between the payment and
+// its mark) is found by its reference and not recorded twice.
+func SettlePayments(ctx context.Context, st *store.Store, tenant string, now time.Time) (Settlement, error) {
+	ctx = withTenant(ctx, tenant)
+	var out Settlement
+	for {
+		open, err := st.OpenAvtaleGiroPayments(ctx, 500)
+		if err != nil {
+			return out, fmt.Errorf("avtalegiro: settle: %w", err)
+		}
+		if len(open) == 0 {
+			return out, nil
+		}
+		for _, p := range open {
+			if err := settle(ctx, st, p, now, &out); err != nil {
+				return out, err
+			}
+		}
+	}
+}
+
+func settle(ctx context.Context, st *store.Store, p store.AvtaleGiroPayment, now time.Time, out *Settlement) error {
+	claim, found, err := st.MatchAvtaleGiroClaim(ctx, p)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: settle %s: %w", p.Reference, err)
+	}
+	invoiceID, kid, claimID := "", "", ""
+	switch {
+	case found && claim.InvoiceID != nil:
+		invoiceID, claimID = *claim.InvoiceID, claim.ID
+	case found:
+		out.Settled++
+		return st.SettledAvtaleGiroPayment(ctx, p.ID, "", claim.ID, "", now)
+	default:
+		kid = p.KID
+	}
+	demand, currency, err := st.PaymentTarget(ctx, invoiceID, "", kid, "")
+	var verrs validation.Errors
+	if errors.As(err, &verrs) {
+		out.Problems++
+		return st.SettledAvtaleGiroPayment(ctx, p.ID, "", "", verrs.Error(), now)
+	}
+	if err != nil {
+		return fmt.Errorf("avtalegiro: settle %s: %w", p.Reference, err)
+	}
+	paid, err := time.ParseInLocation(time.DateOnly, p.PaidOn, Zone)
+	if err != nil {
+		return fmt.Errorf("avtalegiro: settle %s: paid on %q: %w", p.Reference, p.PaidOn, err)
+	}
+	if p.Amount <= 0 {
+		out.Problems++
+		return st.SettledAvtaleGiroPayment(ctx, p.ID, "", "", "amount is zero", now)
+	}
+	pay, _, err := invoicing.RecordPayment(ctx, st, invoicing.NewPayment{PaymentDemandID: demand, Status: store.PaymentSucceeded, Amount: p.Amount,
+		Currency: currency, PaidAt: paid.UTC(), PaidAtGiven: true, Provider: Provider, ProviderReference: p.Reference, Now: now})
+	if errors.As(err, &verrs) {
+		out.Problems++
+		return st.SettledAvtaleGiroPayment(ctx, p.ID, "", "", verrs.Error(), now)
+	}
+	if err != nil {
+		return fmt.Errorf("avtalegiro: settle %s: %w", p.Reference, err)
+	}
+	out.Settled++
+	return st.SettledAvtaleGiroPayment(ctx, p.ID, pay.ID, claimID, "", now)
+}
+
+// ImportResult says what Import did.
+type ImportResult struct {
+	Import store.AvtaleGiroImport
+	Settlement
+}
+
+// Import imports a file from the bank (store.ImportAvtaleGiroFile: all or
+// nothing, once) and then settles the tenant's unsettled OCR payments.
+func Import(ctx context.Context, st *store.Store, content []byte, now time.Time) (ImportResult, error) {
+	imp, err := st.ImportAvtaleGiroFile(ctx, content, now)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	settled, err := SettlePayments(ctx, st, tenant, now)
+	return ImportResult{Import: imp, Settlement: settled}, err
+}
+
+// Export writes the account's next claim file: every scheduled claim due
+// within the bank's 12 months and every pending cancellation. ok is false
+// when there was nothing to send.
+func Export(ctx context.Context, st *store.Store, accountID string, now time.Time) (store.AvtaleGiroFile, bool, error) {
+	latest := Today(now).AddDate(0, MaxAhead, 0).Format(time.DateOnly)
+	return st.ExportAvtaleGiroClaims(ctx, accountID, latest, now)
+}
