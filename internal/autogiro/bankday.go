@@ -39,8 +39,8 @@ func IsBankingDay(t time.Time) bool {
 	}
 	switch {
 	case m == time.January && (d == 1 || d == 6), // New Year's Day, Epiphany
-		m == time.May && d == 1,                   // May Day
-		m == time.June && d == 6,                  // National Day
+		m == time.May && d == 1,  // May Day
+		m == time.June && d == 6, // National Day
 		m == time.December && (d == 24 || d == 25 || d == 26 || d == 31):
 		return false
 	case m == time.June && d >= 19 && d <= 25 && day.Weekday() == time.Friday:

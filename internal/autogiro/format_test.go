@@ -99,7 +99,9 @@ func goldenScenario(w *Writer) error {
 			return w.Amendment(AmendmentRecord{TK: TKMoveOne, Bankgiro: bg, PayerNumber: "987", Date: day("2026-12-01"), Amount: 100, PaymentTK: TKDebit, NewDate: day("2026-12-15")})
 		},
 		func() error { return w.Amendment(AmendmentRecord{TK: TKCancelAll, Bankgiro: bg, PayerNumber: "950"}) },
-		func() error { return w.Amendment(AmendmentRecord{TK: TKMoveAll, Bankgiro: bg, NewDate: day("2026-12-15")}) },
+		func() error {
+			return w.Amendment(AmendmentRecord{TK: TKMoveAll, Bankgiro: bg, NewDate: day("2026-12-15")})
+		},
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -404,19 +406,19 @@ func TestValidation(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ clearing, account, want, field string }{
-		{"3300", "121212-1212", "3300-1212121212", ""},         // Nordea personkonto: Luhn
-		{"3300", "121212-1213", "", "accountNumber"},           //
-		{"6789", "12345679", "6789-012345679", ""},             // Handelsbanken: MOD11, 9 digits
-		{"6789", "12345678", "", "accountNumber"},              //
-		{"5000", "1000004", "5000-1000004", ""},                // SEB, type 1 comment 1
-		{"5000", "1000005", "", "accountNumber"},               //
-		{"9020", "1000018", "9020-1000018", ""},                // Länsförsäkringar 9020, type 1 comment 2
-		{"8327-9", "9 123 456 00", "83279-912345600", ""},      // Swedbank with clearing check digit
-		{"8327-8", "912345600", "", "clearingNumber"},          //
-		{"8327", "912345601", "", "accountNumber"},             //
-		{"0100", "1234567", "", "clearingNumber"},              // no bank
-		{"12", "1", "", "clearingNumber"},                      //
-		{"5000", "12345678", "", "accountNumber"},              // too long for type 1
+		{"3300", "121212-1212", "3300-1212121212", ""},    // Nordea personkonto: Luhn
+		{"3300", "121212-1213", "", "accountNumber"},      //
+		{"6789", "12345679", "6789-012345679", ""},        // Handelsbanken: MOD11, 9 digits
+		{"6789", "12345678", "", "accountNumber"},         //
+		{"5000", "1000004", "5000-1000004", ""},           // SEB, type 1 comment 1
+		{"5000", "1000005", "", "accountNumber"},          //
+		{"9020", "1000018", "9020-1000018", ""},           // Länsförsäkringar 9020, type 1 comment 2
+		{"8327-9", "9 123 456 00", "83279-912345600", ""}, // Swedbank with clearing check digit
+		{"8327-8", "912345600", "", "clearingNumber"},     //
+		{"8327", "912345601", "", "accountNumber"},        //
+		{"0100", "1234567", "", "clearingNumber"},         // no bank
+		{"12", "1", "", "clearingNumber"},                 //
+		{"5000", "12345678", "", "accountNumber"},         // too long for type 1
 	} {
 		got, err := ParseBankAccount(tc.clearing, tc.account)
 		var ae *AccountError
