@@ -4,8 +4,10 @@
 // that comes back (mandate advice, payment specification, rejected
 // payments, cancellations and changes, internet-bank mandates). It also
 // validates the identifiers the files carry (validate.go) and knows
-// Bankgirot's banking days (bankday.go). It is pure: no database; files are
-// streamed record by record, never read whole.
+// Bankgirot's banking days (bankday.go); those parts are pure, and files are
+// streamed record by record, never read whole. export.go, import.go and
+// billing.go compose them with the store: the export endpoint and command,
+// report import, and the hooks billing calls (docs/AUTOGIRO.md).
 //
 // The layout is described in docs/AUTOGIRO.md; positions below are 1-based
 // and inclusive as in Bankgirot's manual.
