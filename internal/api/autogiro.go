@@ -475,7 +475,10 @@ func (s *Server) deleteAutogiroMandate(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	now := s.now()
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
 	if err := s.store.CancelAutogiroMandate(r.Context(), id, now); err != nil {
 		return err
 	}
@@ -493,6 +496,10 @@ func (s *Server) deleteAutogiroMandate(w http.ResponseWriter, r *http.Request) e
 func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Request) error {
 	var in TransactionCreate
 	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
 		return err
 	}
 	var (
@@ -520,7 +527,7 @@ func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 		errs.Add("paymentDate", "is required")
 	} else if d, err := time.Parse(time.DateOnly, v); err != nil {
 		errs.Add("paymentDate", "%q is not a date YYYY-MM-DD", v)
-	} else if today := autogiro.Today(s.now()); d.Before(today) || d.After(today.AddDate(1, 0, 0)) {
+	} else if today := autogiro.Today(now); d.Before(today) || d.After(today.AddDate(1, 0, 0)) {
 		errs.Add("paymentDate", "%s must be from today (%s, Swedish time) to a year ahead", v, today.Format(time.DateOnly))
 	} else {
 		t.PaymentDate = v
@@ -540,7 +547,7 @@ func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	t, err := s.store.CreateAutogiroTransaction(r.Context(), t, s.now())
+	t, err = s.store.CreateAutogiroTransaction(r.Context(), t, s.now())
 	if errors.Is(err, store.ErrAutogiroInvoiceDebited) {
 		return validation.Field("invoiceId", "invoice %s has a live Autogiro debit already: transaction %s", *in.InvoiceID, t.ID)
 	}
@@ -595,7 +602,11 @@ func (s *Server) exportAutogiro(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, err := autogiro.Export(r.Context(), s.store, org, s.now(), nil)
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	f, err := autogiro.Export(r.Context(), s.store, org, now, nil)
 	if err != nil {
 		return err
 	}
@@ -624,7 +635,11 @@ func (s *Server) getAutogiroExportFile(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) importAutogiro(w http.ResponseWriter, r *http.Request) error {
-	res, err := autogiro.Import(r.Context(), s.store, r.Body, s.now())
+	now, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	res, err := autogiro.Import(r.Context(), s.store, r.Body, now)
 	if err != nil {
 		return err
 	}

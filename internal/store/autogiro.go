@@ -96,7 +96,9 @@ type AutogiroExportFile struct {
 }
 
 // Validation errors of the Autogiro operations: the contract answers 400.
-func agField(field, format string, args ...any) error { return validation.Field(field, format, args...) }
+func agField(field, format string, args ...any) error {
+	return validation.Field(field, format, args...)
+}
 
 const agAccountColumns = `id, organization_id, customer_number, bankgiro_number, name, created_at, updated_at`
 
