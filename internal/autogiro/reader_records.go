@@ -47,7 +47,9 @@ func (rd *Reader) record() (Record, error) {
 			a.PayerID = f.digits(45, 56, "payer ID")
 		}
 		a.Info = f.digits(62, 63, "information code")
-		a.Comment = f.digits(64, 65, "comment code")
+		if rd.field(64, 65) != "  " { // information code 10 carries none
+			a.Comment = f.digits(64, 65, "comment code")
+		}
 		a.Date = f.date(66, 73, "date")
 		rec = a
 	case KindPaymentSpec:

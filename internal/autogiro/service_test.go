@@ -176,7 +176,7 @@ func TestGoldenExport(t *testing.T) {
 		e.mandate(1004, "8327-9", "912345600", "556123-4567", d3)
 		e.mandate(1005, "9020", "1000018", "19121212-1212", d3)
 		e.payment(a, store.AutogiroDebit, 49900, "2026-12-24", "ÅRSAVGIFT ÄÖ", d3) // Christmas Eve: stays, Bankgirot moves it
-		e.payment(a, store.AutogiroRefund, 5000, "2026-11-24", "ÅTERBET-1", d3)  // today: moved to the first possible day
+		e.payment(a, store.AutogiroRefund, 5000, "2026-11-24", "ÅTERBET-1", d3)    // today: moved to the first possible day
 		f := e.export(d3)
 		want := autogiro.Counts{NewMandates: 2, MandateCancellations: 1, Debits: 1, Refunds: 1, PaymentCancellations: 1}
 		if f.Counts != want || f.DebitTotal != 49900 || f.RefundTotal != 5000 {
