@@ -76,6 +76,9 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, now time.Time) (I
 				return err
 			}
 		}
+		if err := ap.flush(); err != nil {
+			return err
+		}
 		if res.Kind == "" {
 			return validation.Field("file", "line 1: a submission file (Kadens' own export), not a report from Bankgirot")
 		}
@@ -123,6 +126,8 @@ type applier struct {
 	// open payments of the section's account by payer, kind, amount and
 	// reference; a record takes the first.
 	open map[paymentKey][]*store.AutogiroPaymentItem
+	// pending are transaction states not written yet, by state.
+	pending map[result][]string
 }
 
 type paymentKey struct {
@@ -135,6 +140,9 @@ type paymentKey struct {
 func normRef(s string) string { return strings.TrimLeft(strings.TrimSpace(s), "0") }
 
 func (a *applier) section(o *ReportOpening) error {
+	if err := a.flush(); err != nil {
+		return err
+	}
 	a.res.Kind = o.Kind
 	acc, err := a.tx.AutogiroAccountByBankgiro(a.ctx, o.Bankgiro)
 	if errors.Is(err, store.ErrNotFound) {
@@ -260,11 +268,41 @@ func (a *applier) apply(rec Record) error {
 	return nil
 }
 
+// set records a transaction's new state; the UPDATEs are batched by
+// state (flush), since a payment specification may hold 100,000 records.
 func (a *applier) set(p *store.AutogiroPaymentItem, status, code string, settle bool) error {
-	if err := a.tx.SetAutogiroTransactionResult(a.ctx, p.ID, status, code, settle, a.now); err != nil {
-		return err
+	// Only a debit of an invoice becomes a payment (Settle).
+	settle = settle && p.HasInvoice && p.Kind == store.AutogiroDebit
+	k := result{status, code, settle}
+	if a.pending == nil {
+		a.pending = map[result][]string{}
 	}
+	a.pending[k] = append(a.pending[k], p.ID)
 	p.Status = status
+	if len(a.pending[k]) >= 500 {
+		return a.flushOne(k)
+	}
+	return nil
+}
+
+type result struct {
+	status, code string
+	settle       bool
+}
+
+func (a *applier) flushOne(k result) error {
+	ids := a.pending[k]
+	delete(a.pending, k)
+	return a.tx.SetAutogiroTransactionResults(a.ctx, ids, k.status, k.code, k.settle, a.now)
+}
+
+// flush writes every batched state.
+func (a *applier) flush() error {
+	for k := range a.pending {
+		if err := a.flushOne(k); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

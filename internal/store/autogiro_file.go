@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kadens/kadens/internal/tenancy"
@@ -85,6 +86,8 @@ type AutogiroPaymentItem struct {
 	ID, MandateID, Kind, PaymentDate, Reference, Status string
 	Amount                                              int64
 	PayerNumber                                         string // filled by the caller (export) or the query (import)
+	// HasInvoice: a debit of an invoice, whose result becomes a payment.
+	HasInvoice bool
 }
 
 // ClaimAutogiroPayments marks the account's new transactions of active
@@ -180,7 +183,7 @@ func (tx *Tx) SetAutogiroImportSummary(ctx context.Context, id, summary string) 
 // speak of (sent, or cancelled after being sent), with their payer numbers.
 func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID string, fn func(AutogiroPaymentItem) error) error {
 	rows, err := tx.tx.QueryContext(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.status, t.amount,
-		m.payer_number FROM autogiro_transactions t
+		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_transactions t
 		JOIN autogiro_mandates m ON m.tenant_id = t.tenant_id AND m.id = t.mandate_id
 		WHERE t.tenant_id = $1 AND t.account_id = $2 AND t.sent_file_id IS NOT NULL AND t.status IN ('Sent', 'Cancelled')`,
 		tx.tenant, accountID)
@@ -190,7 +193,7 @@ func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID string, fn fun
 	defer rows.Close()
 	for rows.Next() {
 		var p AutogiroPaymentItem
-		if err := rows.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Status, &p.Amount, &p.PayerNumber); err != nil {
+		if err := rows.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Status, &p.Amount, &p.PayerNumber, &p.HasInvoice); err != nil {
 			return err
 		}
 		if err := fn(p); err != nil {
@@ -207,6 +210,31 @@ func (tx *Tx) SetAutogiroTransactionResult(ctx context.Context, id, status, code
 		WHERE tenant_id = $1 AND id = $2`, tx.tenant, id, status, code, settle, ts(now))
 	if err != nil {
 		return fmt.Errorf("store: autogiro transaction %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetAutogiroTransactionResults is SetAutogiroTransactionResult for many
+// transactions at once (an import applies a report in batches: one
+// statement per few hundred records instead of one per record).
+func (tx *Tx) SetAutogiroTransactionResults(ctx context.Context, ids []string, status, code string, settle bool, now time.Time) error {
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		args := make([]any, 0, n+5)
+		args = append(args, tx.tenant, status, code, settle, ts(now))
+		var in strings.Builder
+		for i, id := range ids[:n] {
+			if i > 0 {
+				in.WriteString(", ")
+			}
+			fmt.Fprintf(&in, "$%d", len(args)+1)
+			args = append(args, id)
+		}
+		if _, err := tx.tx.ExecContext(ctx, `UPDATE autogiro_transactions SET status = $2, status_code = $3, settle_pending = $4,
+			updated_at = $5 WHERE tenant_id = $1 AND id IN (`+in.String()+`)`, args...); err != nil {
+			return fmt.Errorf("store: autogiro transaction results: %w", err)
+		}
+		ids = ids[n:]
 	}
 	return nil
 }
