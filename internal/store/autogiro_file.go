@@ -101,8 +101,8 @@ func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, toda
 		return p, r.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Amount)
 	}, `UPDATE autogiro_transactions SET status = 'Sent', sent_file_id = $3, sent_on = $4, updated_at = $6,
 		payment_date = CASE WHEN payment_date < $5 THEN $5 ELSE payment_date END
-		WHERE tenant_id = $1 AND account_id = $2 AND status = 'Created' AND mandate_id IN
-			(SELECT id FROM autogiro_mandates WHERE tenant_id = $1 AND account_id = $2 AND status = 'Active')
+		WHERE tenant_id = $1 AND account_id = $2 AND status = 'Created' AND EXISTS (SELECT 1 FROM autogiro_mandates m
+			WHERE m.id = autogiro_transactions.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')
 		RETURNING id, mandate_id, kind, payment_date, reference, amount`,
 		tx.tenant, accountID, fileID, today, earliest, ts(now))
 }
