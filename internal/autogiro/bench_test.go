@@ -2,7 +2,11 @@ package autogiro_test
 
 import (
 	"bytes"
+	"database/sql"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,6 +76,7 @@ func BenchmarkExport100k(b *testing.B) {
 			e := benchEnv(b, storetest.Open(b, eng))
 			now := at("2026-11-24T08:00:00Z")
 			var cpu cpuMeter
+			cpu.watch(b, e.st)
 			for b.Loop() {
 				b.StopTimer()
 				resetCreated(b, e)
@@ -103,6 +108,7 @@ func BenchmarkImport100k(b *testing.B) {
 			}
 			spec := specOf(b, f.Content)
 			var cpu cpuMeter
+			cpu.watch(b, e.st)
 			for b.Loop() {
 				b.StopTimer()
 				if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Sent', status_code = '' WHERE tenant_id = $1`, e.tenant); err != nil {
@@ -157,13 +163,57 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// cpuMeter sums the CPU time of the timed parts of a benchmark.
+// cpuMeter sums the CPU time of the timed parts of a benchmark: this
+// process's, and on PostgreSQL the server backend's (the store is held to
+// one connection per pool, whose backend's /proc/PID/stat is read; the
+// server runs on the same machine).
 type cpuMeter struct {
-	start, total time.Duration
+	backends       []int
+	start, dbStart time.Duration
+	total, dbTotal time.Duration
 }
 
-func (m *cpuMeter) begin() { m.start = cpuTime() }
-func (m *cpuMeter) end()   { m.total += cpuTime() - m.start }
+// watch holds st to one connection per pool and records their backends.
+func (m *cpuMeter) watch(b *testing.B, st *store.Store) {
+	if st.Engine() != store.Postgres {
+		return
+	}
+	for _, db := range []*sql.DB{st.DB(), st.ReadDB()} {
+		db.SetMaxOpenConns(1)
+		var pid int
+		if err := db.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			b.Fatal(err)
+		}
+		if !slices.Contains(m.backends, pid) {
+			m.backends = append(m.backends, pid)
+		}
+	}
+}
+
+// backendCPU is the backends' user and system time (clock ticks of 10 ms).
+func (m *cpuMeter) backendCPU() time.Duration {
+	var total time.Duration
+	for _, pid := range m.backends {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(ut+st) * 10 * time.Millisecond
+	}
+	return total
+}
+
+func (m *cpuMeter) begin() { m.start, m.dbStart = cpuTime(), m.backendCPU() }
+func (m *cpuMeter) end() {
+	m.total += cpuTime() - m.start
+	m.dbTotal += m.backendCPU() - m.dbStart
+}
 func (m *cpuMeter) report(b *testing.B) {
 	b.ReportMetric(float64(m.total.Milliseconds())/float64(b.N), "cpu-ms/op")
+	if len(m.backends) > 0 {
+		b.ReportMetric(float64(m.dbTotal.Milliseconds())/float64(b.N), "pg-cpu-ms/op")
+	}
 }

@@ -12,7 +12,7 @@ import (
 // them, never panics, and every refusal is a *ParseError naming a line of
 // the input.
 func FuzzReader(f *testing.F) {
-	for _, name := range []string{"testdata/mandate-advice.txt", "testdata/submission.txt", "testdata/golden-submission.txt"} {
+	for _, name := range []string{"testdata/mandate-advice.txt", "testdata/submission.txt", "testdata/golden-submission.txt", "testdata/golden-export.txt"} {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)
