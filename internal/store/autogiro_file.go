@@ -183,9 +183,9 @@ func (tx *Tx) SetAutogiroImportSummary(ctx context.Context, id, summary string) 
 // speak of (sent, or cancelled after being sent), with their payer numbers.
 func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID string, fn func(AutogiroPaymentItem) error) error {
 	rows, err := tx.tx.QueryContext(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.status, t.amount,
-		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_transactions t
-		JOIN autogiro_mandates m ON m.tenant_id = t.tenant_id AND m.id = t.mandate_id
-		WHERE t.tenant_id = $1 AND t.account_id = $2 AND t.sent_file_id IS NOT NULL AND t.status IN ('Sent', 'Cancelled')`,
+		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_mandates m
+		JOIN autogiro_transactions t ON t.tenant_id = m.tenant_id AND t.mandate_id = m.id
+		WHERE m.tenant_id = $1 AND m.account_id = $2 AND t.sent_file_id IS NOT NULL AND t.status IN ('Sent', 'Cancelled')`,
 		tx.tenant, accountID)
 	if err != nil {
 		return fmt.Errorf("store: open autogiro payments: %w", err)

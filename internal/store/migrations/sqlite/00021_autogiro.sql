@@ -86,7 +86,6 @@ CREATE TABLE autogiro_transactions (
     FOREIGN KEY (tenant_id, invoice_id) REFERENCES invoices (tenant_id, id)
 );
 CREATE INDEX autogiro_transactions_mandate ON autogiro_transactions (tenant_id, mandate_id);
-CREATE INDEX autogiro_transactions_account ON autogiro_transactions (tenant_id, account_id);
 CREATE UNIQUE INDEX autogiro_transactions_invoice ON autogiro_transactions (tenant_id, invoice_id)
     WHERE invoice_id IS NOT NULL AND kind = 'Debit' AND status <> 'Cancelled';
 CREATE INDEX autogiro_transactions_pending ON autogiro_transactions (tenant_id, account_id)
