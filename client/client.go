@@ -124,12 +124,17 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		target += "?" + query.Encode()
 	}
 	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	contentType := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case io.Reader: // a file sent as it is
+		rd, contentType = b, "application/octet-stream"
+	default:
+		buf, err := json.Marshal(b)
 		if err != nil {
 			return "", fmt.Errorf("client: %s %s: encode body: %w", method, path, err)
 		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(buf)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
@@ -138,7 +143,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	req.Header.Set("S4-TenantId", c.tenant)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	for _, o := range opts {
 		o(req)

@@ -3,55 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/kadens/kadens/internal/avtalegiro"
-	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/store"
-	"github.com/kadens/kadens/internal/tenancy"
 )
-
-// tenantContext resolves --tenant (name or id) and returns a context
-// acting for it and the tenant's time (its clock for a test tenant).
-func tenantContext(ctx context.Context, st *store.Store, nameOrID string) (context.Context, time.Time, error) {
-	if nameOrID == "" {
-		return nil, time.Time{}, usagef("--tenant is required")
-	}
-	t, err := st.TenantByID(ctx, nameOrID)
-	if errors.Is(err, store.ErrNotFound) {
-		t, err = st.TenantByName(ctx, nameOrID)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, time.Time{}, fmt.Errorf("no tenant %q", nameOrID)
-	}
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	now := time.Now().UTC()
-	if t.Test && t.Clock != nil {
-		now = *t.Clock
-	}
-	return tenancy.With(ctx, t.ID), now, nil
-}
-
-// parseWithFile parses flags around one positional FILE argument.
-func parseWithFile(fs *flag.FlagSet, cfg *config.Config, args []string) (string, error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", err
-		}
-		return "", usageError{err}
-	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		return "", usagef("name the file to import")
-	}
-	return rest[0], parseFlags(fs, cfg, rest[1:])
-}
 
 // avtalegiroImport runs `kadens avtalegiro import FILE`: a mandate
 // notification or OCR giro file from the bank, imported in one transaction
@@ -59,8 +18,11 @@ func parseWithFile(fs *flag.FlagSet, cfg *config.Config, args []string) (string,
 func avtalegiroImport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs, cfg := flags("avtalegiro import", stderr, getenv)
 	tenant := fs.String("tenant", "", "the tenant (name or id) whose AvtaleGiro account the file is for")
-	file, err := parseWithFile(fs, cfg, args)
+	file, err := parseWithFile(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := parseFlags(fs, cfg, nil); err != nil {
 		return err
 	}
 	content, err := os.ReadFile(file)
@@ -72,7 +34,7 @@ func avtalegiroImport(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	defer st.Close()
-	tctx, now, err := tenantContext(ctx, st, *tenant)
+	tctx, now, err := tenantAt(ctx, st, *tenant)
 	if err != nil {
 		return err
 	}
@@ -127,7 +89,7 @@ func avtalegiroExport(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	defer st.Close()
-	tctx, now, err := tenantContext(ctx, st, *tenant)
+	tctx, now, err := tenantAt(ctx, st, *tenant)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,8 @@ Usage:
   kadens client create --tenant NAME_OR_ID [--name NAME] [--json]
   kadens key rotate                      make a new token-signing key the active one
   kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems
+  kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
+  kadens autogiro import --tenant NAME_OR_ID [--json] FILE  apply a Bankgirot report file
   kadens avtalegiro import FILE --tenant NAME_OR_ID   import a mandate or OCR giro file from the bank
   kadens avtalegiro export --tenant NAME_OR_ID --account ID -o FILE  write the account's next claim file
   kadens version
@@ -86,7 +88,7 @@ var errUsagePrinted = errors.New("no command")
 
 // commands are the command words, and how many words each command has.
 var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1,
-	"tenant": 2, "client": 2, "key": 2, "ledger": 2, "avtalegiro": 2}
+	"tenant": 2, "client": 2, "key": 2, "ledger": 2, "avtalegiro": 2, "autogiro": 2}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -117,6 +119,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return keyRotate(ctx, args, stdout, stderr, getenv)
 	case "ledger check":
 		return ledgerCheck(ctx, args, stdout, stderr, getenv)
+	case "autogiro export":
+		return autogiroExport(ctx, args, stdout, stderr, getenv)
+	case "autogiro import":
+		return autogiroImport(ctx, args, stdout, stderr, getenv)
 	case "avtalegiro import":
 		return avtalegiroImport(ctx, args, stdout, stderr, getenv)
 	case "avtalegiro export":

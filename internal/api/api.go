@@ -105,6 +105,7 @@ func New(o Options) (*Server, error) {
 	s.creditNoteRoutes()
 	s.paymentAgreementRoutes()
 	s.paymentRoutes()
+	s.autogiroRoutes()
 	s.avtalegiroRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
@@ -220,6 +221,10 @@ type route struct {
 	// responses by status; a nil body means no body.
 	responses []response
 	handle    handlerFunc
+	// rawBody is the media type of a request body that is not JSON
+	// (documented as a binary string); maxBody overrides the body limit.
+	rawBody string
+	maxBody int64
 	// query is the set of query parameters request declares; a GET with
 	// any other is a 400 (filled by add).
 	query map[string]string
@@ -248,8 +253,12 @@ func (s *Server) add(rt route) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
-	if r.Body != nil && s.limit > 0 {
-		r.Body = http.MaxBytesReader(w, r.Body, s.limit)
+	limit := s.limit
+	if rt.maxBody > 0 {
+		limit = rt.maxBody
+	}
+	if r.Body != nil && limit > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	if rt.public {
 		if err := checkQuery(r.URL.RawQuery); err != nil {

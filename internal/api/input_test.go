@@ -162,6 +162,8 @@ func TestGetModifyPutRoundTrips(t *testing.T) {
 				"steps": []map[string]any{{"step": 1, "nextPackageId": step, "periods": 3}}}}), map[string]any{"name": "Intro offer"}},
 			"/webhook": {create(t, tn, "/webhook", map[string]any{"url": "https://93.184.215.14/x", "eventTypes": []string{"InvoiceIssued"},
 				"secret": webhook.NewSecret(), "disableValidation": true}), map[string]any{"eventTypes": []any{"InvoiceIssued", "OrderProcessed"}}},
+			"/autogiro/account": {create(t, tn, "/autogiro/account", map[string]any{"organizationId": f.org, "bankgiroCustomerNumber": "543210",
+				"bankgiroNumber": "5432-1096"}), map[string]any{"name": "Autogiro"}},
 			"/avtalegiro/account": {create(t, tn, "/avtalegiro/account", agAccountBody("12345678903", "https://bank.example")),
 				map[string]any{"name": "Avis AvtaleGiro"}},
 		}

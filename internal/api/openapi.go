@@ -52,6 +52,7 @@ const (
 // tagDescriptions describe the document's tags, one per resource. Every tag a
 // route uses needs one (TestOpenAPITagsAndDescriptions).
 var tagDescriptions = map[string]string{
+	"Autogiro":          "Swedish direct debit through Bankgirot: payee accounts (bankgiro), payer mandates, debits and refunds, submission files to Bankgirot and the reports that come back (docs/AUTOGIRO.md).",
 	"Organization":      "The merchant's selling legal entities: name, registration number, currency, time zone, VAT convention and KID algorithm.",
 	"Product":           "What a merchant sells, with its VAT rate; products are the lines of packages.",
 	"BillingPlan":       "How often and how far in advance a subscription is billed.",
@@ -128,6 +129,13 @@ func (s *Server) openAPI() ([]byte, error) {
 		}
 		if rt.params != nil {
 			oc.AddReqStructure(rt.params)
+		}
+		if rt.rawBody != "" {
+			if op, ok := oc.(openapi31.OperationExposer); ok {
+				body := openapi31.RequestBody{Required: new(true)}
+				body.WithContent(map[string]openapi31.MediaType{rt.rawBody: {Schema: map[string]any{"type": "string", "format": "binary"}}})
+				op.Operation().WithRequestBody(openapi31.RequestBodyOrReference{RequestBody: &body})
+			}
 		}
 		if !rt.public {
 			if op, ok := oc.(openapi31.OperationExposer); ok {

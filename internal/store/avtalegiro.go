@@ -107,13 +107,13 @@ func nokAmount(n int64) catalog.Amount {
 	return catalog.NewAmount(n, nok)
 }
 
-func agTenant(ctx context.Context) (string, error) { return tenancy.From(ctx) }
+func avgTenant(ctx context.Context) (string, error) { return tenancy.From(ctx) }
 
 // --- accounts ---------------------------------------------------------
 
-const agAccountColumns = `id, name, bank_account_number, customer_unit_id, kid_algorithm, kid_length, lead_days, endpoint_url, created_at, updated_at`
+const avgAccountColumns = `id, name, bank_account_number, customer_unit_id, kid_algorithm, kid_length, lead_days, endpoint_url, created_at, updated_at`
 
-func scanAGAccount(r scanner) (AvtaleGiroAccount, error) {
+func scanAvgAccount(r scanner) (AvtaleGiroAccount, error) {
 	var a AvtaleGiroAccount
 	err := r.Scan(&a.ID, &a.Name, &a.BankAccountNumber, &a.CustomerUnitID, &a.KIDAlgorithm, &a.KIDLength, &a.LeadDays,
 		&a.BaseComboAPIEndpointURL, &a.CreatedAt, &a.UpdatedAt)
@@ -122,7 +122,7 @@ func scanAGAccount(r scanner) (AvtaleGiroAccount, error) {
 	return a, err
 }
 
-func (s *Store) agOrganizations(ctx context.Context, q queryer, tenant string, accounts []AvtaleGiroAccount) error {
+func (s *Store) avgOrganizations(ctx context.Context, q queryer, tenant string, accounts []AvtaleGiroAccount) error {
 	for i := range accounts {
 		ids, err := queryAll(ctx, q, func(r scanner) (string, error) {
 			var id string
@@ -165,20 +165,20 @@ func (s *Store) CreateAvtaleGiroAccount(ctx context.Context, a AvtaleGiroAccount
 
 // AvtaleGiroAccount returns live account id of the context's tenant.
 func (s *Store) AvtaleGiroAccount(ctx context.Context, id string) (AvtaleGiroAccount, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return AvtaleGiroAccount{}, err
 	}
 	if !ValidID(id) {
 		return AvtaleGiroAccount{}, ErrNotFound
 	}
-	a, err := scanAGAccount(s.r.QueryRowContext(ctx, `SELECT `+agAccountColumns+` FROM avtalegiro_accounts
+	a, err := scanAvgAccount(s.r.QueryRowContext(ctx, `SELECT `+avgAccountColumns+` FROM avtalegiro_accounts
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenant, id))
 	if err != nil {
 		return AvtaleGiroAccount{}, fmt.Errorf("store: avtalegiro account %s: %w", id, notFound(err))
 	}
 	list := []AvtaleGiroAccount{a}
-	if err := s.agOrganizations(ctx, s.r, tenant, list); err != nil {
+	if err := s.avgOrganizations(ctx, s.r, tenant, list); err != nil {
 		return AvtaleGiroAccount{}, fmt.Errorf("store: avtalegiro account %s: %w", id, err)
 	}
 	return list[0], nil
@@ -205,7 +205,7 @@ type AvtaleGiroAccountFilter struct {
 
 // ListAvtaleGiroAccounts returns a page of the tenant's live accounts.
 func (s *Store) ListAvtaleGiroAccounts(ctx context.Context, f AvtaleGiroAccountFilter, p Page) ([]AvtaleGiroAccount, string, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -218,11 +218,11 @@ func (s *Store) ListAvtaleGiroAccounts(ctx context.Context, f AvtaleGiroAccountF
 		q.add("endpoint_url = ?", f.EndpointURL)
 	}
 	tail := q.page(p)
-	out, err := queryAll(ctx, s.r, scanAGAccount, `SELECT `+agAccountColumns+` FROM avtalegiro_accounts`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanAvgAccount, `SELECT `+avgAccountColumns+` FROM avtalegiro_accounts`+q.where()+tail, q.args...)
 	next := ""
 	if err == nil {
 		out, next = trimPage(out, p, func(a AvtaleGiroAccount) string { return a.ID })
-		err = s.agOrganizations(ctx, s.r, tenant, out)
+		err = s.avgOrganizations(ctx, s.r, tenant, out)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list avtalegiro accounts: %w", err)
@@ -344,9 +344,9 @@ func (s *Store) RemoveAvtaleGiroAccountOrganization(ctx context.Context, id, org
 
 // --- mandates ---------------------------------------------------------
 
-const agMandateColumns = `id, account_id, kid, subscriber_id, notify, amount_limit, source, created_at, updated_at, deleted_at`
+const avgMandateColumns = `id, account_id, kid, subscriber_id, notify, amount_limit, source, created_at, updated_at, deleted_at`
 
-func scanAGMandate(r scanner) (AvtaleGiroMandate, error) {
+func scanAvgMandate(r scanner) (AvtaleGiroMandate, error) {
 	var (
 		m       AvtaleGiroMandate
 		sub     sql.NullString
@@ -420,14 +420,14 @@ func (s *Store) CreateAvtaleGiroMandate(ctx context.Context, in NewAvtaleGiroMan
 
 // AvtaleGiroMandate returns mandate id (also a deleted one).
 func (s *Store) AvtaleGiroMandate(ctx context.Context, id string) (AvtaleGiroMandate, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return AvtaleGiroMandate{}, err
 	}
 	if !ValidID(id) {
 		return AvtaleGiroMandate{}, ErrNotFound
 	}
-	m, err := scanAGMandate(s.r.QueryRowContext(ctx, `SELECT `+agMandateColumns+` FROM avtalegiro_mandates WHERE tenant_id = $1 AND id = $2`, tenant, id))
+	m, err := scanAvgMandate(s.r.QueryRowContext(ctx, `SELECT `+avgMandateColumns+` FROM avtalegiro_mandates WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
 		return AvtaleGiroMandate{}, fmt.Errorf("store: avtalegiro mandate %s: %w", id, notFound(err))
 	}
@@ -443,7 +443,7 @@ type AvtaleGiroMandateFilter struct {
 // ListAvtaleGiroMandates returns a page of mandates; an account or
 // subscriber filter naming nothing is ErrNotFound.
 func (s *Store) ListAvtaleGiroMandates(ctx context.Context, f AvtaleGiroMandateFilter, p Page) ([]AvtaleGiroMandate, string, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -466,7 +466,7 @@ func (s *Store) ListAvtaleGiroMandates(ctx context.Context, f AvtaleGiroMandateF
 		}
 	}
 	tail := q.page(p)
-	out, err := queryAll(ctx, s.r, scanAGMandate, `SELECT `+agMandateColumns+` FROM avtalegiro_mandates`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanAvgMandate, `SELECT `+avgMandateColumns+` FROM avtalegiro_mandates`+q.where()+tail, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list avtalegiro mandates: %w", err)
 	}
@@ -559,10 +559,10 @@ func (s *Store) ActiveAvtaleGiroMandate(ctx context.Context, id string) (bool, e
 
 // --- claims -------------------------------------------------------------
 
-const agClaimColumns = `id, account_id, mandate_id, transaction_id, invoice_id, kid, amount, due_date, notify, short_name,
+const avgClaimColumns = `id, account_id, mandate_id, transaction_id, invoice_id, kid, amount, due_date, notify, short_name,
 	external_reference, notice_lines, status, claim_file_id, cancellation_file_id, payment_id, created_at, updated_at`
 
-func scanAGClaim(r scanner) (AvtaleGiroClaim, error) {
+func scanAvgClaim(r scanner) (AvtaleGiroClaim, error) {
 	var (
 		c                              AvtaleGiroClaim
 		invoice, claimFile, cancelFile sql.NullString
@@ -613,7 +613,7 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 		created bool
 	)
 	err := s.InTx(ctx, func(tx *Tx) error {
-		existing, err := scanAGClaim(tx.queryRow(ctx, `SELECT `+agClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
+		existing, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
 			AND (transaction_id = $2 OR invoice_id = $3) ORDER BY id LIMIT 1`, tx.tenant, in.TransactionID, in.InvoiceID))
 		if err == nil {
 			out = existing
@@ -652,7 +652,7 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 			return fmt.Errorf("insert claim: %w", err)
 		}
 		created = true
-		out, err = scanAGClaim(tx.queryRow(ctx, `SELECT `+agClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
+		out, err = scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
 		return err
 	})
 	if err != nil {
@@ -663,14 +663,14 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 
 // AvtaleGiroClaim returns claim id.
 func (s *Store) AvtaleGiroClaim(ctx context.Context, id string) (AvtaleGiroClaim, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return AvtaleGiroClaim{}, err
 	}
 	if !ValidID(id) {
 		return AvtaleGiroClaim{}, ErrNotFound
 	}
-	c, err := scanAGClaim(s.r.QueryRowContext(ctx, `SELECT `+agClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`, tenant, id))
+	c, err := scanAvgClaim(s.r.QueryRowContext(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
 		return AvtaleGiroClaim{}, fmt.Errorf("store: avtalegiro claim %s: %w", id, notFound(err))
 	}
@@ -685,7 +685,7 @@ type AvtaleGiroClaimFilter struct {
 // ListAvtaleGiroClaims returns a page of claims; a mandate filter naming
 // no mandate of the tenant is ErrNotFound.
 func (s *Store) ListAvtaleGiroClaims(ctx context.Context, f AvtaleGiroClaimFilter, p Page) ([]AvtaleGiroClaim, string, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -703,7 +703,7 @@ func (s *Store) ListAvtaleGiroClaims(ctx context.Context, f AvtaleGiroClaimFilte
 		}
 	}
 	tail := q.page(p)
-	out, err := queryAll(ctx, s.r, scanAGClaim, `SELECT `+agClaimColumns+` FROM avtalegiro_claims`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanAvgClaim, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims`+q.where()+tail, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list avtalegiro claims: %w", err)
 	}
@@ -727,7 +727,7 @@ func (s *Store) CancelAvtaleGiroClaim(ctx context.Context, id, today string, now
 	}
 	var out AvtaleGiroClaim
 	err := s.InTx(ctx, func(tx *Tx) error {
-		c, err := scanAGClaim(tx.queryRow(ctx, `SELECT `+agClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`+tx.forUpdate(), tx.tenant, id))
+		c, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`+tx.forUpdate(), tx.tenant, id))
 		if err != nil {
 			return notFound(err)
 		}
@@ -778,14 +778,14 @@ func (tx *Tx) cancelClaim(ctx context.Context, c *AvtaleGiroClaim, today string,
 func (s *Store) CancelAvtaleGiroClaimsOfInvoice(ctx context.Context, invoiceID, today string, now time.Time) (int, error) {
 	n := 0
 	err := s.InTx(ctx, func(tx *Tx) error {
-		rows, err := tx.query(ctx, `SELECT `+agClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND invoice_id = $2
+		rows, err := tx.query(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND invoice_id = $2
 			AND status IN ('Scheduled', 'Sent') AND due_date > $3`, tx.tenant, invoiceID, today)
 		if err != nil {
 			return err
 		}
 		var claims []AvtaleGiroClaim
 		for rows.Next() {
-			c, err := scanAGClaim(rows)
+			c, err := scanAvgClaim(rows)
 			if err != nil {
 				rows.Close()
 				return err

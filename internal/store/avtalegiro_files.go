@@ -16,9 +16,9 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-const agFileColumns = `id, account_id, direction, kind, transmission_number, sha256, transactions, created_at, submitted_at`
+const avgFileColumns = `id, account_id, direction, kind, transmission_number, sha256, transactions, created_at, submitted_at`
 
-func scanAGFile(r scanner) (AvtaleGiroFile, error) {
+func scanAvgFile(r scanner) (AvtaleGiroFile, error) {
 	var (
 		f         AvtaleGiroFile
 		account   sql.NullString
@@ -34,7 +34,7 @@ func scanAGFile(r scanner) (AvtaleGiroFile, error) {
 
 // AvtaleGiroFile returns file id with its content.
 func (s *Store) AvtaleGiroFile(ctx context.Context, id string) (AvtaleGiroFile, []byte, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return AvtaleGiroFile{}, nil, err
 	}
@@ -42,7 +42,7 @@ func (s *Store) AvtaleGiroFile(ctx context.Context, id string) (AvtaleGiroFile, 
 		return AvtaleGiroFile{}, nil, ErrNotFound
 	}
 	var content []byte
-	f, err := scanAGFile(&appendScanner{s.r.QueryRowContext(ctx, `SELECT `+agFileColumns+`, content FROM avtalegiro_files
+	f, err := scanAvgFile(&appendScanner{s.r.QueryRowContext(ctx, `SELECT `+avgFileColumns+`, content FROM avtalegiro_files
 		WHERE tenant_id = $1 AND id = $2`, tenant, id), &content})
 	if err != nil {
 		return AvtaleGiroFile{}, nil, fmt.Errorf("store: avtalegiro file %s: %w", id, notFound(err))
@@ -61,11 +61,11 @@ func (a *appendScanner) Scan(dest ...any) error { return a.r.Scan(append(dest, a
 // UnsubmittedAvtaleGiroFiles returns the account's claim files not yet
 // accepted by the bank, oldest first.
 func (s *Store) UnsubmittedAvtaleGiroFiles(ctx context.Context, accountID string) ([]AvtaleGiroFile, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return queryAll(ctx, s.r, scanAGFile, `SELECT `+agFileColumns+` FROM avtalegiro_files WHERE tenant_id = $1 AND account_id = $2
+	return queryAll(ctx, s.r, scanAvgFile, `SELECT `+avgFileColumns+` FROM avtalegiro_files WHERE tenant_id = $1 AND account_id = $2
 		AND direction = 'Out' AND submitted_at IS NULL ORDER BY id`, tenant, accountID)
 }
 
@@ -268,10 +268,10 @@ func fileErr(err error) error {
 	return err
 }
 
-// agPaymentBatch is how many payment rows are held before they are
+// avgPaymentBatch is how many payment rows are held before they are
 // written (insertRows chunks them further): memory stays flat in the
 // file's size.
-const agPaymentBatch = 2048
+const avgPaymentBatch = 2048
 
 func lineOf(r *ocrgiro.Reader) int { return r.Line() }
 
@@ -352,7 +352,7 @@ func (tx *Tx) importFile(ctx context.Context, content []byte, hash string, now t
 				paid = v.BankDate
 			}
 			rows = append(rows, []any{NewID(), tx.tenant, out.FileID, ref, v.KID, v.Amount, paid.Time().Format(time.DateOnly), lineOf(r)})
-			if len(rows) >= agPaymentBatch {
+			if len(rows) >= avgPaymentBatch {
 				if err := flush(); err != nil {
 					return err
 				}
@@ -413,7 +413,7 @@ type AvtaleGiroPayment struct {
 // OpenAvtaleGiroPayments returns up to limit imported payments not yet
 // settled.
 func (s *Store) OpenAvtaleGiroPayments(ctx context.Context, limit int) ([]AvtaleGiroPayment, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -430,11 +430,11 @@ func (s *Store) OpenAvtaleGiroPayments(ctx context.Context, limit int) ([]Avtale
 // first (a paid one, when the payment was settled before). ok is false
 // when none matches.
 func (s *Store) MatchAvtaleGiroClaim(ctx context.Context, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error) {
-	tenant, err := agTenant(ctx)
+	tenant, err := avgTenant(ctx)
 	if err != nil {
 		return AvtaleGiroClaim{}, false, err
 	}
-	c, err := scanAGClaim(s.r.QueryRowContext(ctx, `SELECT `+agClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
+	c, err := scanAvgClaim(s.r.QueryRowContext(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
 		AND account_id = $2 AND kid = $3 AND amount = $4 AND status IN ('Sent', 'CancellationPending')
 		ORDER BY due_date, id LIMIT 1`, tenant, p.AccountID, p.KID, p.Amount))
 	if errors.Is(err, sql.ErrNoRows) {

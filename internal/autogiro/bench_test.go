@@ -1,0 +1,236 @@
+package autogiro_test
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+// The performance targets of docs/PERFORMANCE.md ("Autogiro"): export of
+// 100,000 pending transactions in at most 1 s, import of a 100,000-record
+// payment specification in at most 2 s, on both engines. Run with
+//
+//	go test ./internal/autogiro -run XXX -bench . -benchtime 3x -cpu 1
+//
+// (KADENS_TEST_POSTGRES_URL and KADENS_TEST_ONLY_ENGINE=postgres for
+// PostgreSQL). Setting up 100,000 rows is not timed.
+
+const benchTx = 100_000
+
+// benchEnv: 1,000 active mandates with 100 transactions each.
+func benchEnv(b *testing.B, st *store.Store) *env {
+	now := at("2026-11-20T08:00:00Z")
+	e := newEnv(b, st, now)
+	for i := range 1000 {
+		e.mandate(int64(10000+i), "3300", "121212-1212", "19121212-1212", now)
+	}
+	db := st.DB()
+	if _, err := db.Exec(`UPDATE autogiro_mandates SET status = 'Active' WHERE tenant_id = $1`, e.tenant); err != nil {
+		b.Fatal(err)
+	}
+	// 100,000 rows in one statement: a recursive series joined to the
+	// mandates, ids made unique from the mandate id and the counter.
+	_, err := db.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+		INSERT INTO autogiro_transactions (tenant_id, id, mandate_id, account_id, kind, amount, payment_date, reference,
+			status, status_code, cancel_pending, settle_pending, created_at, updated_at)
+		SELECT m.tenant_id, `+uuidExpr(st)+`, m.id, m.account_id, 'Debit', 1000 + n.i, '2026-12-01', 'R' || n.i,
+			'Created', '', FALSE, FALSE, m.created_at, m.created_at
+		FROM autogiro_mandates m CROSS JOIN n WHERE m.tenant_id = $1`, e.tenant)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// uuidExpr makes a distinct uuid per row from the mandate id and n.i: the
+// last 3 hex digits of the mandate id's first group are replaced.
+func uuidExpr(st *store.Store) string {
+	expr := `substr(m.id, 1, 24) || substr('000000000000' || printf('%x', n.i), -3) || substr(m.id, 28)`
+	if st.Engine() == store.Postgres {
+		expr = `(substr(m.id::text, 1, 24) || lpad(to_hex(n.i), 3, '0') || substr(m.id::text, 28))::uuid`
+	}
+	return expr
+}
+
+func resetCreated(b *testing.B, e *env) {
+	if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Created', sent_file_id = NULL, sent_on = NULL,
+		payment_date = '2026-12-01' WHERE tenant_id = $1`, e.tenant); err != nil {
+		b.Fatal(err)
+	}
+	vacuum(b, e)
+}
+
+// vacuum clears the dead row versions the untimed resets leave and
+// refreshes statistics, as autovacuum does on a live PostgreSQL between
+// one day's export and the next; without it every run is slower than the
+// last.
+func vacuum(b *testing.B, e *env) {
+	if e.st.Engine() != store.Postgres {
+		return
+	}
+	for _, t := range []string{"autogiro_transactions", "autogiro_mandates", "autogiro_imports"} {
+		if _, err := e.st.DB().Exec(`VACUUM ANALYZE ` + t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExport100k(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		b.Run(string(eng), func(b *testing.B) {
+			e := benchEnv(b, storetest.Open(b, eng))
+			now := at("2026-11-24T08:00:00Z")
+			var cpu cpuMeter
+			cpu.watch(b, e.st)
+			for b.Loop() {
+				b.StopTimer()
+				resetCreated(b, e)
+				b.StartTimer()
+				cpu.begin()
+				f, err := autogiro.Export(e.ctx, e.st, e.org, now, nil)
+				cpu.end()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if f.Counts.Debits != benchTx {
+					b.Fatalf("%+v", f.Counts)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchTx, "ns/transaction")
+			cpu.report(b)
+		})
+	}
+}
+
+func BenchmarkImport100k(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		b.Run(string(eng), func(b *testing.B) {
+			e := benchEnv(b, storetest.Open(b, eng))
+			now := at("2026-11-24T08:00:00Z")
+			f, err := autogiro.Export(e.ctx, e.st, e.org, now, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			spec := specOf(b, f.Content)
+			var cpu cpuMeter
+			cpu.watch(b, e.st)
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Sent', status_code = '' WHERE tenant_id = $1`, e.tenant); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := e.st.DB().Exec(`DELETE FROM autogiro_imports WHERE tenant_id = $1`, e.tenant); err != nil {
+					b.Fatal(err)
+				}
+				vacuum(b, e)
+				b.StartTimer()
+				cpu.begin()
+				res, err := autogiro.Import(e.ctx, e.st, bytes.NewReader(spec), now)
+				cpu.end()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.PaymentsCompleted != benchTx {
+					b.Fatalf("%d completed", res.PaymentsCompleted)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchTx, "ns/record")
+			b.ReportMetric(float64(len(spec))/1e6, "file-MB")
+			cpu.report(b)
+		})
+	}
+}
+
+// specOf is the payment specification completing every debit of a file.
+func specOf(b *testing.B, file []byte) []byte {
+	var out strings.Builder
+	today := "20261201"
+	out.WriteString(line(1, "01AUTOGIRO", 25, today+"120000000001", 45, "BET. SPEC & STOPP TK", 65, "543210", 71, "00"+bankgiro) + "\r\n")
+	n := 0
+	for _, l := range strings.Split(string(file), "\r\n") {
+		if strings.HasPrefix(l, "82") {
+			out.WriteString(line(1, l[:69], 80, "0") + "\r\n")
+			n++
+		}
+	}
+	out.WriteString(line(1, "09"+today+"9900", 15, "000000", 21, fmt.Sprintf("%012d", n), 33, "000000000000000000000000000000000000") + "\r\n")
+	return []byte(out.String())
+}
+
+// cpuTime is the process's user and system CPU time: the benchmarks report
+// it per operation beside the wall time, because the machine they ran on
+// is shared and busy (docs/PERFORMANCE.md) and CPU time is what the
+// export or import itself costs.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuMeter sums the CPU time of the timed parts of a benchmark: this
+// process's, and on PostgreSQL the server backend's (the store is held to
+// one connection per pool, whose backend's /proc/PID/stat is read; the
+// server runs on the same machine).
+type cpuMeter struct {
+	backends       []int
+	start, dbStart time.Duration
+	total, dbTotal time.Duration
+}
+
+// watch holds st to one connection per pool and records their backends.
+func (m *cpuMeter) watch(b *testing.B, st *store.Store) {
+	if st.Engine() != store.Postgres {
+		return
+	}
+	for _, db := range []*sql.DB{st.DB(), st.ReadDB()} {
+		db.SetMaxOpenConns(1)
+		var pid int
+		if err := db.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			b.Fatal(err)
+		}
+		if !slices.Contains(m.backends, pid) {
+			m.backends = append(m.backends, pid)
+		}
+	}
+}
+
+// backendCPU is the backends' user and system time (clock ticks of 10 ms).
+func (m *cpuMeter) backendCPU() time.Duration {
+	var total time.Duration
+	for _, pid := range m.backends {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(ut+st) * 10 * time.Millisecond
+	}
+	return total
+}
+
+func (m *cpuMeter) begin() { m.start, m.dbStart = cpuTime(), m.backendCPU() }
+func (m *cpuMeter) end() {
+	m.total += cpuTime() - m.start
+	m.dbTotal += m.backendCPU() - m.dbStart
+}
+func (m *cpuMeter) report(b *testing.B) {
+	b.ReportMetric(float64(m.total.Milliseconds())/float64(b.N), "cpu-ms/op")
+	if len(m.backends) > 0 {
+		b.ReportMetric(float64(m.dbTotal.Milliseconds())/float64(b.N), "pg-cpu-ms/op")
+	}
+}

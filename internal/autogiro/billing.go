@@ -1,0 +1,230 @@
+package autogiro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/kadens/kadens/internal/invoicing"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// The hooks billing calls for Autogiro payment agreements. Each is
+// idempotent: calling it again for the same invoice or mandate changes
+// nothing, so a hook may be retried freely.
+
+// Provider is the name payments recorded from Autogiro reports carry; the
+// provider reference is the transaction id.
+const Provider = "Autogiro"
+
+// CheckReference checks the providerAgreementReference of an Autogiro
+// payment agreement: the id of an active mandate of the tenant. Debits are
+// only sent on active mandates, so an agreement on a mandate Bankgirot has
+// not confirmed would leave invoices unpaid without saying why.
+func CheckReference(ctx context.Context, st *store.Store, tenant, reference string) error {
+	ctx = tenancy.With(ctx, tenant)
+	m, err := st.AutogiroMandate(ctx, reference)
+	if errors.Is(err, store.ErrNotFound) {
+		return validation.Field("providerAgreementReference", "must be the id of an Autogiro mandate of this tenant; %q is none", reference)
+	}
+	if err != nil {
+		return err
+	}
+	if m.Status != store.AutogiroActive {
+		return validation.Field("providerAgreementReference", "Autogiro mandate %s is %s: an agreement needs an active mandate (one Bankgirot has confirmed)", m.ID, m.Status)
+	}
+	return nil
+}
+
+// mandateOf returns the mandate of an invoice's Autogiro agreement, or
+// false when the invoice is not paid by Autogiro.
+func mandateOf(ctx context.Context, st *store.Store, inv store.Invoice) (store.AutogiroMandate, bool, error) {
+	if inv.PaymentAgreementID == nil {
+		return store.AutogiroMandate{}, false, nil
+	}
+	a, err := st.PaymentAgreement(ctx, *inv.PaymentAgreementID)
+	if err != nil {
+		return store.AutogiroMandate{}, false, fmt.Errorf("autogiro: agreement of invoice %s: %w", inv.ID, err)
+	}
+	if a.ProviderType != store.ProviderAutogiro {
+		return store.AutogiroMandate{}, false, nil
+	}
+	m, err := st.AutogiroMandate(ctx, a.ProviderAgreementReference)
+	if err != nil {
+		return store.AutogiroMandate{}, false, fmt.Errorf("autogiro: mandate %q of agreement %s: %w", a.ProviderAgreementReference, a.ID, err)
+	}
+	return m, true, nil
+}
+
+// InvoiceIssued creates the debit of an invoice paid by Autogiro: the
+// invoice's gross amount, on its due date moved to a banking day and to at
+// least LeadDays banking days after today, referenced by its KID (or
+// number). An invoice not on an Autogiro agreement, in another currency
+// than SEK, on a mandate that has ended, or debited already, gets nothing.
+func InvoiceIssued(ctx context.Context, st *store.Store, tenant, invoiceID string, now time.Time) error {
+	ctx = tenancy.With(ctx, tenant)
+	inv, err := st.Invoice(ctx, invoiceID)
+	if err != nil {
+		return fmt.Errorf("autogiro: invoice %s: %w", invoiceID, err)
+	}
+	m, ok, err := mandateOf(ctx, st, inv)
+	if err != nil || !ok {
+		return err
+	}
+	if m.Status == store.AutogiroCancelled || m.Status == store.AutogiroRejected {
+		return nil // the agreement is being released; the invoice is paid by bank transfer
+	}
+	if inv.Currency != "SEK" {
+		return fmt.Errorf("autogiro: invoice %s is in %s: Autogiro collects SEK only", inv.ID, inv.Currency)
+	}
+	if inv.Gross.Minor <= 0 {
+		return nil
+	}
+	due, err := time.Parse(time.DateOnly, inv.DueDate)
+	if err != nil {
+		return fmt.Errorf("autogiro: due date of invoice %s: %w", inv.ID, err)
+	}
+	ref := inv.KID
+	if ref == "" || len(ref) > 16 {
+		ref = strconv.FormatInt(inv.InvoiceNumber, 10)
+	}
+	_, err = st.CreateAutogiroTransaction(ctx, store.AutogiroTransaction{MandateID: m.ID, Kind: store.AutogiroDebit,
+		AmountMinor: inv.Gross.Minor, PaymentDate: PaymentDate(due, Today(now)).Format(time.DateOnly), Reference: ref,
+		InvoiceID: &inv.ID}, now)
+	if errors.Is(err, store.ErrAutogiroInvoiceDebited) {
+		return nil
+	}
+	return err
+}
+
+// InvoiceCredited cancels the debit of a credited invoice: an unsent one
+// never goes out, a sent one is cancelled by a TK25 in the next export. A
+// debit completed already stays: the credit note's allowance holds what
+// was paid.
+func InvoiceCredited(ctx context.Context, st *store.Store, tenant, invoiceID string, now time.Time) error {
+	ctx = tenancy.With(ctx, tenant)
+	t, err := st.AutogiroInvoiceDebit(ctx, invoiceID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if t.Status != store.AutogiroCreated && t.Status != store.AutogiroSent {
+		return nil
+	}
+	return st.CancelAutogiroTransaction(ctx, t.ID, now)
+}
+
+// MandateEnded releases the Autogiro payment agreements of a mandate that
+// was cancelled or rejected: each is deleted through the store's
+// agreement deletion, which moves its subscriptions to the subscriber's
+// Invoice agreement and records PaymentAgreementDeleted.
+func MandateEnded(ctx context.Context, st *store.Store, tenant, mandateID string, now time.Time) error {
+	ctx = tenancy.With(ctx, tenant)
+	agreements, _, err := st.ListPaymentAgreements(ctx, store.AgreementFilter{ProviderType: store.ProviderAutogiro,
+		Reference: mandateID}, store.Page{Limit: 1000})
+	if err != nil {
+		return fmt.Errorf("autogiro: agreements of mandate %s: %w", mandateID, err)
+	}
+	for _, a := range agreements {
+		if _, err := st.DeletePaymentAgreement(ctx, a.ID, now); err != nil {
+			return fmt.Errorf("autogiro: release agreement %s of mandate %s: %w", a.ID, mandateID, err)
+		}
+	}
+	return st.MarkAutogiroMandateReleased(ctx, mandateID)
+}
+
+// Release runs MandateEnded for every ended mandate of the context's
+// tenant whose agreements were not released yet (after an import, a
+// DELETE, or a crash between the two).
+func Release(ctx context.Context, st *store.Store, now time.Time) error {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return err
+	}
+	ids, err := st.AutogiroMandatesToRelease(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := MandateEnded(ctx, st, tenant, id, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Settle turns report results into Kadens payments through the payment
+// recording of POST /payment: a completed debit of an invoice is a
+// Succeeded payment that settles it, a failed one a Failed payment (which
+// dunning sees). The provider reference is the transaction id, so a
+// payment is recorded once however often Settle runs.
+func Settle(ctx context.Context, st *store.Store, now time.Time) error {
+	for {
+		ts, err := st.AutogiroToSettle(ctx, 500)
+		if err != nil || len(ts) == 0 {
+			return err
+		}
+		for _, t := range ts {
+			var paymentID *string
+			if t.Kind == store.AutogiroDebit && t.InvoiceID != nil {
+				p, err := settleOne(ctx, st, t, now)
+				if err != nil {
+					return err
+				}
+				paymentID = &p
+			}
+			if err := st.MarkAutogiroSettled(ctx, t.ID, paymentID); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func settleOne(ctx context.Context, st *store.Store, t store.AutogiroTransaction, now time.Time) (string, error) {
+	inv, err := st.Invoice(ctx, *t.InvoiceID)
+	if err != nil {
+		return "", fmt.Errorf("autogiro: settle transaction %s: %w", t.ID, err)
+	}
+	paidAt, err := time.ParseInLocation(time.DateOnly, t.PaymentDate, Stockholm)
+	if err != nil {
+		return "", fmt.Errorf("autogiro: settle transaction %s: %w", t.ID, err)
+	}
+	in := invoicing.NewPayment{PaymentDemandID: inv.PaymentDemandID, PaymentAgreementID: inv.PaymentAgreementID,
+		Status: store.PaymentSucceeded, Amount: t.AmountMinor, Currency: inv.Currency, PaidAt: paidAt, PaidAtGiven: true,
+		Provider: Provider, ProviderReference: t.ID, Now: now}
+	if t.Status == store.AutogiroFailed {
+		in.Status = store.PaymentFailed
+		reason := "Autogiro: " + failureText(t.StatusCode)
+		in.FailureReason = &reason
+	}
+	p, _, err := invoicing.RecordPayment(ctx, st, in)
+	if err != nil {
+		return "", fmt.Errorf("autogiro: settle transaction %s: %w", t.ID, err)
+	}
+	return p.ID, nil
+}
+
+// failureText says what Bankgirot's code of a failed payment means.
+func failureText(code string) string {
+	switch code {
+	case "1":
+		return "insufficient funds"
+	case "2":
+		return "no Autogiro connection (account closed) or other reason"
+	case "rejected 01":
+		return "rejected: mandate missing"
+	case "rejected 02":
+		return "rejected: account not approved or closed"
+	case "rejected 13":
+		return "rejected: payment date has passed"
+	case "rejected 24":
+		return "rejected: amount above the mandate's maximum"
+	}
+	return "failed (code " + code + ")"
+}

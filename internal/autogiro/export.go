@@ -1,0 +1,233 @@
+package autogiro
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// Stockholm is the time zone of Bankgirot's dates.
+var Stockholm = mustLoad("Europe/Stockholm")
+
+func mustLoad(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return time.FixedZone("CET", 3600)
+	}
+	return loc
+}
+
+// Today is the Swedish calendar day of now.
+func Today(now time.Time) time.Time { return date(now.In(Stockholm)) }
+
+// Counts are the records of an export file by kind.
+type Counts struct {
+	NewMandates          int `json:"newMandates"`
+	MandateCancellations int `json:"mandateCancellations"`
+	Debits               int `json:"debits"`
+	Refunds              int `json:"refunds"`
+	PaymentCancellations int `json:"paymentCancellations"`
+}
+
+func (c Counts) total() int {
+	return c.NewMandates + c.MandateCancellations + c.Debits + c.Refunds + c.PaymentCancellations
+}
+
+// ErrNothingToExport is the answer to an export with nothing pending.
+var ErrNothingToExport = validation.Field("organizationId", "nothing is pending for the organization's Autogiro accounts: no new or cancelled mandate, no payment to send or cancel (payments wait until their mandate is active)")
+
+// ExportFile is what an export wrote.
+type ExportFile struct {
+	store.AutogiroExportFile
+	Counts Counts
+}
+
+// Export writes one submission file with everything pending for the
+// organization's Autogiro accounts: for each account (bankgiro) a mandate
+// section (new mandates TK04, cancellations TK03), a payment section
+// (debits TK82, refunds TK32; only of active mandates) and an amendment
+// section (cancellations of sent payments, TK25). It claims what it writes
+// in the same transaction that stores the file, so nothing is exported
+// twice, even by concurrent exports. progress, if not nil, is told the
+// number of records written now and then.
+func Export(ctx context.Context, st *store.Store, organizationID string, now time.Time, progress func(records int)) (ExportFile, error) {
+	var out ExportFile
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		accounts, err := tx.AutogiroAccountsOf(ctx, organizationID)
+		if errors.Is(err, store.ErrNotFound) {
+			return validation.Field("organizationId", "there is no organization %s", organizationID)
+		}
+		if err != nil {
+			return err
+		}
+		if len(accounts) == 0 {
+			return validation.Field("organizationId", "organization %s has no Autogiro account", organizationID)
+		}
+		f := store.AutogiroExportFile{ID: store.NewID(), OrganizationID: organizationID, CreatedAt: now.UTC().Truncate(time.Microsecond)}
+		today := Today(now)
+		todayS := today.Format(time.DateOnly)
+		// Bankgirot needs payment orders by the banking day before the
+		// payment date.
+		earliest := AddBankingDays(today, 1).Format(time.DateOnly)
+		var buf bytes.Buffer
+		var counts Counts
+		written := 0
+		tick := func() {
+			written++
+			if progress != nil && written%10000 == 0 {
+				progress(written)
+			}
+		}
+		for _, a := range accounts {
+			w := NewWriter(&buf, Opening{Written: today, CustomerNumber: a.BankgiroCustomerNumber, Bankgiro: a.BankgiroNumber})
+			mandates, err := tx.ClaimAutogiroMandates(ctx, a.ID, f.ID, todayS, now)
+			if err != nil {
+				return fmt.Errorf("autogiro: export: %w", err)
+			}
+			sort.Slice(mandates, func(i, j int) bool { return lessPayer(mandates[i].PayerNumber, mandates[j].PayerNumber) })
+			for _, m := range mandates {
+				rec := MandateRecord{TK: TKMandate, Bankgiro: a.BankgiroNumber, PayerNumber: m.PayerNumber}
+				if !m.InternetBank { // an internet-bank mandate is approved by its payer number alone
+					rec.Clearing, rec.Account, rec.PayerID = fileClearing(m.Clearing), m.Account, m.PayerID
+				}
+				if err := w.Mandate(rec); err != nil {
+					return fmt.Errorf("autogiro: export mandate %s: %w", m.ID, err)
+				}
+				counts.NewMandates++
+				tick()
+			}
+			cancels, err := tx.ClaimAutogiroMandateCancellations(ctx, a.ID, f.ID, todayS, now)
+			if err != nil {
+				return fmt.Errorf("autogiro: export: %w", err)
+			}
+			sort.Slice(cancels, func(i, j int) bool { return lessPayer(cancels[i].PayerNumber, cancels[j].PayerNumber) })
+			for _, m := range cancels {
+				if err := w.Mandate(MandateRecord{TK: TKCancelMandate, Bankgiro: a.BankgiroNumber, PayerNumber: m.PayerNumber}); err != nil {
+					return fmt.Errorf("autogiro: export mandate cancellation %s: %w", m.ID, err)
+				}
+				counts.MandateCancellations++
+				tick()
+			}
+			payers, err := tx.AutogiroPayerNumbers(ctx, a.ID)
+			if err != nil {
+				return fmt.Errorf("autogiro: export: %w", err)
+			}
+			payments, err := tx.ClaimAutogiroPayments(ctx, a.ID, f.ID, todayS, earliest, now)
+			if err != nil {
+				return fmt.Errorf("autogiro: export: %w", err)
+			}
+			sortPayments(payments, payers)
+			for _, p := range payments {
+				rec := PaymentRecord{TK: TKDebit, Date: mustDate(p.PaymentDate), PayerNumber: payers[p.MandateID],
+					Amount: p.Amount, Bankgiro: a.BankgiroNumber, Reference: p.Reference}
+				if p.Kind == store.AutogiroRefund {
+					rec.TK = TKPayout
+					counts.Refunds++
+				} else {
+					counts.Debits++
+				}
+				if err := w.Payment(rec); err != nil {
+					return fmt.Errorf("autogiro: export transaction %s: %w", p.ID, err)
+				}
+				tick()
+			}
+			f.DebitTotal += w.DebitTotal
+			f.RefundTotal += w.PayoutTotal
+			amend, err := tx.ClaimAutogiroPaymentCancellations(ctx, a.ID, f.ID, todayS, now)
+			if err != nil {
+				return fmt.Errorf("autogiro: export: %w", err)
+			}
+			sortPayments(amend, payers)
+			for _, p := range amend {
+				code := TKDebit
+				if p.Kind == store.AutogiroRefund {
+					code = TKPayout
+				}
+				if err := w.Amendment(AmendmentRecord{TK: TKCancelOne, Bankgiro: a.BankgiroNumber, PayerNumber: payers[p.MandateID],
+					Date: mustDate(p.PaymentDate), Amount: p.Amount, PaymentTK: code, Reference: p.Reference}); err != nil {
+					return fmt.Errorf("autogiro: export cancellation of transaction %s: %w", p.ID, err)
+				}
+				counts.PaymentCancellations++
+				tick()
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		if counts.total() == 0 {
+			return ErrNothingToExport
+		}
+		cj, err := json.Marshal(counts)
+		if err != nil {
+			return err
+		}
+		f.Counts = string(cj)
+		f.Content = buf.Bytes()
+		f.FileName = FileName(accounts[0].BankgiroCustomerNumber, now)
+		if err := tx.InsertAutogiroExportFile(ctx, f); err != nil {
+			return err
+		}
+		out = ExportFile{AutogiroExportFile: f, Counts: counts}
+		if progress != nil {
+			progress(written)
+		}
+		return nil
+	})
+	if err != nil {
+		return ExportFile{}, err
+	}
+	return out, nil
+}
+
+// FileName is Bankgirot's dataset name of a submission file sent by
+// file transfer: BFEP.IAGAG.K0nnnnnn.Dyymmdd.Thhmmss (Swedish time).
+func FileName(customerNumber string, now time.Time) string {
+	t := now.In(Stockholm)
+	return fmt.Sprintf("BFEP.IAGAG.K0%06s.D%s.T%s", customerNumber, t.Format("060102"), t.Format("150405"))
+}
+
+// fileClearing is the 4-digit clearing number a file carries.
+func fileClearing(c string) string {
+	if len(c) > 4 {
+		return c[:4]
+	}
+	return c
+}
+
+func mustDate(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{} // the writer refuses a missing date
+	}
+	return t
+}
+
+// lessPayer orders payer numbers numerically.
+func lessPayer(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// sortPayments orders payments by date, payer and id, so a file's order
+// does not depend on the database's.
+func sortPayments(ps []store.AutogiroPaymentItem, payers map[string]string) {
+	sort.Slice(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.PaymentDate != b.PaymentDate {
+			return a.PaymentDate < b.PaymentDate
+		}
+		if pa, pb := payers[a.MandateID], payers[b.MandateID]; pa != pb {
+			return lessPayer(pa, pb)
+		}
+		return a.ID < b.ID
+	})
+}

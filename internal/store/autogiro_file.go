@@ -1,0 +1,270 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Autogiro exports and imports: the SQL of internal/autogiro's export
+// (claiming what is pending, so nothing goes out twice) and import
+// (matching report records, recording files by their hash).
+
+// AutogiroAccountsOf returns an organization's live accounts, ErrNotFound
+// when the tenant has no such organization.
+func (tx *Tx) AutogiroAccountsOf(ctx context.Context, organizationID string) ([]AutogiroAccount, error) {
+	var one int
+	if !ValidID(organizationID) {
+		return nil, ErrNotFound
+	}
+	if err := tx.tx.QueryRowContext(ctx, `SELECT 1 FROM organizations WHERE tenant_id = $1 AND id = $2`, tx.tenant, organizationID).Scan(&one); err != nil {
+		return nil, notFound(err)
+	}
+	return queryAll(ctx, tx.tx, scanAGAccount, `SELECT `+agAccountColumns+` FROM autogiro_accounts
+		WHERE tenant_id = $1 AND organization_id = $2 AND deleted_at IS NULL ORDER BY bankgiro_number`, tx.tenant, organizationID)
+}
+
+// AutogiroMandateItem is a mandate as an export or import needs it.
+type AutogiroMandateItem struct {
+	ID, PayerNumber, Clearing, Account, PayerID string
+	InternetBank                                bool
+}
+
+func scanAGItem(r scanner) (AutogiroMandateItem, error) {
+	var m AutogiroMandateItem
+	return m, r.Scan(&m.ID, &m.PayerNumber, &m.Clearing, &m.Account, &m.PayerID, &m.InternetBank)
+}
+
+// ClaimAutogiroMandates marks the account's new mandates Sent in file
+// fileID and returns them. The UPDATE is the claim: a concurrent export
+// waits for this one's row locks (PostgreSQL) or for the write lock
+// (SQLite) and then finds them Sent, so no mandate goes out twice.
+func (tx *Tx) ClaimAutogiroMandates(ctx context.Context, accountID, fileID, today string, now time.Time) ([]AutogiroMandateItem, error) {
+	return queryAll(ctx, tx.tx, scanAGItem, `UPDATE autogiro_mandates SET status = 'Sent', sent_file_id = $3, sent_on = $4,
+		updated_at = $5 WHERE tenant_id = $1 AND account_id = $2 AND status = 'Created'
+		RETURNING id, payer_number, clearing_number, bank_account_number, payer_id, internet_bank`,
+		tx.tenant, accountID, fileID, today, ts(now))
+}
+
+// ClaimAutogiroMandateCancellations takes the account's pending mandate
+// cancellations (TK03) into file fileID, except those of mandates sent
+// today: Bankgirot asks that a mandate and its cancellation not arrive on
+// the same day.
+func (tx *Tx) ClaimAutogiroMandateCancellations(ctx context.Context, accountID, fileID, today string, now time.Time) ([]AutogiroMandateItem, error) {
+	return queryAll(ctx, tx.tx, scanAGItem, `UPDATE autogiro_mandates SET cancel_pending = FALSE, cancel_file_id = $3,
+		updated_at = $5 WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND (sent_on IS NULL OR sent_on < $4)
+		RETURNING id, payer_number, clearing_number, bank_account_number, payer_id, internet_bank`,
+		tx.tenant, accountID, fileID, today, ts(now))
+}
+
+// AutogiroPayerNumbers maps the account's mandates to their payer numbers.
+func (tx *Tx) AutogiroPayerNumbers(ctx context.Context, accountID string) (map[string]string, error) {
+	rows, err := tx.tx.QueryContext(ctx, `SELECT id, payer_number FROM autogiro_mandates WHERE tenant_id = $1 AND account_id = $2`,
+		tx.tenant, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, payer string
+		if err := rows.Scan(&id, &payer); err != nil {
+			return nil, err
+		}
+		out[id] = payer
+	}
+	return out, rows.Err()
+}
+
+// AutogiroPaymentItem is a transaction as an export or import needs it.
+type AutogiroPaymentItem struct {
+	ID, MandateID, Kind, PaymentDate, Reference, Status string
+	Amount                                              int64
+	PayerNumber                                         string // filled by the caller (export) or the query (import)
+	// HasInvoice: a debit of an invoice, whose result becomes a payment.
+	HasInvoice bool
+}
+
+// ClaimAutogiroPayments marks the account's new transactions of active
+// mandates Sent in file fileID, moving a payment date earlier than
+// earliest (the lead time) to it, and returns them. Transactions of
+// mandates not active yet wait: Bankgirot rejects a payment whose mandate
+// it has not confirmed.
+func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, today, earliest string, now time.Time) ([]AutogiroPaymentItem, error) {
+	return queryAll(ctx, tx.tx, func(r scanner) (AutogiroPaymentItem, error) {
+		var p AutogiroPaymentItem
+		return p, r.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Amount)
+	}, `UPDATE autogiro_transactions SET status = 'Sent', sent_file_id = $3, sent_on = $4, updated_at = $6,
+		payment_date = CASE WHEN payment_date < $5 THEN $5 ELSE payment_date END
+		WHERE tenant_id = $1 AND account_id = $2 AND status = 'Created' AND EXISTS (SELECT 1 FROM autogiro_mandates m
+			WHERE m.id = autogiro_transactions.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')
+		RETURNING id, mandate_id, kind, payment_date, reference, amount`,
+		tx.tenant, accountID, fileID, today, earliest, ts(now))
+}
+
+// ClaimAutogiroPaymentCancellations takes the account's pending payment
+// cancellations (TK25) into file fileID, except those of payments sent
+// today.
+func (tx *Tx) ClaimAutogiroPaymentCancellations(ctx context.Context, accountID, fileID, today string, now time.Time) ([]AutogiroPaymentItem, error) {
+	return queryAll(ctx, tx.tx, func(r scanner) (AutogiroPaymentItem, error) {
+		var p AutogiroPaymentItem
+		return p, r.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Amount)
+	}, `UPDATE autogiro_transactions SET cancel_pending = FALSE, cancel_file_id = $3, updated_at = $5
+		WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND sent_on < $4
+		RETURNING id, mandate_id, kind, payment_date, reference, amount`,
+		tx.tenant, accountID, fileID, today, ts(now))
+}
+
+// InsertAutogiroExportFile stores a written file.
+func (tx *Tx) InsertAutogiroExportFile(ctx context.Context, f AutogiroExportFile) error {
+	_, err := tx.tx.ExecContext(ctx, `INSERT INTO autogiro_export_files (tenant_id, id, organization_id, file_name, content,
+		counts, debit_total, refund_total, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		tx.tenant, f.ID, f.OrganizationID, f.FileName, f.Content, f.Counts, f.DebitTotal, f.RefundTotal, ts(f.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("store: insert autogiro export file: %w", err)
+	}
+	return nil
+}
+
+// AutogiroExportFile returns a stored file of the context's tenant.
+func (s *Store) AutogiroExportFile(ctx context.Context, id string) (AutogiroExportFile, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return AutogiroExportFile{}, err
+	}
+	if !ValidID(id) {
+		return AutogiroExportFile{}, ErrNotFound
+	}
+	var f AutogiroExportFile
+	err = s.readRow(ctx, `SELECT id, organization_id, file_name, content, counts, debit_total, refund_total, created_at
+		FROM autogiro_export_files WHERE tenant_id = $1 AND id = $2`, tenant, id).Scan(&f.ID, &f.OrganizationID,
+		&f.FileName, &f.Content, &f.Counts, &f.DebitTotal, &f.RefundTotal, &f.CreatedAt)
+	if err != nil {
+		return AutogiroExportFile{}, fmt.Errorf("store: autogiro export file %s: %w", id, notFound(err))
+	}
+	f.CreatedAt = f.CreatedAt.UTC()
+	return f, nil
+}
+
+// RecordAutogiroImport records a report file by its SHA-256. A file
+// imported before returns its first summary and true: importing it again
+// changes nothing.
+func (tx *Tx) RecordAutogiroImport(ctx context.Context, id, sha, kind string, now time.Time) (string, bool, error) {
+	var got string
+	err := tx.tx.QueryRowContext(ctx, `INSERT INTO autogiro_imports (tenant_id, id, sha256, kind, summary, created_at)
+		VALUES ($1, $2, $3, $4, '', $5) ON CONFLICT (tenant_id, sha256) DO NOTHING RETURNING id`,
+		tx.tenant, id, sha, kind, ts(now)).Scan(&got)
+	if err == nil {
+		return "", false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", false, fmt.Errorf("store: record autogiro import: %w", err)
+	}
+	var summary string
+	if err := tx.tx.QueryRowContext(ctx, `SELECT summary FROM autogiro_imports WHERE tenant_id = $1 AND sha256 = $2`,
+		tx.tenant, sha).Scan(&summary); err != nil {
+		return "", false, fmt.Errorf("store: autogiro import %s: %w", sha, err)
+	}
+	return summary, true, nil
+}
+
+// SetAutogiroImportSummary stores what an import changed.
+func (tx *Tx) SetAutogiroImportSummary(ctx context.Context, id, summary string) error {
+	_, err := tx.tx.ExecContext(ctx, `UPDATE autogiro_imports SET summary = $3 WHERE tenant_id = $1 AND id = $2`, tx.tenant, id, summary)
+	return err
+}
+
+// AutogiroOpenPayments returns the account's transactions a report can
+// speak of (sent, or cancelled after being sent), with their payer numbers.
+func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID string, fn func(AutogiroPaymentItem) error) error {
+	rows, err := tx.tx.QueryContext(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.status, t.amount,
+		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_mandates m
+		JOIN autogiro_transactions t ON t.tenant_id = m.tenant_id AND t.mandate_id = m.id
+		WHERE m.tenant_id = $1 AND m.account_id = $2 AND t.sent_file_id IS NOT NULL AND t.status IN ('Sent', 'Cancelled')`,
+		tx.tenant, accountID)
+	if err != nil {
+		return fmt.Errorf("store: open autogiro payments: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p AutogiroPaymentItem
+		if err := rows.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Status, &p.Amount, &p.PayerNumber, &p.HasInvoice); err != nil {
+			return err
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// SetAutogiroTransactionResult records what a report said of a
+// transaction; settle marks it for a Kadens payment (SettleAutogiro).
+func (tx *Tx) SetAutogiroTransactionResult(ctx context.Context, id, status, code string, settle bool, now time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE autogiro_transactions SET status = $3, status_code = $4, settle_pending = $5, updated_at = $6
+		WHERE tenant_id = $1 AND id = $2`, tx.tenant, id, status, code, settle, ts(now))
+	if err != nil {
+		return fmt.Errorf("store: autogiro transaction %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetAutogiroTransactionResults is SetAutogiroTransactionResult for many
+// transactions at once (an import applies a report in batches: one
+// statement per few hundred records instead of one per record).
+func (tx *Tx) SetAutogiroTransactionResults(ctx context.Context, ids []string, status, code string, settle bool, now time.Time) error {
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		args := make([]any, 0, n+5)
+		args = append(args, tx.tenant, status, code, settle, ts(now))
+		var in strings.Builder
+		for i, id := range ids[:n] {
+			if i > 0 {
+				in.WriteString(", ")
+			}
+			fmt.Fprintf(&in, "$%d", len(args)+1)
+			args = append(args, id)
+		}
+		if _, err := tx.tx.ExecContext(ctx, `UPDATE autogiro_transactions SET status = $2, status_code = $3, settle_pending = $4,
+			updated_at = $5 WHERE tenant_id = $1 AND id IN (`+in.String()+`)`, args...); err != nil {
+			return fmt.Errorf("store: autogiro transaction results: %w", err)
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// AutogiroToSettle returns up to limit transactions whose report result
+// has not become a Kadens payment yet.
+func (s *Store) AutogiroToSettle(ctx context.Context, limit int) ([]AutogiroTransaction, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := queryAll(ctx, s.w, scanAGTransaction, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
+		WHERE tenant_id = $1 AND settle_pending ORDER BY id LIMIT $2`, tenant, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: autogiro transactions to settle: %w", err)
+	}
+	return out, nil
+}
+
+// MarkAutogiroSettled records the payment a transaction became (nil: none
+// is due, e.g. a refund or a debit of no invoice).
+func (s *Store) MarkAutogiroSettled(ctx context.Context, id string, paymentID *string) error {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.ExecContext(ctx, `UPDATE autogiro_transactions SET settle_pending = FALSE, payment_id = $3
+		WHERE tenant_id = $1 AND id = $2`, tenant, id, paymentID)
+	if err != nil {
+		return fmt.Errorf("store: settle autogiro transaction %s: %w", id, err)
+	}
+	return nil
+}
