@@ -23,7 +23,7 @@ const maxImportRows = 1000
 // /paymentagreement without the subscriber, and what an order may carry
 // instead of a paymentAgreementId.
 type AgreementParamsInput struct {
-	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro are not supported yet (400)."`
+	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit."`
 	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
 	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
 }
@@ -32,7 +32,7 @@ type AgreementParamsInput struct {
 // POST /paymentagreement/import: exactly the contract's fields.
 type PaymentAgreementInput struct {
 	SubscriberID               *string `json:"subscriberId" required:"true" format:"uuid" description:"A subscriber of the tenant."`
-	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro are not supported yet (400)."`
+	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit."`
 	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
 	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
 }

@@ -19,12 +19,14 @@ func TestProviderSeamKeepsTheWords(t *testing.T) {
 			body map[string]any
 			want string // field: message|field: message
 		}{
-			{map[string]any{"providerType": "autogiro"},
-				"providerType: Autogiro agreements are not supported yet: their mandates come with the Autogiro integration"},
+			{map[string]any{"providerType": "autogiro", "providerAgreementReference": "1234"},
+				`providerAgreementReference: must be the id of an Autogiro mandate of this tenant; "1234" is none`},
+			{map[string]any{"providerType": "AvtaleGiro", "providerAgreementReference": "1234", "paymentMethod": "Card"},
+				"paymentMethod: must be DirectDebit for AvtaleGiro agreements"},
 			{map[string]any{"providerType": "Vipps"},
-				`providerType: "Vipps" is not a provider type: one of Invoice, EHF, OIO, External`},
+				`providerType: "Vipps" is not a provider type: one of Invoice, EHF, OIO, External, Autogiro, AvtaleGiro`},
 			{map[string]any{"providerType": " "},
-				"providerType: is required: one of Invoice, EHF, OIO, External"},
+				"providerType: is required: one of Invoice, EHF, OIO, External, Autogiro, AvtaleGiro"},
 			{map[string]any{"providerType": "ehf", "providerAgreementReference": "923609017", "paymentMethod": "Card"},
 				`providerAgreementReference: "923609017" is not a Norwegian organization number: the check digit does not match|` +
 					"paymentMethod: must be eInvoice for EHF agreements"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -24,6 +25,29 @@ var Events = []string{store.EventInvoiceIssued, store.EventCreditNoteIssued}
 type Dispatcher struct {
 	Registry *Registry
 	Store    *store.Store
+	// Now is the wall clock (default time.Now); a test tenant's hooks get
+	// its own clock instead (Invoice.Now, Document.Now).
+	Now func() time.Time
+}
+
+// tenantNow is tenant's time: its clock for a test tenant (as the API
+// takes it), else the wall clock.
+func (d Dispatcher) tenantNow(ctx context.Context, tenantID string) (time.Time, error) {
+	wall := time.Now
+	if d.Now != nil {
+		wall = d.Now
+	}
+	t, err := d.Store.TenantByID(ctx, tenantID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if !t.Test {
+		return wall().UTC(), nil
+	}
+	if t.Clock != nil {
+		return t.Clock.UTC(), nil
+	}
+	return t.CreatedAt.UTC(), nil
 }
 
 // Handle runs the hooks for event ev of tenant tenantID. Events of other
@@ -57,8 +81,12 @@ func (d Dispatcher) Handle(ctx context.Context, tenantID string, ev store.Event)
 	if !ok {
 		return nil
 	}
-	ref := Invoice{TenantID: tenantID, InvoiceID: inv.ID, AgreementID: a.ID, EventID: ev.ID}
-	doc := Document{TenantID: tenantID, Kind: DocumentInvoice, ID: inv.ID, InvoiceID: inv.ID, AgreementID: a.ID, EventID: ev.ID}
+	now, err := d.tenantNow(ctx, tenantID)
+	if err != nil {
+		return fmt.Errorf("provider: event %s: tenant time: %w", ev.ID, err)
+	}
+	ref := Invoice{TenantID: tenantID, InvoiceID: inv.ID, AgreementID: a.ID, EventID: ev.ID, Now: now}
+	doc := Document{TenantID: tenantID, Kind: DocumentInvoice, ID: inv.ID, InvoiceID: inv.ID, AgreementID: a.ID, EventID: ev.ID, Now: now}
 	collect := p.InvoiceIssued
 	if ev.EventType == store.EventCreditNoteIssued {
 		ref.CreditNoteID = data.CreditNoteID

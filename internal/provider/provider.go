@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kadens/kadens/internal/checkdigit"
 	"github.com/kadens/kadens/internal/validation"
@@ -50,6 +51,9 @@ type Invoice struct {
 	CreditNoteID string
 	AgreementID  string
 	EventID      string
+	// Now is the tenant's time when the event is handled (a test tenant's
+	// clock): the "today" of a collection's earliest date.
+	Now time.Time
 }
 
 // Document kinds a delivery hook receives.
@@ -69,6 +73,8 @@ type Document struct {
 	InvoiceID   string
 	AgreementID string
 	EventID     string
+	// Now is the tenant's time when the event is handled.
+	Now time.Time
 }
 
 // Provider is one payment-agreement provider type: function values, each

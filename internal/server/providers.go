@@ -1,23 +1,32 @@
 package server
 
 import (
+	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/avtalegiro"
+	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/provider/ehf"
 	"github.com/kadens/kadens/internal/provider/external"
 	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/provider/oio"
+	"github.com/kadens/kadens/internal/store"
 )
 
 // providers registers the payment-agreement provider types, one line each,
-// in the order error messages list them. A provider whose hooks need the
-// store or settings (Autogiro, AvtaleGiro, Peppol delivery) is built here from
-// what New has, e.g. autogiro.New(st, cfg).Provider() (docs/ARCHITECTURE.md,
-// "Where a new payment provider goes").
-func providers() *provider.Registry {
+// in the order error messages list them (docs/ARCHITECTURE.md, "Where a new
+// payment provider goes"). EHF and OIO documents go through the Peppol
+// network when delivery is configured (delivery non-nil).
+func providers(st *store.Store, delivery *peppol.Deliverer) *provider.Registry {
+	ehfP, oioP := ehf.Provider, oio.Provider
+	if delivery != nil {
+		ehfP.Deliver, oioP.Deliver = delivery.Hook, delivery.Hook
+	}
 	return provider.NewRegistry(
 		invoice.Provider,
-		ehf.Provider,
-		oio.Provider,
+		ehfP,
+		oioP,
 		external.Provider,
+		autogiro.Registration(st),
+		avtalegiro.Registration(st),
 	)
 }

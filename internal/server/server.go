@@ -27,6 +27,7 @@ import (
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/peppol"
+	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -52,9 +53,12 @@ type Server struct {
 	Webhooks *webhook.Dispatcher
 	// Peppol sends the invoices and credit notes of EHF/OIO subscriptions
 	// to the configured access point (nil when none is; docs/PEPPOL.md).
-	// Its Run loop retries and follows deliveries; Deliver is the hook to
-	// call after InvoiceIssued and CreditNoteIssued.
+	// Its Run loop retries and follows deliveries; its Hook is the EHF and
+	// OIO providers' delivery hook.
 	Peppol *peppol.Deliverer
+	// Providers are the registered payment-agreement provider types; their
+	// hooks run from the outbox consumer "providers" (provider.Dispatcher).
+	Providers *provider.Registry
 }
 
 // New opens the store (migrating it) and builds every component, without
@@ -110,10 +114,20 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		Reach: webhook.Reach{Private: cfg.WebhookAllowPrivate, LinkLocal: cfg.WebhookAllowLinkLocal}, Concurrency: cfg.WebhookConcurrency, Metrics: webhook.NewMetrics(reg)})
 	pc := cfg.Peppol
 	lookup := peppol.NewLookup(peppol.LookupConfig{Zone: pc.SMLZone, DNSServer: pc.DNSServer, DirectoryURL: pc.DirectoryURL, TTL: pc.LookupTTL})
+	// Peppol delivery runs when an access point or a drop directory is set.
+	var delivery *peppol.Deliverer
+	switch {
+	case pc.APURL != "":
+		delivery = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.AccessPoint{URL: pc.APURL, Token: pc.APToken,
+			Username: pc.APUsername, Password: pc.APPassword}}
+	case pc.DropDir != "":
+		delivery = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.Directory{Dir: pc.DropDir}}
+	}
+	registry := providers(st, delivery)
 	a, err := api.New(api.Options{
 		Peppol:    lookup,
 		Webhooks:  hooks,
-		Providers: providers(),
+		Providers: registry,
 		Store:     st,
 		Engine:    eng,
 		Verifier:  auth.NewVerifier(ctx, auth.Options{IdP: idpCfg, Keys: keys, External: cfg.Issuers()}),
@@ -128,13 +142,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	}
 	s := &Server{cfg: cfg, log: log, Store: st, Keys: keys, API: a, Engine: eng, IdP: idp.New(idpCfg, st, keys, log), Addrs: map[string]string{}}
 	s.Webhooks = hooks
-	switch {
-	case pc.APURL != "":
-		s.Peppol = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.AccessPoint{URL: pc.APURL, Token: pc.APToken,
-			Username: pc.APUsername, Password: pc.APPassword}}
-	case pc.DropDir != "":
-		s.Peppol = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.Directory{Dir: pc.DropDir}}
-	}
+	s.Peppol = delivery
+	s.Providers = registry
 
 	main := http.NewServeMux()
 	main.Handle("/", a.Handler())
