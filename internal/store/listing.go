@@ -145,24 +145,28 @@ func (s *Store) listColumns(cols []string) string {
 }
 
 // listTime scans a timestamp of a list query: a time (PostgreSQL) or the
-// stored text (SQLite, see listColumns); NULL leaves it nil.
-type listTime struct{ t *time.Time }
+// stored text (SQLite, see listColumns); NULL leaves it unset. It holds
+// the value rather than a pointer, so a required timestamp costs no
+// allocation (ptr makes one for the nullable ones).
+type listTime struct {
+	t     time.Time
+	valid bool
+}
 
 func (l *listTime) Scan(v any) error {
 	switch x := v.(type) {
 	case nil:
-		l.t = nil
+		*l = listTime{}
 		return nil
 	case time.Time:
-		t := x.UTC()
-		l.t = &t
+		*l = listTime{x.UTC(), true}
 		return nil
 	case string:
 		t, err := parseDBTime(x)
 		if err != nil {
 			return err
 		}
-		l.t = &t
+		*l = listTime{t, true}
 		return nil
 	case []byte:
 		return l.Scan(string(x))
@@ -170,11 +174,16 @@ func (l *listTime) Scan(v any) error {
 	return fmt.Errorf("store: cannot read %T as a timestamp", v)
 }
 
-func (l listTime) value() time.Time {
-	if l.t == nil {
-		return time.Time{}
+// value is the time, zero if NULL.
+func (l listTime) value() time.Time { return l.t }
+
+// ptr is the time, nil if NULL.
+func (l listTime) ptr() *time.Time {
+	if !l.valid {
+		return nil
 	}
-	return *l.t
+	t := l.t
+	return &t
 }
 
 // parseDBTime reads a timestamp as SQLite stores it: dbTimeLayout
@@ -294,32 +303,38 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 	}
 	defer rows.Close()
 	out := make([]ListedSubscription, 0, min(p.Limit+1, 128))
+	// The scan's destinations live outside the loop: scanning into the
+	// fields of a fresh ListedSubscription (728 bytes) moved each row's to
+	// the heap.
 	var (
-		pkg                                                     sql.RawBytes
-		orderID, agreement, chainID, prev, next                 sql.NullString
-		chainStep                                               sql.NullInt64
-		start, end, renew, cancelled, effective, deact, created listTime
+		id, subscriberID, organizationID, currency, timeZone, reason string
+		stepPeriod                                                   int
+		pkg                                                          sql.RawBytes
+		orderID, agreement, chainID, prev, next                      sql.NullString
+		chainStep                                                    sql.NullInt64
+		start, end, renew, cancelled, effective, deact, created      listTime
 	)
 	for len(out) <= p.Limit && rows.Next() {
-		var sub ListedSubscription
-		err := rows.Scan(&sub.ID, &sub.SubscriberID, &sub.OrganizationID, &orderID, &agreement, &sub.Currency, &pkg,
-			&chainID, &chainStep, &sub.StepPeriod, &sub.TimeZone, &start, &end, &renew, &prev, &next, &cancelled, &effective,
-			&sub.CancelReason, &deact, &created)
+		err := rows.Scan(&id, &subscriberID, &organizationID, &orderID, &agreement, &currency, &pkg,
+			&chainID, &chainStep, &stepPeriod, &timeZone, &start, &end, &renew, &prev, &next, &cancelled, &effective,
+			&reason, &deact, &created)
 		if err != nil {
 			return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 		}
-		if sub.PackageJSON, err = viewOfPackage(pkg, fullPackage); err != nil {
-			return nil, "", fmt.Errorf("store: list subscriptions: subscription %s package: %w", sub.ID, err)
-		}
-		sub.OrderID, sub.PaymentAgreementID, sub.ChainID = nullString(orderID), nullString(agreement), nullString(chainID)
-		sub.PreviousID, sub.NextID = nullString(prev), nullString(next)
+		out = append(out, ListedSubscription{Subscription: Subscription{ID: id, SubscriberID: subscriberID,
+			OrganizationID: organizationID, OrderID: nullString(orderID), PaymentAgreementID: nullString(agreement),
+			Currency: currency, ChainID: nullString(chainID), StepPeriod: stepPeriod, TimeZone: timeZone,
+			PeriodStart: start.value(), PeriodEnd: end.value(), RenewAt: renew.ptr(), PreviousID: nullString(prev),
+			NextID: nullString(next), CancelledAt: cancelled.ptr(), CancelEffectiveAt: effective.ptr(), CancelReason: reason,
+			DeactivatedAt: deact.ptr(), CreatedAt: created.value()}})
+		sub := &out[len(out)-1]
 		if chainStep.Valid {
 			n := int(chainStep.Int64)
 			sub.ChainStep = &n
 		}
-		sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = start.value(), end.value(), created.value()
-		sub.RenewAt, sub.CancelledAt, sub.CancelEffectiveAt, sub.DeactivatedAt = renew.t, cancelled.t, effective.t, deact.t
-		out = append(out, sub)
+		if sub.PackageJSON, err = viewOfPackage(pkg, fullPackage); err != nil {
+			return nil, "", fmt.Errorf("store: list subscriptions: subscription %s package: %w", id, err)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
@@ -377,19 +392,22 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 		seller, buyer, lines, vatTotals  sql.RawBytes
 		sellers                          = map[string]Seller{}
 	)
-	for len(out) <= p.Limit && rows.Next() {
-		var inv Invoice
-		dest := []any{&inv.ID, &inv.InvoiceNumber, &inv.OrganizationID, &inv.PaymentDemandID, &inv.SubscriberAccountID,
-			&inv.SubscriberID, &sub, &agreement, &inv.Currency, &inv.PricesIncludeVAT, &inv.Status, &issued, &due,
-			&inv.IssueDate, &inv.DueDate, &start, &end, &net, &vat, &gross, &inv.KID, &created}
-		for _, part := range []struct {
-			on  bool
-			dst *sql.RawBytes
-		}{{parts.Seller, &seller}, {parts.Buyer, &buyer}, {parts.Lines, &lines}, {parts.VATTotals, &vatTotals}} {
-			if part.on {
-				dest = append(dest, part.dst)
-			}
+	// One Invoice to scan into, outside the loop: a fresh one per row (768
+	// bytes) moved to the heap with the pointers the scan takes.
+	var inv Invoice
+	dest := []any{&inv.ID, &inv.InvoiceNumber, &inv.OrganizationID, &inv.PaymentDemandID, &inv.SubscriberAccountID,
+		&inv.SubscriberID, &sub, &agreement, &inv.Currency, &inv.PricesIncludeVAT, &inv.Status, &issued, &due,
+		&inv.IssueDate, &inv.DueDate, &start, &end, &net, &vat, &gross, &inv.KID, &created}
+	for _, part := range []struct {
+		on  bool
+		dst *sql.RawBytes
+	}{{parts.Seller, &seller}, {parts.Buyer, &buyer}, {parts.Lines, &lines}, {parts.VATTotals, &vatTotals}} {
+		if part.on {
+			dest = append(dest, part.dst)
 		}
+	}
+	for len(out) <= p.Limit && rows.Next() {
+		inv = Invoice{}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, "", fmt.Errorf("store: list invoices: %w", err)
 		}
@@ -399,7 +417,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 		}
 		inv.SubscriptionID, inv.PaymentAgreementID = nullString(sub), nullString(agreement)
 		inv.IssuedAt, inv.DueAt, inv.CreatedAt = issued.value(), due.value(), created.value()
-		inv.PeriodStart, inv.PeriodEnd = start.t, end.t
+		inv.PeriodStart, inv.PeriodEnd = start.ptr(), end.ptr()
 		inv.Net, inv.VAT, inv.Gross = catalog.NewAmount(net, cur), catalog.NewAmount(vat, cur), catalog.NewAmount(gross, cur)
 		if parts.Seller {
 			// An organization's invoices mostly carry the same seller.
