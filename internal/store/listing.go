@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,9 +22,10 @@ import (
 // them again (~129 KB, ~1.6 ms of CPU), and every timestamp went through
 // the SQLite driver's layout guessing. A list query here selects only the
 // columns a list shows, reads SQLite timestamps as text with one fixed
-// layout, runs as a prepared statement, and turns each distinct package
-// text into its JSON once per process (packageViews). docs/PERFORMANCE.md
-// ("Lists") has the numbers.
+// layout, runs as a prepared statement, and reads a period's package by
+// its hash only (subscription_packages), turning each distinct package
+// into its JSON once per process (packageViews). docs/PERFORMANCE.md
+// ("List pages") has the numbers.
 
 // PackageSummary is the package of a subscription as lists show it: what
 // tells the periods of a list apart. Its fields have the names and types
@@ -59,17 +61,18 @@ func SummarizePackage(p catalog.SubscriptionPackage) PackageSummary {
 		SubscriptionPackageChainID: p.SubscriptionPackageChainID, ChainStepOrder: p.ChainStepOrder, ChainStepPeriods: p.ChainStepPeriods}
 }
 
-// packageView is the JSON a list shows for one stored package text.
+// packageView is the JSON a list shows for one stored package.
 type packageView struct {
 	summary, full []byte
 }
 
-// packageViews maps stored package texts to their list JSON, for the whole
-// process: a tenant's periods share a handful of packages, so a page
-// decodes none after the first. The value is a function of the key alone
-// (the text), so sharing it between tenants shows nobody anything. It is
-// emptied when it reaches packageViewsMax entries, which bounds it to a few
-// MiB; the next pages fill it again.
+// packageViews maps stored packages, by hash (packageHash), to their list
+// JSON, for the whole process: a tenant's periods share a handful of
+// packages, so a page decodes none after the first. The value is a
+// function of the package text alone, which the hash names, so sharing it
+// between tenants shows nobody anything. It is emptied when it reaches
+// packageViewsMax entries, which bounds it to a few MiB; the next pages
+// fill it again.
 var packageViews = struct {
 	sync.RWMutex
 	m map[string]packageView
@@ -77,37 +80,106 @@ var packageViews = struct {
 
 const packageViewsMax = 2048
 
-// viewOfPackage returns the list JSON of a stored package text, the
-// summary's or (full) the whole package's. raw is only read.
-func viewOfPackage(raw []byte, full bool) ([]byte, error) {
+// cachedPackageView returns the list JSON of the package stored as hash
+// if packageViews has it: the summary's or (full) the whole package's.
+func cachedPackageView(hash string, full bool) ([]byte, bool) {
 	packageViews.RLock()
-	v, ok := packageViews.m[string(raw)] // no copy: the compiler keys the lookup by the bytes
+	v, ok := packageViews.m[hash]
 	packageViews.RUnlock()
-	if !ok {
-		var p catalog.SubscriptionPackage
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, err
-		}
-		var err error
-		if v.summary, err = json.Marshal(SummarizePackage(p)); err != nil {
-			return nil, err
-		}
-		// Re-encoded rather than passed through: a package stored by an
-		// older version lacks the fields added since, which GET shows.
-		if v.full, err = json.Marshal(p); err != nil {
-			return nil, err
-		}
-		packageViews.Lock()
-		if len(packageViews.m) >= packageViewsMax {
-			clear(packageViews.m)
-		}
-		packageViews.m[string(raw)] = v
-		packageViews.Unlock()
+	if full {
+		return v.full, ok
 	}
+	return v.summary, ok
+}
+
+// viewOfPackage returns the list JSON of package text raw, stored as
+// hash, and remembers it in packageViews.
+func viewOfPackage(hash string, raw []byte, full bool) ([]byte, error) {
+	var p catalog.SubscriptionPackage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	var (
+		v   packageView
+		err error
+	)
+	if v.summary, err = json.Marshal(SummarizePackage(p)); err != nil {
+		return nil, err
+	}
+	// Re-encoded rather than passed through: a package stored by an
+	// older version lacks the fields added since, which GET shows.
+	if v.full, err = json.Marshal(p); err != nil {
+		return nil, err
+	}
+	packageViews.Lock()
+	if len(packageViews.m) >= packageViewsMax {
+		clear(packageViews.m)
+	}
+	packageViews.m[hash] = v
+	packageViews.Unlock()
 	if full {
 		return v.full, nil
 	}
 	return v.summary, nil
+}
+
+// fillPackageViews sets the PackageJSON of the subscriptions of page
+// whose package packageViews did not have (missing: their package hashes
+// by index in page), reading those packages in one query.
+func (s *Store) fillPackageViews(ctx context.Context, tenant string, page []ListedSubscription, missing map[int]string, full bool) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	hashes := make([]string, 0, len(missing))
+	args := []any{tenant}
+	for _, h := range missing {
+		if !slices.Contains(hashes, h) {
+			hashes = append(hashes, h)
+			args = append(args, h)
+		}
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT hash, package FROM subscription_packages WHERE tenant_id = $1 AND hash IN (`+
+		placeholders(2, len(hashes))+`)`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	views := make(map[string][]byte, len(hashes))
+	for rows.Next() {
+		var (
+			hash string
+			raw  []byte
+		)
+		if err := rows.Scan(&hash, &raw); err != nil {
+			return err
+		}
+		if views[hash], err = viewOfPackage(hash, raw, full); err != nil {
+			return fmt.Errorf("package %s: %w", hash, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i, h := range missing {
+		v, ok := views[h]
+		if !ok {
+			return fmt.Errorf("subscription %s: package %s is not stored", page[i].ID, h)
+		}
+		page[i].PackageJSON = v
+	}
+	return nil
+}
+
+// placeholders is "$from, $from+1, …", n of them.
+func placeholders(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(from+i))
+	}
+	return b.String()
 }
 
 // ListedSubscription is a subscription period as a list shows it. Package
@@ -124,7 +196,7 @@ type ListedSubscription struct {
 
 // listSubscriptionColumns are the columns of a ListedSubscription.
 var listSubscriptionColumns = []string{"id", "subscriber_id", "organization_id", "order_id", "payment_agreement_id", "currency",
-	"package", "chain_id", "chain_step", "step_period", "time_zone", "period_start!", "period_end!", "renew_at!", "previous_id",
+	"package_hash", "chain_id", "chain_step", "step_period", "time_zone", "period_start!", "period_end!", "renew_at!", "previous_id",
 	"next_id", "cancelled_at!", "cancel_effective_at!", "cancel_reason", "deactivated_at!", "created_at!"}
 
 // listColumns joins columns for a list's SELECT. Timestamp columns (marked
@@ -145,24 +217,28 @@ func (s *Store) listColumns(cols []string) string {
 }
 
 // listTime scans a timestamp of a list query: a time (PostgreSQL) or the
-// stored text (SQLite, see listColumns); NULL leaves it nil.
-type listTime struct{ t *time.Time }
+// stored text (SQLite, see listColumns); NULL leaves it unset. It holds
+// the value rather than a pointer, so a required timestamp costs no
+// allocation (ptr makes one for the nullable ones).
+type listTime struct {
+	t     time.Time
+	valid bool
+}
 
 func (l *listTime) Scan(v any) error {
 	switch x := v.(type) {
 	case nil:
-		l.t = nil
+		*l = listTime{}
 		return nil
 	case time.Time:
-		t := x.UTC()
-		l.t = &t
+		*l = listTime{x.UTC(), true}
 		return nil
 	case string:
 		t, err := parseDBTime(x)
 		if err != nil {
 			return err
 		}
-		l.t = &t
+		*l = listTime{t, true}
 		return nil
 	case []byte:
 		return l.Scan(string(x))
@@ -170,11 +246,16 @@ func (l *listTime) Scan(v any) error {
 	return fmt.Errorf("store: cannot read %T as a timestamp", v)
 }
 
-func (l listTime) value() time.Time {
-	if l.t == nil {
-		return time.Time{}
+// value is the time, zero if NULL.
+func (l listTime) value() time.Time { return l.t }
+
+// ptr is the time, nil if NULL.
+func (l listTime) ptr() *time.Time {
+	if !l.valid {
+		return nil
 	}
-	return *l.t
+	t := l.t
+	return &t
 }
 
 // parseDBTime reads a timestamp as SQLite stores it: dbTimeLayout
@@ -294,34 +375,49 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 	}
 	defer rows.Close()
 	out := make([]ListedSubscription, 0, min(p.Limit+1, 128))
+	// The scan's destinations live outside the loop: scanning into the
+	// fields of a fresh ListedSubscription (728 bytes) moved each row's to
+	// the heap.
 	var (
-		pkg                                                     sql.RawBytes
-		orderID, agreement, chainID, prev, next                 sql.NullString
-		chainStep                                               sql.NullInt64
-		start, end, renew, cancelled, effective, deact, created listTime
+		id, subscriberID, organizationID, currency, timeZone, reason string
+		stepPeriod                                                   int
+		pkgHash                                                      string
+		missing                                                      map[int]string
+		orderID, agreement, chainID, prev, next                      sql.NullString
+		chainStep                                                    sql.NullInt64
+		start, end, renew, cancelled, effective, deact, created      listTime
 	)
 	for len(out) <= p.Limit && rows.Next() {
-		var sub ListedSubscription
-		err := rows.Scan(&sub.ID, &sub.SubscriberID, &sub.OrganizationID, &orderID, &agreement, &sub.Currency, &pkg,
-			&chainID, &chainStep, &sub.StepPeriod, &sub.TimeZone, &start, &end, &renew, &prev, &next, &cancelled, &effective,
-			&sub.CancelReason, &deact, &created)
+		err := rows.Scan(&id, &subscriberID, &organizationID, &orderID, &agreement, &currency, &pkgHash,
+			&chainID, &chainStep, &stepPeriod, &timeZone, &start, &end, &renew, &prev, &next, &cancelled, &effective,
+			&reason, &deact, &created)
 		if err != nil {
 			return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 		}
-		if sub.PackageJSON, err = viewOfPackage(pkg, fullPackage); err != nil {
-			return nil, "", fmt.Errorf("store: list subscriptions: subscription %s package: %w", sub.ID, err)
-		}
-		sub.OrderID, sub.PaymentAgreementID, sub.ChainID = nullString(orderID), nullString(agreement), nullString(chainID)
-		sub.PreviousID, sub.NextID = nullString(prev), nullString(next)
+		out = append(out, ListedSubscription{Subscription: Subscription{ID: id, SubscriberID: subscriberID,
+			OrganizationID: organizationID, OrderID: nullString(orderID), PaymentAgreementID: nullString(agreement),
+			Currency: currency, ChainID: nullString(chainID), StepPeriod: stepPeriod, TimeZone: timeZone,
+			PeriodStart: start.value(), PeriodEnd: end.value(), RenewAt: renew.ptr(), PreviousID: nullString(prev),
+			NextID: nullString(next), CancelledAt: cancelled.ptr(), CancelEffectiveAt: effective.ptr(), CancelReason: reason,
+			DeactivatedAt: deact.ptr(), CreatedAt: created.value()}})
+		sub := &out[len(out)-1]
 		if chainStep.Valid {
 			n := int(chainStep.Int64)
 			sub.ChainStep = &n
 		}
-		sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = start.value(), end.value(), created.value()
-		sub.RenewAt, sub.CancelledAt, sub.CancelEffectiveAt, sub.DeactivatedAt = renew.t, cancelled.t, effective.t, deact.t
-		out = append(out, sub)
+		var ok bool
+		if sub.PackageJSON, ok = cachedPackageView(pkgHash, fullPackage); !ok {
+			if missing == nil {
+				missing = map[int]string{}
+			}
+			missing[len(out)-1] = pkgHash
+		}
 	}
 	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
+	}
+	rows.Close() // before the packages are read, on the same connection
+	if err := s.fillPackageViews(ctx, tenant, out, missing, fullPackage); err != nil {
 		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 	}
 	out, nextID := trimPage(out, p, func(sub ListedSubscription) string { return sub.ID })
@@ -377,19 +473,22 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 		seller, buyer, lines, vatTotals  sql.RawBytes
 		sellers                          = map[string]Seller{}
 	)
-	for len(out) <= p.Limit && rows.Next() {
-		var inv Invoice
-		dest := []any{&inv.ID, &inv.InvoiceNumber, &inv.OrganizationID, &inv.PaymentDemandID, &inv.SubscriberAccountID,
-			&inv.SubscriberID, &sub, &agreement, &inv.Currency, &inv.PricesIncludeVAT, &inv.Status, &issued, &due,
-			&inv.IssueDate, &inv.DueDate, &start, &end, &net, &vat, &gross, &inv.KID, &created}
-		for _, part := range []struct {
-			on  bool
-			dst *sql.RawBytes
-		}{{parts.Seller, &seller}, {parts.Buyer, &buyer}, {parts.Lines, &lines}, {parts.VATTotals, &vatTotals}} {
-			if part.on {
-				dest = append(dest, part.dst)
-			}
+	// One Invoice to scan into, outside the loop: a fresh one per row (768
+	// bytes) moved to the heap with the pointers the scan takes.
+	var inv Invoice
+	dest := []any{&inv.ID, &inv.InvoiceNumber, &inv.OrganizationID, &inv.PaymentDemandID, &inv.SubscriberAccountID,
+		&inv.SubscriberID, &sub, &agreement, &inv.Currency, &inv.PricesIncludeVAT, &inv.Status, &issued, &due,
+		&inv.IssueDate, &inv.DueDate, &start, &end, &net, &vat, &gross, &inv.KID, &created}
+	for _, part := range []struct {
+		on  bool
+		dst *sql.RawBytes
+	}{{parts.Seller, &seller}, {parts.Buyer, &buyer}, {parts.Lines, &lines}, {parts.VATTotals, &vatTotals}} {
+		if part.on {
+			dest = append(dest, part.dst)
 		}
+	}
+	for len(out) <= p.Limit && rows.Next() {
+		inv = Invoice{}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, "", fmt.Errorf("store: list invoices: %w", err)
 		}
@@ -399,7 +498,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 		}
 		inv.SubscriptionID, inv.PaymentAgreementID = nullString(sub), nullString(agreement)
 		inv.IssuedAt, inv.DueAt, inv.CreatedAt = issued.value(), due.value(), created.value()
-		inv.PeriodStart, inv.PeriodEnd = start.t, end.t
+		inv.PeriodStart, inv.PeriodEnd = start.ptr(), end.ptr()
 		inv.Net, inv.VAT, inv.Gross = catalog.NewAmount(net, cur), catalog.NewAmount(vat, cur), catalog.NewAmount(gross, cur)
 		if parts.Seller {
 			// An organization's invoices mostly carry the same seller.

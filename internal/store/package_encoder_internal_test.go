@@ -32,8 +32,8 @@ func TestPackageEncoder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != string(want) {
-			t.Fatalf("step %d: %s, want %s", i, got, want)
+		if got != (storedPackage{packageHash(string(want)), string(want)}) {
+			t.Fatalf("step %d: %+v, want %s", i, got, want)
 		}
 		if len(enc.recent) > packageEncoderSize {
 			t.Fatalf("remembers %d packages, at most %d", len(enc.recent), packageEncoderSize)
@@ -44,7 +44,7 @@ func TestPackageEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := none.encode(distinct[0]); got != string(want) {
-		t.Errorf("nil encoder: %s, want %s", got, want)
+	if got, _ := none.encode(distinct[0]); got.json != string(want) || got.hash != packageHash(string(want)) {
+		t.Errorf("nil encoder: %+v, want %s", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -61,10 +62,46 @@ type Subscription struct {
 	TemplatePackageID *string `json:"-"`
 }
 
-const subscriptionColumns = `id, subscriber_id, organization_id, order_id, payment_agreement_id, currency, package, choices,
+// subscriptionColumns are the columns of a Subscription in a SELECT from
+// subscriptions (not aliased): the package is stored once per tenant and
+// content in subscription_packages (migration 00020) and read from there.
+const subscriptionColumns = `id, subscriber_id, organization_id, order_id, payment_agreement_id, currency,
+	(SELECT sp.package FROM subscription_packages sp WHERE sp.tenant_id = subscriptions.tenant_id AND sp.hash = subscriptions.package_hash),
+	choices, chain_id, chain_step, step_period, time_zone, anchor, period_index, period_start, period_end, renew_at,
+	previous_id, next_id, cancelled_at, cancel_effective_at, cancel_reason, deactivated_at, next_action_at, version, created_at,
+	template_package_id`
+
+// subscriptionInsertColumns are the columns args writes, in its order.
+const subscriptionInsertColumns = `id, subscriber_id, organization_id, order_id, payment_agreement_id, currency, package_hash, choices,
 	chain_id, chain_step, step_period, time_zone, anchor, period_index, period_start, period_end, renew_at,
 	previous_id, next_id, cancelled_at, cancel_effective_at, cancel_reason, deactivated_at, next_action_at, version, created_at,
 	template_package_id`
+
+// storedPackage is a package's JSON text and its key in
+// subscription_packages (packageHash).
+type storedPackage struct {
+	hash, json string
+}
+
+// storePackages adds the packages to the tenant's subscription_packages,
+// those it has already being left as they are (their text is the same).
+// Periods refer to them by hash, so this comes before the periods are
+// written, in the same transaction.
+func (tx *Tx) storePackages(ctx context.Context, pkgs ...storedPackage) error {
+	rows := make([][]any, 0, len(pkgs))
+	seen := make(map[string]bool, len(pkgs))
+	for _, p := range pkgs {
+		if !seen[p.hash] {
+			seen[p.hash] = true
+			rows = append(rows, []any{tx.tenant, p.hash, p.json})
+		}
+	}
+	if err := tx.insertRows(ctx, "subscription_packages", "tenant_id, hash, package", rows,
+		"ON CONFLICT (tenant_id, hash) DO NOTHING"); err != nil {
+		return fmt.Errorf("store: store subscription packages: %w", err)
+	}
+	return nil
+}
 
 // choicesJSON is the stored form of catalog.Choices (which has no JSON
 // tags of its own: it is the merge's input, not an API shape).
@@ -211,25 +248,26 @@ func optTS(t *time.Time) any {
 	return ts(*t)
 }
 
-// args are sub's values for subscriptionColumns. enc, if not nil,
-// remembers the packages it encoded (see packageEncoder).
-func (sub Subscription) args(enc *packageEncoder) ([]any, error) {
+// args are sub's values for subscriptionInsertColumns, and its package
+// as stored (storePackages). enc, if not nil, remembers the packages it
+// encoded (see packageEncoder).
+func (sub Subscription) args(enc *packageEncoder) ([]any, storedPackage, error) {
 	pkg, err := enc.encode(sub.Package)
 	if err != nil {
-		return nil, fmt.Errorf("store: encode package: %w", err)
+		return nil, pkg, fmt.Errorf("store: encode package: %w", err)
 	}
 	choices, err := EncodeChoices(sub.Choices)
 	if err != nil {
-		return nil, fmt.Errorf("store: encode choices: %w", err)
+		return nil, pkg, fmt.Errorf("store: encode choices: %w", err)
 	}
 	var chainStep any
 	if sub.ChainStep != nil {
 		chainStep = *sub.ChainStep
 	}
-	return []any{sub.ID, sub.SubscriberID, sub.OrganizationID, sub.OrderID, sub.PaymentAgreementID, sub.Currency, pkg, choices,
+	return []any{sub.ID, sub.SubscriberID, sub.OrganizationID, sub.OrderID, sub.PaymentAgreementID, sub.Currency, pkg.hash, choices,
 		sub.ChainID, chainStep, sub.StepPeriod, sub.TimeZone, ts(sub.Anchor), sub.PeriodIndex, ts(sub.PeriodStart), ts(sub.PeriodEnd), optTS(sub.RenewAt),
 		sub.PreviousID, sub.NextID, optTS(sub.CancelledAt), optTS(sub.CancelEffectiveAt), sub.CancelReason, optTS(sub.DeactivatedAt),
-		optTS(sub.NextActionAt), sub.Version, ts(sub.CreatedAt), sub.TemplatePackageID}, nil
+		optTS(sub.NextActionAt), sub.Version, ts(sub.CreatedAt), sub.TemplatePackageID}, pkg, nil
 }
 
 // packageEncoder encodes subscription packages as JSON, remembering the
@@ -243,41 +281,45 @@ type packageEncoder struct {
 }
 
 type encodedPackage struct {
-	pkg  catalog.SubscriptionPackage
-	json string
+	pkg    catalog.SubscriptionPackage
+	stored storedPackage
 }
 
 const packageEncoderSize = 4
 
-func (e *packageEncoder) encode(p catalog.SubscriptionPackage) (string, error) {
+func (e *packageEncoder) encode(p catalog.SubscriptionPackage) (storedPackage, error) {
 	if e != nil {
 		for _, r := range e.recent {
 			if reflect.DeepEqual(r.pkg, p) {
-				return r.json, nil
+				return r.stored, nil
 			}
 		}
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
-		return "", err
+		return storedPackage{}, err
 	}
+	stored := storedPackage{hash: packageHash(string(b)), json: string(b)}
 	if e != nil {
 		if len(e.recent) == packageEncoderSize {
 			e.recent = e.recent[1:]
 		}
-		e.recent = append(e.recent, encodedPackage{p, string(b)})
+		e.recent = append(e.recent, encodedPackage{p, stored})
 	}
-	return string(b), nil
+	return stored, nil
 }
 
 // InsertSubscription stores a new subscription (its ID set by the caller).
 func (tx *Tx) InsertSubscription(ctx context.Context, sub Subscription) error {
 	sub.Version = 1
-	args, err := sub.args(nil)
+	args, pkg, err := sub.args(nil)
 	if err != nil {
 		return err
 	}
-	_, err = tx.exec(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionColumns+`) VALUES ($1, $2, $3, $4, $5, $6,
+	if err := tx.storePackages(ctx, pkg); err != nil {
+		return err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionInsertColumns+`) VALUES ($1, $2, $3, $4, $5, $6,
 		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
 		append([]any{tx.tenant}, args...)...)
 	if err != nil {
@@ -293,16 +335,25 @@ func (tx *Tx) InsertSubscriptions(ctx context.Context, subs []Subscription) erro
 		return nil
 	}
 	rows := make([][]any, len(subs))
-	var enc packageEncoder
+	var (
+		enc  packageEncoder
+		pkgs []storedPackage
+	)
 	for i, sub := range subs {
 		sub.Version = 1
-		args, err := sub.args(&enc)
+		args, pkg, err := sub.args(&enc)
 		if err != nil {
 			return err
 		}
 		rows[i] = append([]any{tx.tenant}, args...)
+		if !slices.Contains(pkgs, pkg) { // a batch holds a few packages
+			pkgs = append(pkgs, pkg)
+		}
 	}
-	if err := tx.insertRows(ctx, "subscriptions", "tenant_id, "+subscriptionColumns, rows, ``); err != nil {
+	if err := tx.storePackages(ctx, pkgs...); err != nil {
+		return err
+	}
+	if err := tx.insertRows(ctx, "subscriptions", "tenant_id, "+subscriptionInsertColumns, rows, ``); err != nil {
 		return fmt.Errorf("store: insert subscriptions: %w", err)
 	}
 	return nil
@@ -313,15 +364,18 @@ func (tx *Tx) InsertSubscriptions(ctx context.Context, subs []Subscription) erro
 // changed it since it was read (same Version); otherwise it returns
 // ErrConflict and the caller's transaction must roll back.
 func (tx *Tx) UpdateSubscription(ctx context.Context, sub Subscription) error {
-	pkg, err := json.Marshal(sub.Package)
+	pkg, err := (*packageEncoder)(nil).encode(sub.Package)
 	if err != nil {
 		return fmt.Errorf("store: encode package: %w", err)
 	}
-	res, err := tx.exec(ctx, `UPDATE subscriptions SET package = $3, payment_agreement_id = $4, renew_at = $5,
+	if err := tx.storePackages(ctx, pkg); err != nil {
+		return err
+	}
+	res, err := tx.exec(ctx, `UPDATE subscriptions SET package_hash = $3, payment_agreement_id = $4, renew_at = $5,
 		next_id = $6, cancelled_at = $7, cancel_effective_at = $8, cancel_reason = $9, deactivated_at = $10,
 		next_action_at = $11, version = version + 1
 		WHERE tenant_id = $1 AND id = $2 AND version = $12`,
-		tx.tenant, sub.ID, string(pkg), sub.PaymentAgreementID, optTS(sub.RenewAt), sub.NextID, optTS(sub.CancelledAt),
+		tx.tenant, sub.ID, pkg.hash, sub.PaymentAgreementID, optTS(sub.RenewAt), sub.NextID, optTS(sub.CancelledAt),
 		optTS(sub.CancelEffectiveAt), sub.CancelReason, optTS(sub.DeactivatedAt), optTS(sub.NextActionAt), sub.Version)
 	if err != nil {
 		return fmt.Errorf("store: update subscription %s: %w", sub.ID, err)
