@@ -60,7 +60,7 @@ var (
 		"Work waiting for an outbox consumer (due, claimed or backing off): events for registered consumers, messages for webhook.",
 		[]string{"consumer"}, nil)
 	deadDesc = prometheus.NewDesc("kadens_outbox_dead",
-		"Dead-lettered work of an outbox consumer (Failed deliveries for webhook).", []string{"consumer"}, nil)
+		"Dead-lettered events of an outbox consumer (webhook's Failed deliveries are in kadens_webhook_attempts_total).", []string{"consumer"}, nil)
 	lagDesc = prometheus.NewDesc("kadens_outbox_lag_seconds",
 		"Age of the oldest work waiting for an outbox consumer; 0 when none waits.", []string{"consumer"}, nil)
 	unrelayedDesc = prometheus.NewDesc("kadens_outbox_unrelayed_events",
@@ -93,7 +93,9 @@ func (c *lagCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(unrelayedDesc, prometheus.GaugeValue, float64(unrelayed))
 	for _, l := range lags {
 		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(l.Pending), l.Consumer)
-		ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(l.Dead), l.Consumer)
+		if l.Dead >= 0 {
+			ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(l.Dead), l.Consumer)
+		}
 		age := 0.0
 		if !l.Oldest.IsZero() {
 			age = max(0, now.Sub(l.Oldest).Seconds())

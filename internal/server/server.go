@@ -24,6 +24,7 @@ import (
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -47,6 +48,10 @@ type Server struct {
 
 	// Webhooks delivers events to registered endpoints (docs/WEBHOOKS.md).
 	Webhooks *webhook.Dispatcher
+	// Outbox runs the other consumers of the events outbox (bank
+	// collection, e-invoice delivery): they register on it before Start
+	// (docs/ARCHITECTURE.md, "Events and their consumers").
+	Outbox *outbox.Runner
 }
 
 // New opens the store (migrating it) and builds every component, without
@@ -116,6 +121,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	}
 	s := &Server{cfg: cfg, log: log, Store: st, Keys: keys, API: a, Engine: eng, IdP: idp.New(idpCfg, st, keys, log), Addrs: map[string]string{}}
 	s.Webhooks = hooks
+	s.Outbox = outbox.New(outbox.Options{Store: st, Log: log, Metrics: outbox.NewMetrics(reg, st, log)})
 
 	main := http.NewServeMux()
 	main.Handle("/", a.Handler())
@@ -213,6 +219,9 @@ func (s *Server) Start(ctx context.Context) error {
 		s.maintain(bg)
 	}()
 	s.Webhooks.Start()
+	if err := s.Outbox.Start(ctx); err != nil {
+		return err
+	}
 	// Recorded only once listening, so that a start that fails (say, on a
 	// taken address) leaves the running server's URLs in place.
 	if err := s.Store.SetPublicURLs(ctx, store.PublicURLs{Base: s.cfg.BaseURL, IdP: s.cfg.IdPURL,
@@ -289,6 +298,9 @@ func (s *Server) Shutdown() error {
 		<-s.done
 		// In-flight webhook attempts get what is left of the timeout.
 		if err := s.Webhooks.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.Outbox.Stop(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}

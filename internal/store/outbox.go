@@ -339,7 +339,7 @@ func (s *Store) HasDueOutboxJobs(ctx context.Context, consumer string, now time.
 type ConsumerLag struct {
 	Consumer string
 	// Pending are the events waiting for it (due, claimed or backing off),
-	// Dead those whose retries ran out.
+	// Dead those whose retries ran out (-1: not counted, for webhook).
 	Pending, Dead int
 	// Oldest is when the oldest pending one was handed to it; zero when
 	// none is pending.
@@ -379,12 +379,12 @@ func (s *Store) ConsumerLags(ctx context.Context) (lags []ConsumerLag, unrelayed
 		if err != nil {
 			return err
 		}
-		w := ConsumerLag{Consumer: WebhookConsumer}
+		// Failed deliveries are not counted: no index holds them, and
+		// kadens_webhook_attempts_total{outcome="failed"} counts them.
+		w := ConsumerLag{Consumer: WebhookConsumer, Dead: -1}
 		var oldest anyTime
-		if err := q.QueryRowContext(ctx, `SELECT
-				(SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'Pending'),
-				(SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'Failed'),
-				(SELECT MIN(created_at) FROM webhook_deliveries WHERE status = 'Pending')`).Scan(&w.Pending, &w.Dead, &oldest); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'Pending'`).
+			Scan(&w.Pending, &oldest); err != nil {
 			return err
 		}
 		if oldest.t != nil {
