@@ -326,17 +326,21 @@ func (r *Runner) byName(name string) *consumer {
 	return &consumer{wake: make(chan struct{}, 1)}
 }
 
-// consumer is a registered consumer's loop: it claims as many jobs as it
-// has free handler slots, and sleeps until woken, a slot frees, its
-// earliest retry falls due or the poll interval passes.
+// consumer is a registered consumer's loop and workers. Concurrency
+// workers call the handler; the loop keeps up to three times as many jobs
+// claimed (queued or in a worker), claiming when at least half a
+// Concurrency's worth of room is free, so workers never wait for the next
+// claim transaction and claims are few. It sleeps until woken, room frees,
+// its earliest retry falls due or the poll interval passes.
 type consumer struct {
 	Consumer
-	r    *Runner
-	wake chan struct{}
-	slot chan struct{}
+	r     *Runner
+	wake  chan struct{}
+	slot  chan struct{}
+	queue chan store.OutboxJob
 
 	mu       sync.Mutex
-	inflight int
+	inflight int // claimed and not yet handled
 	due      time.Time
 }
 
@@ -350,12 +354,36 @@ func (c *consumer) Wake() {
 
 func (c *consumer) lease() time.Duration { return c.Timeout + 30*time.Second }
 
+func (c *consumer) capacity() int { return 3 * c.Concurrency }
+
 func (c *consumer) run(ctx, callCtx context.Context) {
 	defer c.r.loops.Done()
+	c.queue = make(chan store.OutboxJob, c.capacity())
+	// The workers are counted in r.calls: Stop waits for them (the handler
+	// calls in flight) apart from the loops.
+	c.r.calls.Add(c.Concurrency)
+	for range c.Concurrency {
+		go func() {
+			defer c.r.calls.Done()
+			for j := range c.queue {
+				if ctx.Err() == nil {
+					c.handle(callCtx, j)
+				} // else: left; its claim lapses and another attempt follows
+				c.mu.Lock()
+				c.inflight--
+				c.mu.Unlock()
+				select {
+				case c.slot <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	defer close(c.queue)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		starved := c.work(ctx, callCtx)
+		starved := c.work(ctx)
 		var slot <-chan struct{}
 		if starved {
 			slot = c.slot
@@ -377,18 +405,18 @@ func (c *consumer) run(ctx, callCtx context.Context) {
 	}
 }
 
-// work claims and starts jobs until none is due or no slot is free; it
-// reports whether it stopped for lack of slots.
-func (c *consumer) work(ctx, callCtx context.Context) bool {
+// work claims and queues jobs until none is due or there is no room; it
+// reports whether it stopped for lack of room.
+func (c *consumer) work(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		c.mu.Lock()
-		free := c.Concurrency - c.inflight
+		free := c.capacity() - c.inflight
 		now := c.r.o.Now()
 		if !c.due.IsZero() && !now.Before(c.due) {
 			c.due = time.Time{}
 		}
 		c.mu.Unlock()
-		if free <= 0 {
+		if free < max(1, c.Concurrency/2) {
 			return true
 		}
 		due, err := c.r.store.HasDueOutboxJobs(ctx, c.Name, now)
@@ -404,9 +432,8 @@ func (c *consumer) work(ctx, callCtx context.Context) bool {
 		c.mu.Lock()
 		c.inflight += len(jobs)
 		c.mu.Unlock()
-		c.r.calls.Add(len(jobs))
 		for _, j := range jobs {
-			go c.handle(callCtx, j)
+			c.queue <- j // never blocks: the queue holds capacity() jobs
 		}
 	}
 	return false
@@ -415,7 +442,6 @@ func (c *consumer) work(ctx, callCtx context.Context) bool {
 // handle calls the handler for one job and sends its outcome to be
 // recorded.
 func (c *consumer) handle(ctx context.Context, j store.OutboxJob) {
-	defer c.r.calls.Done()
 	start := c.r.o.Now()
 	err := c.call(ctx, j)
 	end := c.r.o.Now()
@@ -442,13 +468,6 @@ func (c *consumer) handle(ctx context.Context, j store.OutboxJob) {
 	}
 	c.r.o.Metrics.observe(c.Name, outcome, end.Sub(start))
 	c.r.results <- res
-	c.mu.Lock()
-	c.inflight--
-	c.mu.Unlock()
-	select {
-	case c.slot <- struct{}{}:
-	default:
-	}
 }
 
 // call runs the handler with the consumer's timeout, turning a panic into
