@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,24 +155,32 @@ func TestFailingConsumerHoldsBackNoOther(t *testing.T) {
 			ids = append(ids, commit(t, s, ctx, "InvoiceIssued", 4)...)
 		}
 		other := commit(t, s, ctx, "PaymentCompleted", 2) // taken by nobody
-		waitFor(t, "the steady consumer to get 20 events", 10*time.Second, func() bool { return steady.distinct() == 20 })
-		for _, id := range ids {
+		// Another tenant's events reach the handler with their tenant.
+		ctx2 := tenant(t, s)
+		theirs := commit(t, s, ctx2, "InvoiceIssued", 3)
+		waitFor(t, "the steady consumer to get 23 events", 10*time.Second, func() bool { return steady.distinct() == 23 })
+		for _, id := range append(ids, theirs...) {
 			if n := steady.count(id); n != 1 {
 				t.Errorf("steady consumer got event %s %d times", id, n)
 			}
-			if steady.tenants[id] != tenantOf(ctx) {
-				t.Errorf("event %s handed over with tenant %q", id, steady.tenants[id])
+			want := tenantOf(ctx)
+			if slices.Contains(theirs, id) {
+				want = tenantOf(ctx2)
+			}
+			if steady.tenants[id] != want {
+				t.Errorf("event %s handed over with tenant %q, want %q", id, steady.tenants[id], want)
 			}
 		}
+		ids = append(ids, theirs...)
 		for _, id := range other {
 			if steady.count(id) != 0 || broken.count(id) != 0 {
 				t.Errorf("event %s of a kind no consumer takes was handed over", id)
 			}
 		}
 		// The broken consumer: 1 attempt + 3 retries each, then Dead.
-		waitFor(t, "20 dead jobs", 10*time.Second, func() bool {
+		waitFor(t, "23 dead jobs", 10*time.Second, func() bool {
 			dead, err := s.DeadOutboxJobs(context.Background(), "broken", 100)
-			return err == nil && len(dead) == 20
+			return err == nil && len(dead) == 23
 		})
 		for _, id := range ids {
 			if n := broken.count(id); n != 4 {
@@ -190,18 +199,18 @@ func TestFailingConsumerHoldsBackNoOther(t *testing.T) {
 		for _, l := range lags {
 			byName[l.Consumer] = l
 		}
-		if byName["broken"].Dead != 20 || byName["broken"].Pending != 0 || byName["steady"].Pending != 0 || byName["steady"].Dead != 0 ||
+		if byName["broken"].Dead != 23 || byName["broken"].Pending != 0 || byName["steady"].Pending != 0 || byName["steady"].Dead != 0 ||
 			byName[store.WebhookConsumer].Pending == 0 || unrelayed != 0 {
 			t.Errorf("lags %+v, unrelayed %d", lags, unrelayed)
 		}
-		if got := gauge(t, reg, "kadens_outbox_dead", "broken"); got != 20 {
+		if got := gauge(t, reg, "kadens_outbox_dead", "broken"); got != 23 {
 			t.Errorf("kadens_outbox_dead{consumer=broken} = %v", got)
 		}
 
 		// Fixed and retried: each dead event is handled once more.
 		fixed.Store(true)
 		n, err := s.RetryDeadOutboxJobs(context.Background(), "broken", nil, time.Now())
-		if err != nil || n != 20 {
+		if err != nil || n != 23 {
 			t.Fatalf("retry: %d, %v", n, err)
 		}
 		waitFor(t, "the retried jobs", 10*time.Second, func() bool {
