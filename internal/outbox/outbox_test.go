@@ -406,3 +406,39 @@ func TestRegisterRefusesBadConsumers(t *testing.T) {
 		t.Error("registered a name twice")
 	}
 }
+
+// A retired consumer loses its queue and gets no further jobs; the
+// others keep theirs.
+func TestRetiredConsumerGetsNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := tenant(t, s)
+		bg := context.Background()
+		for _, name := range []string{"audit", "old-bank"} {
+			must(t, s.RegisterOutboxConsumer(bg, name, []string{"InvoiceIssued"}, time.Now()))
+		}
+		relay := func() {
+			now := time.Now()
+			if _, _, err := s.DispatchEvents(bg, now, now, 512, 0, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		commit(t, s, ctx, "InvoiceIssued", 2)
+		relay()
+		must(t, s.RetireOutboxConsumer(bg, "old-bank"))
+		if err := s.RetireOutboxConsumer(bg, "old-bank"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("retiring twice: %v", err)
+		}
+		commit(t, s, ctx, "InvoiceIssued", 1)
+		relay()
+		lags, _, err := s.ConsumerLags(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lags) != 2 || lags[0].Consumer != "audit" || lags[0].Pending != 3 || lags[1].Consumer != store.WebhookConsumer {
+			t.Errorf("lags after retiring: %+v", lags)
+		}
+		if jobs, err := s.ClaimOutboxJobs(bg, "old-bank", time.Now(), time.Now().Add(time.Minute), 10); err != nil || len(jobs) != 0 {
+			t.Errorf("a retired consumer claimed %d jobs (%v)", len(jobs), err)
+		}
+	})
+}
