@@ -450,8 +450,9 @@ func inList(ids []string, first int) (string, []any) {
 // the outbox to their consumers, and clears their outbox mark, in one
 // transaction: deliveries for every Validated webhook registration of their
 // tenant that subscribes to their kind, and a job for every registered
-// outbox consumer that takes their kind (relayToConsumers). A registration in the EventGrid format gets the events in
-// deliveries of up to batch events each, one message each; CloudEvents
+// outbox consumer that takes their kind (relayToConsumers). A
+// registration in the EventGrid format gets the events in deliveries of up
+// to batch events each, one message each; CloudEvents
 // registrations get one delivery per event. Up to claim of the new
 // deliveries are claimed for this process at once (first attempt, leased
 // until leaseUntil) and returned as jobs; the rest are due now for any
@@ -491,11 +492,11 @@ func (s *Store) DispatchEvents(ctx context.Context, now, leaseUntil time.Time, l
 		if err != nil {
 			return err
 		}
-		if jobs, err := relayToConsumers(ctx, tx, events, tenant, now); err != nil {
+		n, err := relayToConsumers(ctx, tx, events, tenant, now)
+		if err != nil {
 			return err
-		} else if jobs > 0 {
-			consumerJobs = true
 		}
+		consumerJobs = n > 0
 		ids := make([]string, len(events))
 		// The events of each registration, in id order.
 		type target struct {
@@ -567,8 +568,9 @@ func (s *Store) DispatchEvents(ctx context.Context, now, leaseUntil time.Time, l
 		return 0, nil, fmt.Errorf("store: dispatch events: %w", err)
 	}
 	// Wake whoever has new work in this process: the other consumers'
-	// runner, and the webhook dispatcher when the caller claimed fewer
-	// deliveries than it made (it was the runner's relay, or out of slots).
+	// runner, and the webhook dispatcher when the caller claimed none of the
+	// deliveries it made (the consumers' runner relayed; a dispatcher that
+	// was out of slots looks again by itself).
 	if consumerJobs {
 		s.notifyJobs()
 	}
