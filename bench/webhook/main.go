@@ -9,9 +9,15 @@
 //	go run ./bench/webhook -engine sqlite -rate 2500 -duration 20s
 //	go run ./bench/webhook -engine postgres -pg 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./bench/webhook -engine sqlite -burst 50000
+//
+// With -consumer the events go to an outbox consumer (internal/outbox)
+// instead of a webhook registration: its handler signs and POSTs each event
+// on its own, the like-for-like comparison with River in bench/webhook/river
+// (docs/ARCHITECTURE.md, "Events and their consumers").
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -34,6 +40,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/webhook"
@@ -49,6 +56,7 @@ func main() {
 	conc := flag.Int("concurrency", 64, "dispatcher attempts in flight")
 	batch := flag.Int("batch", 100, "most events per EventGrid message (1: one POST per event)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	consumer := flag.Bool("consumer", false, "deliver through an outbox consumer (one signed POST per event, -concurrency handlers) instead of a webhook registration")
 	flag.Parse()
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -75,16 +83,28 @@ func main() {
 	ten, err := st.CreateTenant(ctx, "bench", false, time.Now())
 	check(err)
 	tctx := tenancy.With(ctx, ten.ID)
-	_, err = st.CreateWebhook(tctx, store.Webhook{URL: "http://" + ln.Addr().String() + "/hook", EventTypes: []string{"InvoiceIssued"},
-		Format: webhook.FormatEventGrid, Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
-	check(err)
+	hookURL := "http://" + ln.Addr().String() + "/hook"
+	if !*consumer {
+		_, err = st.CreateWebhook(tctx, store.Webhook{URL: hookURL, EventTypes: []string{"InvoiceIssued"},
+			Format: webhook.FormatEventGrid, Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
+		check(err)
+	}
 
-	d := webhook.New(webhook.Options{Store: st, Reach: webhook.Reach{Private: true}, Concurrency: *conc, Batch: *batch,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	warn := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The webhook dispatcher runs in both modes: it is what relays the
+	// outbox in `kadens serve`.
+	d := webhook.New(webhook.Options{Store: st, Reach: webhook.Reach{Private: true}, Concurrency: *conc, Batch: *batch, Log: warn})
 	d.Start()
 	defer func() { _ = d.Stop(context.Background()) }()
+	if *consumer {
+		r := outbox.New(outbox.Options{Store: st, Log: warn})
+		check(r.Register(outbox.Consumer{Name: "bench", Kinds: []string{"InvoiceIssued"}, Concurrency: *conc,
+			Handle: postEach(hookURL, webhook.NewClient(webhook.Reach{Private: true}, *conc))}))
+		check(r.Start(ctx))
+		defer func() { _ = r.Stop(context.Background()) }()
+	}
 
-	fmt.Printf("engine=%s cpus=%d go=%s\n", *engine, runtime.NumCPU(), runtime.Version())
+	fmt.Printf("engine=%s cpus=%d go=%s consumer=%t\n", *engine, runtime.NumCPU(), runtime.Version(), *consumer)
 	commitBatch := func(from, count int) {
 		evs := make([]store.NewEvent, count)
 		for i := range evs {
@@ -139,6 +159,38 @@ func main() {
 	}
 	if got < int64(n) {
 		os.Exit(1)
+	}
+}
+
+// postEach is the bench consumer's handler: the event as a one-element
+// EventGrid array, signed, POSTed; a non-2xx answer is an error (retried).
+func postEach(url string, client *http.Client) outbox.Handler {
+	key, err := webhook.SecretKey(webhook.NewSecret())
+	check(err)
+	return func(ctx context.Context, tenant string, e store.Event) error {
+		body, ctype, err := webhook.Encode(webhook.FormatEventGrid, tenant, []store.Event{e})
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		req.Header.Set("Content-Type", ctype)
+		req.Header.Set("webhook-id", e.ID)
+		req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set("webhook-signature", webhook.Sign(key, e.ID, now, body))
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("answered %d", resp.StatusCode)
+		}
+		return nil
 	}
 }
 

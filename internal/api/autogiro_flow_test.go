@@ -119,31 +119,35 @@ func TestAutogiroBilling(t *testing.T) {
 		if err := autogiro.CheckReference(ctx, e.Store, tn.ID, mandate); err != nil {
 			t.Fatalf("CheckReference of an active mandate: %v", err)
 		}
-		// The lead registers the provider; until then the agreement is
-		// made in the store, as the registry will after CheckReference.
+		// The agreement references the active mandate; its method is DirectDebit.
 		now := tenantClock(t, e, tn)
-		ag, _, err := e.Store.CreatePaymentAgreement(ctx, store.PaymentAgreement{SubscriberID: sub, ProviderType: store.ProviderAutogiro,
-			ProviderAgreementReference: mandate, PaymentMethod: "Autogiro"}, now)
-		if err != nil {
-			t.Fatal(err)
+		agID := create(t, tn, "/paymentagreement", map[string]any{"subscriberId": sub, "providerType": "autogiro", "providerAgreementReference": mandate})
+		var agv struct{ ProviderType, PaymentMethod string }
+		tn.Do("GET", "/paymentagreement/"+agID, nil).JSON(t, &agv)
+		if agv.ProviderType != "Autogiro" || agv.PaymentMethod != "DirectDebit" {
+			t.Fatalf("agreement: %+v", agv)
 		}
-		order := create(t, tn, "/order", map[string]any{"organizationId": org, "templatePackageId": pkg, "subscriberId": sub, "paymentAgreementId": ag.ID})
+		order := create(t, tn, "/order", map[string]any{"organizationId": org, "templatePackageId": pkg, "subscriberId": sub, "paymentAgreementId": agID})
 		completeOrder(t, tn, order)
 		invoices, _, err := e.Store.ListInvoices(ctx, store.DocumentFilter{SubscriberID: sub}, store.Page{Limit: 10})
 		if err != nil || len(invoices) != 1 {
 			t.Fatalf("%d invoices, %v", len(invoices), err)
 		}
 		inv := invoices[0]
-		for range 2 { // the hook may run twice
-			if err := autogiro.InvoiceIssued(ctx, e.Store, tn.ID, inv.ID, now); err != nil {
-				t.Fatal(err)
-			}
-		}
 		var txs []struct {
 			ID, Status, PaymentDate, Reference string
 			InvoiceID                          *string
 			PaymentID                          *string
 			Amount                             float64
+		}
+		// The outbox consumer of InvoiceIssued creates the debit; the hook
+		// run again (a redelivered event) changes nothing.
+		eventually(t, "the debit of the issued invoice", func() bool {
+			tn.Do("GET", "/autogiro/transaction?MandateId="+mandate, nil).JSON(t, &txs)
+			return len(txs) > 0
+		})
+		if err := autogiro.InvoiceIssued(ctx, e.Store, tn.ID, inv.ID, now); err != nil {
+			t.Fatal(err)
 		}
 		tn.Do("GET", "/autogiro/transaction?MandateId="+mandate, nil).JSON(t, &txs)
 		due, _ := time.Parse(time.DateOnly, inv.DueDate)
@@ -191,7 +195,7 @@ func TestAutogiroBilling(t *testing.T) {
 		}
 
 		// A second invoice, credited before its debit went out.
-		order2 := create(t, tn, "/order", map[string]any{"organizationId": org, "templatePackageId": pkg, "subscriberId": sub, "paymentAgreementId": ag.ID})
+		order2 := create(t, tn, "/order", map[string]any{"organizationId": org, "templatePackageId": pkg, "subscriberId": sub, "paymentAgreementId": agID})
 		completeOrder(t, tn, order2)
 		invoices, _, _ = e.Store.ListInvoices(ctx, store.DocumentFilter{SubscriberID: sub}, store.Page{Limit: 10})
 		var inv2 string
@@ -200,16 +204,25 @@ func TestAutogiroBilling(t *testing.T) {
 				inv2 = i.ID
 			}
 		}
-		if err := autogiro.InvoiceIssued(ctx, e.Store, tn.ID, inv2, now); err != nil {
-			t.Fatal(err)
-		}
+		eventually(t, "the debit of the second invoice", func() bool {
+			tn.Do("GET", "/autogiro/transaction?MandateId="+mandate, nil).JSON(t, &txs)
+			for _, x := range txs {
+				if x.InvoiceID != nil && *x.InvoiceID == inv2 {
+					return true
+				}
+			}
+			return false
+		})
 		if r := tn.Do("POST", "/invoice/"+inv2+"/credit", map[string]any{"reason": "duplicate"}); r.Status != http.StatusCreated {
 			t.Fatalf("credit: %d %s", r.Status, r.Body)
 		}
-		for range 2 {
-			if err := autogiro.InvoiceCredited(ctx, e.Store, tn.ID, inv2, now); err != nil {
-				t.Fatal(err)
-			}
+		// The consumer of CreditNoteIssued cancels the debit; again, nothing more.
+		eventually(t, "the debit of the credited invoice cancelled", func() bool {
+			tn.Do("GET", "/autogiro/transaction?MandateId="+mandate+"&IsCancelled=true", nil).JSON(t, &txs)
+			return len(txs) > 0
+		})
+		if err := autogiro.InvoiceCredited(ctx, e.Store, tn.ID, inv2, now); err != nil {
+			t.Fatal(err)
 		}
 		tn.Do("GET", "/autogiro/transaction?MandateId="+mandate+"&IsCancelled=true", nil).JSON(t, &txs)
 		if len(txs) != 1 || txs[0].InvoiceID == nil || *txs[0].InvoiceID != inv2 || txs[0].Status != "Cancelled" {
@@ -228,13 +241,13 @@ func TestAutogiroBilling(t *testing.T) {
 		if m.Status != "Cancelled" || m.StatusCode != "46/02" || m.CancelledBy != "Payer" {
 			t.Fatalf("mandate: %+v", m)
 		}
-		got, err := e.Store.PaymentAgreement(ctx, ag.ID)
+		got, err := e.Store.PaymentAgreement(ctx, agID)
 		if err != nil || got.DeletedAt == nil {
 			t.Fatalf("agreement after the mandate ended: %+v %v", got, err)
 		}
 		subs, _, _ := e.Store.ListSubscriptions(ctx, store.SubscriptionFilter{SubscriberID: sub}, store.Page{Limit: 10})
 		for _, s := range subs {
-			if s.PaymentAgreementID == nil || *s.PaymentAgreementID == ag.ID {
+			if s.PaymentAgreementID == nil || *s.PaymentAgreementID == agID {
 				t.Errorf("subscription %s still on the Autogiro agreement", s.ID)
 			}
 		}

@@ -306,7 +306,7 @@ func TestPaymentAgreementImport(t *testing.T) {
 		rep := send()
 		want := []struct{ status, field string }{
 			{"Skipped", ""}, {"Created", ""}, {"Rejected", "providerAgreementReference"}, {"Rejected", "providerAgreementReference"},
-			{"Rejected", "subscriberId"}, {"Rejected", "subscriberId"}, {"Created", ""}, {"Rejected", "providerType"},
+			{"Rejected", "subscriberId"}, {"Rejected", "subscriberId"}, {"Created", ""}, {"Rejected", "providerAgreementReference"},
 		}
 		if rep.Created != 2 || rep.Skipped != 1 || rep.Rejected != 5 || len(rep.Rows) != len(want) {
 			t.Fatalf("report %+v", rep)
@@ -473,7 +473,7 @@ func TestOrderWithPaymentAgreementParameters(t *testing.T) {
 			"bad org number":  {map[string]any{"providerType": "EHF", "providerAgreementReference": "923609017"}, false, "paymentAgreement.providerAgreementReference"},
 			"bad GLN":         {map[string]any{"providerType": "OIO", "providerAgreementReference": "5790000000013"}, false, "paymentAgreement.providerAgreementReference"},
 			"taken reference": {map[string]any{"providerType": "External", "providerAgreementReference": "psp-9"}, false, "paymentAgreement.providerAgreementReference"},
-			"Autogiro":        {map[string]any{"providerType": "Autogiro"}, false, "paymentAgreement.providerType"},
+			"Autogiro":        {map[string]any{"providerType": "Autogiro"}, false, "paymentAgreement.providerAgreementReference"},
 			"both given":      {map[string]any{"providerType": "Invoice"}, true, "paymentAgreement"},
 		} {
 			body := f.order()

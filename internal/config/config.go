@@ -48,7 +48,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	EngineInterval  time.Duration
 	EngineLease     time.Duration
-	Demo            bool
+	// AvtaleGiroSync is how often every AvtaleGiro account exchanges files
+	// with its bank (0: never; operators then use import/export).
+	AvtaleGiroSync time.Duration
+	Demo           bool
 	// Webhook delivery (docs/WEBHOOKS.md).
 	WebhookAllowPrivate  bool
 	WebhookRetrySchedule string
@@ -103,6 +106,7 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	str(&c.LogLevel, "log-level", "KADENS_LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "KADENS_LOG_FORMAT", "text", "text or json")
 	dur(&c.EngineInterval, "engine-interval", "KADENS_ENGINE_INTERVAL", 30*time.Second, "how often the billing engine advances every (non-test) tenant to the current time")
+	dur(&c.AvtaleGiroSync, "avtalegiro-sync-interval", "KADENS_AVTALEGIRO_SYNC_INTERVAL", 15*time.Minute, "how often every AvtaleGiro account submits claim files to its bank and fetches mandate and payment files (0: never)")
 	dur(&c.EngineLease, "engine-lease", "KADENS_ENGINE_LEASE", 20*time.Second, "how long a tenant stays locked to an engine worker that stopped renewing its lease (e.g. a crashed process)")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "KADENS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long a shutdown waits for in-flight requests")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", false, "let webhook URLs reach loopback and private addresses (tests, local development); link-local and cloud metadata addresses stay refused")
@@ -236,6 +240,9 @@ func (c *Config) Finish() error {
 	}
 	if c.EngineInterval < time.Second {
 		return fmt.Errorf("%s %s: want at least 1s", c.Name("engine-interval"), c.EngineInterval)
+	}
+	if c.AvtaleGiroSync != 0 && c.AvtaleGiroSync < time.Second {
+		return fmt.Errorf("%s %s: want 0 (never) or at least 1s", c.Name("avtalegiro-sync-interval"), c.AvtaleGiroSync)
 	}
 	if c.EngineLease < time.Second {
 		return fmt.Errorf("%s %s: want at least 1s", c.Name("engine-lease"), c.EngineLease)

@@ -22,10 +22,12 @@ import (
 
 	"github.com/kadens/kadens/internal/api"
 	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/invoicing"
+	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
@@ -59,6 +61,10 @@ type Server struct {
 	// Providers are the registered payment-agreement provider types; their
 	// hooks run from the outbox consumer "providers" (provider.Dispatcher).
 	Providers *provider.Registry
+	// Outbox runs the other consumers of the events outbox (bank
+	// collection, e-invoice delivery): they register on it before Start
+	// (docs/ARCHITECTURE.md, "Events and their consumers").
+	Outbox *outbox.Runner
 }
 
 // New opens the store (migrating it) and builds every component, without
@@ -144,6 +150,16 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	s.Webhooks = hooks
 	s.Peppol = delivery
 	s.Providers = registry
+	s.Outbox = outbox.New(outbox.Options{Store: st, Log: log, Metrics: outbox.NewMetrics(reg, st, log)})
+	// The providers' collection and delivery hooks run after the invoice's
+	// transaction committed, each event in its own queue, so a bank or an
+	// access point that is down holds back neither webhooks nor the other.
+	if registry.Hooked() {
+		if err := s.Outbox.Register(outbox.Consumer{Name: "providers", Kinds: provider.Events,
+			Handle: provider.Dispatcher{Registry: registry, Store: st}.Handle}); err != nil {
+			return nil, err
+		}
+	}
 
 	main := http.NewServeMux()
 	main.Handle("/", a.Handler())
@@ -242,10 +258,17 @@ func (s *Server) Start(ctx context.Context) error {
 		if s.Peppol != nil {
 			wg.Go(func() { s.Peppol.Run(bg, s.cfg.Peppol.DeliveryInterval) })
 		}
+		if s.cfg.AvtaleGiroSync > 0 {
+			sync := &avtalegiro.Syncer{Store: s.Store, Bank: avtalegiro.NewBank(), Log: s.log}
+			wg.Go(func() { sync.Run(bg, s.cfg.AvtaleGiroSync) })
+		}
 		s.maintain(bg)
 		wg.Wait()
 	}()
 	s.Webhooks.Start()
+	if err := s.Outbox.Start(ctx); err != nil {
+		return err
+	}
 	// Recorded only once listening, so that a start that fails (say, on a
 	// taken address) leaves the running server's URLs in place.
 	if err := s.Store.SetPublicURLs(ctx, store.PublicURLs{Base: s.cfg.BaseURL, IdP: s.cfg.IdPURL,
@@ -322,6 +345,9 @@ func (s *Server) Shutdown() error {
 		<-s.done
 		// In-flight webhook attempts get what is left of the timeout.
 		if err := s.Webhooks.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.Outbox.Stop(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -46,6 +46,8 @@ func TestOperationalEndpoints(t *testing.T) {
 			`kadens_http_requests_total{method="GET",route="GET /organization/{id}",status="404",surface="api"} 1`,
 			`kadens_http_request_duration_seconds_bucket{method="GET",route="GET /organization/{id}",surface="api"`,
 			`go_sql_open_connections{db_name="write"}`,
+			`kadens_outbox_pending{consumer="webhook"} 0`,
+			`kadens_outbox_unrelayed_events 0`,
 		} {
 			if !strings.Contains(metrics, want) {
 				t.Errorf("/metrics lacks %s", want)

@@ -70,6 +70,9 @@ type Store struct {
 	// onEvents is called after a transaction that recorded events commits
 	// (OnEvents; webhook delivery wakes on it).
 	onEvents atomic.Pointer[func()]
+	// onJobs is called after the relay wrote outbox consumers' jobs
+	// (OnOutboxJobs; internal/outbox wakes on it).
+	onJobs atomic.Pointer[func()]
 	// readTurns admits heavy reads (list pages) first come, first served,
 	// as many at a time as r has connections; see ReadTurn.
 	readTurns chan struct{}

@@ -446,24 +446,29 @@ func inList(ids []string, first int) (string, []any) {
 	return b.String(), args
 }
 
-// DispatchEvents fans out up to limit undispatched events (any tenant) to
-// deliveries for every Validated registration of their tenant that
-// subscribes to their kind, and clears their outbox mark, in one
-// transaction. A registration in the EventGrid format gets the events in
-// deliveries of up to batch events each, one message each; CloudEvents
+// DispatchEvents relays up to limit undispatched events (any tenant) from
+// the outbox to their consumers, and clears their outbox mark, in one
+// transaction: deliveries for every Validated webhook registration of their
+// tenant that subscribes to their kind, and a job for every registered
+// outbox consumer that takes their kind (relayToConsumers). A
+// registration in the EventGrid format gets the events in deliveries of up
+// to batch events each, one message each; CloudEvents
 // registrations get one delivery per event. Up to claim of the new
 // deliveries are claimed for this process at once (first attempt, leased
 // until leaseUntil) and returned as jobs; the rest are due now for any
 // process. It reports how many events it took.
 func (s *Store) DispatchEvents(ctx context.Context, now, leaseUntil time.Time, limit, claim, batch int) (int, []DeliveryJob, error) {
 	var (
-		events []Event
-		tenant []string
-		jobs   []DeliveryJob
+		events       []Event
+		tenant       []string
+		jobs         []DeliveryJob
+		consumerJobs bool
+		unclaimed    bool
 	)
 	err := s.inTx(ctx, func(t *sql.Tx) error {
 		tx := &Tx{tx: t, s: s}
 		events, tenant = events[:0], tenant[:0]
+		consumerJobs, unclaimed = false, false
 		err := tx.queryEach(ctx, `SELECT id, tenant_id, event_type, subject, data, event_time, created_at FROM events
 			WHERE dispatch_pending IS NOT NULL ORDER BY id LIMIT $1`+s.forUpdate(""), []any{limit}, func(rows *sql.Rows) error {
 			var (
@@ -487,6 +492,11 @@ func (s *Store) DispatchEvents(ctx context.Context, now, leaseUntil time.Time, l
 		if err != nil {
 			return err
 		}
+		n, err := relayToConsumers(ctx, tx, events, tenant, now)
+		if err != nil {
+			return err
+		}
+		consumerJobs = n > 0
 		ids := make([]string, len(events))
 		// The events of each registration, in id order.
 		type target struct {
@@ -534,6 +544,7 @@ func (s *Store) DispatchEvents(ctx context.Context, now, leaseUntil time.Time, l
 						URL: tg.h.url, Format: tg.h.format, Secret: tg.h.secret, Events: evs})
 				} else {
 					rows = append(rows, []any{id, tg.tenant, tg.h.id, string(list), DeliveryPending, 0, ts(now), ts(now)})
+					unclaimed = true
 				}
 			}
 		}
@@ -555,6 +566,16 @@ func (s *Store) DispatchEvents(ctx context.Context, now, leaseUntil time.Time, l
 	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: dispatch events: %w", err)
+	}
+	// Wake whoever has new work in this process: the other consumers'
+	// runner, and the webhook dispatcher when the caller claimed none of the
+	// deliveries it made (the consumers' runner relayed; a dispatcher that
+	// was out of slots looks again by itself).
+	if consumerJobs {
+		s.notifyJobs()
+	}
+	if unclaimed && claim == 0 {
+		s.notifyEvents()
 	}
 	return len(events), jobs, nil
 }
@@ -662,28 +683,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, 
 		for _, l := range eventIDs {
 			all = append(all, l...)
 		}
-		byID := map[string]Event{}
-		for len(all) > 0 {
-			n := min(len(all), maxChunk)
-			list, args := inList(all[:n], 1)
-			err := tx.queryEach(ctx, `SELECT id, event_type, subject, data, event_time, created_at FROM events WHERE id IN `+list, args,
-				func(rows *sql.Rows) error {
-					var (
-						e    Event
-						data string
-					)
-					if err := rows.Scan(&e.ID, &e.EventType, &e.Subject, &data, &e.EventTime, &e.CreatedAt); err != nil {
-						return err
-					}
-					e.Data = json.RawMessage(data)
-					e.EventTime, e.CreatedAt = e.EventTime.UTC(), e.CreatedAt.UTC()
-					byID[e.ID] = e
-					return nil
-				})
-			if err != nil {
-				return err
-			}
-			all = all[n:]
+		byID, err := tx.eventsByID(ctx, all)
+		if err != nil {
+			return err
 		}
 		for i := range jobs {
 			for _, id := range eventIDs[i] {

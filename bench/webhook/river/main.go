@@ -1,4 +1,4 @@
-// Command river is the River v0.47.0 side of the comparison in docs/WEBHOOKS.md
+// Command river is the River (v0.51.1) side of the comparison in docs/WEBHOOKS.md
 // ("Why not a job library"): one River job per webhook message, inserted
 // set-based in the producing transaction, worked by a worker that signs and
 // POSTs to a local receiver. It is its own module so that Kadens does not

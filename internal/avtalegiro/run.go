@@ -1,0 +1,85 @@
+package avtalegiro
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// Syncer runs Sync for every live AvtaleGiro account of every tenant on a
+// schedule, so claims reach the bank before its deadline and payments come
+// back without an operator. Several processes may run one: Export writes
+// each claim once and the bank takes a transmission number once.
+type Syncer struct {
+	Store *store.Store
+	Bank  *Bank
+	Log   *slog.Logger
+	// Now is the wall clock (default time.Now); a test tenant syncs at its
+	// own clock.
+	Now func() time.Time
+}
+
+// Run syncs every interval until ctx ends.
+func (s *Syncer) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := s.SyncAll(ctx); err != nil && ctx.Err() == nil {
+			s.Log.WarnContext(ctx, "avtalegiro sync", slog.String("err", err.Error()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// SyncAll syncs every account once. An account whose bank fails does not
+// stop the others; the errors are returned together.
+func (s *Syncer) SyncAll(ctx context.Context) error {
+	wall := time.Now
+	if s.Now != nil {
+		wall = s.Now
+	}
+	tenants, err := s.Store.Tenants(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range tenants {
+		tctx := tenancy.With(ctx, t.ID)
+		now := wall().UTC()
+		if t.Test {
+			now = t.CreatedAt.UTC()
+			if t.Clock != nil {
+				now = t.Clock.UTC()
+			}
+		}
+		cursor := ""
+		for {
+			accounts, next, err := s.Store.ListAvtaleGiroAccounts(tctx, store.AvtaleGiroAccountFilter{}, store.Page{Limit: 100, After: cursor})
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			for _, a := range accounts {
+				if a.BaseComboAPIEndpointURL == "" {
+					continue
+				}
+				if _, err := Sync(ctx, s.Store, s.Bank, t.ID, a.ID, now); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+	}
+	return errors.Join(errs...)
+}
