@@ -158,7 +158,7 @@ type AgreementParamsInput struct {
 	PaymentMethod *string `json:"paymentMethod,omitempty"`
 	// EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed.
 	ProviderAgreementReference *string `json:"providerAgreementReference,omitempty"`
-	// Case-insensitive. Autogiro and AvtaleGiro are not supported yet (400). One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
+	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
 	ProviderType *string `json:"providerType,omitempty"`
 }
 
@@ -1159,7 +1159,7 @@ type PaymentAgreementInput struct {
 	PaymentMethod *string `json:"paymentMethod,omitempty"`
 	// EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed.
 	ProviderAgreementReference *string `json:"providerAgreementReference,omitempty"`
-	// Case-insensitive. Autogiro and AvtaleGiro are not supported yet (400). One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
+	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
 	ProviderType *string `json:"providerType,omitempty"`
 	// A subscriber of the tenant.
 	SubscriberID *string `json:"subscriberId,omitempty"`
