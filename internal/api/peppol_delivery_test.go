@@ -68,7 +68,7 @@ func delivery(t *testing.T, f *billingFixture, kind, id string) store.PeppolDeli
 // hand-overs; the delivery waits with the reason, is retried with growing
 // pauses and is handed over once.
 func TestPeppolDeliveryRetriesUntilDelivered(t *testing.T) {
-	eachPeppol(t, func(t *testing.T, e *apitest.Env, n *peppolNetwork) {
+	eachPeppolDriven(t, func(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		f, inv := ehfInvoice(t, e)
 		clk := &clock{t: time.Now().Truncate(time.Second)}
 		d := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret"}, Now: clk.now,
@@ -141,7 +141,7 @@ func deliverCrashing(t *testing.T, d *peppol.Deliverer, tenant, kind, id string)
 // under the same idempotency key, and the access point recognizes it: one
 // document, recorded Sent.
 func TestPeppolDeliveryCrashBetweenSendAndRecord(t *testing.T) {
-	eachPeppol(t, func(t *testing.T, e *apitest.Env, n *peppolNetwork) {
+	eachPeppolDriven(t, func(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		f, inv := ehfInvoice(t, e)
 		clk := &clock{t: time.Now().Truncate(time.Second)}
 		ap := &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret"}
@@ -174,7 +174,7 @@ func TestPeppolDeliveryCrashBetweenSendAndRecord(t *testing.T) {
 // TestPeppolDeliveryConcurrentProcesses: several processes told to
 // deliver the same document at once hand it over once.
 func TestPeppolDeliveryConcurrentProcesses(t *testing.T) {
-	eachPeppol(t, func(t *testing.T, e *apitest.Env, n *peppolNetwork) {
+	eachPeppolDriven(t, func(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		f, inv := ehfInvoice(t, e)
 		var wg sync.WaitGroup
 		for range 6 {
@@ -195,7 +195,7 @@ func TestPeppolDeliveryConcurrentProcesses(t *testing.T) {
 // TestPeppolDirectoryDrop: the directory adapter drops one file per
 // document, also when the process died after dropping it.
 func TestPeppolDirectoryDrop(t *testing.T) {
-	eachPeppol(t, func(t *testing.T, e *apitest.Env, _ *peppolNetwork) {
+	eachPeppolDriven(t, func(t *testing.T, e *apitest.Env, _ *peppolNetwork) {
 		f, inv := ehfInvoice(t, e)
 		dir := t.TempDir()
 		clk := &clock{t: time.Now().Truncate(time.Second)}
