@@ -13,6 +13,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -55,10 +56,11 @@ func newOrderFixture(t *testing.T, e *apitest.Env, tn apitest.Tenant) *orderFixt
 	t.Helper()
 	c := newAPICatalog(t, e, tn)
 	f := &orderFixture{apiCatalog: c, e: e, tn: tn}
-	f.org = create(t, tn, "/organization", map[string]any{"name": "Nordavis AS", "country": "NO", "currency": "NOK", "timeZone": "Europe/Oslo"})
+	sd := tn.Seed(t)
+	f.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"})
 	f.pkg = create(t, tn, "/package", f.packageBody(5, false))
 	f.stopPkg = create(t, tn, "/package", f.packageBody(1, true))
-	f.subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Kari Nordmann", "externalId": "crm-1"})
+	f.subscriber = sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann", ExternalID: "crm-1"})
 	return f
 }
 

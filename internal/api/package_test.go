@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -31,21 +32,16 @@ func create(t *testing.T, tn apitest.Tenant, path string, body any) string {
 
 func newAPICatalog(t *testing.T, e *apitest.Env, tn apitest.Tenant) *apiCatalog {
 	t.Helper()
-	product := func(name, category string, vat any) string {
-		return create(t, tn, "/product", map[string]any{"name": name, "category": category, "vatRate": vat})
-	}
-	plan := func(name, unit string) string {
-		return create(t, tn, "/billingplan", map[string]any{"name": name, "intervalUnit": unit})
-	}
+	sd := tn.Seed(t)
 	return &apiCatalog{
 		e:        e,
-		digital:  product("Nordavis Digital", "digital", 0),
-		print:    product("Nordavis Papir", "print", 0),
-		magazine: product("Helgemagasinet", "magazine", 25),
-		sunday:   product("Søndagsavis", "print", 0),
-		monthly:  plan("Monthly invoice", "Month"),
-		avtale:   plan("Monthly AvtaleGiro", "month"),
-		yearly:   plan("Yearly", "Year"),
+		digital:  sd.Product(seed.Product{Name: "Nordavis Digital", Category: "digital", VATRate: "0"}),
+		print:    sd.Product(seed.Product{Name: "Nordavis Papir", Category: "print", VATRate: "0"}),
+		magazine: sd.Product(seed.Product{Name: "Helgemagasinet", Category: "magazine", VATRate: "25"}),
+		sunday:   sd.Product(seed.Product{Name: "Søndagsavis", Category: "print", VATRate: "0"}),
+		monthly:  sd.Plan(seed.Plan{Name: "Monthly invoice", Unit: "Month"}),
+		avtale:   sd.Plan(seed.Plan{Name: "Monthly AvtaleGiro", Unit: "month"}),
+		yearly:   sd.Plan(seed.Plan{Name: "Yearly", Unit: "Year"}),
 	}
 }
 

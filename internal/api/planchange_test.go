@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -25,21 +26,23 @@ type changeFixture struct {
 func newChangeFixture(t *testing.T, tn apitest.Tenant) *changeFixture {
 	t.Helper()
 	f := &changeFixture{billingFixture: &billingFixture{t: t, tn: tn}}
-	f.org = create(t, tn, "/organization", map[string]any{"name": "Bygdeposten AS", "organizationNumber": "923609016", "country": "NO",
-		"currency": "NOK", "timeZone": "Europe/Oslo", "pricesIncludeVat": true})
-	product := create(t, tn, "/product", map[string]any{"name": "Avis", "category": "digital", "vatRate": 25})
-	plan := create(t, tn, "/billingplan", map[string]any{"name": "Monthly", "intervalUnit": "Month", "minimumDueDays": 0, "paymentTermsDays": 10})
-	pkg := func(name, currency, price string, extra string) string {
-		return create(t, tn, "/package", fmt.Sprintf(`{"Name": %q, "Currency": %q, "Price": %s,
-			"products": [{"productId": %q}], "BillingPlans": [%q]%s}`, name, currency, price, product, plan, extra))
+	sd := tn.Seed(t)
+	f.org = sd.Organization(seed.Organization{Name: "Bygdeposten AS", OrganizationNumber: "923609016", Country: "NO",
+		Currency: "NOK", TimeZone: "Europe/Oslo", PricesIncludeVAT: seed.Bool(true)})
+	product := sd.Product(seed.Product{Name: "Avis", Category: "digital", VATRate: "25"})
+	plan := sd.Plan(seed.Plan{Name: "Monthly", Unit: "Month", MinimumDueDays: seed.Days(0), PaymentTermsDays: seed.Days(10)})
+	pkg := func(p seed.Package) string {
+		p.Products, p.Plans = []string{product}, []string{plan}
+		return sd.Package(p)
 	}
-	f.p100, f.p300, f.p600 = pkg("Digital 100", "NOK", "100.00", ""), pkg("Digital 300", "NOK", "300.00", ""), pkg("Digital 600", "NOK", "600.00", "")
-	f.sek100 = pkg("Digital SEK", "SEK", "100.00", "")
-	f.stop300 = pkg("Trial 300", "NOK", "300.00", `, "AutomaticStop": true`)
-	f.units = pkg("Family", "NOK", "100.00", `, "allowedChoices": {"minUnits": 1, "maxUnits": 5}`)
-	plan = create(t, tn, "/billingplan", map[string]any{"name": "Monthly ahead", "intervalUnit": "Month", "minimumDueDays": 10, "paymentTermsDays": 10})
-	f.ahead300 = pkg("Print 300", "NOK", "300.00", "")
-	f.subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Ola Nordmann", "email": "ola@example.no", "country": "NO"})
+	f.p100, f.p300, f.p600 = pkg(seed.Package{Name: "Digital 100", Price: "100.00"}), pkg(seed.Package{Name: "Digital 300", Price: "300.00"}),
+		pkg(seed.Package{Name: "Digital 600", Price: "600.00"})
+	f.sek100 = pkg(seed.Package{Name: "Digital SEK", Currency: "SEK", Price: "100.00"})
+	f.stop300 = pkg(seed.Package{Name: "Trial 300", Price: "300.00", AutomaticStop: true})
+	f.units = pkg(seed.Package{Name: "Family", Price: "100.00", MinUnits: 1, MaxUnits: 5})
+	plan = sd.Plan(seed.Plan{Name: "Monthly ahead", Unit: "Month", MinimumDueDays: seed.Days(10), PaymentTermsDays: seed.Days(10)})
+	f.ahead300 = pkg(seed.Package{Name: "Print 300", Price: "300.00"})
+	f.subscriber = sd.Subscriber(seed.Subscriber{Name: "Ola Nordmann", Email: "ola@example.no", Country: "NO"})
 	return f
 }
 

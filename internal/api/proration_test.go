@@ -9,6 +9,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -24,17 +25,18 @@ type euroFixture struct {
 func newEuroFixture(t *testing.T, tn apitest.Tenant) *euroFixture {
 	t.Helper()
 	f := &euroFixture{billingFixture: &billingFixture{t: t, tn: tn}}
-	f.org = create(t, tn, "/organization", map[string]any{"name": "Euro Media Oy", "organizationNumber": "923609016", "country": "NO",
-		"currency": "EUR", "timeZone": "Europe/Oslo", "pricesIncludeVat": true})
-	product := create(t, tn, "/product", map[string]any{"name": "News", "category": "digital", "vatRate": 25})
+	sd := tn.Seed(t)
+	f.org = sd.Organization(seed.Organization{Name: "Euro Media Oy", OrganizationNumber: "923609016", Country: "NO",
+		Currency: "EUR", TimeZone: "Europe/Oslo", PricesIncludeVAT: seed.Bool(true)})
+	product := sd.Product(seed.Product{Name: "News", Category: "digital", VATRate: "25"})
 	pkg := func(days int, price string) string {
-		plan := create(t, tn, "/billingplan", map[string]any{"name": fmt.Sprintf("%d days", days), "intervalUnit": "Day",
-			"intervalCount": days, "minimumDueDays": 0, "paymentTermsDays": 20})
-		return create(t, tn, "/package", fmt.Sprintf(`{"Name": "News %d", "Currency": "EUR", "Price": %s,
-			"products": [{"productId": %q}], "BillingPlans": [%q]}`, days, price, product, plan))
+		plan := sd.Plan(seed.Plan{Name: fmt.Sprintf("%d days", days), Unit: "Day", Count: days, MinimumDueDays: seed.Days(0),
+			PaymentTermsDays: seed.Days(20)})
+		return sd.Package(seed.Package{Name: fmt.Sprintf("News %d", days), Currency: "EUR", Price: price, Products: []string{product},
+			Plans: []string{plan}})
 	}
 	f.pkg30, f.pkg28 = pkg(30, "90.00"), pkg(28, "84.00")
-	f.subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Aino Virtanen", "email": "aino@example.fi", "country": "FI"})
+	f.subscriber = sd.Subscriber(seed.Subscriber{Name: "Aino Virtanen", Email: "aino@example.fi", Country: "FI"})
 	return f
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -20,8 +21,9 @@ import (
 func beginSubscription(t *testing.T, e *apitest.Env, tn apitest.Tenant, start time.Time) (sub store.Subscription, subscriber, template string) {
 	t.Helper()
 	c := newAPICatalog(t, e, tn)
-	org := create(t, tn, "/organization", map[string]any{"name": "Org", "country": "NO", "currency": "NOK"})
-	subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Kari", "country": "NO"})
+	sd := tn.Seed(t)
+	org := sd.Organization(seed.Organization{Name: "Org", Country: "NO", Currency: "NOK"})
+	subscriber = sd.Subscriber(seed.Subscriber{Name: "Kari", Country: "NO"})
 	template = create(t, tn, "/package", contractPackage("Digital", "199", c.digital, c.monthly))
 	ctx := tenancy.With(context.Background(), tn.ID)
 	in, err := e.Store.PackageForMerge(ctx, template)

@@ -22,6 +22,7 @@ import (
 	"github.com/kadens/kadens/client"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/server"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -282,4 +283,17 @@ func (r *Response) Fields(t testing.TB) []string {
 		out[i] = fe.Field
 	}
 	return out
+}
+
+// Seed returns a writer of test data (package seed) acting as this tenant
+// through the API; a create that does not answer 201 fails t.
+func (tn Tenant) Seed(t testing.TB) *seed.API {
+	return seed.NewAPI(t, func(path string, body any) string {
+		t.Helper()
+		r := tn.Do("POST", path, body)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("apitest: POST %s: %d %s", path, r.Status, r.Body)
+		}
+		return r.ID(t)
+	})
 }

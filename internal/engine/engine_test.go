@@ -16,6 +16,7 @@ import (
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -39,9 +40,10 @@ type world struct {
 func newWorld(t *testing.T, e *apitest.Env, tn apitest.Tenant) *world {
 	t.Helper()
 	w := &world{t: t, e: e, tn: tn, ctx: tenancy.With(context.Background(), tn.ID), plans: map[string]string{}}
-	w.org = w.create("/organization", map[string]any{"name": "Nordavis AS", "country": "NO", "currency": "NOK", "timeZone": "Europe/Oslo"})
-	w.subscriber = w.create("/subscriber", map[string]any{"name": "Kari Nordmann", "email": "kari@example.no", "country": "NO"})
-	w.digital = w.create("/product", map[string]any{"name": "Nordavis Digital", "category": "digital", "vatRate": 0})
+	sd := tn.Seed(t)
+	w.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"})
+	w.subscriber = sd.Subscriber(seed.Kari)
+	w.digital = sd.Product(seed.Product{Name: "Nordavis Digital", Category: "digital", VATRate: "0"})
 	return w
 }
 
@@ -60,14 +62,14 @@ func (w *world) plan(unit string, dueDays int) string {
 	if id, ok := w.plans[key]; ok {
 		return id
 	}
-	id := w.create("/billingplan", map[string]any{"name": key, "intervalUnit": unit, "intervalCount": 1, "minimumDueDays": dueDays})
+	id := w.tn.Seed(w.t).Plan(seed.Plan{Name: key, Unit: unit, Count: 1, MinimumDueDays: seed.Days(dueDays)})
 	w.plans[key] = id
 	return id
 }
 
 func (w *world) pkg(name, price, plan string, automaticStop bool) string {
-	return w.create("/package", map[string]any{"Name": name, "Currency": "NOK", "Price": jsonNumber(price), "Units": 1,
-		"AutomaticStop": automaticStop, "products": []map[string]string{{"productId": w.digital}}, "BillingPlans": []string{plan}})
+	return w.tn.Seed(w.t).Package(seed.Package{Name: name, Price: price, Units: 1, AutomaticStop: automaticStop,
+		Products: []string{w.digital}, Plans: []string{plan}})
 }
 
 type jsonNumber string

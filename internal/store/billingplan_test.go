@@ -9,18 +9,15 @@ import (
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
 
 func mustPlan(t *testing.T, s *store.Store, ctx context.Context, name string, unit period.Unit, count int) catalog.BillingPlan {
 	t.Helper()
-	b, err := s.CreateBillingPlan(ctx, catalog.BillingPlan{Name: name, IntervalUnit: unit, IntervalCount: count,
-		MinimumDueDays: 14, PaymentTermsDays: 14}, catalogNow)
-	if err != nil {
-		t.Fatalf("create billing plan: %v", err)
-	}
-	return b
+	return seed.NewStore(t, s, ctx, catalogNow).Plan(seed.Plan{Name: name, Unit: string(unit), Count: count,
+		MinimumDueDays: seed.Days(14), PaymentTermsDays: seed.Days(14)})
 }
 
 func TestBillingPlanCRUD(t *testing.T) {

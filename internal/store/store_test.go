@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -20,11 +21,7 @@ var t0 = time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
 
 func newTenant(t *testing.T, s *store.Store, name string) context.Context {
 	t.Helper()
-	ten, err := s.CreateTenant(context.Background(), name, false, t0)
-	if err != nil {
-		t.Fatalf("create tenant: %v", err)
-	}
-	return tenancy.With(context.Background(), ten.ID)
+	return seed.Tenant(t, s, name, t0)
 }
 
 func TestTenants(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -16,15 +17,11 @@ import (
 // tenant of ctx and returns them as read back.
 func scheduleFixture(t *testing.T, s *store.Store, ctx context.Context, n int) []store.Subscription {
 	t.Helper()
-	org, err := s.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK",
-		TimeZone: "Europe/Oslo"}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subscriber, err := s.CreateSubscriber(ctx, store.Subscriber{Name: "Kari Nordmann"}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sd := seed.NewStore(t, s, ctx, t0)
+	org := sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
+		PricesIncludeVAT: seed.Bool(false)})
+	subscriber := sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
+	var err error
 	subs := make([]store.Subscription, n)
 	for i := range subs {
 		start := t0.AddDate(0, 0, i%28)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -112,11 +113,7 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 // setup makes a tenant with a Validated webhook for InvoiceIssued at url.
 func setup(t *testing.T, s *store.Store, url string) (context.Context, store.Webhook) {
 	t.Helper()
-	ten, err := s.CreateTenant(context.Background(), "webhooks-"+store.NewID(), false, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := tenancy.With(context.Background(), ten.ID)
+	ctx := seed.Tenant(t, s, "webhooks-"+store.NewID(), time.Now())
 	w, err := s.CreateWebhook(ctx, store.Webhook{URL: url, EventTypes: []string{"InvoiceIssued"}, Format: webhook.FormatEventGrid,
 		Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
 	if err != nil {
