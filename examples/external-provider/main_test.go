@@ -24,6 +24,7 @@ import (
 // them, a validated webhook, and every InvoiceIssued delivered, fetched
 // and paid (or failed, for the configured share) through POST /payment.
 func TestExternalProviderFlow(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apitest.Start(t, eng, map[string]string{"KADENS_WEBHOOK_ALLOW_PRIVATE": "true",

@@ -97,6 +97,7 @@ func (f *billingFixture) account(id string) store.SubscriberAccount {
 }
 
 func TestInvoicesOfOrderAndRenewals(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10).Add(12 * time.Hour))
@@ -187,6 +188,7 @@ func TestInvoicesOfOrderAndRenewals(t *testing.T) {
 }
 
 func TestFirstInvoiceOfStartedPeriod(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		now := osloDay(2027, 1, 10).Add(15 * time.Hour)
@@ -200,6 +202,7 @@ func TestFirstInvoiceOfStartedPeriod(t *testing.T) {
 }
 
 func TestConcurrentOrdersNumberInvoicesWithoutGaps(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		const n = 100
@@ -249,6 +252,7 @@ func TestConcurrentOrdersNumberInvoicesWithoutGaps(t *testing.T) {
 }
 
 func TestChargesAndAllowancesOnNextInvoice(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))
@@ -305,6 +309,7 @@ func TestChargesAndAllowancesOnNextInvoice(t *testing.T) {
 }
 
 func TestBillingCrossTenantAndBadInput(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.order(nil)

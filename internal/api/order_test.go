@@ -143,6 +143,7 @@ func oslo(t *testing.T) *time.Location {
 }
 
 func TestOrderCompleteForExistingSubscriber(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		now := tenantClock(t, e, e.Tenant)
@@ -244,6 +245,7 @@ func TestOrderCompleteForExistingSubscriber(t *testing.T) {
 }
 
 func TestOrderForNewSubscriber(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		body := f.order()
@@ -318,6 +320,7 @@ func TestOrderForNewSubscriber(t *testing.T) {
 }
 
 func TestOrderChoicesAreCheckedAtCreateAndComplete(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		body := f.order()
@@ -374,6 +377,7 @@ func TestOrderChoicesAreCheckedAtCreateAndComplete(t *testing.T) {
 }
 
 func TestOrderCancel(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		id := e.Do("POST", "/order", f.order()).ID(t)
@@ -398,6 +402,7 @@ func TestOrderCancel(t *testing.T) {
 }
 
 func TestOrderConcurrentCompletes(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		body := f.order()
@@ -449,6 +454,7 @@ func TestOrderConcurrentCompletes(t *testing.T) {
 }
 
 func TestOrderTenantIsolation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		id := e.Do("POST", "/order", f.order()).ID(t)
@@ -489,6 +495,7 @@ func TestOrderTenantIsolation(t *testing.T) {
 }
 
 func TestOrderValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		other := create(t, e.Tenant, "/subscriber", map[string]any{"name": "Other"})
@@ -565,6 +572,7 @@ func TestOrderValidation(t *testing.T) {
 }
 
 func TestOrderRequestedStartAndTestClock(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		loc := oslo(t)
@@ -614,6 +622,7 @@ func TestOrderRequestedStartAndTestClock(t *testing.T) {
 }
 
 func TestOrderList(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		second := create(t, e.Tenant, "/organization", map[string]any{"name": "Ukeavisen AS", "country": "NO", "currency": "NOK"})
@@ -672,6 +681,7 @@ func TestOrderList(t *testing.T) {
 }
 
 func TestSubscriberDeleteProtection(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		deleteNames := func(id, want string) {

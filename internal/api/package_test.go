@@ -110,6 +110,7 @@ func canon(t *testing.T, v any) string {
 }
 
 func TestPackageContractBodyIsAcceptedAndReadBack(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		r := e.Do("POST", "/package", contractPackage("Nordavis Digital", "199.00", c.digital, c.monthly))
@@ -172,6 +173,7 @@ func TestPackageContractBodyIsAcceptedAndReadBack(t *testing.T) {
 }
 
 func TestPackageValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		other := e.NewTenant("tenant-b", true)
@@ -228,6 +230,7 @@ func TestPackageValidation(t *testing.T) {
 }
 
 func TestPackagePreview(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		id := create(t, e.Tenant, "/package", c.bundleBody())
@@ -297,6 +300,7 @@ func TestPackagePreview(t *testing.T) {
 }
 
 func TestPackageUpdateDeleteAndArchive(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		id := create(t, e.Tenant, "/package", c.bundleBody())
@@ -362,6 +366,7 @@ func TestPackageUpdateDeleteAndArchive(t *testing.T) {
 }
 
 func TestPackageListFiltersAndPaging(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		bundle := create(t, e.Tenant, "/package", c.bundleBody())
@@ -429,6 +434,7 @@ func TestPackageListFiltersAndPaging(t *testing.T) {
 }
 
 func TestCatalogIsTenantScoped(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		a := newAPICatalog(t, e, e.Tenant)
 		pkg := create(t, e.Tenant, "/package", a.bundleBody())

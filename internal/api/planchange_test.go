@@ -135,6 +135,7 @@ func with(body map[string]any, kv ...any) map[string]any {
 // the events of plan changes themselves and of the features they cross
 // (cancellation, renewal, automatic stop, template edits).
 func TestPlanChangeStateMachine(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		jan := osloDay(2027, 1, 1)
 		n := 0
@@ -361,6 +362,7 @@ func TestPlanChangeStateMachine(t *testing.T) {
 // AutomaticStop package through an OnRenewal change... which cannot be
 // registered together with a second change; so it gets there by a chain.
 func TestPlanChangeSeriesEndExpires(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("changes-end", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -390,6 +392,7 @@ func TestPlanChangeSeriesEndExpires(t *testing.T) {
 // for: a pending change is superseded by an Immediately change, a switch
 // of currency is refused, and the day of the change is billed once.
 func TestPlanChangeNoDoubleBilling(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("changes-five", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -429,6 +432,7 @@ func TestPlanChangeNoDoubleBilling(t *testing.T) {
 // new period at the local midnight of the day of the change, whatever the
 // hour, on DST days and on the 31st; the old period is prorated to it.
 func TestPlanChangeMidnight(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		for i, tc := range []struct {
 			name               string
@@ -483,6 +487,7 @@ func TestPlanChangeMidnight(t *testing.T) {
 // TestProrationAtAnyHour: the worked examples hold whatever the hour of
 // the cancellation: the day of a cancellation is not charged.
 func TestProrationAtAnyHour(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		for i, hour := range []time.Duration{10 * time.Hour, 23*time.Hour + 30*time.Minute} {
 			t.Run(fmt.Sprintf("paid, cancelled at %s on day 15: allowance 48.00", hour), func(t *testing.T) {
@@ -525,6 +530,7 @@ func (f *billingFixture) subscriptionAt(id string) store.Subscription {
 // 404, unknown parameters a 400 naming them, and invoices are found by KID
 // and number.
 func TestListFilters(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("filters", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -593,6 +599,7 @@ func roundDiv(a, b int64) int64 { return (2*a + b) / (2 * b) }
 // template at their first renewal from its effective date, after notice;
 // it is previewable and revocable until it starts.
 func TestPriceChange(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("pricechange", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -709,6 +716,7 @@ func other2(e *apitest.Env) apitest.Tenant { return e.NewTenant("pricechange-oth
 // same subscriptions at once never leave a change registered on a
 // cancelled series, and every request gets a definite answer.
 func TestPlanChangeRacesCancellation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("changes-race", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -756,6 +764,7 @@ func TestPlanChangeRacesCancellation(t *testing.T) {
 // represents (the test clock's bound), so later lists and renewals never
 // meet a year-9999 period.
 func TestRequestedStartBound(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("far-start", true))
 		r := f.tn.Do("POST", "/order", map[string]any{"organizationId": f.org, "templatePackageId": f.p100, "subscriberId": f.subscriber,

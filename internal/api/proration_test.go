@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,14 +56,14 @@ func (f *billingFixture) orderOf(pkg string) (string, store.Invoice) {
 	return sub, invs[0]
 }
 
-var paymentRef int
+var paymentRef atomic.Int64 // tests run in parallel
 
 // payInvoice reports a successful payment of amount for invoice id.
 func (f *billingFixture) payInvoice(invoice store.Invoice, amount string) {
 	f.t.Helper()
-	paymentRef++
+	ref := paymentRef.Add(1)
 	r := f.tn.Do("POST", "/payment", map[string]any{"invoiceId": invoice.ID, "status": "Succeeded", "amount": json.Number(amount),
-		"currency": invoice.Currency, "provider": "Manual", "providerReference": fmt.Sprintf("test-%d-%s", paymentRef, invoice.ID)})
+		"currency": invoice.Currency, "provider": "Manual", "providerReference": fmt.Sprintf("test-%d-%s", ref, invoice.ID)})
 	if r.Status != http.StatusCreated {
 		f.t.Fatalf("pay: %d %s", r.Status, r.Body)
 	}
@@ -97,6 +98,7 @@ func (f *billingFixture) noProration() {
 }
 
 func TestProrationWorkedExamples(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		start := osloDay(2027, 3, 1) // a 30-day period across the DST change of 28 March
 		t.Run("paid 90.00 for 30 days, cancelled after 14 days: allowance 48.00", func(t *testing.T) {
@@ -173,6 +175,7 @@ func TestProrationWorkedExamples(t *testing.T) {
 }
 
 func TestPlanChangeProration(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		t.Run("Immediately: the allowance of the paid period reduces the new plan's first invoice", func(t *testing.T) {
 			f := newEuroFixture(t, e.NewTenant("proration-5", true))
@@ -233,6 +236,7 @@ func TestPlanChangeProration(t *testing.T) {
 }
 
 func TestCancellationCreditsFuturePeriods(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))
@@ -264,6 +268,7 @@ func TestCancellationCreditsFuturePeriods(t *testing.T) {
 }
 
 func TestCreditInvoice(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))

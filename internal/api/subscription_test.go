@@ -45,6 +45,7 @@ func beginSubscription(t *testing.T, e *apitest.Env, tn apitest.Tenant, start ti
 }
 
 func TestSubscriptionReadsAndFilters(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		var clock struct{ Now time.Time }
 		e.Do("GET", "/testclock", nil).JSON(t, &clock)
@@ -94,6 +95,7 @@ func TestSubscriptionReadsAndFilters(t *testing.T) {
 }
 
 func TestSubscriptionTenantIsolation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		sub, _, template := beginSubscription(t, e, e.Tenant, time.Now().Add(48*time.Hour))
 		b := e.NewTenant("tenant-b", true)
@@ -123,6 +125,7 @@ func TestSubscriptionTenantIsolation(t *testing.T) {
 }
 
 func TestTestClock(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		var clock struct{ Now time.Time }
 		e.Do("GET", "/testclock", nil).JSON(t, &clock)

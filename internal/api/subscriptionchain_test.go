@@ -135,6 +135,7 @@ func brief(v api.SubscriptionChainView) string {
 // 299 template. GET /subscription/{id}/packagechain shows the instance,
 // another tenant gets 404 for it, and so does a period on no chain.
 func TestChainInstanceIsFrozenAtOrder(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChainFixture(t, e, e.Tenant)
 		digital := f.products[0]
@@ -214,6 +215,7 @@ func TestChainInstanceIsFrozenAtOrder(t *testing.T) {
 // Unknown, foreign and repeated ids, and an empty choice, are a 400
 // naming the element.
 func TestOrderChoosingProducts(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChainFixture(t, e, e.Tenant)
 		p := f.products

@@ -61,11 +61,15 @@ func init() {
 	idp.SecretHashCost = bcrypt.MinCost
 }
 
-// Each runs fn once per engine with a fresh server.
+// Each runs fn once per engine with a fresh server. The engines' subtests
+// run in parallel: each has its own server and database.
 func Each(t *testing.T, fn func(t *testing.T, e *Env)) {
 	t.Helper()
 	for _, eng := range storetest.Engines() {
-		t.Run(string(eng), func(t *testing.T) { fn(t, Start(t, eng, nil)) })
+		t.Run(string(eng), func(t *testing.T) {
+			t.Parallel()
+			fn(t, Start(t, eng, nil))
+		})
 	}
 }
 
@@ -116,6 +120,16 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 	}
 	e.Tenant = e.NewTenant("tenant-a", true)
 	return e
+}
+
+// For returns the server as seen from test t (a subtest of the one that
+// started it, e.g. one running in parallel): failures of requests made
+// through it and its tenants stop t.
+func (e *Env) For(t testing.TB) *Env {
+	c := *e
+	c.t = t
+	c.Tenant.env = &c
+	return &c
 }
 
 type testWriter struct{ t testing.TB }

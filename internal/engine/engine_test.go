@@ -169,6 +169,7 @@ func (w *world) events(kind string) []store.Event {
 func local(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, oslo) }
 
 func TestMonthlyFrom31JanuaryAcrossDST(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2027, 1, 31)
@@ -212,6 +213,7 @@ func TestMonthlyFrom31JanuaryAcrossDST(t *testing.T) {
 }
 
 func TestYearlyFrom29February(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2028, 2, 29)
@@ -230,6 +232,7 @@ func TestYearlyFrom29February(t *testing.T) {
 }
 
 func TestRenewalIsCreatedMinimumDueDaysAhead(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2027, 3, 1)
@@ -261,6 +264,7 @@ func TestRenewalIsCreatedMinimumDueDaysAhead(t *testing.T) {
 // (its period names the chain definition) is frozen at its first step
 // change and is then just as immune.
 func TestIntroChain(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		monthly := w.plan("Month", 0)
@@ -346,6 +350,7 @@ func TestIntroChain(t *testing.T) {
 }
 
 func TestAutomaticStop(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2027, 5, 1)
@@ -378,6 +383,7 @@ func change(t *testing.T, w *world, subID string, body map[string]any) (string, 
 }
 
 func TestPlanChanges(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		monthly := w.plan("Month", 0)
@@ -495,6 +501,7 @@ func TestPlanChanges(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		basic := w.pkg("Basic", "149", w.plan("Month", 0), false)
@@ -543,6 +550,7 @@ func TestCancellation(t *testing.T) {
 }
 
 func TestCancellingAPeriodCreatedAheadCancelsItToo(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2027, 1, 1)
@@ -589,6 +597,7 @@ func snapshot(t *testing.T, e *apitest.Env, tn apitest.Tenant) string {
 }
 
 func TestAdvanceIsIdempotentAndResumable(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		run := func(tn apitest.Tenant, interrupt bool) string {
 			w := newWorld(t, e, tn)
@@ -653,6 +662,7 @@ func monthlySeries(t *testing.T, eng store.Engine, n int) (*apitest.Env, *world,
 }
 
 func TestTwoWorkersDoEveryActionOnce(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e, w, _ := monthlySeries(t, eng, 40)
@@ -721,6 +731,7 @@ func TestTwoWorkersDoEveryActionOnce(t *testing.T) {
 // half of the runs on PostgreSQL; SQLite serializes writers, so there the
 // batches and changes only interleave whole.)
 func TestAgreementChangeDuringAdvance(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e, w, series := monthlySeries(t, eng, 32)

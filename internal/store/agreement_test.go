@@ -104,6 +104,7 @@ func (f agreementFixture) events(t *testing.T, kind string) []store.Event {
 }
 
 func TestPaymentAgreementCreateReadList(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		other := catalogTenant(t, s, "b")
@@ -199,6 +200,7 @@ func TestPaymentAgreementCreateReadList(t *testing.T) {
 }
 
 func TestDeletePaymentAgreementFallsBackToInvoice(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newAgreementFixture(t, s, ctx)
@@ -273,6 +275,7 @@ func TestDeletePaymentAgreementFallsBackToInvoice(t *testing.T) {
 }
 
 func TestChangePaymentAgreementOfSubscription(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		other := catalogTenant(t, s, "b")
@@ -329,6 +332,7 @@ func TestChangePaymentAgreementOfSubscription(t *testing.T) {
 }
 
 func TestImportPaymentAgreements(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newAgreementFixture(t, s, ctx)

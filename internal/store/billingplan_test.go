@@ -21,6 +21,7 @@ func mustPlan(t *testing.T, s *store.Store, ctx context.Context, name string, un
 }
 
 func TestBillingPlanCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		b, err := s.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Quarterly", Description: "Every 3 months",
@@ -56,6 +57,7 @@ func TestBillingPlanCRUD(t *testing.T) {
 }
 
 func TestBillingPlansAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		p := mustPlan(t, s, a, "Monthly", period.Month, 1)
@@ -78,6 +80,7 @@ func TestBillingPlansAreTenantScoped(t *testing.T) {
 }
 
 func TestDeleteProductOrPlanInUse(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)

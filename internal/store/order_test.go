@@ -34,6 +34,7 @@ func newOrderFixture(t *testing.T, s *store.Store, ctx context.Context) orderFix
 }
 
 func TestOrderRoundTripAndStatusChanges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		other := catalogTenant(t, s, "b")
@@ -213,6 +214,7 @@ func TestOrderRoundTripAndStatusChanges(t *testing.T) {
 var errRollback = errors.New("roll back")
 
 func TestDeletePackageArchivesWhatOrdersUse(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newOrderFixture(t, s, ctx)
@@ -232,6 +234,7 @@ func TestDeletePackageArchivesWhatOrdersUse(t *testing.T) {
 }
 
 func TestDeleteSubscriberWithOrders(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newOrderFixture(t, s, ctx)

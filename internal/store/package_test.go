@@ -105,6 +105,7 @@ func comparable(t *testing.T, tp catalog.TemplatePackage) string {
 }
 
 func TestPackageRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -169,6 +170,7 @@ func TestPackageRoundTrip(t *testing.T) {
 }
 
 func TestListPackagesFilters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -236,6 +238,7 @@ func TestListPackagesFilters(t *testing.T) {
 }
 
 func TestDeletePackageArchivesWhatAChainUses(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -282,6 +285,7 @@ func TestDeletePackageArchivesWhatAChainUses(t *testing.T) {
 }
 
 func TestPackageForMerge(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -326,6 +330,7 @@ func TestPackageForMerge(t *testing.T) {
 }
 
 func TestPackagesAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		fa := newCatalogFixture(t, s, a)

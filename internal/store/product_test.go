@@ -32,6 +32,7 @@ func mustProduct(t *testing.T, s *store.Store, ctx context.Context, name, catego
 }
 
 func TestProductCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		p, err := s.CreateProduct(ctx, catalog.Product{Name: "Digital news", Description: "All articles", Category: "digital",
@@ -74,6 +75,7 @@ func TestProductCRUD(t *testing.T) {
 }
 
 func TestListProductsFiltersAndPages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		var ids []string
@@ -118,6 +120,7 @@ func TestListProductsFiltersAndPages(t *testing.T) {
 }
 
 func TestProductsAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		p := mustProduct(t, s, a, "Digital", "digital", "0")

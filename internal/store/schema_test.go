@@ -18,6 +18,7 @@ import (
 // It needs both engines, so it runs where PostgreSQL is configured (CI's
 // PostgreSQL step).
 func TestSchemasMatch(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(storetest.PostgresEnv) == "" {
 		t.Skipf("needs PostgreSQL (%s); CI runs it in its PostgreSQL step", storetest.PostgresEnv)
 	}

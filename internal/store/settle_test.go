@@ -66,6 +66,7 @@ func tenantOf(t *testing.T, s *store.Store, ctx context.Context) string {
 // demand and the invoice, dunning stopping once settled, and InvoicePaid
 // only on the transition to Paid.
 func TestSettleDemand(t *testing.T) {
+	t.Parallel()
 	type step struct {
 		paid, credited   int64
 		applied, surplus int64
@@ -151,6 +152,7 @@ func TestSettleDemand(t *testing.T) {
 // payment demand may only name the account of their own subscriber
 // (migration 00013 folded two foreign keys into one that says so).
 func TestInvoiceAccountBelongsToSubscriber(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		if s.Engine() != store.Postgres {
 			t.Skip("SQLite keeps the separate account and subscriber keys (migrations/sqlite/00013)")

@@ -25,6 +25,7 @@ func newTenant(t *testing.T, s *store.Store, name string) context.Context {
 }
 
 func TestTenants(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		a, err := s.CreateTenant(ctx, "acme", true, t0)
@@ -48,6 +49,7 @@ func TestTenants(t *testing.T) {
 }
 
 func TestMigrateTwiceIsHarmless(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		if err := s.Migrate(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 			t.Fatalf("second migrate: %v", err)
@@ -56,6 +58,7 @@ func TestMigrateTwiceIsHarmless(t *testing.T) {
 }
 
 func TestOrganizationCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		in := store.Organization{Name: "Nordavis AS", OrganizationNumber: "923609016", Country: "NO", Currency: "NOK",
@@ -93,6 +96,7 @@ func TestOrganizationCRUD(t *testing.T) {
 }
 
 func TestOrganizationsAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
 		o, err := s.CreateOrganization(a, store.Organization{Name: "A AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"}, t0)
@@ -124,6 +128,7 @@ func TestOrganizationsAreTenantScoped(t *testing.T) {
 }
 
 func TestListOrganizationsPagesAndFilters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		want := map[string]bool{}
@@ -166,6 +171,7 @@ func TestListOrganizationsPagesAndFilters(t *testing.T) {
 }
 
 func TestIdempotencyKeyClaims(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		other := newTenant(t, s, "b")
@@ -203,6 +209,7 @@ func TestIdempotencyKeyClaims(t *testing.T) {
 }
 
 func TestConcurrentIdempotencyClaimsAdmitOne(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		var (
@@ -233,6 +240,7 @@ func TestConcurrentIdempotencyClaimsAdmitOne(t *testing.T) {
 }
 
 func TestOneActiveSigningKey(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		k := func(id string, at time.Time) store.SigningKey {

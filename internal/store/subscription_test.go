@@ -43,6 +43,7 @@ func scheduleFixture(t *testing.T, s *store.Store, ctx context.Context, n int) [
 }
 
 func TestUpdateSubscriptionSchedules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		// More rows than one statement takes on either engine's smallest
@@ -94,6 +95,7 @@ func TestUpdateSubscriptionSchedules(t *testing.T) {
 }
 
 func TestUpdateSubscriptionSchedulesConflicts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		other := newTenant(t, s, "b")
@@ -187,6 +189,7 @@ func eqString(a, b *string) bool {
 // optional ones set and unset, timestamps to the microsecond, and a row
 // that breaks a foreign key fails the whole set.
 func TestInsertSubscriptionsMatchesInsertSubscription(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		base := scheduleFixture(t, s, ctx, 1)[0]

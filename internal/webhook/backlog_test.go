@@ -41,6 +41,7 @@ func (l *lockedBuffer) String() string {
 // cache, the heap), so idle memory does not grow with the backlog. The
 // memory itself is measured in docs/PERFORMANCE.md, not here.
 func TestBacklogDispatchedInPagesAndMemoryReleased(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ten, err := s.CreateTenant(context.Background(), "bulk-"+store.NewID(), false, time.Now())
 		if err != nil {

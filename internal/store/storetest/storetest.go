@@ -47,10 +47,14 @@ func Engines() []store.Engine {
 }
 
 // Each runs fn as a subtest per engine, each with a fresh migrated store.
+// The subtests run in parallel (each owns its database), so fn must not
+// touch process-wide state (environment, package variables, fixed ports);
+// a test that does must loop over Engines itself.
 func Each(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	t.Helper()
 	for _, e := range Engines() {
 		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
 			fn(t, Open(t, e))
 		})
 	}
