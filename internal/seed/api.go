@@ -37,7 +37,11 @@ func (a *API) Organization(o Organization) string {
 // Product creates a product.
 func (a *API) Product(p Product) string {
 	a.t.Helper()
-	return a.post("/product", map[string]any{"name": p.Name, "category": p.Category, "vatRate": json.Number(orDefault(p.VATRate, "0"))})
+	body := map[string]any{"name": p.Name, "vatRate": json.Number(orDefault(p.VATRate, "0"))}
+	if p.Category != "" {
+		body["category"] = p.Category
+	}
+	return a.post("/product", body)
 }
 
 // Plan creates a billing plan.
