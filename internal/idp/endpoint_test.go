@@ -286,7 +286,7 @@ func TestJWKSVerifiesTokens(t *testing.T) {
 			t.Fatalf("published key %+v", k)
 		}
 		tok := is.token(t)
-		jws, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.ES256})
+		jws, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.ES256})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestJWKSVerifiesTokens(t *testing.T) {
 		parts := strings.Split(tok, ".")
 		forged := strings.Replace(string(payload), is.tenant, store.NewID(), 1)
 		parts[1] = base64.RawURLEncoding.EncodeToString([]byte(forged))
-		if f, err := jose.ParseSigned(strings.Join(parts, "."), []jose.SignatureAlgorithm{jose.ES256}); err == nil {
+		if f, err := jose.ParseSignedCompact(strings.Join(parts, "."), []jose.SignatureAlgorithm{jose.ES256}); err == nil {
 			if _, err := f.Verify(k); err == nil {
 				t.Fatal("a token with another tenant verifies")
 			}
@@ -382,7 +382,7 @@ func TestKeyRotation(t *testing.T) {
 				t.Fatalf("token from %s the rotation: %v", name, err)
 			}
 		}
-		if h, _ := jose.ParseSigned(after, []jose.SignatureAlgorithm{jose.ES256}); h == nil || h.Signatures[0].Header.KeyID != newKID {
+		if h, _ := jose.ParseSignedCompact(after, []jose.SignatureAlgorithm{jose.ES256}); h == nil || h.Signatures[0].Header.KeyID != newKID {
 			t.Fatal("the token after the rotation is not signed with the new key")
 		}
 		other.Refresh(ctx, 0)
