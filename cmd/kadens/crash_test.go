@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -51,7 +52,7 @@ func TestKillMidAdvance(t *testing.T) {
 						r.Body.Close()
 						return cmd
 					}
-					if i > 200 {
+					if i > 1200 { // 60 s: migrations on a fresh PostgreSQL schema take seconds on a busy machine
 						t.Fatal("server did not become ready")
 					}
 					time.Sleep(50 * time.Millisecond)
@@ -97,11 +98,11 @@ func TestKillMidAdvance(t *testing.T) {
 				if st := call(tn, "POST", "/testclock/advance", map[string]any{"to": "2027-01-01T00:00:00Z"}, nil); st != 200 {
 					t.Fatalf("advance: %d", st)
 				}
-				org := id(tn, "/organization", map[string]any{"name": "Org", "country": "NO", "currency": "NOK"})
-				prod := id(tn, "/product", map[string]any{"name": "Digital", "vatRate": 0})
-				plan := id(tn, "/billingplan", map[string]any{"name": "Monthly", "intervalUnit": "Month", "minimumDueDays": 10})
-				pkg := id(tn, "/package", map[string]any{"Name": "Digital", "Currency": "NOK", "Price": 199, "Units": 1,
-					"products": []map[string]string{{"productId": prod}}, "BillingPlans": []string{plan}})
+				sd := seed.NewAPI(t, func(path string, body any) string { return id(tn, path, body) })
+				org := sd.Organization(seed.Organization{Name: "Org", Country: "NO", Currency: "NOK"})
+				prod := sd.Product(seed.Product{Name: "Digital", VATRate: "0"})
+				plan := sd.Plan(seed.Plan{Name: "Monthly", Unit: "Month", MinimumDueDays: seed.Days(10)})
+				pkg := sd.Package(seed.Package{Name: "Digital", Price: "199", Units: 1, Products: []string{prod}, Plans: []string{plan}})
 				for i := range subscriptions {
 					o := id(tn, "/order", map[string]any{"organizationId": org, "templatePackageId": pkg,
 						"subscriber":     map[string]any{"name": fmt.Sprintf("S%d", i), "country": "NO"},

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -35,15 +36,14 @@ func TestLedgerCheckCommand(t *testing.T) {
 				}
 				return id
 			}
-			org := post("/organization", map[string]any{"name": "Nordavis AS", "organizationNumber": "923609016", "country": "NO",
-				"currency": "NOK", "timeZone": "Europe/Oslo"})
-			product := post("/product", map[string]any{"name": "Nordavis Digital", "category": "digital", "vatRate": 0})
-			plan := post("/billingplan", map[string]any{"name": "Monthly", "intervalUnit": "Month"})
-			pkg := post("/package", fmt.Sprintf(`{"name": "Digital", "currency": "NOK", "price": 199.00,
-				"products": [{"productId": %q}], "billingPlans": [%q]}`, product, plan))
+			sd := tn.Seed(t)
+			org := sd.Organization(seed.Nordavis)
+			product := sd.Product(seed.Product{Name: "Nordavis Digital", Category: "digital", VATRate: "0"})
+			plan := sd.Plan(seed.Plan{Name: "Monthly", Unit: "Month"})
+			pkg := sd.Package(seed.Package{Name: "Digital", Price: "199.00", Products: []string{product}, Plans: []string{plan}})
 			var invoices []store.Invoice
 			for i := range 4 {
-				sub := post("/subscriber", map[string]any{"name": fmt.Sprintf("Subscriber %d", i), "country": "NO"})
+				sub := sd.Subscriber(seed.Subscriber{Name: fmt.Sprintf("Subscriber %d", i), Country: "NO"})
 				order := post("/order", map[string]any{"organizationId": org, "templatePackageId": pkg, "subscriberId": sub})
 				post("/order/"+order+"/complete", nil)
 			}

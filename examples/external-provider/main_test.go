@@ -13,6 +13,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -23,6 +24,7 @@ import (
 // them, a validated webhook, and every InvoiceIssued delivered, fetched
 // and paid (or failed, for the configured share) through POST /payment.
 func TestExternalProviderFlow(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apitest.Start(t, eng, map[string]string{"KADENS_WEBHOOK_ALLOW_PRIVATE": "true",
@@ -69,15 +71,15 @@ func TestExternalProviderFlow(t *testing.T) {
 				must(tn.Do("POST", "/testclock/advance", map[string]any{"to": to.Format(time.RFC3339)}), http.StatusOK)
 			}
 			advance(start)
-			org := id(tn.Do("POST", "/organization", map[string]any{"name": "Bridge Media AS", "organizationNumber": "923609016",
-				"country": "NO", "currency": "NOK", "timeZone": "Europe/Oslo"}))
-			product := id(tn.Do("POST", "/product", map[string]any{"name": "News", "category": "digital", "vatRate": 25}))
-			plan := id(tn.Do("POST", "/billingplan", map[string]any{"name": "Monthly", "intervalUnit": "Month", "minimumDueDays": 7}))
-			pkg := id(tn.Do("POST", "/package", fmt.Sprintf(`{"Name": "News", "Currency": "NOK", "Price": 149.00,
-				"products": [{"productId": %q}], "BillingPlans": [%q]}`, product, plan)))
+			sd := tn.Seed(t)
+			org := sd.Organization(seed.Organization{Name: "Bridge Media AS", OrganizationNumber: "923609016",
+				Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"})
+			product := sd.Product(seed.Product{Name: "News", Category: "digital", VATRate: "25"})
+			plan := sd.Plan(seed.Plan{Name: "Monthly", Unit: "Month", MinimumDueDays: seed.Days(7)})
+			pkg := sd.Package(seed.Package{Name: "News", Price: "149.00", Products: []string{product}, Plans: []string{plan}})
 			var subs []string
 			for i := range 8 {
-				sub := id(tn.Do("POST", "/subscriber", map[string]any{"name": fmt.Sprintf("Kunde %d", i), "country": "NO"}))
+				sub := sd.Subscriber(seed.Subscriber{Name: fmt.Sprintf("Kunde %d", i), Country: "NO"})
 				agreement := id(tn.Do("POST", "/paymentagreement", map[string]any{"subscriberId": sub, "providerType": "External",
 					"providerAgreementReference": fmt.Sprintf("cus_%d", i), "paymentMethod": "Card"}))
 				order := id(tn.Do("POST", "/order", map[string]any{"organizationId": org, "templatePackageId": pkg,

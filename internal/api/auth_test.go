@@ -41,6 +41,7 @@ func sign(t *testing.T, e *apitest.Env, c map[string]any) string {
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		tenant := e.Tenant.ID
 		other := e.NewTenant("tenant-b", false)
@@ -102,6 +103,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestTokenEndpoint(t *testing.T) {
+	t.Parallel()
 	e := apitest.Start(t, store.SQLite, nil)
 	id, secret := newClient(t, e)
 	post := func(form url.Values, basicUser, basicPass string) (int, map[string]any) {
@@ -160,6 +162,7 @@ func newClient(t *testing.T, e *apitest.Env) (string, string) {
 }
 
 func TestKeyRotationKeepsLiveTokens(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		oldKID := e.Server.Keys.ActiveKID()
 		newKID, err := e.Server.Keys.Rotate(t.Context())
@@ -185,6 +188,7 @@ func TestKeyRotationKeepsLiveTokens(t *testing.T) {
 }
 
 func TestTrustedExternalIssuer(t *testing.T) {
+	t.Parallel()
 	key, _ := rsa.GenerateKey(rand.Reader, 2048)
 	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "ext1", Algorithm: "RS256", Use: "sig"}}})

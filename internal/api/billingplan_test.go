@@ -11,6 +11,7 @@ import (
 )
 
 func TestBillingPlanLifecycle(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		id := create(t, e.Tenant, "/billingplan", `{"Name": "Quarterly", "intervalUnit": "month", "IntervalCount": 3}`)
 		m := jsonMap(t, e.Do("GET", "/billingplan/"+id, nil))
@@ -48,6 +49,7 @@ func TestBillingPlanLifecycle(t *testing.T) {
 }
 
 func TestBillingPlanValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		cases := []struct {
 			name   string
@@ -72,6 +74,7 @@ func TestBillingPlanValidation(t *testing.T) {
 }
 
 func TestBillingPlanInUse(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		pkg := create(t, e.Tenant, "/package", contractPackage("Digital", "199", c.digital, c.monthly))

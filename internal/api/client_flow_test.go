@@ -15,6 +15,7 @@ import (
 // completion, the invoice and paging, a 400 naming its fields and another
 // tenant's 404. Every response is also checked against the document.
 func TestClientOrderToInvoice(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		ctx := t.Context()
 		c := e.Tenant.Client()

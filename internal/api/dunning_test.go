@@ -43,6 +43,7 @@ func (f *billingFixture) subscription(id string) struct {
 }
 
 func TestDunning(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		create(t, f.tn, "/dunningprocess", map[string]any{"name": "Standard", "reminderDays": []int{7, 14}, "reminderFee": 35,
@@ -130,6 +131,7 @@ func TestDunning(t *testing.T) {
 }
 
 func TestDunningProcessValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		tn := e.Tenant
 		for _, tc := range []struct {
@@ -205,6 +207,7 @@ func TestDunningProcessValidation(t *testing.T) {
 // A process edited while a demand is in dunning applies from its next
 // action on: dropping the payment stop means no stop.
 func TestDunningProcessEditedMidway(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		process := create(t, f.tn, "/dunningprocess", map[string]any{"name": "Short", "reminderDays": []int{7}, "paymentStopDays": 7,

@@ -8,6 +8,7 @@ import (
 )
 
 func TestEventsList(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		sub, _, _ := beginSubscription(t, e, e.Tenant, time.Now().Add(24*time.Hour))
 		if r := e.Do("POST", "/subscription/"+sub.ID+"/cancel", map[string]any{"mode": "Immediately"}); r.Status != 200 {

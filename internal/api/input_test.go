@@ -29,6 +29,7 @@ func wantFields(t *testing.T, what string, r *apitest.Response, fields ...string
 // engines (PostgreSQL cannot store NUL: it answered 500; SQLite stored it),
 // and nothing is written. Descriptions keep their line breaks.
 func TestControlCharactersInBodies(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		order := func(extra string) string {
@@ -78,6 +79,7 @@ func TestControlCharactersInBodies(t *testing.T) {
 // A control character or invalid UTF-8 in any query parameter of any list
 // is a 400 naming the parameter, on both engines.
 func TestControlCharactersInQueryParameters(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		var doc openAPIDoc
 		e.Raw("GET", "/openapi.json", nil).JSON(t, &doc)
@@ -113,6 +115,7 @@ func TestControlCharactersInQueryParameters(t *testing.T) {
 // Unknown properties are a 400 naming each with its path; nothing is
 // created. Known names still match case-insensitively.
 func TestUnknownPropertiesAreRefused(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		body := fmt.Sprintf(`{"OrganizationId": %q, "templatePackageId": %q, "subscriberId": %q,
@@ -140,6 +143,7 @@ func TestUnknownPropertiesAreRefused(t *testing.T) {
 // the read-only properties (id, timestamps, status, …) are accepted and
 // ignored, so GET-modify-PUT works while unknown properties are refused.
 func TestGetModifyPutRoundTrips(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		tn := e.Tenant
 		c := newAPICatalog(t, e, tn)
@@ -201,6 +205,7 @@ func TestGetModifyPutRoundTrips(t *testing.T) {
 // A non-ASCII, control-character or over-long Idempotency-Key is a 400
 // naming the header, and the request is not carried out.
 func TestIdempotencyKeyMustBeVisibleASCII(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		for _, key := range []string{"ordre-æøå", "two words", strings.Repeat("k", 256)} {
 			r := e.Do("POST", "/product", map[string]any{"name": "Digital " + key[:3], "vatRate": 0}, "Idempotency-Key", key)
@@ -224,6 +229,7 @@ func TestIdempotencyKeyMustBeVisibleASCII(t *testing.T) {
 // represented (year 9999 broke every later order with a 500); the answer
 // names the bound. Just below it, orders still complete.
 func TestTestClockBound(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		for _, to := range []string{"9999-06-01T00:00:00Z", "3000-01-01T00:00:00Z"} {
@@ -251,6 +257,7 @@ func TestTestClockBound(t *testing.T) {
 // Paths match case-insensitively and with a trailing slash; the 404 and
 // 405 rules hold for the spellings too.
 func TestPathSpellings(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		id := e.Do("POST", "/Product/", map[string]any{"name": "Digital", "vatRate": 0}).ID(t)
 		for _, p := range []string{"/PRODUCT/" + strings.ToUpper(id), "/product/" + id + "/", "/Product/" + id} {
@@ -281,6 +288,7 @@ func TestPathSpellings(t *testing.T) {
 // completion changes; the completion retries that conflict instead of
 // answering 409 for another request's timing.
 func TestOrderCompletionRacesAccountItems(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))

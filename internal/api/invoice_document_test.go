@@ -18,6 +18,7 @@ const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*
 // TestInvoiceHTMLAndPDF renders a renewal invoice with a charge (amounts
 // above a thousand, two VAT rates) as HTML and PDF through the API.
 func TestInvoiceHTMLAndPDF(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		// The seller snapshot is taken at issue: rename first.
@@ -102,6 +103,7 @@ func TestInvoiceHTMLAndPDF(t *testing.T) {
 // request; anything else is 406; another tenant's invoice is 404 in every
 // format.
 func TestInvoiceContentNegotiation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.order(nil)
@@ -147,6 +149,7 @@ func TestInvoiceContentNegotiation(t *testing.T) {
 // MOD11, and their invoices carry KIDs of that algorithm, including a
 // MOD11 number whose plain body cannot carry a check digit (invoice 4).
 func TestOrganizationKIDAlgorithm(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		org := func(id string) store.Organization {

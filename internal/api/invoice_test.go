@@ -11,6 +11,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -32,13 +33,12 @@ func newBillingFixture(t *testing.T, e *apitest.Env, tn apitest.Tenant) *billing
 	t.Helper()
 	c := newAPICatalog(t, e, tn)
 	f := &billingFixture{t: t, tn: tn}
-	f.org = create(t, tn, "/organization", map[string]any{"name": "Nordavis AS", "organizationNumber": "923609016", "country": "NO",
-		"currency": "NOK", "timeZone": "Europe/Oslo"})
-	plan := create(t, tn, "/billingplan", map[string]any{"name": "Monthly 14", "intervalUnit": "Month", "minimumDueDays": 14, "paymentTermsDays": 10})
-	f.pkg = create(t, tn, "/package", fmt.Sprintf(`{"Name": "Digital", "Currency": "NOK", "Price": 199.00,
-		"products": [{"productId": %q}], "additionalProducts": [{"productId": %q, "price": 49.00, "selectedByDefault": true}],
-		"BillingPlans": [%q]}`, c.digital, c.magazine, plan))
-	f.subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Kari Nordmann", "email": "kari@example.no", "country": "NO"})
+	sd := tn.Seed(t)
+	f.org = sd.Organization(seed.Nordavis)
+	plan := sd.Plan(seed.Plan{Name: "Monthly 14", Unit: "Month", MinimumDueDays: seed.Days(14), PaymentTermsDays: seed.Days(10)})
+	f.pkg = sd.Package(seed.Package{Name: "Digital", Price: "199.00", Products: []string{c.digital},
+		Additional: []seed.Additional{{ProductID: c.magazine, Price: "49.00", SelectedByDefault: true}}, Plans: []string{plan}})
+	f.subscriber = sd.Subscriber(seed.Kari)
 	return f
 }
 
@@ -97,6 +97,7 @@ func (f *billingFixture) account(id string) store.SubscriberAccount {
 }
 
 func TestInvoicesOfOrderAndRenewals(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10).Add(12 * time.Hour))
@@ -187,6 +188,7 @@ func TestInvoicesOfOrderAndRenewals(t *testing.T) {
 }
 
 func TestFirstInvoiceOfStartedPeriod(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		now := osloDay(2027, 1, 10).Add(15 * time.Hour)
@@ -200,6 +202,7 @@ func TestFirstInvoiceOfStartedPeriod(t *testing.T) {
 }
 
 func TestConcurrentOrdersNumberInvoicesWithoutGaps(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		const n = 100
@@ -249,6 +252,7 @@ func TestConcurrentOrdersNumberInvoicesWithoutGaps(t *testing.T) {
 }
 
 func TestChargesAndAllowancesOnNextInvoice(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))
@@ -305,6 +309,7 @@ func TestChargesAndAllowancesOnNextInvoice(t *testing.T) {
 }
 
 func TestBillingCrossTenantAndBadInput(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.order(nil)

@@ -29,6 +29,7 @@ func keys(t *testing.T, raw json.RawMessage) []string {
 // shows it. Unknown expansions are a 400 naming expand, and another tenant
 // lists nothing of this one.
 func TestListItemsExpand(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		subID := f.order(nil)
@@ -175,6 +176,7 @@ func TestListItemsExpand(t *testing.T) {
 // TestListPagesFollowLinks: the compact lists page by the Link header like
 // every list, each item once.
 func TestListPagesFollowLinks(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		for range 5 {

@@ -32,6 +32,7 @@ const regenerate = "go test ./internal/api -run TestOpenAPIGolden -update"
 // in copy, so that every change to the contract (a renamed field, a type
 // that became nullable) shows up in review as a diff of testdata/openapi.json.
 func TestOpenAPIGolden(t *testing.T) {
+	t.Parallel()
 	e := apitest.Start(t, store.SQLite, nil)
 	var served bytes.Buffer
 	if err := json.Indent(&served, e.Server.API.OpenAPI(), "", "  "); err != nil {
@@ -71,6 +72,7 @@ func TestOpenAPIGolden(t *testing.T) {
 // usable by generators, over the whole document: apitest's contract check
 // proves the same against live responses.
 func TestOpenAPIDescribesWhatIsSent(t *testing.T) {
+	t.Parallel()
 	e := apitest.Start(t, store.SQLite, nil)
 	var doc map[string]any
 	if err := json.Unmarshal(e.Server.API.OpenAPI(), &doc); err != nil {
@@ -199,6 +201,7 @@ func TestOpenAPIDescribesWhatIsSent(t *testing.T) {
 // document's schemes: client credentials with scope api at the token URL,
 // then a call with the token and the tenant API key.
 func TestSwaggerUIAuthorizeFlow(t *testing.T) {
+	t.Parallel()
 	e := apitest.Start(t, store.SQLite, nil)
 	var doc struct {
 		Components struct {

@@ -32,6 +32,7 @@ type openAPIDoc struct {
 // every documented operation is served, and every served operation is
 // documented.
 func TestOpenAPIMatchesServedRoutes(t *testing.T) {
+	t.Parallel()
 	e := apitest.Start(t, store.SQLite, nil)
 	r := e.Raw("GET", "/openapi.json", nil)
 	if r.Status != 200 {
@@ -85,6 +86,7 @@ func TestOpenAPIMatchesServedRoutes(t *testing.T) {
 }
 
 func TestSwaggerUI(t *testing.T) {
+	t.Parallel()
 	e := apitest.Start(t, store.SQLite, nil)
 	r := e.Raw("GET", "/swagger/", nil)
 	if r.Status != 200 || !strings.Contains(string(r.Body), "swagger-ui") || !strings.Contains(string(r.Body), "/swagger/v1/swagger.json") {

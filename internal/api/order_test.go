@@ -13,6 +13,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -55,10 +56,11 @@ func newOrderFixture(t *testing.T, e *apitest.Env, tn apitest.Tenant) *orderFixt
 	t.Helper()
 	c := newAPICatalog(t, e, tn)
 	f := &orderFixture{apiCatalog: c, e: e, tn: tn}
-	f.org = create(t, tn, "/organization", map[string]any{"name": "Nordavis AS", "country": "NO", "currency": "NOK", "timeZone": "Europe/Oslo"})
+	sd := tn.Seed(t)
+	f.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"})
 	f.pkg = create(t, tn, "/package", f.packageBody(5, false))
 	f.stopPkg = create(t, tn, "/package", f.packageBody(1, true))
-	f.subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Kari Nordmann", "externalId": "crm-1"})
+	f.subscriber = sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann", ExternalID: "crm-1"})
 	return f
 }
 
@@ -141,6 +143,7 @@ func oslo(t *testing.T) *time.Location {
 }
 
 func TestOrderCompleteForExistingSubscriber(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		now := tenantClock(t, e, e.Tenant)
@@ -242,6 +245,7 @@ func TestOrderCompleteForExistingSubscriber(t *testing.T) {
 }
 
 func TestOrderForNewSubscriber(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		body := f.order()
@@ -316,6 +320,7 @@ func TestOrderForNewSubscriber(t *testing.T) {
 }
 
 func TestOrderChoicesAreCheckedAtCreateAndComplete(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		body := f.order()
@@ -372,6 +377,7 @@ func TestOrderChoicesAreCheckedAtCreateAndComplete(t *testing.T) {
 }
 
 func TestOrderCancel(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		id := e.Do("POST", "/order", f.order()).ID(t)
@@ -396,6 +402,7 @@ func TestOrderCancel(t *testing.T) {
 }
 
 func TestOrderConcurrentCompletes(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		body := f.order()
@@ -447,6 +454,7 @@ func TestOrderConcurrentCompletes(t *testing.T) {
 }
 
 func TestOrderTenantIsolation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		id := e.Do("POST", "/order", f.order()).ID(t)
@@ -487,6 +495,7 @@ func TestOrderTenantIsolation(t *testing.T) {
 }
 
 func TestOrderValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		other := create(t, e.Tenant, "/subscriber", map[string]any{"name": "Other"})
@@ -563,6 +572,7 @@ func TestOrderValidation(t *testing.T) {
 }
 
 func TestOrderRequestedStartAndTestClock(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		loc := oslo(t)
@@ -612,6 +622,7 @@ func TestOrderRequestedStartAndTestClock(t *testing.T) {
 }
 
 func TestOrderList(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		second := create(t, e.Tenant, "/organization", map[string]any{"name": "Ukeavisen AS", "country": "NO", "currency": "NOK"})
@@ -670,6 +681,7 @@ func TestOrderList(t *testing.T) {
 }
 
 func TestSubscriberDeleteProtection(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		deleteNames := func(id, want string) {

@@ -22,6 +22,7 @@ func payableOrg() map[string]any {
 }
 
 func TestOrganizationPayableFields(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		id := e.Do("POST", "/organization", payableOrg()).ID(t)
 		var o store.Organization
@@ -88,6 +89,7 @@ func TestOrganizationPayableFields(t *testing.T) {
 }
 
 func TestOrganizationPayableValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		with := func(change func(map[string]any)) map[string]any {
 			o := payableOrg()
@@ -150,6 +152,7 @@ func TestOrganizationPayableValidation(t *testing.T) {
 // TestAccountItemVATRate: a charge or allowance states its VAT rate or
 // names the product whose rate it takes; neither is a 400, never 0 %.
 func TestAccountItemVATRate(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))
@@ -201,6 +204,7 @@ func TestAccountItemVATRate(t *testing.T) {
 // KID and the amount, in HTML and PDF, and the organization's later
 // changes do not rewrite it.
 func TestInvoiceShowsBankAccount(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		org := payableOrg()
@@ -250,6 +254,7 @@ func TestInvoiceShowsBankAccount(t *testing.T) {
 // Foretaksregisteret unless it says otherwise (which is refused); other
 // organizations are not unless they say so.
 func TestBusinessRegisterDefault(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		for _, tc := range []struct {
 			name, country string

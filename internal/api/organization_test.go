@@ -18,6 +18,7 @@ func validOrg() map[string]any {
 }
 
 func TestOrganizationLifecycle(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		r := e.Do("POST", "/organization", validOrg())
 		id := r.ID(t)
@@ -68,6 +69,7 @@ func TestOrganizationLifecycle(t *testing.T) {
 }
 
 func TestOrganizationValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		cases := []struct {
 			name   string
@@ -102,6 +104,7 @@ func TestOrganizationValidation(t *testing.T) {
 }
 
 func TestOrganizationTenantIsolation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		id := e.Do("POST", "/organization", validOrg()).ID(t)
 		b := e.NewTenant("tenant-b", false)
@@ -127,6 +130,7 @@ func TestOrganizationTenantIsolation(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		first := e.Do("POST", "/organization", validOrg(), "Idempotency-Key", "order-42")
 		second := e.Do("POST", "/organization", validOrg(), "Idempotency-Key", "order-42")
@@ -171,6 +175,7 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestPagingLinkHeader(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		for range 5 {
 			e.Do("POST", "/organization", validOrg()).ID(t)
@@ -208,6 +213,7 @@ func TestPagingLinkHeader(t *testing.T) {
 }
 
 func TestConventions(t *testing.T) {
+	t.Parallel()
 	e := apitest.Start(t, store.SQLite, map[string]string{"KADENS_BODY_LIMIT": "2048"})
 	big := validOrg()
 	big["name"] = strings.Repeat("x", 4096)
@@ -238,6 +244,7 @@ func TestConventions(t *testing.T) {
 }
 
 func TestOrganizationWithSubscriptionsIsKept(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		sub, _, _ := beginSubscription(t, e, e.Tenant, time.Now().Add(24*time.Hour))
 		if f := e.Do("DELETE", "/organization/"+sub.OrganizationID, nil).Fields(t); !slices.Equal(f, []string{"id"}) {

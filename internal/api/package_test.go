@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -31,21 +32,16 @@ func create(t *testing.T, tn apitest.Tenant, path string, body any) string {
 
 func newAPICatalog(t *testing.T, e *apitest.Env, tn apitest.Tenant) *apiCatalog {
 	t.Helper()
-	product := func(name, category string, vat any) string {
-		return create(t, tn, "/product", map[string]any{"name": name, "category": category, "vatRate": vat})
-	}
-	plan := func(name, unit string) string {
-		return create(t, tn, "/billingplan", map[string]any{"name": name, "intervalUnit": unit})
-	}
+	sd := tn.Seed(t)
 	return &apiCatalog{
 		e:        e,
-		digital:  product("Nordavis Digital", "digital", 0),
-		print:    product("Nordavis Papir", "print", 0),
-		magazine: product("Helgemagasinet", "magazine", 25),
-		sunday:   product("Søndagsavis", "print", 0),
-		monthly:  plan("Monthly invoice", "Month"),
-		avtale:   plan("Monthly AvtaleGiro", "month"),
-		yearly:   plan("Yearly", "Year"),
+		digital:  sd.Product(seed.Product{Name: "Nordavis Digital", Category: "digital", VATRate: "0"}),
+		print:    sd.Product(seed.Product{Name: "Nordavis Papir", Category: "print", VATRate: "0"}),
+		magazine: sd.Product(seed.Product{Name: "Helgemagasinet", Category: "magazine", VATRate: "25"}),
+		sunday:   sd.Product(seed.Product{Name: "Søndagsavis", Category: "print", VATRate: "0"}),
+		monthly:  sd.Plan(seed.Plan{Name: "Monthly invoice", Unit: "Month"}),
+		avtale:   sd.Plan(seed.Plan{Name: "Monthly AvtaleGiro", Unit: "month"}),
+		yearly:   sd.Plan(seed.Plan{Name: "Yearly", Unit: "Year"}),
 	}
 }
 
@@ -114,6 +110,7 @@ func canon(t *testing.T, v any) string {
 }
 
 func TestPackageContractBodyIsAcceptedAndReadBack(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		r := e.Do("POST", "/package", contractPackage("Nordavis Digital", "199.00", c.digital, c.monthly))
@@ -176,6 +173,7 @@ func TestPackageContractBodyIsAcceptedAndReadBack(t *testing.T) {
 }
 
 func TestPackageValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		other := e.NewTenant("tenant-b", true)
@@ -232,6 +230,7 @@ func TestPackageValidation(t *testing.T) {
 }
 
 func TestPackagePreview(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		id := create(t, e.Tenant, "/package", c.bundleBody())
@@ -301,6 +300,7 @@ func TestPackagePreview(t *testing.T) {
 }
 
 func TestPackageUpdateDeleteAndArchive(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		id := create(t, e.Tenant, "/package", c.bundleBody())
@@ -366,6 +366,7 @@ func TestPackageUpdateDeleteAndArchive(t *testing.T) {
 }
 
 func TestPackageListFiltersAndPaging(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		bundle := create(t, e.Tenant, "/package", c.bundleBody())
@@ -433,6 +434,7 @@ func TestPackageListFiltersAndPaging(t *testing.T) {
 }
 
 func TestCatalogIsTenantScoped(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		a := newAPICatalog(t, e, e.Tenant)
 		pkg := create(t, e.Tenant, "/package", a.bundleBody())

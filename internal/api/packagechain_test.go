@@ -34,6 +34,7 @@ func introChain(t *testing.T, e *apitest.Env, c *apiCatalog) (p99, p149, p199, c
 }
 
 func TestIntroChainContractBodies(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		p99, p149, p199, chain := introChain(t, e, c)
@@ -105,6 +106,7 @@ func TestIntroChainContractBodies(t *testing.T) {
 }
 
 func TestChainValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		p99, p149, p199, chain := introChain(t, e, c)
@@ -154,6 +156,7 @@ func TestChainValidation(t *testing.T) {
 }
 
 func TestChainListUpdateDelete(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		p99, p149, p199, chain := introChain(t, e, c)

@@ -104,6 +104,7 @@ func eventData(t *testing.T, ev store.Event) map[string]string {
 }
 
 func TestPaymentFullAndPartial(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))
@@ -202,6 +203,7 @@ func TestPaymentFullAndPartial(t *testing.T) {
 }
 
 func TestOverpaymentBecomesAllowanceOnNextInvoice(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))
@@ -241,6 +243,7 @@ func TestOverpaymentBecomesAllowanceOnNextInvoice(t *testing.T) {
 }
 
 func TestPaymentFailureAndIdempotency(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.order(nil)
@@ -302,6 +305,7 @@ func TestPaymentFailureAndIdempotency(t *testing.T) {
 }
 
 func TestPaymentValidationAndTenants(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.order(nil)
@@ -377,6 +381,7 @@ func TestPaymentValidationAndTenants(t *testing.T) {
 }
 
 func TestPaymentByKIDWithSeveralOrganizations(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.order(nil)
@@ -407,6 +412,7 @@ func TestPaymentByKIDWithSeveralOrganizations(t *testing.T) {
 // TestConcurrentPaymentsOfOneDemand: 20 payments of 1/20 each, at once,
 // end exactly Paid with nothing lost.
 func TestConcurrentPaymentsOfOneDemand(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.order(nil)
@@ -457,6 +463,7 @@ func TestConcurrentPaymentsOfOneDemand(t *testing.T) {
 // TestLedgerCheckFindsTampering: a clean ledger after orders and full,
 // partial and over payments; each tampered row is reported under its rule.
 func TestLedgerCheckFindsTampering(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))

@@ -69,6 +69,7 @@ func ehfBody(sub, orgNumber string) map[string]any {
 // with a subscription gets an EHF agreement, which is assigned to the
 // subscription, and the next invoices carry it.
 func TestInvoiceNetworkAgreementFlow(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10).Add(12 * time.Hour))
@@ -134,6 +135,7 @@ func TestInvoiceNetworkAgreementFlow(t *testing.T) {
 }
 
 func TestPaymentAgreementValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		tn := e.Tenant
 		sub := create(t, tn, "/subscriber", map[string]any{"name": "Kari Nordmann"})
@@ -205,6 +207,7 @@ func TestPaymentAgreementValidation(t *testing.T) {
 }
 
 func TestPaymentAgreementDeleteFallsBackToInvoice(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10).Add(12 * time.Hour))
@@ -269,6 +272,7 @@ func TestPaymentAgreementDeleteFallsBackToInvoice(t *testing.T) {
 }
 
 func TestPaymentAgreementImport(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		tn := e.Tenant
 		a := create(t, tn, "/subscriber", map[string]any{"name": "A"})
@@ -350,6 +354,7 @@ func TestPaymentAgreementImport(t *testing.T) {
 }
 
 func TestPaymentAgreementListAndTenantIsolation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		sub := f.order(nil)
@@ -421,6 +426,7 @@ func TestPaymentAgreementListAndTenantIsolation(t *testing.T) {
 }
 
 func TestOrderWithPaymentAgreementParameters(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		params := map[string]any{"providerType": "ehf", "providerAgreementReference": "923 609 016"}
@@ -506,6 +512,7 @@ func TestOrderWithPaymentAgreementParameters(t *testing.T) {
 // (and its subscription falls back to Invoice) or finds the agreement
 // deleted (400); no unended period is left on the deleted agreement.
 func TestDeleteAgreementRacingOrderCompletions(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newOrderFixture(t, e, e.Tenant)
 		ehf := create(t, f.tn, "/paymentagreement", ehfBody(f.subscriber, "923609016"))

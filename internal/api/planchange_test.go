@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -25,21 +26,23 @@ type changeFixture struct {
 func newChangeFixture(t *testing.T, tn apitest.Tenant) *changeFixture {
 	t.Helper()
 	f := &changeFixture{billingFixture: &billingFixture{t: t, tn: tn}}
-	f.org = create(t, tn, "/organization", map[string]any{"name": "Bygdeposten AS", "organizationNumber": "923609016", "country": "NO",
-		"currency": "NOK", "timeZone": "Europe/Oslo", "pricesIncludeVat": true})
-	product := create(t, tn, "/product", map[string]any{"name": "Avis", "category": "digital", "vatRate": 25})
-	plan := create(t, tn, "/billingplan", map[string]any{"name": "Monthly", "intervalUnit": "Month", "minimumDueDays": 0, "paymentTermsDays": 10})
-	pkg := func(name, currency, price string, extra string) string {
-		return create(t, tn, "/package", fmt.Sprintf(`{"Name": %q, "Currency": %q, "Price": %s,
-			"products": [{"productId": %q}], "BillingPlans": [%q]%s}`, name, currency, price, product, plan, extra))
+	sd := tn.Seed(t)
+	f.org = sd.Organization(seed.Organization{Name: "Bygdeposten AS", OrganizationNumber: "923609016", Country: "NO",
+		Currency: "NOK", TimeZone: "Europe/Oslo", PricesIncludeVAT: seed.Bool(true)})
+	product := sd.Product(seed.Product{Name: "Avis", Category: "digital", VATRate: "25"})
+	plan := sd.Plan(seed.Plan{Name: "Monthly", Unit: "Month", MinimumDueDays: seed.Days(0), PaymentTermsDays: seed.Days(10)})
+	pkg := func(p seed.Package) string {
+		p.Products, p.Plans = []string{product}, []string{plan}
+		return sd.Package(p)
 	}
-	f.p100, f.p300, f.p600 = pkg("Digital 100", "NOK", "100.00", ""), pkg("Digital 300", "NOK", "300.00", ""), pkg("Digital 600", "NOK", "600.00", "")
-	f.sek100 = pkg("Digital SEK", "SEK", "100.00", "")
-	f.stop300 = pkg("Trial 300", "NOK", "300.00", `, "AutomaticStop": true`)
-	f.units = pkg("Family", "NOK", "100.00", `, "allowedChoices": {"minUnits": 1, "maxUnits": 5}`)
-	plan = create(t, tn, "/billingplan", map[string]any{"name": "Monthly ahead", "intervalUnit": "Month", "minimumDueDays": 10, "paymentTermsDays": 10})
-	f.ahead300 = pkg("Print 300", "NOK", "300.00", "")
-	f.subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Ola Nordmann", "email": "ola@example.no", "country": "NO"})
+	f.p100, f.p300, f.p600 = pkg(seed.Package{Name: "Digital 100", Price: "100.00"}), pkg(seed.Package{Name: "Digital 300", Price: "300.00"}),
+		pkg(seed.Package{Name: "Digital 600", Price: "600.00"})
+	f.sek100 = pkg(seed.Package{Name: "Digital SEK", Currency: "SEK", Price: "100.00"})
+	f.stop300 = pkg(seed.Package{Name: "Trial 300", Price: "300.00", AutomaticStop: true})
+	f.units = pkg(seed.Package{Name: "Family", Price: "100.00", MinUnits: 1, MaxUnits: 5})
+	plan = sd.Plan(seed.Plan{Name: "Monthly ahead", Unit: "Month", MinimumDueDays: seed.Days(10), PaymentTermsDays: seed.Days(10)})
+	f.ahead300 = pkg(seed.Package{Name: "Print 300", Price: "300.00"})
+	f.subscriber = sd.Subscriber(seed.Subscriber{Name: "Ola Nordmann", Email: "ola@example.no", Country: "NO"})
 	return f
 }
 
@@ -132,6 +135,7 @@ func with(body map[string]any, kv ...any) map[string]any {
 // the events of plan changes themselves and of the features they cross
 // (cancellation, renewal, automatic stop, template edits).
 func TestPlanChangeStateMachine(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		jan := osloDay(2027, 1, 1)
 		n := 0
@@ -358,6 +362,7 @@ func TestPlanChangeStateMachine(t *testing.T) {
 // AutomaticStop package through an OnRenewal change... which cannot be
 // registered together with a second change; so it gets there by a chain.
 func TestPlanChangeSeriesEndExpires(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("changes-end", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -387,6 +392,7 @@ func TestPlanChangeSeriesEndExpires(t *testing.T) {
 // for: a pending change is superseded by an Immediately change, a switch
 // of currency is refused, and the day of the change is billed once.
 func TestPlanChangeNoDoubleBilling(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("changes-five", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -426,6 +432,7 @@ func TestPlanChangeNoDoubleBilling(t *testing.T) {
 // new period at the local midnight of the day of the change, whatever the
 // hour, on DST days and on the 31st; the old period is prorated to it.
 func TestPlanChangeMidnight(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		for i, tc := range []struct {
 			name               string
@@ -480,6 +487,7 @@ func TestPlanChangeMidnight(t *testing.T) {
 // TestProrationAtAnyHour: the worked examples hold whatever the hour of
 // the cancellation: the day of a cancellation is not charged.
 func TestProrationAtAnyHour(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		for i, hour := range []time.Duration{10 * time.Hour, 23*time.Hour + 30*time.Minute} {
 			t.Run(fmt.Sprintf("paid, cancelled at %s on day 15: allowance 48.00", hour), func(t *testing.T) {
@@ -522,6 +530,7 @@ func (f *billingFixture) subscriptionAt(id string) store.Subscription {
 // 404, unknown parameters a 400 naming them, and invoices are found by KID
 // and number.
 func TestListFilters(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("filters", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -590,6 +599,7 @@ func roundDiv(a, b int64) int64 { return (2*a + b) / (2 * b) }
 // template at their first renewal from its effective date, after notice;
 // it is previewable and revocable until it starts.
 func TestPriceChange(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("pricechange", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -706,6 +716,7 @@ func other2(e *apitest.Env) apitest.Tenant { return e.NewTenant("pricechange-oth
 // same subscriptions at once never leave a change registered on a
 // cancelled series, and every request gets a definite answer.
 func TestPlanChangeRacesCancellation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("changes-race", true))
 		f.advance(osloDay(2027, 1, 1))
@@ -753,6 +764,7 @@ func TestPlanChangeRacesCancellation(t *testing.T) {
 // represents (the test clock's bound), so later lists and renewals never
 // meet a year-9999 period.
 func TestRequestedStartBound(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChangeFixture(t, e.NewTenant("far-start", true))
 		r := f.tn.Do("POST", "/order", map[string]any{"organizationId": f.org, "templatePackageId": f.p100, "subscriberId": f.subscriber,

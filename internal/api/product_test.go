@@ -11,6 +11,7 @@ import (
 )
 
 func TestProductLifecycle(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		r := e.Do("POST", "/product", `{"Name": "Nordavis Digital", "description": "Alt innhold", "CATEGORY": "digital", "vatRate": 12.5}`)
 		id := r.ID(t)
@@ -48,6 +49,7 @@ func TestProductLifecycle(t *testing.T) {
 }
 
 func TestProductValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		cases := []struct {
 			name   string
@@ -76,6 +78,7 @@ func TestProductValidation(t *testing.T) {
 }
 
 func TestProductListAndDeleteInUse(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := newAPICatalog(t, e, e.Tenant)
 		old := create(t, e.Tenant, "/product", map[string]any{"name": "Old", "category": "print", "vatRate": 0, "active": false})

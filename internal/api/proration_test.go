@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -24,17 +26,18 @@ type euroFixture struct {
 func newEuroFixture(t *testing.T, tn apitest.Tenant) *euroFixture {
 	t.Helper()
 	f := &euroFixture{billingFixture: &billingFixture{t: t, tn: tn}}
-	f.org = create(t, tn, "/organization", map[string]any{"name": "Euro Media Oy", "organizationNumber": "923609016", "country": "NO",
-		"currency": "EUR", "timeZone": "Europe/Oslo", "pricesIncludeVat": true})
-	product := create(t, tn, "/product", map[string]any{"name": "News", "category": "digital", "vatRate": 25})
+	sd := tn.Seed(t)
+	f.org = sd.Organization(seed.Organization{Name: "Euro Media Oy", OrganizationNumber: "923609016", Country: "NO",
+		Currency: "EUR", TimeZone: "Europe/Oslo", PricesIncludeVAT: seed.Bool(true)})
+	product := sd.Product(seed.Product{Name: "News", Category: "digital", VATRate: "25"})
 	pkg := func(days int, price string) string {
-		plan := create(t, tn, "/billingplan", map[string]any{"name": fmt.Sprintf("%d days", days), "intervalUnit": "Day",
-			"intervalCount": days, "minimumDueDays": 0, "paymentTermsDays": 20})
-		return create(t, tn, "/package", fmt.Sprintf(`{"Name": "News %d", "Currency": "EUR", "Price": %s,
-			"products": [{"productId": %q}], "BillingPlans": [%q]}`, days, price, product, plan))
+		plan := sd.Plan(seed.Plan{Name: fmt.Sprintf("%d days", days), Unit: "Day", Count: days, MinimumDueDays: seed.Days(0),
+			PaymentTermsDays: seed.Days(20)})
+		return sd.Package(seed.Package{Name: fmt.Sprintf("News %d", days), Currency: "EUR", Price: price, Products: []string{product},
+			Plans: []string{plan}})
 	}
 	f.pkg30, f.pkg28 = pkg(30, "90.00"), pkg(28, "84.00")
-	f.subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Aino Virtanen", "email": "aino@example.fi", "country": "FI"})
+	f.subscriber = sd.Subscriber(seed.Subscriber{Name: "Aino Virtanen", Email: "aino@example.fi", Country: "FI"})
 	return f
 }
 
@@ -53,14 +56,14 @@ func (f *billingFixture) orderOf(pkg string) (string, store.Invoice) {
 	return sub, invs[0]
 }
 
-var paymentRef int
+var paymentRef atomic.Int64 // tests run in parallel
 
 // payInvoice reports a successful payment of amount for invoice id.
 func (f *billingFixture) payInvoice(invoice store.Invoice, amount string) {
 	f.t.Helper()
-	paymentRef++
+	ref := paymentRef.Add(1)
 	r := f.tn.Do("POST", "/payment", map[string]any{"invoiceId": invoice.ID, "status": "Succeeded", "amount": json.Number(amount),
-		"currency": invoice.Currency, "provider": "Manual", "providerReference": fmt.Sprintf("test-%d-%s", paymentRef, invoice.ID)})
+		"currency": invoice.Currency, "provider": "Manual", "providerReference": fmt.Sprintf("test-%d-%s", ref, invoice.ID)})
 	if r.Status != http.StatusCreated {
 		f.t.Fatalf("pay: %d %s", r.Status, r.Body)
 	}
@@ -95,6 +98,7 @@ func (f *billingFixture) noProration() {
 }
 
 func TestProrationWorkedExamples(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		start := osloDay(2027, 3, 1) // a 30-day period across the DST change of 28 March
 		t.Run("paid 90.00 for 30 days, cancelled after 14 days: allowance 48.00", func(t *testing.T) {
@@ -171,6 +175,7 @@ func TestProrationWorkedExamples(t *testing.T) {
 }
 
 func TestPlanChangeProration(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		t.Run("Immediately: the allowance of the paid period reduces the new plan's first invoice", func(t *testing.T) {
 			f := newEuroFixture(t, e.NewTenant("proration-5", true))
@@ -231,6 +236,7 @@ func TestPlanChangeProration(t *testing.T) {
 }
 
 func TestCancellationCreditsFuturePeriods(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))
@@ -262,6 +268,7 @@ func TestCancellationCreditsFuturePeriods(t *testing.T) {
 }
 
 func TestCreditInvoice(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		f.advance(osloDay(2027, 1, 10))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -27,10 +28,23 @@ import (
 // replaced by their order of first appearance (ids are random) and
 // createdAt (wall clock) is left out.
 func TestBillingSimulation(t *testing.T) {
+	t.Parallel()
 	const seed = 20261122
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
-		first := simulate(t, e, e.NewTenant("simulation-a", true), seed)
-		second := simulate(t, e, e.NewTenant("simulation-b", true), seed)
+		// The two runs, on two tenants of one server, run side by side.
+		var first, second []byte
+		t.Run("runs", func(t *testing.T) {
+			for name, out := range map[string]*[]byte{"a": &first, "b": &second} {
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					e := e.For(t)
+					*out = simulate(t, e, e.NewTenant("simulation-"+name, true), seed)
+				})
+			}
+		})
+		if t.Failed() {
+			return
+		}
 		if !bytes.Equal(first, second) {
 			a, b := bytes.Split(first, []byte("\n")), bytes.Split(second, []byte("\n"))
 			for i := range min(len(a), len(b)) {
@@ -56,29 +70,28 @@ type simulation struct {
 	pending     [][2]string // plan changes registered: subscription, change
 }
 
-func simulate(t *testing.T, e *apitest.Env, tn apitest.Tenant, seed uint64) []byte {
+func simulate(t *testing.T, e *apitest.Env, tn apitest.Tenant, rngSeed uint64) []byte {
 	t.Helper()
-	s := &simulation{billingFixture: newBillingFixture(t, e, tn), rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), stats: map[string]int{}}
+	s := &simulation{billingFixture: newBillingFixture(t, e, tn), rng: rand.New(rand.NewPCG(rngSeed, rngSeed^0x5eed)), stats: map[string]int{}}
 	create(t, tn, "/dunningprocess", map[string]any{"name": "Standard", "reminderDays": []int{10, 20}, "reminderFee": 35,
 		"paymentStopDays": 10, "isDefault": true})
-	product := create(t, tn, "/product", map[string]any{"name": "Papir", "category": "print", "vatRate": 0})
-	extra := create(t, tn, "/product", map[string]any{"name": "Podkast", "category": "digital", "vatRate": 25})
+	sd := tn.Seed(t)
+	product := sd.Product(seed.Product{Name: "Papir", Category: "print", VATRate: "0"})
+	extra := sd.Product(seed.Product{Name: "Podkast", Category: "digital", VATRate: "25"})
 	plan := func(unit string, count, due int) string {
-		return create(t, tn, "/billingplan", map[string]any{"name": fmt.Sprintf("%d %s", count, unit), "intervalUnit": unit,
-			"intervalCount": count, "minimumDueDays": due, "paymentTermsDays": 14})
+		return sd.Plan(seed.Plan{Name: fmt.Sprintf("%d %s", count, unit), Unit: unit, Count: count, MinimumDueDays: seed.Days(due),
+			PaymentTermsDays: seed.Days(14)})
 	}
 	s.packages = []string{
 		s.pkg, // monthly, 199.00 + 49.00 at 25 %
-		create(t, tn, "/package", fmt.Sprintf(`{"Name": "Helg", "Currency": "NOK", "Price": 129.50, "products": [{"productId": %q}],
-			"additionalProducts": [{"productId": %q, "price": 19.90, "selectedByDefault": true}], "BillingPlans": [%q]}`,
-			product, extra, plan("Day", 28, 0))),
-		create(t, tn, "/package", fmt.Sprintf(`{"Name": "Kvartal", "Currency": "NOK", "Price": 549.00, "permanentDiscount": 12.5,
-			"products": [{"productId": %q}], "BillingPlans": [%q]}`, product, plan("Month", 3, 7))),
+		sd.Package(seed.Package{Name: "Helg", Price: "129.50", Products: []string{product},
+			Additional: []seed.Additional{{ProductID: extra, Price: "19.90", SelectedByDefault: true}}, Plans: []string{plan("Day", 28, 0)}}),
+		sd.Package(seed.Package{Name: "Kvartal", Price: "549.00", PermanentDiscount: "12.5", Products: []string{product},
+			Plans: []string{plan("Month", 3, 7)}}),
 	}
 	// An introductory offer as a chain: 1 month at 99, 2 months at 149, then 199.
 	intro := func(name, price string) string {
-		return create(t, tn, "/package", fmt.Sprintf(`{"Name": %q, "Currency": "NOK", "Price": %s, "products": [{"productId": %q}],
-			"BillingPlans": [%q]}`, name, price, product, plan("Month", 1, 5)))
+		return sd.Package(seed.Package{Name: name, Price: price, Products: []string{product}, Plans: []string{plan("Month", 1, 5)}})
 	}
 	steps := []string{intro("Intro 1", "99.00"), intro("Intro 2", "149.00"), intro("Intro 3", "199.00")}
 	s.chain = create(t, tn, "/packagechain", map[string]any{"name": "Intro", "packageChain": map[string]any{"steps": []map[string]any{

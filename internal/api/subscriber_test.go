@@ -54,6 +54,7 @@ func listSubscribers(t *testing.T, tn apitest.Tenant, query string) []store.Subs
 }
 
 func TestSubscriberLifecycle(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		r := e.Do("POST", "/subscriber", validSubscriber())
 		id := r.ID(t)
@@ -145,6 +146,7 @@ func TestSubscriberLifecycle(t *testing.T) {
 }
 
 func TestSubscriberValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		long := strings.Repeat("x", 201)
 		cases := []struct {
@@ -208,6 +210,7 @@ func TestSubscriberValidation(t *testing.T) {
 }
 
 func TestSubscriberNumbersAndExternalIDs(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		number := func(id string) int64 { t.Helper(); return getSubscriber(t, e.Tenant, id).SubscriberNumber }
 		a := e.Do("POST", "/subscriber", map[string]any{"name": "A", "externalId": "ext-a"}).ID(t)
@@ -267,6 +270,7 @@ func TestSubscriberNumbersAndExternalIDs(t *testing.T) {
 }
 
 func TestSubscriberFilters(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		ids := map[string]string{}
 		for _, s := range []map[string]any{
@@ -328,6 +332,7 @@ func TestSubscriberFilters(t *testing.T) {
 }
 
 func TestSubscriberPaging(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		for i := range 7 {
 			name := fmt.Sprintf("Paged %d", i)
@@ -378,6 +383,7 @@ func TestSubscriberPaging(t *testing.T) {
 }
 
 func TestSubscriberTenantIsolation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		body := validSubscriber()
 		id := e.Do("POST", "/subscriber", body).ID(t)
@@ -410,6 +416,7 @@ func TestSubscriberTenantIsolation(t *testing.T) {
 }
 
 func TestSubscriberConcurrentNumbers(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		const n = 50
 		var (

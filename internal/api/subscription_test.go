@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -20,8 +21,9 @@ import (
 func beginSubscription(t *testing.T, e *apitest.Env, tn apitest.Tenant, start time.Time) (sub store.Subscription, subscriber, template string) {
 	t.Helper()
 	c := newAPICatalog(t, e, tn)
-	org := create(t, tn, "/organization", map[string]any{"name": "Org", "country": "NO", "currency": "NOK"})
-	subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Kari", "country": "NO"})
+	sd := tn.Seed(t)
+	org := sd.Organization(seed.Organization{Name: "Org", Country: "NO", Currency: "NOK"})
+	subscriber = sd.Subscriber(seed.Subscriber{Name: "Kari", Country: "NO"})
 	template = create(t, tn, "/package", contractPackage("Digital", "199", c.digital, c.monthly))
 	ctx := tenancy.With(context.Background(), tn.ID)
 	in, err := e.Store.PackageForMerge(ctx, template)
@@ -43,6 +45,7 @@ func beginSubscription(t *testing.T, e *apitest.Env, tn apitest.Tenant, start ti
 }
 
 func TestSubscriptionReadsAndFilters(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		var clock struct{ Now time.Time }
 		e.Do("GET", "/testclock", nil).JSON(t, &clock)
@@ -92,6 +95,7 @@ func TestSubscriptionReadsAndFilters(t *testing.T) {
 }
 
 func TestSubscriptionTenantIsolation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		sub, _, template := beginSubscription(t, e, e.Tenant, time.Now().Add(48*time.Hour))
 		b := e.NewTenant("tenant-b", true)
@@ -121,6 +125,7 @@ func TestSubscriptionTenantIsolation(t *testing.T) {
 }
 
 func TestTestClock(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		var clock struct{ Now time.Time }
 		e.Do("GET", "/testclock", nil).JSON(t, &clock)

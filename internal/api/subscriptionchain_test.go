@@ -11,6 +11,7 @@ import (
 
 	"github.com/kadens/kadens/internal/api"
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -25,13 +26,13 @@ type chainFixture struct {
 func newChainFixture(t *testing.T, e *apitest.Env, tn apitest.Tenant) *chainFixture {
 	t.Helper()
 	f := &chainFixture{billingFixture: &billingFixture{t: t, tn: tn}}
-	f.org = create(t, tn, "/organization", map[string]any{"name": "Nordavis AS", "organizationNumber": "923609016", "country": "NO",
-		"currency": "NOK", "timeZone": "Europe/Oslo"})
-	f.plan = create(t, tn, "/billingplan", map[string]any{"name": "Monthly 14", "intervalUnit": "Month", "minimumDueDays": 14, "paymentTermsDays": 10})
+	sd := tn.Seed(t)
+	f.org = sd.Organization(seed.Nordavis)
+	f.plan = sd.Plan(seed.Plan{Name: "Monthly 14", Unit: "Month", MinimumDueDays: seed.Days(14), PaymentTermsDays: seed.Days(10)})
 	for i := range 8 {
-		f.products = append(f.products, create(t, tn, "/product", map[string]any{"name": fmt.Sprintf("Title %d", i+1), "category": "digital", "vatRate": 0}))
+		f.products = append(f.products, sd.Product(seed.Product{Name: fmt.Sprintf("Title %d", i+1), Category: "digital", VATRate: "0"}))
 	}
-	f.subscriber = create(t, tn, "/subscriber", map[string]any{"name": "Kari Nordmann", "email": "kari@example.no", "country": "NO"})
+	f.subscriber = sd.Subscriber(seed.Kari)
 	return f
 }
 
@@ -134,6 +135,7 @@ func brief(v api.SubscriptionChainView) string {
 // 299 template. GET /subscription/{id}/packagechain shows the instance,
 // another tenant gets 404 for it, and so does a period on no chain.
 func TestChainInstanceIsFrozenAtOrder(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChainFixture(t, e, e.Tenant)
 		digital := f.products[0]
@@ -213,6 +215,7 @@ func TestChainInstanceIsFrozenAtOrder(t *testing.T) {
 // Unknown, foreign and repeated ids, and an empty choice, are a 400
 // naming the element.
 func TestOrderChoosingProducts(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newChainFixture(t, e, e.Tenant)
 		p := f.products

@@ -109,6 +109,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestWebhookLifecycle(t *testing.T) {
+	t.Parallel()
 	eachWebhookEnv(t, func(t *testing.T, e *apitest.Env) {
 		rcv := newHookReceiver(t, true)
 		r := e.Do("POST", "/webhook", map[string]any{"URL": rcv.srv.URL, "eventTypes": []string{"invoiceissued", "OrderProcessed"}})
@@ -200,6 +201,7 @@ func TestWebhookLifecycle(t *testing.T) {
 // An endpoint that does not echo the code stays Pending and never
 // receives events; the manual URL validates it within 5 minutes.
 func TestWebhookHandshakeAndManualValidation(t *testing.T) {
+	t.Parallel()
 	eachWebhookEnv(t, func(t *testing.T, e *apitest.Env) {
 		rcv := newHookReceiver(t, false)
 		r := e.Do("POST", "/webhook", map[string]any{"url": rcv.srv.URL, "eventTypes": []string{"InvoiceIssued"}})
@@ -279,6 +281,7 @@ func advance(t *testing.T, e *apitest.Env, d time.Duration) {
 }
 
 func TestWebhookValidation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) { // private addresses not allowed
 		cases := []struct {
 			body  map[string]any
@@ -315,6 +318,7 @@ func TestWebhookValidation(t *testing.T) {
 }
 
 func TestWebhooksAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	eachWebhookEnv(t, func(t *testing.T, e *apitest.Env) {
 		rcv := newHookReceiver(t, true)
 		id := e.Do("POST", "/webhook", map[string]any{"url": rcv.srv.URL, "eventTypes": []string{"InvoiceIssued"}}).ID(t)
@@ -362,6 +366,7 @@ func TestWebhooksAreTenantScoped(t *testing.T) {
 // that allows those, --webhook-allow-link-local for link-local and cloud
 // metadata addresses, which stay refused.
 func TestWebhookAddressRefusalNamesSetting(t *testing.T) {
+	t.Parallel()
 	message := func(t *testing.T, e *apitest.Env, url string) string {
 		t.Helper()
 		r := e.Do("POST", "/webhook", map[string]any{"url": url, "eventTypes": []string{"InvoiceIssued"}})

@@ -22,6 +22,7 @@ import (
 	"github.com/kadens/kadens/client"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/server"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -60,11 +61,15 @@ func init() {
 	idp.SecretHashCost = bcrypt.MinCost
 }
 
-// Each runs fn once per engine with a fresh server.
+// Each runs fn once per engine with a fresh server. The engines' subtests
+// run in parallel: each has its own server and database.
 func Each(t *testing.T, fn func(t *testing.T, e *Env)) {
 	t.Helper()
 	for _, eng := range storetest.Engines() {
-		t.Run(string(eng), func(t *testing.T) { fn(t, Start(t, eng, nil)) })
+		t.Run(string(eng), func(t *testing.T) {
+			t.Parallel()
+			fn(t, Start(t, eng, nil))
+		})
 	}
 }
 
@@ -96,7 +101,9 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	ctx := context.Background()
+	done := storetest.MigrationTurn(eng) // server.New migrates
 	srv, err := server.New(ctx, cfg, log)
+	done()
 	if err != nil {
 		t.Fatalf("apitest: server: %v", err)
 	}
@@ -115,6 +122,16 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 	}
 	e.Tenant = e.NewTenant("tenant-a", true)
 	return e
+}
+
+// For returns the server as seen from test t (a subtest of the one that
+// started it, e.g. one running in parallel): failures of requests made
+// through it and its tenants stop t.
+func (e *Env) For(t testing.TB) *Env {
+	c := *e
+	c.t = t
+	c.Tenant.env = &c
+	return &c
 }
 
 type testWriter struct{ t testing.TB }
@@ -282,4 +299,17 @@ func (r *Response) Fields(t testing.TB) []string {
 		out[i] = fe.Field
 	}
 	return out
+}
+
+// Seed returns a writer of test data (package seed) acting as this tenant
+// through the API; a create that does not answer 201 fails t.
+func (tn Tenant) Seed(t testing.TB) *seed.API {
+	return seed.NewAPI(t, func(path string, body any) string {
+		t.Helper()
+		r := tn.Do("POST", path, body)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("apitest: POST %s: %d %s", path, r.Status, r.Body)
+		}
+		return r.ID(t)
+	})
 }

@@ -17,6 +17,7 @@ import (
 // TestDemoCatalog checks the demo tenant's catalog is there, is what the
 // issue promises, and prices as advertised.
 func TestDemoCatalog(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		dir := t.TempDir()
 		now := time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC)

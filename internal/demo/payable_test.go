@@ -20,6 +20,7 @@ import (
 // TestDemoInvoicesArePayable: the demo's invoices print where to pay
 // (account number and IBAN next to the KID) and the seller's address.
 func TestDemoInvoicesArePayable(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		eng := engine.New(s, slog.New(slog.DiscardHandler), "demo-test")
 		eng.Hooks.PeriodsCreated = invoicing.IssuePeriods // as kadens serve wires it

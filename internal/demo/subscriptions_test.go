@@ -17,6 +17,7 @@ import (
 // checks the renewals it promises: monthly plans renew every month, the
 // yearly one once, and the intro offer ends on its 199 step.
 func TestDemoYear(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		eng := engine.New(s, slog.New(slog.DiscardHandler), "demo-test")
 		now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)

@@ -17,6 +17,7 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -40,9 +41,10 @@ type world struct {
 func newWorld(t *testing.T, e *apitest.Env, tn apitest.Tenant) *world {
 	t.Helper()
 	w := &world{t: t, e: e, tn: tn, ctx: tenancy.With(context.Background(), tn.ID), plans: map[string]string{}}
-	w.org = w.create("/organization", map[string]any{"name": "Nordavis AS", "country": "NO", "currency": "NOK", "timeZone": "Europe/Oslo"})
-	w.subscriber = w.create("/subscriber", map[string]any{"name": "Kari Nordmann", "email": "kari@example.no", "country": "NO"})
-	w.digital = w.create("/product", map[string]any{"name": "Nordavis Digital", "category": "digital", "vatRate": 0})
+	sd := tn.Seed(t)
+	w.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"})
+	w.subscriber = sd.Subscriber(seed.Kari)
+	w.digital = sd.Product(seed.Product{Name: "Nordavis Digital", Category: "digital", VATRate: "0"})
 	return w
 }
 
@@ -61,14 +63,14 @@ func (w *world) plan(unit string, dueDays int) string {
 	if id, ok := w.plans[key]; ok {
 		return id
 	}
-	id := w.create("/billingplan", map[string]any{"name": key, "intervalUnit": unit, "intervalCount": 1, "minimumDueDays": dueDays})
+	id := w.tn.Seed(w.t).Plan(seed.Plan{Name: key, Unit: unit, Count: 1, MinimumDueDays: seed.Days(dueDays)})
 	w.plans[key] = id
 	return id
 }
 
 func (w *world) pkg(name, price, plan string, automaticStop bool) string {
-	return w.create("/package", map[string]any{"Name": name, "Currency": "NOK", "Price": jsonNumber(price), "Units": 1,
-		"AutomaticStop": automaticStop, "products": []map[string]string{{"productId": w.digital}}, "BillingPlans": []string{plan}})
+	return w.tn.Seed(w.t).Package(seed.Package{Name: name, Price: price, Units: 1, AutomaticStop: automaticStop,
+		Products: []string{w.digital}, Plans: []string{plan}})
 }
 
 type jsonNumber string
@@ -168,6 +170,7 @@ func (w *world) events(kind string) []store.Event {
 func local(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, oslo) }
 
 func TestMonthlyFrom31JanuaryAcrossDST(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2027, 1, 31)
@@ -211,6 +214,7 @@ func TestMonthlyFrom31JanuaryAcrossDST(t *testing.T) {
 }
 
 func TestYearlyFrom29February(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2028, 2, 29)
@@ -229,6 +233,7 @@ func TestYearlyFrom29February(t *testing.T) {
 }
 
 func TestRenewalIsCreatedMinimumDueDaysAhead(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2027, 3, 1)
@@ -260,6 +265,7 @@ func TestRenewalIsCreatedMinimumDueDaysAhead(t *testing.T) {
 // (its period names the chain definition) is frozen at its first step
 // change and is then just as immune.
 func TestIntroChain(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		monthly := w.plan("Month", 0)
@@ -345,6 +351,7 @@ func TestIntroChain(t *testing.T) {
 }
 
 func TestAutomaticStop(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2027, 5, 1)
@@ -377,6 +384,7 @@ func change(t *testing.T, w *world, subID string, body map[string]any) (string, 
 }
 
 func TestPlanChanges(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		monthly := w.plan("Month", 0)
@@ -494,6 +502,7 @@ func TestPlanChanges(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		basic := w.pkg("Basic", "149", w.plan("Month", 0), false)
@@ -542,6 +551,7 @@ func TestCancellation(t *testing.T) {
 }
 
 func TestCancellingAPeriodCreatedAheadCancelsItToo(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		w := newWorld(t, e, e.Tenant)
 		start := local(2027, 1, 1)
@@ -588,6 +598,7 @@ func snapshot(t *testing.T, e *apitest.Env, tn apitest.Tenant) string {
 }
 
 func TestAdvanceIsIdempotentAndResumable(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		run := func(tn apitest.Tenant, interrupt bool) string {
 			w := newWorld(t, e, tn)
@@ -652,6 +663,7 @@ func monthlySeries(t *testing.T, eng store.Engine, n int) (*apitest.Env, *world,
 }
 
 func TestTwoWorkersDoEveryActionOnce(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e, w, _ := monthlySeries(t, eng, 40)
@@ -720,6 +732,7 @@ func TestTwoWorkersDoEveryActionOnce(t *testing.T) {
 // half of the runs on PostgreSQL; SQLite serializes writers, so there the
 // batches and changes only interleave whole.)
 func TestAgreementChangeDuringAdvance(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e, w, series := monthlySeries(t, eng, 32)

@@ -15,8 +15,10 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
 )
 
 func init() { SecretHashCost = bcrypt.MinCost }
@@ -40,12 +42,12 @@ func newTokenServer(t *testing.T, s *store.Store, limits Limits) *tokenServer {
 	if err := keys.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ten, err := s.CreateTenant(ctx, "t", true, time.Now())
+	tenant, err := tenancy.From(seed.Tenant(t, s, "t", time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := &tokenServer{clock: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
-	ts.id, ts.secret, err = NewClientCredentials(ctx, s, ten.ID, "m", time.Now())
+	ts.id, ts.secret, err = NewClientCredentials(ctx, s, tenant, "m", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +101,7 @@ func (ts *tokenServer) post(t *testing.T, from, id, secret string) *http.Respons
 // wrong secret, against a hash of the same cost, so the answer's timing
 // does not tell which ids exist.
 func TestUnknownClientComparesDummyHash(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ts := newTokenServer(t, s, DefaultLimits)
 		for _, c := range []struct{ id, secret string }{
@@ -128,6 +131,7 @@ func TestUnknownClientComparesDummyHash(t *testing.T) {
 // comparing the secret, alike for known and unknown ids, and the bucket
 // refills with time. Successes take nothing.
 func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		limits := Limits{ClientBurst: 3, ClientEvery: 10 * time.Second, AddressBurst: 5, AddressEvery: 4 * time.Second, MaxKeysByKind: 100}
 		ts := newTokenServer(t, s, limits)
@@ -182,6 +186,7 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 // A flood of made-up client ids keeps at most MaxKeysByKind buckets, and
 // the ones forgotten first are those that remember no failure any more.
 func TestFailureBucketsStayBounded(t *testing.T) {
+	t.Parallel()
 	f := newFailures(time.Second, 2, 100)
 	now := time.Now()
 	for i := range 1000 {
@@ -211,6 +216,7 @@ func TestFailureBucketsStayBounded(t *testing.T) {
 }
 
 func TestAddressKey(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"127.0.0.1:5000":             "127.0.0.1",
 		"[::ffff:10.0.0.1]:80":       "10.0.0.1",

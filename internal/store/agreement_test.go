@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -23,17 +24,11 @@ type agreementFixture struct {
 func newAgreementFixture(t *testing.T, s *store.Store, ctx context.Context) agreementFixture {
 	t.Helper()
 	f := agreementFixture{s: s, ctx: ctx}
-	var err error
-	if f.org, err = s.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK",
-		TimeZone: "Europe/Oslo"}, catalogNow); err != nil {
-		t.Fatal(err)
-	}
-	if f.sub, err = s.CreateSubscriber(ctx, store.Subscriber{Name: "Kari Nordmann"}, catalogNow); err != nil {
-		t.Fatal(err)
-	}
-	if f.sub2, err = s.CreateSubscriber(ctx, store.Subscriber{Name: "Ola Nordmann"}, catalogNow); err != nil {
-		t.Fatal(err)
-	}
+	sd := seed.NewStore(t, s, ctx, catalogNow)
+	f.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
+		PricesIncludeVAT: seed.Bool(false)})
+	f.sub = sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
+	f.sub2 = sd.Subscriber(seed.Subscriber{Name: "Ola Nordmann"})
 	return f
 }
 
@@ -109,6 +104,7 @@ func (f agreementFixture) events(t *testing.T, kind string) []store.Event {
 }
 
 func TestPaymentAgreementCreateReadList(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		other := catalogTenant(t, s, "b")
@@ -204,6 +200,7 @@ func TestPaymentAgreementCreateReadList(t *testing.T) {
 }
 
 func TestDeletePaymentAgreementFallsBackToInvoice(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newAgreementFixture(t, s, ctx)
@@ -278,6 +275,7 @@ func TestDeletePaymentAgreementFallsBackToInvoice(t *testing.T) {
 }
 
 func TestChangePaymentAgreementOfSubscription(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		other := catalogTenant(t, s, "b")
@@ -334,6 +332,7 @@ func TestChangePaymentAgreementOfSubscription(t *testing.T) {
 }
 
 func TestImportPaymentAgreements(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newAgreementFixture(t, s, ctx)

@@ -9,21 +9,19 @@ import (
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
 
 func mustPlan(t *testing.T, s *store.Store, ctx context.Context, name string, unit period.Unit, count int) catalog.BillingPlan {
 	t.Helper()
-	b, err := s.CreateBillingPlan(ctx, catalog.BillingPlan{Name: name, IntervalUnit: unit, IntervalCount: count,
-		MinimumDueDays: 14, PaymentTermsDays: 14}, catalogNow)
-	if err != nil {
-		t.Fatalf("create billing plan: %v", err)
-	}
-	return b
+	return seed.NewStore(t, s, ctx, catalogNow).Plan(seed.Plan{Name: name, Unit: string(unit), Count: count,
+		MinimumDueDays: seed.Days(14), PaymentTermsDays: seed.Days(14)})
 }
 
 func TestBillingPlanCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		b, err := s.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Quarterly", Description: "Every 3 months",
@@ -59,6 +57,7 @@ func TestBillingPlanCRUD(t *testing.T) {
 }
 
 func TestBillingPlansAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		p := mustPlan(t, s, a, "Monthly", period.Month, 1)
@@ -81,6 +80,7 @@ func TestBillingPlansAreTenantScoped(t *testing.T) {
 }
 
 func TestDeleteProductOrPlanInUse(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)

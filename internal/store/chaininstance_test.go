@@ -14,6 +14,7 @@ import (
 // (packages and choices of every step), by the API's single read and the
 // engine's batch read, and only in its own tenant.
 func TestChainInstanceRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		other := catalogTenant(t, s, "b")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCounterSeries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
 		take := func(scope string, rollback bool) int64 {
@@ -78,6 +79,7 @@ func TestCounterSeries(t *testing.T) {
 }
 
 func TestCounterConcurrent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		const workers, each = 10, 20

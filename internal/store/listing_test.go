@@ -10,11 +10,9 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
-	"github.com/kadens/kadens/internal/money"
-	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
-	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // BenchmarkListPage reads one page of 100 subscriptions or invoices of a
@@ -76,30 +74,14 @@ func cpuTime() time.Duration {
 func fillLists(tb testing.TB, s *store.Store, n int) context.Context {
 	tb.Helper()
 	now := time.Now().UTC()
-	t, err := s.CreateTenant(context.Background(), fmt.Sprintf("lists-%d", now.UnixNano()), false, now)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx := tenancy.With(context.Background(), t.ID)
-	nok, _ := money.LookupCurrency("NOK")
-	org, err := s.CreateOrganization(ctx, store.Organization{Name: "Lists AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"}, now)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	prod, err := s.CreateProduct(ctx, catalog.Product{Name: "Digital", Category: "digital", VATRate: catalog.PercentOf(25), Active: true}, now)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	plan, err := s.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, PaymentTermsDays: 14}, now)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tmpl, err := s.CreatePackage(ctx, catalog.TemplatePackage{Name: "Digital", Currency: "NOK", Price: catalog.NewAmount(19900, nok), Units: 1,
-		PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}}, BillingPlans: []string{plan.ID},
-		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}, now)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	ctx := seed.Tenant(tb, s, fmt.Sprintf("lists-%d", now.UnixNano()), now)
+	sd := seed.NewStore(tb, s, ctx, now)
+	org := sd.Organization(seed.Organization{Name: "Lists AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
+		PricesIncludeVAT: seed.Bool(false)})
+	prod := sd.Product(seed.Product{Name: "Digital", Category: "digital", VATRate: "25"})
+	plan := sd.Plan(seed.Plan{Name: "Monthly", Unit: "Month", Count: 1, MinimumDueDays: seed.Days(0), PaymentTermsDays: seed.Days(14)})
+	tmpl := sd.Package(seed.Package{Name: "Digital", Price: "199.00", Units: 1, PermanentDiscount: "0", Products: []string{prod.ID},
+		Plans: []string{plan.ID}})
 	in, err := s.PackageForMerge(ctx, tmpl.ID)
 	if err != nil {
 		tb.Fatal(err)
@@ -110,11 +92,7 @@ func fillLists(tb testing.TB, s *store.Store, n int) context.Context {
 	}
 	subscribers := make([]string, 0, n/4+1)
 	for i := 0; i < n; i += 4 {
-		sc, err := s.CreateSubscriber(ctx, store.Subscriber{Name: fmt.Sprintf("Subscriber %d", i), Country: "NO", Contacts: []store.Contact{}}, now)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		subscribers = append(subscribers, sc.ID)
+		subscribers = append(subscribers, sd.Subscriber(seed.Subscriber{Name: fmt.Sprintf("Subscriber %d", i), Country: "NO"}).ID)
 	}
 	err = s.InTx(ctx, func(tx *store.Tx) error {
 		var first []store.NewPeriod

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -25,18 +26,15 @@ func newOrderFixture(t *testing.T, s *store.Store, ctx context.Context) orderFix
 	t.Helper()
 	f := orderFixture{catalogFixture: newCatalogFixture(t, s, ctx)}
 	f.pkg = f.create(t, f.template())
-	var err error
-	if f.org, err = s.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK",
-		TimeZone: "Europe/Oslo", PricesIncludeVAT: true}, catalogNow); err != nil {
-		t.Fatal(err)
-	}
-	if f.sub, err = s.CreateSubscriber(ctx, store.Subscriber{Name: "Kari Nordmann"}, catalogNow); err != nil {
-		t.Fatal(err)
-	}
+	sd := seed.NewStore(t, s, ctx, catalogNow)
+	f.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
+		PricesIncludeVAT: seed.Bool(true)})
+	f.sub = sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
 	return f
 }
 
 func TestOrderRoundTripAndStatusChanges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		other := catalogTenant(t, s, "b")
@@ -216,6 +214,7 @@ func TestOrderRoundTripAndStatusChanges(t *testing.T) {
 var errRollback = errors.New("roll back")
 
 func TestDeletePackageArchivesWhatOrdersUse(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newOrderFixture(t, s, ctx)
@@ -235,6 +234,7 @@ func TestDeletePackageArchivesWhatOrdersUse(t *testing.T) {
 }
 
 func TestDeleteSubscriberWithOrders(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newOrderFixture(t, s, ctx)

@@ -15,6 +15,7 @@ import (
 // are stored, read and replaced with the rest of the organization, within
 // its tenant only.
 func TestOrganizationPaymentDetails(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
 		in := store.Organization{Name: "Nordavis AS", OrganizationNumber: "923609016", Country: "NO", Currency: "NOK",
@@ -65,6 +66,7 @@ func TestOrganizationPaymentDetails(t *testing.T) {
 // migration 00017 are VAT-registered (their plans charge VAT), and the
 // Norwegian AS and ASA among them are in Foretaksregisteret.
 func TestMigrationOrganizationPayable(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		tenant, err := tenancy.From(ctx)

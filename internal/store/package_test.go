@@ -13,6 +13,7 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -88,12 +89,8 @@ func (f *catalogFixture) create(t *testing.T, tp catalog.TemplatePackage) catalo
 // simple is a one-product monthly package at price in NOK.
 func (f *catalogFixture) simple(t *testing.T, name, price string) catalog.TemplatePackage {
 	t.Helper()
-	return f.create(t, catalog.TemplatePackage{
-		Name: name, Currency: "NOK", Price: nokAmount(t, price), Units: 1,
-		Products:       []catalog.PackageProduct{{ProductID: f.digital.ID}},
-		BillingPlans:   []string{f.invoice.ID},
-		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1},
-	})
+	return seed.NewStore(t, f.s, f.ctx, catalogNow).Package(seed.Package{Name: name, Currency: "NOK", Price: price, Units: 1,
+		Products: []string{f.digital.ID}, Plans: []string{f.invoice.ID}})
 }
 
 // comparable renders a package without what the store assigns.
@@ -108,6 +105,7 @@ func comparable(t *testing.T, tp catalog.TemplatePackage) string {
 }
 
 func TestPackageRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -172,6 +170,7 @@ func TestPackageRoundTrip(t *testing.T) {
 }
 
 func TestListPackagesFilters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -239,6 +238,7 @@ func TestListPackagesFilters(t *testing.T) {
 }
 
 func TestDeletePackageArchivesWhatAChainUses(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -285,6 +285,7 @@ func TestDeletePackageArchivesWhatAChainUses(t *testing.T) {
 }
 
 func TestPackageForMerge(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -329,6 +330,7 @@ func TestPackageForMerge(t *testing.T) {
 }
 
 func TestPackagesAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		fa := newCatalogFixture(t, s, a)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestPackageChainCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
@@ -106,6 +107,7 @@ func TestPackageChainCRUD(t *testing.T) {
 }
 
 func TestPackageChainsAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		fa := newCatalogFixture(t, s, a)

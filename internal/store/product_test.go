@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -20,25 +21,18 @@ var catalogNow = time.Date(2026, 2, 1, 9, 30, 0, 123456000, time.UTC)
 // catalogTenant creates a tenant and returns a context acting for it.
 func catalogTenant(t *testing.T, s *store.Store, name string) context.Context {
 	t.Helper()
-	ten, err := s.CreateTenant(context.Background(), name, false, catalogNow)
-	if err != nil {
-		t.Fatalf("create tenant: %v", err)
-	}
-	return tenancy.With(context.Background(), ten.ID)
+	return seed.Tenant(t, s, name, catalogNow)
 }
 
 func vat(s string) catalog.Percent { return catalog.NewPercent(decimal.RequireFromString(s)) }
 
 func mustProduct(t *testing.T, s *store.Store, ctx context.Context, name, category, rate string) catalog.Product {
 	t.Helper()
-	p, err := s.CreateProduct(ctx, catalog.Product{Name: name, Category: category, VATRate: vat(rate), Active: true}, catalogNow)
-	if err != nil {
-		t.Fatalf("create product: %v", err)
-	}
-	return p
+	return seed.NewStore(t, s, ctx, catalogNow).Product(seed.Product{Name: name, Category: category, VATRate: rate})
 }
 
 func TestProductCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		p, err := s.CreateProduct(ctx, catalog.Product{Name: "Digital news", Description: "All articles", Category: "digital",
@@ -81,6 +75,7 @@ func TestProductCRUD(t *testing.T) {
 }
 
 func TestListProductsFiltersAndPages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		var ids []string
@@ -125,6 +120,7 @@ func TestListProductsFiltersAndPages(t *testing.T) {
 }
 
 func TestProductsAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		p := mustProduct(t, s, a, "Digital", "digital", "0")

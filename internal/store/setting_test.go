@@ -15,6 +15,7 @@ import (
 )
 
 func TestPublicURLs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if _, err := s.PublicURLs(ctx); !errors.Is(err, store.ErrNotFound) {

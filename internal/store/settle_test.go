@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -16,16 +17,15 @@ import (
 func settleDemandFixture(t *testing.T, s *store.Store, ctx context.Context, amount int64) (demand, invoice string) {
 	t.Helper()
 	at := time.Date(2027, 1, 10, 12, 0, 0, 0, time.UTC)
-	org, err := s.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"}, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := s.CreateSubscriber(ctx, store.Subscriber{Name: "Kari Nordmann"}, at)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sd := seed.NewStore(t, s, ctx, at)
+	org := sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
+		PricesIncludeVAT: seed.Bool(false)})
+	sub := sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
 	demand, invoice = store.NewID(), store.NewID()
-	var account string
+	var (
+		account string
+		err     error
+	)
 	if err := s.InTx(ctx, func(tx *store.Tx) error {
 		account, err = tx.EnsureAccount(ctx, sub.ID, "NOK", at)
 		return err
@@ -63,6 +63,7 @@ func tenantOf(t *testing.T, s *store.Store, ctx context.Context) string {
 // payment demand may only name the account of their own subscriber
 // (migration 00013 folded two foreign keys into one that says so).
 func TestInvoiceAccountBelongsToSubscriber(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		if s.Engine() != store.Postgres {
 			t.Skip("SQLite keeps the separate account and subscriber keys (migrations/sqlite/00013)")

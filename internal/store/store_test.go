@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -20,14 +21,11 @@ var t0 = time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
 
 func newTenant(t *testing.T, s *store.Store, name string) context.Context {
 	t.Helper()
-	ten, err := s.CreateTenant(context.Background(), name, false, t0)
-	if err != nil {
-		t.Fatalf("create tenant: %v", err)
-	}
-	return tenancy.With(context.Background(), ten.ID)
+	return seed.Tenant(t, s, name, t0)
 }
 
 func TestTenants(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		a, err := s.CreateTenant(ctx, "acme", true, t0)
@@ -51,6 +49,7 @@ func TestTenants(t *testing.T) {
 }
 
 func TestMigrateTwiceIsHarmless(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		if err := s.Migrate(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 			t.Fatalf("second migrate: %v", err)
@@ -59,6 +58,7 @@ func TestMigrateTwiceIsHarmless(t *testing.T) {
 }
 
 func TestOrganizationCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		in := store.Organization{Name: "Nordavis AS", OrganizationNumber: "923609016", Country: "NO", Currency: "NOK",
@@ -96,6 +96,7 @@ func TestOrganizationCRUD(t *testing.T) {
 }
 
 func TestOrganizationsAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
 		o, err := s.CreateOrganization(a, store.Organization{Name: "A AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"}, t0)
@@ -127,6 +128,7 @@ func TestOrganizationsAreTenantScoped(t *testing.T) {
 }
 
 func TestListOrganizationsPagesAndFilters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		want := map[string]bool{}
@@ -169,6 +171,7 @@ func TestListOrganizationsPagesAndFilters(t *testing.T) {
 }
 
 func TestIdempotencyKeyClaims(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		other := newTenant(t, s, "b")
@@ -206,6 +209,7 @@ func TestIdempotencyKeyClaims(t *testing.T) {
 }
 
 func TestConcurrentIdempotencyClaimsAdmitOne(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		var (
@@ -236,6 +240,7 @@ func TestConcurrentIdempotencyClaimsAdmitOne(t *testing.T) {
 }
 
 func TestOneActiveSigningKey(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		k := func(id string, at time.Time) store.SigningKey {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSubscriberCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx, other := newTenant(t, s, "a"), newTenant(t, s, "b")
 		in := store.Subscriber{
@@ -94,6 +95,7 @@ func TestSubscriberCRUD(t *testing.T) {
 }
 
 func TestSubscriberListFilters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		for _, in := range []store.Subscriber{

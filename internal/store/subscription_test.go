@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -16,15 +17,11 @@ import (
 // tenant of ctx and returns them as read back.
 func scheduleFixture(t *testing.T, s *store.Store, ctx context.Context, n int) []store.Subscription {
 	t.Helper()
-	org, err := s.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK",
-		TimeZone: "Europe/Oslo"}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subscriber, err := s.CreateSubscriber(ctx, store.Subscriber{Name: "Kari Nordmann"}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sd := seed.NewStore(t, s, ctx, t0)
+	org := sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
+		PricesIncludeVAT: seed.Bool(false)})
+	subscriber := sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
+	var err error
 	subs := make([]store.Subscription, n)
 	for i := range subs {
 		start := t0.AddDate(0, 0, i%28)
@@ -46,6 +43,7 @@ func scheduleFixture(t *testing.T, s *store.Store, ctx context.Context, n int) [
 }
 
 func TestUpdateSubscriptionSchedules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		// More rows than one statement takes on either engine's smallest
@@ -97,6 +95,7 @@ func TestUpdateSubscriptionSchedules(t *testing.T) {
 }
 
 func TestUpdateSubscriptionSchedulesConflicts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		other := newTenant(t, s, "b")
@@ -190,6 +189,7 @@ func eqString(a, b *string) bool {
 // optional ones set and unset, timestamps to the microsecond, and a row
 // that breaks a foreign key fails the whole set.
 func TestInsertSubscriptionsMatchesInsertSubscription(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		base := scheduleFixture(t, s, ctx, 1)[0]

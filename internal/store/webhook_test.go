@@ -30,6 +30,7 @@ func addEvent(t *testing.T, s *store.Store, ctx context.Context, kind string) {
 }
 
 func TestWebhookRegistrations(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
 		pending := newHook(t, s, ctx, &store.WebhookValidation{TokenHash: "hash-1", IssuedAt: t0})
@@ -84,6 +85,7 @@ func TestWebhookRegistrations(t *testing.T) {
 // Fan-out goes to Validated registrations of the event's tenant that
 // subscribe to its kind, once per event.
 func TestDispatchEventsFansOut(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
 		hook := newHook(t, s, a, nil)
@@ -126,6 +128,7 @@ func TestDispatchEventsFansOut(t *testing.T) {
 // after a newer one must still be dispatched (no "after the last id"
 // cursor).
 func TestDispatchSurvivesOutOfOrderCommits(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		if eng != store.Postgres {
 			continue // SQLite has one writer: commits cannot interleave

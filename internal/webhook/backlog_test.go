@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
-	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/webhook"
 )
 
@@ -41,12 +41,9 @@ func (l *lockedBuffer) String() string {
 // cache, the heap), so idle memory does not grow with the backlog. The
 // memory itself is measured in docs/PERFORMANCE.md, not here.
 func TestBacklogDispatchedInPagesAndMemoryReleased(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		ten, err := s.CreateTenant(context.Background(), "bulk-"+store.NewID(), false, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := tenancy.With(context.Background(), ten.ID)
+		ctx := seed.Tenant(t, s, "bulk-"+store.NewID(), time.Now())
 		const backlog = 20_000
 		for b := range backlog / 2000 {
 			evs := make([]store.NewEvent, 2000)

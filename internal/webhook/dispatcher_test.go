@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -112,11 +113,7 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 // setup makes a tenant with a Validated webhook for InvoiceIssued at url.
 func setup(t *testing.T, s *store.Store, url string) (context.Context, store.Webhook) {
 	t.Helper()
-	ten, err := s.CreateTenant(context.Background(), "webhooks-"+store.NewID(), false, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := tenancy.With(context.Background(), ten.ID)
+	ctx := seed.Tenant(t, s, "webhooks-"+store.NewID(), time.Now())
 	w, err := s.CreateWebhook(ctx, store.Webhook{URL: url, EventTypes: []string{"InvoiceIssued"}, Format: webhook.FormatEventGrid,
 		Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
 	if err != nil {
@@ -160,6 +157,7 @@ func start(t *testing.T, s *store.Store, o webhook.Options) *webhook.Dispatcher 
 }
 
 func TestDeliversCommittedEventsSigned(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, nil)
 		ctx, w := setup(t, s, rcv.srv.URL)
@@ -206,6 +204,7 @@ func TestDeliversCommittedEventsSigned(t *testing.T) {
 // then up: every event arrives, each message's retries carry the same
 // webhook-id and body, and the log records every attempt.
 func TestReceiverDownRetriesUntilDelivered(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		// The receiver is down: it drops every connection without an
 		// answer until it comes back (one endpoint for the whole test, so
@@ -281,6 +280,7 @@ func TestReceiverDownRetriesUntilDelivered(t *testing.T) {
 }
 
 func TestExhaustedScheduleFailsAndRedeliverReplays(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		var down sync.Map
 		down.Store("yes", true)
@@ -374,6 +374,7 @@ func wantAttempts(t *testing.T, reg *prometheus.Registry, want map[string]float6
 }
 
 func TestRolledBackChangeSendsNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, nil)
 		ctx, _ := setup(t, s, rcv.srv.URL)
@@ -401,6 +402,7 @@ func TestRolledBackChangeSendsNothing(t *testing.T) {
 // attempt, loses nothing: another process (a new store and dispatcher on
 // the same database) delivers.
 func TestCrashBetweenCommitAndDelivery(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			opts := storetest.Options(t, eng)
@@ -449,6 +451,7 @@ func TestCrashBetweenCommitAndDelivery(t *testing.T) {
 // Events committed while no dispatcher runs at all are delivered when one
 // starts.
 func TestEventsCommittedBeforeStartArrive(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, nil)
 		ctx, _ := setup(t, s, rcv.srv.URL)
@@ -510,6 +513,7 @@ func TestProcessesShareDeliveries(t *testing.T) {
 // An independent Standard Webhooks implementation (npm standardwebhooks)
 // verifies Kadens' signatures, in both formats.
 func TestSignaturesVerifyWithStandardWebhooksJS(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		// CI installs node and sets KADENS_TEST_REQUIRE_NODE, so there this
@@ -615,6 +619,7 @@ func eventsIn(t *testing.T, s *store.Store, ctx context.Context, webhookID, stat
 // outcome; attempts still running when the context ends are cancelled,
 // recorded as failed attempts, and stay Pending for their retry.
 func TestStopWaitsForAttemptsInFlight(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		for _, c := range []struct {
 			name   string

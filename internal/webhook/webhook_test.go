@@ -200,6 +200,7 @@ func TestDefaultSchedule(t *testing.T) {
 // address after it was registered (DNS rebinding) is still refused when
 // delivering, and the receiver gets nothing.
 func TestDialRefusesPrivateAddresses(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, nil)
 		ctx, w := setup(t, s, rcv.srv.URL) // stored directly, as if it had resolved publicly

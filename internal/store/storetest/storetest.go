@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/kadens/kadens/internal/store"
@@ -47,10 +48,14 @@ func Engines() []store.Engine {
 }
 
 // Each runs fn as a subtest per engine, each with a fresh migrated store.
+// The subtests run in parallel (each owns its database), so fn must not
+// touch process-wide state (environment, package variables, fixed ports);
+// a test that does must loop over Engines itself.
 func Each(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	t.Helper()
 	for _, e := range Engines() {
 		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
 			fn(t, Open(t, e))
 		})
 	}
@@ -103,10 +108,30 @@ func Open(t testing.TB, e store.Engine) *store.Store {
 		t.Fatalf("storetest: open %s: %v", e, err)
 	}
 	t.Cleanup(func() { s.Close() })
+	done := MigrationTurn(e)
+	defer done()
 	if err := s.Migrate(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatalf("storetest: migrate %s: %v", e, err)
 	}
 	return s
+}
+
+// migrating serializes this process's PostgreSQL migrations. They take one
+// database-wide advisory lock (whatever the schema), and a migration that
+// finds it taken polls for it every 5 s (goose's session locker), so tests
+// running in parallel would wait seconds for each other; in turn, each
+// waits only for the migrations before it.
+var migrating sync.Mutex
+
+// MigrationTurn waits for this process's turn to migrate a database on
+// engine e and returns the function that ends it; anything that migrates
+// in a test (Open, a server's start) takes it. SQLite needs no turn.
+func MigrationTurn(e store.Engine) (done func()) {
+	if e != store.Postgres {
+		return func() {}
+	}
+	migrating.Lock()
+	return migrating.Unlock
 }
 
 func randomHex(n int) string {
