@@ -3,10 +3,12 @@ package avtalegiro_test
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/avtalegiro"
+	"github.com/kadens/kadens/internal/store"
 )
 
 // TestSyncerSyncsEveryAccount: the server's schedule (Syncer.SyncAll)
@@ -28,6 +30,34 @@ func TestSyncerSyncsEveryAccount(t *testing.T) {
 		}
 		if received, _ := c.bank.Claims(); len(received) != 1 {
 			t.Fatalf("the bank has %d claims, want 1", len(received))
+		}
+	})
+}
+
+// TestClaimCreatedOnceUnderRace: the outbox consumer and a redelivery (or
+// another process) creating the same claim at once both succeed, and there
+// is one claim.
+func TestClaimCreatedOnceUnderRace(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		c := newCycle(t, e)
+		mandate := create(t, c.tn, "/avtalegiro/mandate", map[string]any{"accountId": c.account, "kid": mandateKID})
+		errs, txID := make([]error, 8), store.NewID()
+		var wg sync.WaitGroup
+		for i := range errs {
+			wg.Go(func() {
+				_, _, errs[i] = e.Store.CreateAvtaleGiroClaim(c.ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: txID,
+					KID: mandateKID, Amount: 100, DueDate: "2027-02-01"}, c.now)
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("caller %d: %v", i, err)
+			}
+		}
+		claims, _, err := e.Store.ListAvtaleGiroClaims(c.ctx, store.AvtaleGiroClaimFilter{MandateID: mandate}, store.Page{Limit: 10})
+		if err != nil || len(claims) != 1 {
+			t.Fatalf("%d claims, %v", len(claims), err)
 		}
 	})
 }

@@ -612,7 +612,7 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 		out     AvtaleGiroClaim
 		created bool
 	)
-	err := s.InTx(ctx, func(tx *Tx) error {
+	create := func(tx *Tx) error {
 		existing, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
 			AND (transaction_id = $2 OR invoice_id = $3) ORDER BY id LIMIT 1`, tx.tenant, in.TransactionID, in.InvoiceID))
 		if err == nil {
@@ -654,7 +654,14 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 		created = true
 		out, err = scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
 		return err
-	})
+	}
+	err := s.InTx(ctx, create)
+	if isUniqueViolation(err) {
+		// Another caller (a redelivered hook, another process) created the
+		// claim between the lookup and the insert: this run finds it.
+		created = false
+		err = s.InTx(ctx, create)
+	}
 	if err != nil {
 		return AvtaleGiroClaim{}, false, fmt.Errorf("store: create avtalegiro claim: %w", err)
 	}
