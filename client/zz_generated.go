@@ -672,6 +672,10 @@ const (
 	EventKindPaymentFailed           EventKind = "PaymentFailed"
 	EventKindPaymentAgreementCreated EventKind = "PaymentAgreementCreated"
 	EventKindPaymentAgreementDeleted EventKind = "PaymentAgreementDeleted"
+	EventKindPeppolDeliveryPending   EventKind = "PeppolDeliveryPending"
+	EventKindPeppolDeliverySent      EventKind = "PeppolDeliverySent"
+	EventKindPeppolDeliveryDelivered EventKind = "PeppolDeliveryDelivered"
+	EventKindPeppolDeliveryFailed    EventKind = "PeppolDeliveryFailed"
 )
 
 type FieldError struct {
@@ -2023,6 +2027,7 @@ func (c *Client) CreateSubscriber(ctx context.Context, body SubscriberInput, opt
 // | ReminderIssued | /invoice/{id} | reminderId, paymentDemandId, invoiceId, subscriberId, reminderNumber |
 // | PaymentCompleted, PaymentFailed | /payment/{id} | paymentId, paymentDemandId, invoiceId, subscriberId |
 // | PaymentAgreementCreated, PaymentAgreementDeleted | /paymentagreement/{id} | paymentAgreementId, subscriberId, providerType |
+// | PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed | /invoice/{id} or /creditnote/{id} | deliveryId, documentKind, documentId, invoiceId, recipient, status, messageId, failureReason |
 // | WebhookValidation (handshake only) | /webhook/{id} | validationCode, validationUrl |
 //
 // A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to
@@ -2978,7 +2983,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads).
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads).
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event

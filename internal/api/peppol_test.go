@@ -49,6 +49,7 @@ func eachPeppolNetwork(t *testing.T, serverSends bool, fn func(t *testing.T, e *
 				vars["KADENS_PEPPOL_AP_URL"] = n.ap.URL
 				vars["KADENS_PEPPOL_AP_TOKEN"] = "ap-secret"
 				vars["KADENS_PEPPOL_DELIVERY_INTERVAL"] = "1h" // retries are driven by the tests
+				vars["KADENS_WEBHOOK_ALLOW_PRIVATE"] = "true"  // a loopback webhook receiver
 			}
 			fn(t, apitest.Start(t, eng, vars), n)
 		})
@@ -151,6 +152,12 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 		sub := f.order(&start)
 		paper := f.invoices("subscriptionId=" + sub)[0]
 
+		// Integrators can follow deliveries by webhook.
+		rcv := newHookReceiver(t, true)
+		if r := f.tn.Do("POST", "/webhook", map[string]any{"URL": rcv.srv.URL, "eventTypes": []string{"PeppolDeliverySent"}}); r.Status != http.StatusCreated {
+			t.Fatalf("webhook for PeppolDeliverySent: %d %s", r.Status, r.Body)
+		}
+
 		// 1. Look up; 2. agreement; changePaymentAgreement.
 		if a := lookup(t, f.tn, "0192", buyer.Value); !a.Registered {
 			t.Fatalf("lookup: %+v", a)
@@ -208,6 +215,15 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 			d.Adapter != "AccessPoint" || d.ID != docs[0].Key {
 			t.Fatalf("delivery %+v", d)
 		}
+
+		eventually(t, "PeppolDeliverySent by webhook", func() bool {
+			for _, ev := range rcv.received() {
+				if ev.EventType == "PeppolDeliverySent" && strings.Contains(string(ev.Data), inv.ID) {
+					return true
+				}
+			}
+			return false
+		})
 
 		// Credit the invoice: the credit note goes the same way.
 		r = f.tn.Do("POST", "/invoice/"+inv.ID+"/credit", map[string]any{"reason": "Wrong address"})

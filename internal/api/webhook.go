@@ -89,6 +89,7 @@ S4-TenantId. webhook-id is the delivery id, the same on every retry. EventGrid b
 | ReminderIssued | /invoice/{id} | reminderId, paymentDemandId, invoiceId, subscriberId, reminderNumber |
 | PaymentCompleted, PaymentFailed | /payment/{id} | paymentId, paymentDemandId, invoiceId, subscriberId |
 | PaymentAgreementCreated, PaymentAgreementDeleted | /paymentagreement/{id} | paymentAgreementId, subscriberId, providerType |
+| PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed | /invoice/{id} or /creditnote/{id} | deliveryId, documentKind, documentId, invoiceId, recipient, status, messageId, failureReason |
 | WebhookValidation (handshake only) | /webhook/{id} | validationCode, validationUrl |
 
 A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to

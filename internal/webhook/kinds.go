@@ -28,6 +28,10 @@ var Kinds = []string{
 	store.EventPaymentFailed,
 	store.EventPaymentAgreementCreated,
 	store.EventPaymentAgreementDeleted,
+	store.EventPeppolDeliveryPending,
+	store.EventPeppolDeliverySent,
+	store.EventPeppolDeliveryDelivered,
+	store.EventPeppolDeliveryFailed,
 }
 
 // ValidationEventType is the kind of the handshake event, sent to a new
