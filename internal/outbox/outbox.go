@@ -277,43 +277,17 @@ func (r *Runner) logErr(ctx context.Context, msg string, err error) {
 // flush records outcomes in batches, one transaction each.
 func (r *Runner) flush() {
 	defer close(r.flushed)
-	var batch []store.OutboxResult
-	for res := range r.results {
-		batch = append(batch[:0], res)
-	more:
-		for len(batch) < 256 {
-			select {
-			case res, ok := <-r.results:
-				if !ok {
-					break more
-				}
-				batch = append(batch, res)
-			default:
-				break more
-			}
-		}
-		r.record(batch)
-	}
+	Batches(r.results, 256, r.record)
 }
 
 func (r *Runner) record(batch []store.OutboxResult) {
-	// An outcome must not be lost to a stopping process: record it with a
-	// context of its own, retrying a database hiccup a few times. If it
-	// still fails the claims lapse and the jobs run again (at least once).
-	for try := range 5 {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := r.store.CompleteOutboxJobs(ctx, batch)
-		cancel()
-		if err == nil {
-			for _, res := range batch {
-				if res.NextAt != nil {
-					r.byName(res.Consumer).Wake() // recompute its sleep
-				}
-			}
-			return
+	if !Record(r.log, "outbox: record outcomes", func(ctx context.Context) error { return r.store.CompleteOutboxJobs(ctx, batch) }) {
+		return
+	}
+	for _, res := range batch {
+		if res.NextAt != nil {
+			r.byName(res.Consumer).Wake() // recompute its sleep
 		}
-		r.log.Error("outbox: record outcomes", "err", err, "try", try+1)
-		time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
 	}
 }
 

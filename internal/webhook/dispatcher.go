@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -423,45 +424,18 @@ func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, key
 // flush records attempt outcomes in batches.
 func (d *Dispatcher) flush() {
 	defer close(d.flushDone)
-	var batch []store.DeliveryResult
-	for r := range d.results {
-		batch = append(batch[:0], r)
-	more:
-		for len(batch) < 512 {
-			select {
-			case r, ok := <-d.results:
-				if !ok {
-					break more
-				}
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
-		d.record(batch)
-	}
+	outbox.Batches(d.results, 512, d.record)
 }
 
 func (d *Dispatcher) record(batch []store.DeliveryResult) {
-	// The outcome must not be lost to a stopping process: record it with a
-	// context of its own, retrying a database hiccup a few times. If it
-	// still fails the claims lapse and the deliveries are attempted again
-	// (at least once, never lost).
-	for try := range 5 {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := d.store.CompleteDeliveries(ctx, batch)
-		cancel()
-		if err == nil {
-			for _, r := range batch {
-				if r.NextAt != nil {
-					d.Wake() // the loop recomputes its sleep from d.due
-					break
-				}
-			}
+	if !outbox.Record(d.log, "webhook: record attempts", func(ctx context.Context) error { return d.store.CompleteDeliveries(ctx, batch) }) {
+		return
+	}
+	for _, r := range batch {
+		if r.NextAt != nil {
+			d.Wake() // the loop recomputes its sleep from d.due
 			return
 		}
-		d.log.Error("webhook: record attempts", "err", err, "try", try+1)
-		time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
 	}
 }
 
