@@ -78,8 +78,12 @@ func (d Dispatcher) Handle(ctx context.Context, tenantID string, ev store.Event)
 		return fmt.Errorf("provider: event %s: agreement %s: %w", ev.ID, *inv.PaymentAgreementID, err)
 	}
 	p, ok := d.Registry.Lookup(a.ProviderType)
-	if !ok {
-		return nil
+	collect := p.InvoiceIssued
+	if ev.EventType == store.EventCreditNoteIssued {
+		collect = p.InvoiceCredited
+	}
+	if !ok || (collect == nil && p.Deliver == nil) {
+		return nil // most invoices (Invoice agreements): no tenant read
 	}
 	now, err := d.tenantNow(ctx, tenantID)
 	if err != nil {
@@ -87,11 +91,9 @@ func (d Dispatcher) Handle(ctx context.Context, tenantID string, ev store.Event)
 	}
 	ref := Invoice{TenantID: tenantID, InvoiceID: inv.ID, AgreementID: a.ID, EventID: ev.ID, Now: now}
 	doc := Document{TenantID: tenantID, Kind: DocumentInvoice, ID: inv.ID, InvoiceID: inv.ID, AgreementID: a.ID, EventID: ev.ID, Now: now}
-	collect := p.InvoiceIssued
 	if ev.EventType == store.EventCreditNoteIssued {
 		ref.CreditNoteID = data.CreditNoteID
 		doc.Kind, doc.ID = DocumentCreditNote, data.CreditNoteID
-		collect = p.InvoiceCredited
 	}
 	if collect != nil {
 		if err := collect(ctx, ref); err != nil {
