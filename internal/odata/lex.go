@@ -61,6 +61,11 @@ func lex(s string) ([]token, error) {
 	if !utf8.ValidString(s) {
 		return nil, errf("not valid UTF-8")
 	}
+	for _, r := range s {
+		if r < 0x20 && r != ' ' && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f {
+			return nil, errf("control character %U is not allowed", r)
+		}
+	}
 	var out []token
 	i := 0
 	for i < len(s) {
