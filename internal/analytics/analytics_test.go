@@ -269,6 +269,20 @@ func TestAnalytics(t *testing.T) {
 			}
 		})
 
+		t.Run("every set, expand and apply answer", func(t *testing.T) {
+			c := client{t: t, e: e, tn: e.Tenant}
+			for _, set := range []string{"Organizations", "Products", "BillingPlans", "Packages", "Subscribers", "SubscriberAccounts",
+				"Subscriptions", "Orders", "Invoices", "InvoiceLines", "PaymentDemands", "Payments", "CreditNotes", "Reminders",
+				"PaymentAgreements", "Events"} {
+				c.page("/" + set + "?$count=true")
+			}
+			c.page("/Subscriptions?$filter=" + q("Status eq 'Active' and Price gt 10.5 and ChainStep eq null") + "&$expand=Subscriber,BillingPlan,Invoices($expand=Lines)")
+			c.page("/InvoiceLines?$apply=" + q("filter(Kind eq 'Product')/compute(year(IssueDate) as Year,month(IssueDate) as Month)/groupby((Year,Month,ProductId),aggregate(Net with sum as Revenue,Gross with average as AvgGross,$count as Lines))"))
+			c.page("/Subscriptions?$apply=" + q("filter(Status eq 'Active')/groupby((BillingPlanId),aggregate($count as Active))"))
+			c.page("/Payments?$apply=" + q("filter(Status eq 'Succeeded')/compute(year(PaidAt) as Year,month(PaidAt) as Month)/groupby((Year,Month),aggregate(Amount with sum as Revenue,Amount with max as Largest))"))
+			c.page("/Payments?$filter=" + q("Subscriber/Country eq 'NO' and Amount ge 100") + "&$orderby=Subscriber/Name,PaidAt desc")
+		})
+
 		t.Run("read-only", func(t *testing.T) {
 			c := client{t: t, e: e, tn: e.Tenant}
 			for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
