@@ -41,8 +41,9 @@ type Options struct {
 	// and @odata.nextLink).
 	URL string
 	Log *slog.Logger
-	// Now is the clock of status properties; time.Now when nil.
-	Now func() time.Time
+	// Now is the tenant's time (a test tenant's clock) for status
+	// properties; the wall clock when nil.
+	Now func(context.Context) (time.Time, error)
 }
 
 // Handler serves the analytics API. It expects the tenant in the request
@@ -59,7 +60,7 @@ type Handler struct {
 // New builds a Handler.
 func New(o Options) *Handler {
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = func(context.Context) (time.Time, error) { return time.Now(), nil }
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -149,7 +150,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b := &builder{d: h.d, m: h.m, tenant: tenant, at: h.o.Now()}
+	at, err := h.o.Now(r.Context())
+	if err != nil {
+		return err
+	}
+	b := &builder{d: h.d, m: h.m, tenant: tenant, at: at}
 	if req.key != nil && req.nav == nil {
 		return h.entity(w, r, b, req)
 	}
@@ -438,7 +443,24 @@ func convert(v any, t Edm) (any, error) {
 		v = string(b)
 	}
 	switch t {
-	case Guid, String, Date, Decimal:
+	case Decimal:
+		var d decimal.Decimal
+		var err error
+		switch x := v.(type) {
+		case string:
+			d, err = decimal.NewFromString(x)
+		case float64:
+			d = decimal.NewFromFloat(x)
+		case int64:
+			d = decimal.NewFromInt(x)
+		default:
+			err = fmt.Errorf("analytics: cannot read %T as a decimal", v)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return json.Number(d.String()), nil
+	case Guid, String, Date:
 		switch x := v.(type) {
 		case string:
 			return x, nil

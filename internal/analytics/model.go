@@ -177,7 +177,7 @@ func NewModel() *Model {
 			pn("PreviousId", Guid, "previous_id"), pn("NextId", Guid, "next_id"), pn("RenewAt", Time, "renew_at"),
 			pn("CancelledAt", Time, "cancelled_at"), pn("CancelEffectiveAt", Time, "cancel_effective_at"),
 			p("CancelReason", String, "cancel_reason"), pn("DeactivatedAt", Time, "deactivated_at"),
-			p("PackageName", String, "package_name"), amount("Price", "price", "currency"),
+			p("PackageName", String, "package_name"), p("Price", Money, "price"),
 			p("BillingPlanId", Guid, "billing_plan_id"), created(),
 		}, Navs: []Nav{
 			{Name: "Subscriber", Target: "Subscribers", From: "subscriber_id", To: "id", Partner: "Subscriptions"},
@@ -255,9 +255,9 @@ func NewModel() *Model {
 			{Name: "Subscriber", Target: "Subscribers", From: "subscriber_id", To: "id", Partner: "CreditNotes"},
 			{Name: "Invoice", Target: "Invoices", From: "invoice_id", To: "id", Partner: "CreditNotes"},
 		}},
-		{Name: "Reminders", Type: "Reminder", source: table("reminders"), Key: "Id", Props: []Prop{
+		{Name: "Reminders", Type: "Reminder", source: reminderSource, Key: "Id", Props: []Prop{
 			id(), p("PaymentDemandId", Guid, "payment_demand_id"), p("InvoiceId", Guid, "invoice_id"), p("SubscriberId", Guid, "subscriber_id"),
-			p("ReminderNumber", Int, "reminder_number"), p("Fee", Int, "fee"), p("IssuedAt", Time, "issued_at"), created(),
+			p("ReminderNumber", Int, "reminder_number"), p("Currency", String, "currency"), amount("Fee", "fee", "currency"), p("IssuedAt", Time, "issued_at"), created(),
 		}, Navs: []Nav{
 			{Name: "Subscriber", Target: "Subscribers", From: "subscriber_id", To: "id", Partner: "Reminders"},
 			{Name: "PaymentDemand", Target: "PaymentDemands", From: "payment_demand_id", To: "id", Partner: "Reminders"},
@@ -301,7 +301,7 @@ func subscriptionSource(d *dialect) string {
 	pkg := "sp.package"
 	return `(SELECT s.*, ` + d.jsonText(pkg, "name") + ` AS package_name, ` +
 		d.jsonScaled(pkg, "totalPrice") + ` AS price, ` + d.jsonText(pkg, "billingPlan", "billingPlanId") + ` AS billing_plan_id
- FROM subscriptions s JOIN subscription_packages sp ON sp.tenant_id = s.tenant_id AND sp.hash = s.package_hash)`
+ FROM subscriptions s LEFT JOIN subscription_packages sp ON sp.tenant_id = s.tenant_id AND sp.hash = s.package_hash)`
 }
 
 // subscriptionStatus is the status the main API shows, at the request's
@@ -316,4 +316,10 @@ func subscriptionStatus(b *builder, a string) string {
 // invoiceLineSource unnests each invoice's lines document.
 func invoiceLineSource(d *dialect) string {
 	return d.invoiceLines()
+}
+
+// reminderSource gives each reminder its demand's currency (fees are in
+// minor units of it).
+func reminderSource(*dialect) string {
+	return `(SELECT r.*, d.currency FROM reminders r JOIN payment_demands d ON d.tenant_id = r.tenant_id AND d.id = r.payment_demand_id)`
 }

@@ -38,6 +38,9 @@ func selectColumns(s *Set, sel []string) ([]*Prop, error) {
 	var out []*Prop
 	for _, name := range sel {
 		p, ok := s.Prop(name)
+		if _, nav := s.Nav(name); !ok && nav {
+			continue // clients may name an expanded navigation property
+		}
 		if !ok {
 			return nil, &badRequest{target: "$select", msg: name + " is not a property of " + s.Name}
 		}
@@ -95,7 +98,11 @@ func (b *builder) build(sc *scope, opts odata.Options, conds []string, keys []so
 		for i, k := range keys {
 			outer = append(outer, sortKey{sql: "x.s" + strconv.Itoa(i), desc: k.desc}.order(b.d))
 		}
-		q = "SELECT * FROM (SELECT " + strings.Join(sel, ", ") + ", ROW_NUMBER() OVER (PARTITION BY " + partition + " ORDER BY " +
+		var names []string
+		for _, c := range sel {
+			names = append(names, "x."+c[strings.LastIndex(c, " AS ")+4:])
+		}
+		q = "SELECT " + strings.Join(names, ", ") + " FROM (SELECT " + strings.Join(sel, ", ") + ", ROW_NUMBER() OVER (PARTITION BY " + partition + " ORDER BY " +
 			strings.Join(order, ", ") + ") AS rn FROM " + item + " WHERE " + strings.Join(where, " AND ") + ") x WHERE "
 		lo := int64(0)
 		if opts.Skip != nil {

@@ -203,7 +203,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		s.replica = replica
 		adb, postgres = replica.ReadDB(), true
 	}
-	odataHandler := analytics.New(analytics.Options{DB: adb, Postgres: postgres, URL: cfg.AnalyticsURL, Log: log})
+	odataHandler := analytics.New(analytics.Options{DB: adb, Postgres: postgres, URL: cfg.AnalyticsURL, Log: log, Now: a.TenantNow})
 	analyticsHandler := observeAll("analytics", metrics, log, a.Authenticated(odataHandler))
 	s.surface = map[string]http.Handler{}
 	mount := func(name, listen, prefix string, h http.Handler) {
