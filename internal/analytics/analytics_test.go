@@ -238,6 +238,17 @@ func TestAnalytics(t *testing.T) {
 					}
 				}
 			}
+			// $top counts across pages; $skip applies once; $expand pages too.
+			var got []string
+			next := "/Subscribers?$top=3&$skip=1&$orderby=Country&$select=Name&$expand=Payments"
+			for next != "" {
+				p := c.page(next, "Prefer", "odata.maxpagesize=2")
+				got = append(got, names(p, "Name")...)
+				next = p.NextLink
+			}
+			if strings.Join(got, "|") != "O'Brien|Kari Nordmann|Ola Nordmann" && strings.Join(got, "|") != "O'Brien|Ola Nordmann|Kari Nordmann" {
+				t.Errorf("$top across pages: %v", got)
+			}
 			a := c.get("/Subscribers", "Prefer", "odata.maxpagesize=2")
 			if a.header.Get("Preference-Applied") != "odata.maxpagesize=2" {
 				t.Errorf("Preference-Applied: %q", a.header.Get("Preference-Applied"))
