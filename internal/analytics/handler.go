@@ -338,7 +338,7 @@ func (b *builder) orderKeys(sc *scope, items []odata.OrderItem) ([]sortKey, erro
 	for _, it := range items {
 		v, err := b.path(sc, it.Path.Segments)
 		if err != nil {
-			return nil, &badRequest{target: "$orderby", msg: err.Error()}
+			return nil, withTarget(err, "$orderby")
 		}
 		keys = append(keys, sortKey{sql: v.sql, t: v.t, desc: it.Desc})
 	}

@@ -36,7 +36,12 @@ func selectColumns(s *Set, sel []string) ([]*Prop, error) {
 		return out, nil
 	}
 	var out []*Prop
+	seen := map[string]bool{}
 	for _, name := range sel {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		p, ok := s.Prop(name)
 		if _, nav := s.Nav(name); !ok && nav {
 			continue // clients may name an expanded navigation property
@@ -67,6 +72,11 @@ func (b *builder) build(sc *scope, opts odata.Options, conds []string, keys []so
 		sel = append(sel, b.d.output(k.sql, k.t)+" AS s"+strconv.Itoa(i))
 	}
 	for i, e := range opts.Expand {
+		for _, prev := range opts.Expand[:i] {
+			if prev.Nav == e.Nav {
+				return nil, &badRequest{target: "$expand", msg: e.Nav + " is expanded twice"}
+			}
+		}
 		nav, ok := sc.set.Nav(e.Nav)
 		if !ok {
 			return nil, &badRequest{target: "$expand", msg: e.Nav + " is not a navigation property of " + sc.set.Name}
