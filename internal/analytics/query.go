@@ -169,11 +169,6 @@ type expansion struct {
 	byLink map[string][]int
 }
 
-type resultRow struct {
-	res *result
-	i   int
-}
-
 // scanRow reads one row into converted values.
 func (st *stmt) scanRow(rows *sql.Rows, buf []any) (vals, sorts []any, links []string, own string, err error) {
 	ptrs := make([]any, len(buf))
@@ -353,14 +348,12 @@ func (res *result) writeRow(w *bufio.Writer, i int, first bool) {
 	}
 }
 
-func (res *result) writeAll(w *bufio.Writer) {}
-
 // collection answers /{Set}, /{Set}({key})/{Nav} and their /$count.
 func (h *Handler) collection(w http.ResponseWriter, r *http.Request, b *builder, req *request) error {
 	ctx := r.Context()
 	set := req.set
 	var conds []string
-	context := set.Name
+	ctxName := set.Name
 	if req.nav != nil {
 		// The parent must exist (404 otherwise); the children are those
 		// whose link matches the parent's, both of this tenant.
@@ -382,7 +375,7 @@ func (h *Handler) collection(w http.ResponseWriter, r *http.Request, b *builder,
 		item, tc = b.from(set, "p")
 		conds = append(conds, "t."+req.nav.To+" IN (SELECT p."+req.nav.From+" FROM "+item+" WHERE "+tc+" AND "+keyCond+")")
 		set, _ = h.m.Set(req.nav.Target)
-		context = set.Name
+		ctxName = set.Name
 		if !req.nav.Many && !req.count {
 			return h.single(w, r, b, req, set, conds)
 		}
@@ -401,11 +394,9 @@ func (h *Handler) collection(w http.ResponseWriter, r *http.Request, b *builder,
 			_, err := w.Write([]byte(strconv.FormatInt(n, 10)))
 			return err
 		}
-		req.opts.Count = true
-		defer func() {}()
-		return h.page(w, r, b, req, sc, conds, context, &n)
+		return h.page(w, r, b, req, sc, conds, ctxName, &n)
 	}
-	return h.page(w, r, b, req, sc, conds, context, nil)
+	return h.page(w, r, b, req, sc, conds, ctxName, nil)
 }
 
 // single answers a single-valued navigation (/Payments(id)/Subscriber).
