@@ -286,7 +286,7 @@ func TestAnalytics(t *testing.T) {
 			c := client{t: t, e: e, tn: e.Tenant}
 			for _, set := range []string{"Organizations", "Products", "BillingPlans", "Packages", "Subscribers", "SubscriberAccounts",
 				"Subscriptions", "Orders", "Invoices", "InvoiceLines", "PaymentDemands", "Payments", "CreditNotes", "Reminders",
-				"PaymentAgreements", "Events"} {
+				"PaymentAgreements", "Events", "CanceledSubscriptions", "DailyPaidAmounts"} {
 				c.page("/" + set + "?$count=true")
 			}
 			c.page("/Subscriptions?$filter=" + q("Status eq 'Active' and Price gt 10.5 and ChainStep eq null") + "&$expand=Subscriber,BillingPlan,Invoices($expand=Lines)")
