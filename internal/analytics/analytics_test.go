@@ -261,6 +261,12 @@ func TestAnalytics(t *testing.T) {
 			if strings.Join(got, "|") != "O'Brien|Kari Nordmann|Ola Nordmann" && strings.Join(got, "|") != "O'Brien|Ola Nordmann|Kari Nordmann" {
 				t.Errorf("$top across pages: %v", got)
 			}
+			if p := c.page("/Subscribers?$top=1", "Accept", "application/json;odata.metadata=none"); p.Context != "" || len(p.Value) != 1 {
+				t.Errorf("metadata=none: %+v", p)
+			}
+			if p := c.page("/Subscribers?$top=1"); p.Context != apitest.BaseURL+"/analytics/$metadata#Subscribers" {
+				t.Errorf("context: %q", p.Context)
+			}
 			a := c.get("/Subscribers", "Prefer", "odata.maxpagesize=2")
 			if a.header.Get("Preference-Applied") != "odata.maxpagesize=2" {
 				t.Errorf("Preference-Applied: %q", a.header.Get("Preference-Applied"))
