@@ -198,19 +198,22 @@ func newChecker(ctx context.Context, st *store.Store, o Options, im *engine.Impo
 	return c, nil
 }
 
+// col is a field's name in the file's format: JSON Lines nests what CSV
+// names by a column of its own.
+func (c *checker) col(jsonName, csvName string) string {
+	if c.o.Format == CSV {
+		return csvName
+	}
+	return jsonName
+}
+
 // check returns the problems of subscriber s and its rows.
 func (c *checker) check(ctx context.Context, s *Subscriber) []Problem {
 	var ps []Problem
 	add := func(line int, field, format string, args ...any) {
 		ps = append(ps, Problem{File: c.o.File, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
-	csv := c.o.Format == CSV
-	col := func(jsonName, csvName string) string {
-		if csv {
-			return csvName
-		}
-		return jsonName
-	}
+	col := c.col
 	text := func(line int, field, v string, required bool, max int) {
 		switch {
 		case v == "" && required:
@@ -471,7 +474,7 @@ func (w *writer) batch(ctx context.Context, subs []*Subscriber) error {
 					w.rep.Agreements.Unchanged++
 				} else {
 					w.rep.Agreements.Skipped++
-					w.note(a.Line, a.field+"sourceId", "agreement %q was imported on %s as %s and differs now; the import does not change it (use the API)",
+					w.note(a.Line, a.field+w.c.col("sourceId", "agreementSourceId"), "agreement %q was imported on %s as %s and differs now; the import does not change it (use the API)",
 						a.SourceID, rec.ImportedAt.Format(time.DateOnly), rec.KadensID)
 				}
 				continue
@@ -499,7 +502,7 @@ func (w *writer) batch(ctx context.Context, subs []*Subscriber) error {
 					w.rep.Subscriptions.Unchanged++
 				} else {
 					w.rep.Subscriptions.Skipped++
-					w.note(u.Line, u.field+"sourceId", "subscription %q was imported on %s as %s and differs now; the import does not change running subscriptions (change or cancel it through the API)",
+					w.note(u.Line, u.field+w.c.col("sourceId", "subscriptionSourceId"), "subscription %q was imported on %s as %s and differs now; the import does not change running subscriptions (change or cancel it through the API)",
 						u.SourceID, rec.ImportedAt.Format(time.DateOnly), rec.KadensID)
 				}
 				continue
