@@ -109,6 +109,7 @@ func Run(ctx context.Context, st *store.Store, eng *engine.Engine, r io.Reader, 
 	if c.err != nil {
 		return rep, c.err
 	}
+	rep.Notes = append(rep.Notes, c.notes...)
 	if len(rep.Problems) > 0 {
 		rep.Elapsed = time.Since(began).Round(time.Millisecond).String()
 		return rep, fmt.Errorf("%w: %d problems", ErrProblems, len(rep.Problems))
@@ -168,6 +169,7 @@ type checker struct {
 	orgs  map[string]store.Organization
 	only  string // the organization id when the tenant has exactly one
 	err   error  // a failure of the check itself (not a row's problem)
+	notes []Problem
 	seen  map[string]int
 	agree map[*Agreement]store.PaymentAgreement
 	plan  map[*Subscription]engine.ImportedSeries
@@ -395,6 +397,11 @@ func (c *checker) subscription(ctx context.Context, s *Subscription, agreements 
 	}
 	if len(ps) == 0 {
 		c.plan[s] = n
+		if sub.RenewAt != nil && !sub.RenewAt.After(c.o.Now) {
+			c.notes = append(c.notes, Problem{File: c.o.File, Line: s.Line, Field: s.field + "periodEnd", Message: fmt.Sprintf(
+				"the renewal of this period was due at %s (%d days before its end): Kadens bills the next period at its next run; if the source has already created and billed it, import that period instead",
+				sub.RenewAt.In(loc).Format(time.RFC3339), sub.Package.BillingPlan.MinimumDueDays)})
+		}
 	}
 	return ps
 }

@@ -94,9 +94,14 @@ func generate(tn tenant, n int) ([]byte, map[string]int64) {
 	enc := json.NewEncoder(&buf)
 	for i := range n {
 		day := 1 + i%31 // series begun on every day of the month, month ends included
-		// The current period: the one containing the clock's date.
+		// The newest period the source has created: the one containing
+		// the clock's date, or the next one when its renewal (14 days
+		// before the end) has already run.
 		k := 0
 		for !monthStart(day, k+1).After(t0) {
+			k++
+		}
+		if !monthStart(day, k+1).AddDate(0, 0, -14).After(t0) {
 			k++
 		}
 		sub := map[string]any{"sourceId": fmt.Sprintf("SUB-%d", i), "seriesStart": monthStart(day, 0).Format(time.DateOnly),
@@ -215,6 +220,9 @@ func TestImportTenant(t *testing.T) {
 			t.Fatalf("after the import: %v subscribers, subscriptions, agreements; want %d each", got, n)
 		}
 		again := run(false)
+		if len(real.Notes) != 0 {
+			t.Fatalf("notes on the newest periods: %v", real.Notes[:1])
+		}
 		if again.Subscribers.Unchanged != n || again.Subscriptions.Unchanged != n || again.Agreements.Unchanged != wantAgreements ||
 			again.Subscribers.Created+again.Subscriptions.Created+again.Agreements.Created+again.Subscribers.Updated != 0 {
 			t.Fatalf("second run %+v", again)
@@ -227,9 +235,10 @@ func TestImportTenant(t *testing.T) {
 			t.Fatalf("%d invoices after the import (%v)", len(invs), err)
 		}
 
-		// Past every first renewal: each current period ends within 31
-		// days and renews 14 days before it ends.
-		to := t0.AddDate(0, 0, 20).UTC()
+		// Past every first renewal: each imported period renews after t0
+		// (the source had run every earlier renewal) and at most 31 days
+		// after it (14 days before an end at most 45 days away).
+		to := t0.AddDate(0, 0, 32).UTC()
 		began := time.Now()
 		stats, err := tn.eng.AdvanceClock(tn.ctx, tn.id, to)
 		if err != nil {
