@@ -41,9 +41,9 @@ type tenant struct {
 	plainPrice, intro3, after int64 // minor units
 }
 
-func newTenant(t *testing.T, s *store.Store) tenant {
+func newTenant(t *testing.T, s *store.Store, name ...string) tenant {
 	t.Helper()
-	ten, err := s.CreateTenant(context.Background(), "moved", true, t0)
+	ten, err := s.CreateTenant(context.Background(), strings.Join(append([]string{"moved"}, name...), "-"), true, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,6 +325,76 @@ func TestImportProblems(t *testing.T) {
 		}
 		if after := counts(t, s, tn.ctx); after != before {
 			t.Fatalf("a file with problems wrote: %v → %v", before, after)
+		}
+	})
+}
+
+// TestImportTenantIsolation: source ids are recorded per tenant, so the
+// same file imported into a second tenant creates everything there too;
+// and one tenant's template is no template of another's.
+func TestImportTenantIsolation(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
+		file := func(template string) string {
+			return "subscriberExternalId,name,subscriptionSourceId,templatePackageId,periodStart,periodEnd\n" +
+				"S-1,Kari,SUB-1," + template + ",2027-03-01,2027-04-01\n"
+		}
+		run := func(tn tenant, template string) (tenantimport.Report, error) {
+			return tenantimport.Run(tn.ctx, s, tn.eng, strings.NewReader(file(template)),
+				tenantimport.Options{File: "t.csv", Format: tenantimport.CSV, Now: t0.UTC()})
+		}
+		if rep, err := run(a, a.plain); err != nil || rep.Subscriptions.Created != 1 {
+			t.Fatalf("tenant a: %+v %v", rep, err)
+		}
+		rep, err := run(b, a.plain)
+		if !errors.Is(err, tenantimport.ErrProblems) || len(rep.Problems) != 1 || rep.Problems[0].Field != "templatePackageId" {
+			t.Fatalf("tenant b with a's template: %+v %v", rep.Problems, err)
+		}
+		if rep, err := run(b, b.plain); err != nil || rep.Subscriptions.Created != 1 || rep.Subscribers.Created != 1 {
+			t.Fatalf("tenant b: %+v %v", rep, err)
+		}
+		if got := counts(t, s, a.ctx); got != [3]int{1, 1, 1} {
+			t.Fatalf("tenant a after b's import: %v", got)
+		}
+	})
+}
+
+// TestImportRerunChanges: a rerun updates a subscriber whose fields
+// changed, leaves an imported subscription that changed in the file as it
+// is (skipped, with a note naming the line), and a period whose renewal
+// is already due is imported with a note saying so.
+func TestImportRerunChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		tn := newTenant(t, s)
+		head := "subscriberExternalId,name,email,subscriptionSourceId,templatePackageId,periodStart,periodEnd\n"
+		run := func(rows string) tenantimport.Report {
+			t.Helper()
+			rep, err := tenantimport.Run(tn.ctx, s, tn.eng, strings.NewReader(head+rows),
+				tenantimport.Options{File: "t.csv", Format: tenantimport.CSV, Now: t0.UTC()})
+			if err != nil {
+				t.Fatalf("%v: %v", err, rep.Problems)
+			}
+			return rep
+		}
+		rep := run("S-1,Kari,kari@example.no,SUB-1," + tn.plain + ",2027-03-01,2027-04-01\n" +
+			"S-2,Ola,ola@example.no,SUB-2," + tn.plain + ",2027-02-20,2027-03-20\n")
+		if rep.Subscriptions.Created != 2 || len(rep.Notes) != 1 || rep.Notes[0].Line != 3 || rep.Notes[0].Field != "periodEnd" {
+			t.Fatalf("first run %+v", rep)
+		}
+		rep = run("S-1,Kari,kari@nordavis.no,SUB-1," + tn.plain + ",2027-03-01,2027-04-01\n" +
+			"S-2,Ola,ola@example.no,SUB-2," + tn.plain + ",2027-03-20,2027-04-20\n")
+		if rep.Subscribers != (tenantimport.Counts{Updated: 1, Unchanged: 1}) || rep.Subscriptions != (tenantimport.Counts{Unchanged: 1, Skipped: 1}) ||
+			len(rep.Notes) != 1 || rep.Notes[0].Line != 3 || rep.Notes[0].Field != "subscriptionSourceId" {
+			t.Fatalf("rerun %+v", rep)
+		}
+		subs, _, err := s.ListSubscribers(tn.ctx, store.SubscriberFilter{}, store.Page{Limit: 10})
+		if err != nil || len(subs) != 2 {
+			t.Fatalf("%v %v", subs, err)
+		}
+		for _, sub := range subs {
+			if sub.ExternalID == "S-1" && sub.Email != "kari@nordavis.no" {
+				t.Errorf("S-1 not updated: %+v", sub)
+			}
 		}
 	})
 }
