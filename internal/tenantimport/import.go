@@ -233,6 +233,16 @@ func (c *checker) check(ctx context.Context, s *Subscriber) []Problem {
 		add(s.Line, col("externalId", "subscriberExternalId"), "%q is given again (first on line %d)", s.ExternalID, prev)
 	}
 	c.seen["s:"+s.ExternalID] = s.Line
+	if s.SubscriberNumber < 0 {
+		add(s.Line, "subscriberNumber", "must be a positive whole number")
+	}
+	if s.SubscriberNumber != 0 {
+		key := fmt.Sprintf("n:%d", s.SubscriberNumber)
+		if prev, dup := c.seen[key]; dup {
+			add(s.Line, "subscriberNumber", "%d is given again (first on line %d)", s.SubscriberNumber, prev)
+		}
+		c.seen[key] = s.Line
+	}
 	text(s.Line, "name", s.Name, true, 200)
 	text(s.Line, "email", s.Email, false, 320)
 	if s.Email != "" && !strings.Contains(s.Email, "@") {

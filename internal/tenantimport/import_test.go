@@ -301,7 +301,8 @@ func TestImportProblems(t *testing.T) {
 			"S-3,Per,per@example.no,NO,PA-3,EHF,123,SUB-3," + tn.intro + ",,5,,2027-03-01,2027-04-01,99.00\n" + // org number; step period
 			"S-4,Lise,lise@example.no,NO,,,,SUB-4," + tn.plain + ",2,,,2027-03-01,2027-04-01,199.00\n" + // price
 			"S-1,Kari Nordmann,,,,,,SUB-1," + tn.plain + ",1,,,2027-03-01,2027-04-01,\n" + // duplicate subscription
-			"S-5,Nils,nils@example.no,NO,,,,SUB-5,nope,,,,2027-03-01,yesterday,\n"
+			"S-5,Nils,nils@example.no,NO,,,,SUB-5,nope,,,,2027-03-01,yesterday,\n" +
+			"S-6,Eva,,NO,,,,SUB-6," + tn.plain + ",3,,,2027-03-01,2027-04-01,,\n" // a field too many
 		before := counts(t, s, tn.ctx)
 		rep, err := tenantimport.Run(tn.ctx, s, tn.eng, strings.NewReader(csv), tenantimport.Options{File: "tenant.csv", Format: tenantimport.CSV, Now: t0.UTC()})
 		if !errors.Is(err, tenantimport.ErrProblems) {
@@ -315,7 +316,7 @@ func TestImportProblems(t *testing.T) {
 			}
 		}
 		for _, w := range []string{"3 country", "3 periodEnd", "4 providerAgreementReference", "4 chainStepPeriod", "5 price",
-			"6 subscriptionSourceId", "7 periodEnd"} {
+			"6 subscriptionSourceId", "7 periodEnd", "8 "} {
 			if !got[w] {
 				t.Errorf("no problem %q among %v", w, rep.Problems)
 			}
