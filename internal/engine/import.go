@@ -161,6 +161,9 @@ func (im *Importer) Write(ctx context.Context, tx *store.Tx, n ImportedSeries, n
 // hook: the source system billed these periods; Kadens bills from their
 // renewals on.
 func (im *Importer) Insert(ctx context.Context, tx *store.Tx, subs []store.Subscription, now time.Time) error {
+	// Each chain instance written belongs to one of subs: keeping them
+	// would only hold memory for the rest of a long import.
+	im.cache.forgetInstances()
 	if len(subs) == 0 {
 		return nil
 	}

@@ -245,6 +245,23 @@ func TestImportTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s: advance: %+v in %s", s.Engine(), stats, time.Since(began).Round(time.Millisecond))
+		// Every invoice of the tenant, by the period it bills.
+		invoices := map[string][]int64{}
+		for after := ""; ; {
+			page, next, err := s.ListInvoices(tn.ctx, store.DocumentFilter{Now: to}, store.Page{Limit: 1000, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, inv := range page {
+				if inv.SubscriptionID != nil {
+					invoices[*inv.SubscriptionID] = append(invoices[*inv.SubscriptionID], inv.Gross.Minor)
+				}
+			}
+			if next == "" {
+				break
+			}
+			after = next
+		}
 		checked := 0
 		err = s.InTx(tn.ctx, func(tx *store.Tx) error {
 			ids := make([]string, 0, n)
@@ -270,12 +287,8 @@ func TestImportTenant(t *testing.T) {
 				if !next.PeriodStart.Equal(first.PeriodEnd) {
 					return fmt.Errorf("%s: renewal starts %s, not where the imported period ended (%s)", src, next.PeriodStart, first.PeriodEnd)
 				}
-				invs, _, err := s.ListInvoices(tn.ctx, store.DocumentFilter{SubscriptionID: next.ID, Now: to}, store.Page{Limit: 2})
-				if err != nil {
-					return err
-				}
-				if len(invs) != 1 || invs[0].Gross.Minor != amount {
-					return fmt.Errorf("%s: renewal %s billed %+v; want one invoice of %d", src, next.ID, invs, amount)
+				if invs := invoices[next.ID]; len(invs) != 1 || invs[0] != amount {
+					return fmt.Errorf("%s: renewal %s billed %v; want one invoice of %d", src, next.ID, invs, amount)
 				}
 				checked++
 			}
