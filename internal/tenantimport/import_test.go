@@ -185,7 +185,7 @@ func TestImportTenant(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := newTenant(t, s)
 		file, want := generate(tn, n)
-		run := func(dry bool) tenantimport.Report {
+		run := func(phase string, dry bool) tenantimport.Report {
 			t.Helper()
 			began := time.Now()
 			rep, err := tenantimport.Run(tn.ctx, s, tn.eng, bytes.NewReader(file), tenantimport.Options{File: "tenant.jsonl",
@@ -193,12 +193,12 @@ func TestImportTenant(t *testing.T) {
 			if err != nil {
 				t.Fatalf("dry run %v: %v; %v", dry, err, rep.Problems)
 			}
-			t.Logf("%s: dry run %v: %d subscribers in %s (%.0f/s)", s.Engine(), dry, n, time.Since(began).Round(time.Millisecond),
+			t.Logf("%s: %s: %d subscribers in %s (%.0f/s)", s.Engine(), phase, n, time.Since(began).Round(time.Millisecond),
 				float64(n)/time.Since(began).Seconds())
 			return rep
 		}
 		before := counts(t, s, tn.ctx)
-		dry := run(true)
+		dry := run("dry run", true)
 		wantAgreements := 0
 		for i := range n {
 			if i%4 == 1 || i%4 == 2 {
@@ -211,7 +211,7 @@ func TestImportTenant(t *testing.T) {
 		if after := counts(t, s, tn.ctx); after != before {
 			t.Fatalf("dry run changed the tenant: %v → %v", before, after)
 		}
-		real := run(false)
+		real := run("import", false)
 		if real.Subscribers != dry.Subscribers || real.Subscriptions != dry.Subscriptions || real.Agreements != dry.Agreements {
 			t.Fatalf("real run %+v differs from its dry run %+v", real, dry)
 		}
@@ -219,7 +219,7 @@ func TestImportTenant(t *testing.T) {
 		if got := counts(t, s, tn.ctx); got != [3]int{n, n, n} {
 			t.Fatalf("after the import: %v subscribers, subscriptions, agreements; want %d each", got, n)
 		}
-		again := run(false)
+		again := run("rerun", false)
 		if len(real.Notes) != 0 {
 			t.Fatalf("notes on the newest periods: %v", real.Notes[:1])
 		}
