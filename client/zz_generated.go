@@ -709,10 +709,12 @@ type ImportResult struct {
 	PaymentsCancelled int64    `json:"paymentsCancelled"`
 	PaymentsCompleted int64    `json:"paymentsCompleted"`
 	PaymentsFailed    int64    `json:"paymentsFailed"`
+	// Sent payments Bankgirot moved to a new payment date (TK26–29 with comment code 14 or 18).
+	PaymentsRedated int64 `json:"paymentsRedated"`
 	// Insufficient funds, and Bankgirot will try again (status 9).
 	PaymentsRetrying int64 `json:"paymentsRetrying"`
 	Records          int64 `json:"records"`
-	// Debits the payer's bank paid back (TK77); listed in notes, not applied.
+	// Completed debits the payer's bank paid back (TK77): each is marked on its transaction, and a paid-back debit of an invoice becomes a charge on the subscriber's account.
 	RefundsByPayerBank int64 `json:"refundsByPayerBank"`
 	// Records that repeat what Kadens knew.
 	Unchanged int64 `json:"unchanged"`
@@ -1668,13 +1670,19 @@ type TransactionView struct {
 	InvoiceID     *string   `json:"invoiceId,omitempty"`
 	IsCancelled   bool      `json:"isCancelled"`
 	// One of: Debit, Refund.
-	Kind        string `json:"kind"`
-	MandateID   string `json:"mandateId"`
-	PaymentDate string `json:"paymentDate"`
+	Kind      string `json:"kind"`
+	MandateID string `json:"mandateId"`
+	// Bankgirot's refund code of that payback: 01 no mandate was given, 02 the mandate was revoked, 03 more than the payer could expect; empty if none.
+	PayerRefundCode string `json:"payerRefundCode"`
+	// The day the payer's bank paid this completed debit back (TK77 in a payment specification); null if it did not. The debit stays Completed.
+	PayerRefundDate *string `json:"payerRefundDate,omitempty"`
+	PaymentDate     string  `json:"paymentDate"`
 	// The Kadens payment the report result of an invoice's debit became.
-	PaymentID  *string `json:"paymentId,omitempty"`
-	Reference  string  `json:"reference"`
-	SentFileID *string `json:"sentFileId,omitempty"`
+	PaymentID *string `json:"paymentId,omitempty"`
+	Reference string  `json:"reference"`
+	// The charge on the subscriber's account that bills the paid-back amount again (debits of invoices only); null until booked.
+	RefundChargeID *string `json:"refundChargeId,omitempty"`
+	SentFileID     *string `json:"sentFileId,omitempty"`
 	// Created: waits for the next export (and for its mandate to be active). Sent: in a file. Completed or Failed: as Bankgirot's reports said. Cancelled: by DELETE, a credited invoice, or the mandate's end. One of: Created, Sent, Completed, Failed, Cancelled.
 	Status string `json:"status"`
 	// Bankgirot's code for the last change (payment status, rejection or cancellation comment code).

@@ -134,8 +134,12 @@ type TransactionView struct {
 	CancelPending bool           `json:"cancelPending" description:"A cancellation (TK25) waits for the next export."`
 	PaymentID     *string        `json:"paymentId" description:"The Kadens payment the report result of an invoice's debit became."`
 	SentFileID    *string        `json:"sentFileId"`
-	CreatedAt     time.Time      `json:"createdAt"`
-	UpdatedAt     time.Time      `json:"updatedAt"`
+	// A completed debit the payer's bank paid back (TK77).
+	PayerRefundDate *string   `json:"payerRefundDate" format:"date" description:"The day the payer's bank paid this completed debit back (TK77 in a payment specification); null if it did not. The debit stays Completed."`
+	PayerRefundCode string    `json:"payerRefundCode" description:"Bankgirot's refund code of that payback: 01 no mandate was given, 02 the mandate was revoked, 03 more than the payer could expect; empty if none."`
+	RefundChargeID  *string   `json:"refundChargeId" description:"The charge on the subscriber's account that bills the paid-back amount again (debits of invoices only); null until booked."`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
 }
 
 var sek, _ = money.LookupCurrency("SEK")
@@ -144,7 +148,9 @@ func transactionView(t store.AutogiroTransaction) TransactionView {
 	return TransactionView{ID: t.ID, MandateID: t.MandateID, AccountID: t.AccountID, Kind: t.Kind,
 		Amount: catalog.NewAmount(t.AmountMinor, sek), Currency: "SEK", PaymentDate: t.PaymentDate, Reference: t.Reference,
 		InvoiceID: t.InvoiceID, Status: t.Status, StatusCode: t.StatusCode, IsCancelled: t.IsCancelled,
-		CancelPending: t.CancelPending, PaymentID: t.PaymentID, SentFileID: t.SentFileID, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		CancelPending: t.CancelPending, PaymentID: t.PaymentID, SentFileID: t.SentFileID,
+		PayerRefundDate: t.PayerRefundDate, PayerRefundCode: t.PayerRefundCode, RefundChargeID: t.RefundChargeID,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
 type autogiroTransactionListParams struct {

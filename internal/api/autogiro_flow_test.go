@@ -46,6 +46,20 @@ func agPaymentSpec(date string, debits []string, status []byte) string {
 	return strings.Join(rows, "\r\n") + "\r\n"
 }
 
+// agRefundSpec is a payment specification with one TK17/TK77 pair: the
+// payer's bank paid back debit (a TK82 line of an export) on refundDate
+// with refund code.
+func agRefundSpec(date, refundDate, debit, code string) string {
+	amount := debit[31:43]
+	rows := []string{
+		agLine(1, "01AUTOGIRO", 25, date+"120000000001", 45, "BET. SPEC & STOPP TK", 65, "5432100054321096"),
+		agLine(1, "17", 3, fmt.Sprintf("%035s", "33001212121212"), 38, refundDate, 46, "00001", 51, "000000"+amount, 72, "00000001"),
+		agLine(1, "77"+debit[2:69], 70, refundDate+code),
+		agLine(1, "09"+date+"9900", 15, "000000000000000000", 33, "000000000000000000", 51, "000001000000000001"),
+	}
+	return strings.Join(rows, "\r\n") + "\r\n"
+}
+
 // records returns the records of a file that start with tk.
 func records(file []byte, tk string) []string {
 	var out []string
@@ -188,6 +202,58 @@ func TestAutogiroBilling(t *testing.T) {
 		if len(pays) != 1 {
 			t.Fatalf("a repeated import recorded %d payments", len(pays))
 		}
+		// The payer's bank pays the debit back (TK77, refund code 02): the
+		// debit stays Completed and is marked, the amount is charged to the
+		// subscriber's account again, and the ledger stays balanced.
+		var acc struct {
+			Balance, OutstandingCharges float64
+		}
+		tn.Do("GET", "/subscriberaccount/"+inv.SubscriberAccountID, nil).JSON(t, &acc)
+		if acc.Balance != 0 {
+			t.Fatalf("balance after the debit: %v", acc.Balance)
+		}
+		refund := agRefundSpec(today, "20261201", records(file, "82")[0], "02")
+		r = tn.Do("POST", "/autogiro/import", refund)
+		r.JSON(t, &res)
+		if r.Status != 200 || res.RefundsByPayerBank != 1 || res.PaymentsCompleted != 0 {
+			t.Fatalf("import TK77: %d %s", r.Status, r.Body)
+		}
+		var tv struct {
+			Status, PayerRefundCode string
+			PayerRefundDate         *string
+			RefundChargeID          *string
+		}
+		tn.Do("GET", "/autogiro/transaction/"+txs[0].ID, nil).JSON(t, &tv)
+		if tv.Status != "Completed" || tv.PayerRefundCode != "02" || tv.PayerRefundDate == nil || *tv.PayerRefundDate != "2026-12-01" || tv.RefundChargeID == nil {
+			t.Fatalf("transaction after TK77: %+v", tv)
+		}
+		tn.Do("GET", "/subscriberaccount/"+inv.SubscriberAccountID, nil).JSON(t, &acc)
+		if acc.Balance != 149 || acc.OutstandingCharges != 149 {
+			t.Fatalf("account after TK77: %+v", acc)
+		}
+		ledgerClean(t, e, tn)
+		// The same refund again, as the same file and in another report:
+		// one charge.
+		r = tn.Do("POST", "/autogiro/import", refund)
+		r.JSON(t, &res)
+		if !res.AlreadyImported || res.RefundsByPayerBank != 1 {
+			t.Fatalf("repeated TK77 file: %s", r.Body)
+		}
+		r = tn.Do("POST", "/autogiro/import", strings.Replace(refund, "120000000001", "130000000002", 1))
+		r.JSON(t, &res)
+		if r.Status != 200 || res.RefundsByPayerBank != 0 || res.Unchanged != 1 {
+			t.Fatalf("TK77 in a second report: %d %s", r.Status, r.Body)
+		}
+		tn.Do("GET", "/subscriberaccount/"+inv.SubscriberAccountID, nil).JSON(t, &acc)
+		if acc.Balance != 149 {
+			t.Fatalf("account after the repeated TK77: %+v", acc)
+		}
+		ledgerClean(t, e, tn)
+		// Another tenant's import of the same report knows no such bankgiro.
+		if r := e.NewTenant("tenant-c", true).Do("POST", "/autogiro/import", refund); r.Status != 400 || !strings.Contains(string(r.Body), "no Autogiro account") {
+			t.Fatalf("other tenant's TK77: %d %s", r.Status, r.Body)
+		}
+
 		// A malformed file names its line and changes nothing.
 		bad := strings.Replace(spec, "BET. SPEC", "BET.XSPEC", 1)
 		if r := tn.Do("POST", "/autogiro/import", bad); r.Status != 400 || !strings.Contains(string(r.Body), "line 1") {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -227,4 +229,63 @@ func failureText(code string) string {
 		return "rejected: amount above the mandate's maximum"
 	}
 	return "failed (code " + code + ")"
+}
+
+// errRefundBooked rolls back a refund charge another run booked first.
+var errRefundBooked = errors.New("autogiro: refund charge booked already")
+
+// BookRefunds charges every paid-back debit of an invoice (TK77) to the
+// subscriber's account: the payer has the money back, so the amount is
+// owed again and the next invoice bills it (a merchant who lets it go
+// credits it with an allowance). The charge and the mark that it was
+// booked are one transaction, so a crash or a second run books it once.
+// The charge carries no VAT: it is the invoice's own gross, whose VAT was
+// accounted for on the invoice, owed again — not a new sale.
+func BookRefunds(ctx context.Context, st *store.Store, now time.Time) error {
+	for {
+		ts, err := st.AutogiroRefundsToBook(ctx, 500)
+		if err != nil || len(ts) == 0 {
+			return err
+		}
+		for _, t := range ts {
+			if err := bookRefund(ctx, st, t, now); err != nil && !errors.Is(err, errRefundBooked) {
+				return err
+			}
+		}
+	}
+}
+
+func bookRefund(ctx context.Context, st *store.Store, t store.AutogiroTransaction, now time.Time) error {
+	inv, err := st.Invoice(ctx, *t.InvoiceID)
+	if err != nil {
+		return fmt.Errorf("autogiro: refund of transaction %s: %w", t.ID, err)
+	}
+	desc := fmt.Sprintf("Autogiro: the payer's bank paid back the debit of invoice %d (%s)", inv.InvoiceNumber, refundText(t.PayerRefundCode))
+	return st.InTx(ctx, func(tx *store.Tx) error {
+		it, err := invoicing.BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemCharge, desc, t.AmountMinor, catalog.PercentOf(0), now)
+		if err != nil {
+			return fmt.Errorf("autogiro: refund charge of transaction %s: %w", t.ID, err)
+		}
+		ok, err := tx.MarkAutogiroRefundBooked(ctx, t.ID, it.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errRefundBooked
+		}
+		return nil
+	})
+}
+
+// refundText says what Bankgirot's refund code of a TK77 means.
+func refundText(code string) string {
+	switch code {
+	case "01":
+		return "refund code 01: no mandate was given"
+	case "02":
+		return "refund code 02: the mandate was revoked"
+	case "03":
+		return "refund code 03: more than the payer could expect"
+	}
+	return "refund code " + code
 }

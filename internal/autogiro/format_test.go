@@ -242,6 +242,16 @@ var (
 		pad(1, "2920261201000000000000098782000000000100000000002026121500000000000000000", 73, "18"),
 		pad(1, "09202611269900", 29, "000000000000000000000002", 53, "0000000000025000000000000000"),
 	}, "\r\n") + "\r\n"
+	// Date changes of every code Bankgirot answers (TK26–29): all of a
+	// payer's payments, those of one date, one payer's, one payment.
+	dateChanges = strings.Join([]string{
+		pad(1, "01AUTOGIRO", 25, "20261126", 45, latin("MAKULERING/ÄNDRING"), 65, "5432100054321096"),
+		pad(1, "2620261201000000000000100182000000024900000000002026121000000000000000000", 73, "14"),
+		pad(1, "2720261201000000000000100282000000009900000000002026121100000000000000000", 73, "18"),
+		pad(1, "2820261201000000000000100332000000005000000000002026121200000000000000000", 73, "06"),
+		pad(1, "2920261201000000000000100482000000000100REFERENS20261213INV-4", 73, "15"),
+		pad(1, "09202611269900", 29, "000000005000000001000003", 53, "0000000000034900000000000000"),
+	}, "\r\n") + "\r\n"
 	emandates = strings.Join([]string{
 		pad(1, "512026112699000054321096AG-EMEDGIV"),
 		pad(1, "52", 3, "0054321096", 13, "0000000000001003", 29, "3300001212121212", 45, "191212121212", 62, "0"),
@@ -279,6 +289,20 @@ func TestReports(t *testing.T) {
 	}
 	if o := recs[0].(*ReportOpening); o.Kind != KindCancellations {
 		t.Errorf("opening %+v", o)
+	}
+
+	recs = readAll(t, []byte(dateChanges))
+	for i, want := range []CancellationResult{
+		{TK: 26, PayerNumber: "1001", PaymentTK: 82, Amount: 24900, NewDate: day("2026-12-10"), Comment: "14"},
+		{TK: 27, PayerNumber: "1002", PaymentTK: 82, Amount: 9900, NewDate: day("2026-12-11"), Comment: "18"},
+		{TK: 28, PayerNumber: "1003", PaymentTK: 32, Amount: 5000, NewDate: day("2026-12-12"), Comment: "06"},
+		{TK: 29, PayerNumber: "1004", PaymentTK: 82, Amount: 100, NewDate: day("2026-12-13"), Reference: "INV-4", Comment: "15"},
+	} {
+		c := *recs[i+1].(*CancellationResult)
+		want.Pos, want.Date = c.Pos, day("2026-12-01")
+		if !reflect.DeepEqual(c, want) {
+			t.Errorf("TK%d:\n got %+v\nwant %+v", want.TK, c, want)
+		}
 	}
 
 	recs = readAll(t, []byte(emandates))
@@ -321,6 +345,9 @@ func TestReportErrors(t *testing.T) {
 		{"mixed submission", "0120261123AUTOGIRO                                            5432100054321096\r\n" +
 			"04005432109600000000000010013300001212121212191212121212\r\n" +
 			"82202612010    00000000000009870000000249000054321096INV\r\n", 3, "own TK01"},
+		{"refund of another bankgiro", strings.Replace(paymentSpec, "00000000000010010000000010000054321096INV-0", "00000000000010010000000010000054321097INV-0", 1), 8, "not the section's"},
+		{"refund without date", strings.Replace(paymentSpec, "INV-0           20261203", "INV-0           2026120X", 1), 8, "refund date"},
+		{"date change total", strings.Replace(dateChanges, "0000000000034900", "0000000000034901", 1), 6, "total of debits"},
 		{"old spec status", strings.Replace(paymentSpec, pad(1, "82202612010    00000000000010010000000249000054321096INV-1", 80, "0"), pad(1, "82202612010    00000000000010010000000249000054321096INV-1"), 1), 3, "old-layout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

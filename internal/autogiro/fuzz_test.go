@@ -20,7 +20,7 @@ func FuzzReader(f *testing.F) {
 		f.Add(b)
 		f.Add(trimmed(b, "\n"))
 	}
-	for _, s := range []string{paymentSpec, rejected, cancellations, emandates} {
+	for _, s := range []string{paymentSpec, rejected, cancellations, dateChanges, emandates} {
 		f.Add([]byte(s))
 		f.Add(trimmed([]byte(s), "\n"))
 	}

@@ -32,7 +32,8 @@ type ImportResult struct {
 	PaymentsFailed     int `json:"paymentsFailed"`
 	PaymentsRetrying   int `json:"paymentsRetrying" description:"Insufficient funds, and Bankgirot will try again (status 9)."`
 	PaymentsCancelled  int `json:"paymentsCancelled"`
-	RefundsByPayerBank int `json:"refundsByPayerBank" description:"Debits the payer's bank paid back (TK77); listed in notes, not applied."`
+	PaymentsRedated    int `json:"paymentsRedated" description:"Sent payments Bankgirot moved to a new payment date (TK26–29 with comment code 14 or 18)."`
+	RefundsByPayerBank int `json:"refundsByPayerBank" description:"Completed debits the payer's bank paid back (TK77): each is marked on its transaction, and a paid-back debit of an invoice becomes a charge on the subscriber's account."`
 	Unchanged          int `json:"unchanged" description:"Records that repeat what Kadens knew."`
 
 	// Notes name the records that matched nothing, or that need a person.
@@ -105,6 +106,9 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, now time.Time) (I
 		return ImportResult{}, err
 	}
 	if err := Settle(ctx, st, now); err != nil {
+		return res, err
+	}
+	if err := BookRefunds(ctx, st, now); err != nil {
 		return res, err
 	}
 	if err := Release(ctx, st, now); err != nil {
@@ -244,6 +248,8 @@ func (a *applier) apply(rec Record) error {
 			return nil
 		}
 		switch {
+		case r.TK >= 26 && (r.Comment == "14" || r.Comment == "18"):
+			return a.redate(p, r)
 		case r.TK <= 25 && r.Comment == "12", r.TK == 3 || r.TK == 11 || r.TK == 21:
 			if p.Status == store.AutogiroCancelled {
 				a.res.Unchanged++
@@ -256,9 +262,7 @@ func (a *applier) apply(rec Record) error {
 			return a.tx.SetAutogiroTransactionResult(a.ctx, p.ID, p.Status, fmt.Sprintf("%02d/%s", r.TK, r.Comment), false, a.now)
 		}
 	case *Refund:
-		a.res.RefundsByPayerBank++
-		a.res.note(r.Line, "the payer's bank paid back %d öre of payer %s's debit of %s (refund code %s): settle it with the payer", r.Amount, r.PayerNumber, r.Date.Format(time.DateOnly), r.Code)
-		return nil
+		return a.refund(r)
 	case *PaymentSummary:
 		a.res.Records--
 		return nil
@@ -419,4 +423,68 @@ func (a *applier) emandate(r *EMandate) error {
 	}
 	a.res.MandatesRequested++
 	return nil
+}
+
+// redate applies a date change Bankgirot confirmed (TK26–29, comment 14
+// or 18) to the sent payment it names: the payment date becomes the new
+// one; the state stays. Kadens never asks for date changes itself, but a
+// payee may through Bankgirot's internet service, and the report follows.
+func (a *applier) redate(p *store.AutogiroPaymentItem, r *CancellationResult) error {
+	code := fmt.Sprintf("%02d/%s", r.TK, r.Comment)
+	if r.NewDate.IsZero() {
+		a.res.note(r.Line, "TK%02d of transaction %s: comment code %s without a new payment date", r.TK, p.ID, r.Comment)
+		return nil
+	}
+	if p.Status != store.AutogiroSent {
+		a.res.note(r.Line, "TK%02d of transaction %s: moved to %s, but the transaction is %s", r.TK, p.ID, r.NewDate.Format(time.DateOnly), p.Status)
+		return nil
+	}
+	day := r.NewDate.Format(time.DateOnly)
+	if p.PaymentDate == day {
+		a.res.Unchanged++
+		return nil
+	}
+	a.res.PaymentsRedated++
+	p.PaymentDate = day
+	return a.tx.SetAutogiroTransactionDate(a.ctx, p.ID, day, code, a.now)
+}
+
+// refund applies a TK77: the payer's bank paid a completed debit back
+// (refund code 01 no mandate, 02 mandate revoked, 03 unexpected amount).
+// The debit stays Completed — the money was collected — and is marked
+// with the refund; a debit of an invoice is charged to the subscriber's
+// account again after the commit (BookRefunds), so the ledger shows the
+// amount as owed. The debit is found by payer, amount and reference,
+// preferring the original payment date; one paid back already is
+// unchanged.
+func (a *applier) refund(r *Refund) error {
+	list, err := a.tx.AutogiroCompletedDebits(a.ctx, a.account.ID, r.PayerNumber, r.Amount)
+	if err != nil {
+		return err
+	}
+	var best *store.AutogiroPaymentItem
+	day := r.Date.Format(time.DateOnly)
+	for i := range list {
+		p := &list[i]
+		if normRef(p.Reference) != normRef(r.Reference) {
+			continue
+		}
+		switch {
+		case best == nil,
+			best.Refunded && !p.Refunded,
+			best.Refunded == p.Refunded && p.PaymentDate == day && best.PaymentDate != day:
+			best = p
+		}
+	}
+	if best == nil {
+		a.res.note(r.Line, "TK77: the payer's bank paid back %d öre of payer %s's debit of %s (refund code %s), which matches no completed debit: settle it with the payer", r.Amount, r.PayerNumber, day, r.Code)
+		return nil
+	}
+	if best.Refunded {
+		a.res.Unchanged++
+		return nil
+	}
+	a.res.RefundsByPayerBank++
+	best.Refunded = true
+	return a.tx.SetAutogiroPayerRefund(a.ctx, best.ID, r.RefundDate.Format(time.DateOnly), r.Code, a.now)
 }

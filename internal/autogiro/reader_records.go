@@ -177,6 +177,10 @@ func (rd *Reader) record() (Record, error) {
 		if r.Bankgiro != rd.bankgiro {
 			return nil, rd.fail("bankgiro %s is not the section's %s", r.Bankgiro, rd.bankgiro)
 		}
+	case *Refund:
+		if r.Bankgiro != rd.bankgiro {
+			return nil, rd.fail("bankgiro %s is not the section's %s", r.Bankgiro, rd.bankgiro)
+		}
 	}
 	return rec, nil
 }

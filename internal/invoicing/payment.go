@@ -46,21 +46,47 @@ var errDuplicatePayment = errors.New("invoicing: payment reported already")
 // report agrees with it (status, amount, currency, demand, and paidAt when
 // given); otherwise ErrConflict.
 func RecordPayment(ctx context.Context, st *store.Store, in NewPayment) (store.Payment, bool, error) {
+	var p store.Payment
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		p, err = RecordPaymentTx(ctx, tx, in)
+		return err
+	})
+	if errors.Is(err, ErrPaymentRecorded) {
+		return repeatedPayment(ctx, st, in)
+	}
+	if err != nil {
+		return store.Payment{}, false, err
+	}
+	return p, true, nil
+}
+
+// ErrPaymentRecorded: RecordPaymentTx found the provider reference
+// recorded already; the caller rolls back what it wrote (the transaction,
+// or a savepoint of a batch) and treats the report as a repeat.
+var ErrPaymentRecorded = errDuplicatePayment
+
+// RecordPaymentTx is RecordPayment inside the caller's transaction, for
+// settling a batch of payments in one transaction. A repeated provider
+// reference is ErrPaymentRecorded; a payment that cannot be recorded is a
+// validation error — after either, the caller must roll back what this
+// call wrote (tx.Savepoint does).
+func RecordPaymentTx(ctx context.Context, tx *store.Tx, in NewPayment) (store.Payment, error) {
 	if !store.ValidID(in.PaymentDemandID) {
-		return store.Payment{}, false, store.ErrNotFound
+		return store.Payment{}, store.ErrNotFound
 	}
 	if in.Status != store.PaymentSucceeded && in.Status != store.PaymentFailed {
-		return store.Payment{}, false, fmt.Errorf("invoicing: payment status %q", in.Status)
+		return store.Payment{}, fmt.Errorf("invoicing: payment status %q", in.Status)
 	}
 	if in.Amount <= 0 {
-		return store.Payment{}, false, fmt.Errorf("invoicing: payment amount %d: must be more than 0", in.Amount)
+		return store.Payment{}, fmt.Errorf("invoicing: payment amount %d: must be more than 0", in.Amount)
 	}
 	now := in.Now.UTC().Truncate(time.Microsecond)
 	p := store.Payment{ID: store.NewID(), PaymentDemandID: in.PaymentDemandID, PaymentAgreementID: in.PaymentAgreementID, Status: in.Status,
 		Currency: in.Currency, PaidAt: in.PaidAt.UTC().Truncate(time.Microsecond), Provider: in.Provider,
 		ProviderReference: in.ProviderReference, FailureReason: in.FailureReason,
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
-	err := st.InTx(ctx, func(tx *store.Tx) error {
+	err := func() error {
 		// A repeated report is found before anything is locked or written.
 		// Two first reports racing meet in the unique key below instead.
 		if seen, err := tx.PaymentRecorded(ctx, in.Provider, in.ProviderReference); err != nil {
@@ -132,14 +158,11 @@ func RecordPayment(ctx context.Context, st *store.Store, in NewPayment) (store.P
 		}
 		return tx.AddEvent(ctx, event, "/payment/"+p.ID, map[string]string{"paymentId": p.ID,
 			"paymentDemandId": p.PaymentDemandID, "invoiceId": p.InvoiceID, "subscriberId": p.SubscriberID}, now)
-	})
-	if errors.Is(err, errDuplicatePayment) {
-		return repeatedPayment(ctx, st, in)
-	}
+	}()
 	if err != nil {
-		return store.Payment{}, false, err
+		return store.Payment{}, err
 	}
-	return p, true, nil
+	return p, nil
 }
 
 // repeatedPayment answers a report of a provider reference recorded

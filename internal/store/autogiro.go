@@ -65,22 +65,26 @@ type AutogiroMandate struct {
 
 // AutogiroTransaction is a debit (TK82) or refund (TK32) of a mandate.
 type AutogiroTransaction struct {
-	ID            string    `json:"id"`
-	MandateID     string    `json:"mandateId"`
-	AccountID     string    `json:"accountId"`
-	Kind          string    `json:"kind" enum:"Debit,Refund"`
-	AmountMinor   int64     `json:"-"`
-	PaymentDate   string    `json:"paymentDate" format:"date"`
-	Reference     string    `json:"reference"`
-	InvoiceID     *string   `json:"invoiceId"`
-	Status        string    `json:"status" enum:"Created,Sent,Completed,Failed,Cancelled"`
-	StatusCode    string    `json:"statusCode" description:"Bankgirot's code for the last change: payment status (1 insufficient funds, 2 no Autogiro link), rejection comment code, or cancellation comment code."`
-	IsCancelled   bool      `json:"isCancelled"`
-	CancelPending bool      `json:"cancelPending" description:"A cancellation (TK25) waits for the next export."`
-	PaymentID     *string   `json:"paymentId" description:"The Kadens payment a completed or failed debit of an invoice became."`
-	SentFileID    *string   `json:"sentFileId"`
-	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	ID            string  `json:"id"`
+	MandateID     string  `json:"mandateId"`
+	AccountID     string  `json:"accountId"`
+	Kind          string  `json:"kind" enum:"Debit,Refund"`
+	AmountMinor   int64   `json:"-"`
+	PaymentDate   string  `json:"paymentDate" format:"date"`
+	Reference     string  `json:"reference"`
+	InvoiceID     *string `json:"invoiceId"`
+	Status        string  `json:"status" enum:"Created,Sent,Completed,Failed,Cancelled"`
+	StatusCode    string  `json:"statusCode" description:"Bankgirot's code for the last change: payment status (1 insufficient funds, 2 no Autogiro link), rejection comment code, or cancellation comment code."`
+	IsCancelled   bool    `json:"isCancelled"`
+	CancelPending bool    `json:"cancelPending" description:"A cancellation (TK25) waits for the next export."`
+	PaymentID     *string `json:"paymentId" description:"The Kadens payment a completed or failed debit of an invoice became."`
+	SentFileID    *string `json:"sentFileId"`
+	// A completed debit the payer's bank paid back (TK77).
+	PayerRefundDate *string   `json:"payerRefundDate" format:"date" description:"The day the payer's bank paid this completed debit back (TK77 in a payment specification); null if it did not."`
+	PayerRefundCode string    `json:"payerRefundCode" description:"Bankgirot's refund code of that payback: 01 no mandate was given, 02 the mandate was revoked, 03 the amount was more than the payer could expect; empty if none."`
+	RefundChargeID  *string   `json:"refundChargeId" description:"The charge that put the paid-back amount on the subscriber's account again (a debit of an invoice only); null until booked."`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
 }
 
 // AutogiroExportFile is a submission file written for Bankgirot.
@@ -542,19 +546,20 @@ func (s *Store) MarkAutogiroMandateReleased(ctx context.Context, id string) erro
 }
 
 const agTransactionColumns = `id, mandate_id, account_id, kind, amount, payment_date, reference, invoice_id, status,
-	status_code, cancel_pending, payment_id, sent_file_id, created_at, updated_at`
+	status_code, cancel_pending, payment_id, sent_file_id, refund_date, refund_code, refund_item_id, created_at, updated_at`
 
 func scanAGTransaction(row scanner) (AutogiroTransaction, error) {
 	var (
 		t                      AutogiroTransaction
 		invoice, payment, sent sql.NullString
+		refundDate, refundItem sql.NullString
 	)
 	err := row.Scan(&t.ID, &t.MandateID, &t.AccountID, &t.Kind, &t.AmountMinor, &t.PaymentDate, &t.Reference, &invoice,
-		&t.Status, &t.StatusCode, &t.CancelPending, &payment, &sent, &t.CreatedAt, &t.UpdatedAt)
+		&t.Status, &t.StatusCode, &t.CancelPending, &payment, &sent, &refundDate, &t.PayerRefundCode, &refundItem, &t.CreatedAt, &t.UpdatedAt)
 	for _, p := range []struct {
 		n  sql.NullString
 		to **string
-	}{{invoice, &t.InvoiceID}, {payment, &t.PaymentID}, {sent, &t.SentFileID}} {
+	}{{invoice, &t.InvoiceID}, {payment, &t.PaymentID}, {sent, &t.SentFileID}, {refundDate, &t.PayerRefundDate}, {refundItem, &t.RefundChargeID}} {
 		if p.n.Valid {
 			v := p.n.String
 			*p.to = &v

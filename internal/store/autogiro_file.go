@@ -88,6 +88,8 @@ type AutogiroPaymentItem struct {
 	PayerNumber                                         string // filled by the caller (export) or the query (import)
 	// HasInvoice: a debit of an invoice, whose result becomes a payment.
 	HasInvoice bool
+	// Refunded: the payer's bank paid it back (AutogiroCompletedDebits).
+	Refunded bool
 }
 
 // ClaimAutogiroPayments marks the account's new transactions of active
@@ -265,6 +267,75 @@ func (s *Store) MarkAutogiroSettled(ctx context.Context, id string, paymentID *s
 		WHERE tenant_id = $1 AND id = $2`, tenant, id, paymentID)
 	if err != nil {
 		return fmt.Errorf("store: settle autogiro transaction %s: %w", id, err)
+	}
+	return nil
+}
+
+// AutogiroCompletedDebits returns the account's completed debits of a
+// payer for amount: what a TK77 (the payer's bank paid a debit back) can
+// speak of. Refunded is set on those paid back already.
+func (tx *Tx) AutogiroCompletedDebits(ctx context.Context, accountID, payer string, amount int64) ([]AutogiroPaymentItem, error) {
+	return queryAll(ctx, tx.tx, func(r scanner) (AutogiroPaymentItem, error) {
+		var p AutogiroPaymentItem
+		err := r.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Status, &p.Amount,
+			&p.PayerNumber, &p.HasInvoice, &p.Refunded)
+		return p, err
+	}, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.status, t.amount,
+		m.payer_number, t.invoice_id IS NOT NULL, t.refund_date IS NOT NULL FROM autogiro_mandates m
+		JOIN autogiro_transactions t ON t.tenant_id = m.tenant_id AND t.mandate_id = m.id
+		WHERE m.tenant_id = $1 AND m.account_id = $2 AND m.payer_number = $3 AND t.kind = 'Debit'
+		AND t.status = 'Completed' AND t.amount = $4 ORDER BY t.payment_date, t.id`,
+		tx.tenant, accountID, payer, amount)
+}
+
+// SetAutogiroPayerRefund records that the payer's bank paid a completed
+// debit back on date with Bankgirot's refund code. A debit of an invoice
+// is marked for its charge (BookAutogiroRefund).
+func (tx *Tx) SetAutogiroPayerRefund(ctx context.Context, id, date, code string, now time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE autogiro_transactions SET refund_date = $3, refund_code = $4,
+		refund_pending = invoice_id IS NOT NULL, updated_at = $5
+		WHERE tenant_id = $1 AND id = $2 AND refund_date IS NULL`, tx.tenant, id, date, code, ts(now))
+	if err != nil {
+		return fmt.Errorf("store: autogiro payer refund %s: %w", id, err)
+	}
+	return nil
+}
+
+// AutogiroRefundsToBook returns up to limit paid-back debits whose charge
+// is not booked yet.
+func (s *Store) AutogiroRefundsToBook(ctx context.Context, limit int) ([]AutogiroTransaction, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := queryAll(ctx, s.w, scanAGTransaction, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
+		WHERE tenant_id = $1 AND refund_pending ORDER BY id LIMIT $2`, tenant, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: autogiro refunds to book: %w", err)
+	}
+	return out, nil
+}
+
+// MarkAutogiroRefundBooked records the charge of a paid-back debit, in the
+// transaction that booked it. False: another run booked it first, and
+// this one must roll back.
+func (tx *Tx) MarkAutogiroRefundBooked(ctx context.Context, id, itemID string) (bool, error) {
+	res, err := tx.exec(ctx, `UPDATE autogiro_transactions SET refund_pending = FALSE, refund_item_id = $3
+		WHERE tenant_id = $1 AND id = $2 AND refund_pending`, tx.tenant, id, itemID)
+	if err != nil {
+		return false, fmt.Errorf("store: autogiro refund charge %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// SetAutogiroTransactionDate moves a sent transaction to the payment date
+// Bankgirot confirmed (TK26–29 with comment 14 or 18) and keeps the code.
+func (tx *Tx) SetAutogiroTransactionDate(ctx context.Context, id, date, code string, now time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE autogiro_transactions SET payment_date = $3, status_code = $4, updated_at = $5
+		WHERE tenant_id = $1 AND id = $2`, tx.tenant, id, date, code, ts(now))
+	if err != nil {
+		return fmt.Errorf("store: autogiro transaction date %s: %w", id, err)
 	}
 	return nil
 }

@@ -434,7 +434,17 @@ func (s *Store) MatchAvtaleGiroClaim(ctx context.Context, p AvtaleGiroPayment) (
 	if err != nil {
 		return AvtaleGiroClaim{}, false, err
 	}
-	c, err := scanAvgClaim(s.r.QueryRowContext(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
+	return matchAvgClaim(ctx, s.r, tenant, p)
+}
+
+// MatchAvtaleGiroClaim is Store.MatchAvtaleGiroClaim inside the
+// transaction (a batch of payments settled in one transaction).
+func (tx *Tx) MatchAvtaleGiroClaim(ctx context.Context, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error) {
+	return matchAvgClaim(ctx, tx.tx, tx.tenant, p)
+}
+
+func matchAvgClaim(ctx context.Context, q queryer, tenant string, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error) {
+	c, err := scanAvgClaim(q.QueryRowContext(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
 		AND account_id = $2 AND kid = $3 AND amount = $4 AND status IN ('Sent', 'CancellationPending')
 		ORDER BY due_date, id LIMIT 1`, tenant, p.AccountID, p.KID, p.Amount))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -451,25 +461,31 @@ func (s *Store) MatchAvtaleGiroClaim(ctx context.Context, p AvtaleGiroPayment) (
 // paid (claimID, may be empty) or why it could not be (problem).
 func (s *Store) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, claimID, problem string, now time.Time) error {
 	return s.InTx(ctx, func(tx *Tx) error {
-		var pay, prob *string
-		if paymentID != "" {
-			pay = &paymentID
-		}
-		if problem != "" || paymentID == "" {
-			if problem == "" {
-				problem = "settled without an invoice"
-			}
-			prob = &problem
-		}
-		if _, err := tx.exec(ctx, `UPDATE avtalegiro_payments SET payment_id = $3, problem = $4 WHERE tenant_id = $1 AND id = $2`,
-			tx.tenant, rowID, pay, prob); err != nil {
-			return err
-		}
-		if claimID == "" {
-			return nil
-		}
-		_, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Paid', payment_id = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
-			tx.tenant, claimID, pay, ts(now))
-		return err
+		return tx.SettledAvtaleGiroPayment(ctx, rowID, paymentID, claimID, problem, now)
 	})
+}
+
+// SettledAvtaleGiroPayment is Store.SettledAvtaleGiroPayment inside the
+// transaction.
+func (tx *Tx) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, claimID, problem string, now time.Time) error {
+	var pay, prob *string
+	if paymentID != "" {
+		pay = &paymentID
+	}
+	if problem != "" || paymentID == "" {
+		if problem == "" {
+			problem = "settled without an invoice"
+		}
+		prob = &problem
+	}
+	if _, err := tx.exec(ctx, `UPDATE avtalegiro_payments SET payment_id = $3, problem = $4 WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, rowID, pay, prob); err != nil {
+		return err
+	}
+	if claimID == "" {
+		return nil
+	}
+	_, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Paid', payment_id = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, claimID, pay, ts(now))
+	return err
 }

@@ -61,31 +61,45 @@ func (s *Store) PaymentTarget(ctx context.Context, invoiceID, demandID, kid, org
 	if err != nil {
 		return "", "", err
 	}
-	var id, currency string
+	return paymentTarget(ctx, s.readRow, s.r, tenant, invoiceID, demandID, kid, organizationID)
+}
+
+// PaymentTarget is Store.PaymentTarget inside the transaction (a batch
+// of payments settled in one transaction).
+func (tx *Tx) PaymentTarget(ctx context.Context, invoiceID, demandID, kid, organizationID string) (string, string, error) {
+	return paymentTarget(ctx, tx.queryRow, tx.tx, tx.tenant, invoiceID, demandID, kid, organizationID)
+}
+
+func paymentTarget(ctx context.Context, row func(context.Context, string, ...any) *sql.Row, q queryer,
+	tenant, invoiceID, demandID, kid, organizationID string) (string, string, error) {
+	var (
+		id, currency string
+		err          error
+	)
 	switch {
 	case demandID != "":
-		err = s.readRow(ctx, `SELECT id, currency FROM payment_demands WHERE tenant_id = $1 AND id = $2`, tenant, demandID).Scan(&id, &currency)
+		err = row(ctx, `SELECT id, currency FROM payment_demands WHERE tenant_id = $1 AND id = $2`, tenant, demandID).Scan(&id, &currency)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", "", validation.Field("paymentDemandId", "there is no payment demand %s", demandID)
 		}
 	case invoiceID != "":
-		err = s.readRow(ctx, `SELECT payment_demand_id, currency FROM invoices WHERE tenant_id = $1 AND id = $2`, tenant, invoiceID).Scan(&id, &currency)
+		err = row(ctx, `SELECT payment_demand_id, currency FROM invoices WHERE tenant_id = $1 AND id = $2`, tenant, invoiceID).Scan(&id, &currency)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", "", validation.Field("invoiceId", "there is no invoice %s", invoiceID)
 		}
 	default:
-		q := tenantFilter(tenant)
-		q.add("kid = ?", kid)
+		f := tenantFilter(tenant)
+		f.add("kid = ?", kid)
 		if organizationID != "" {
-			q.add("organization_id = ?", organizationID)
+			f.add("organization_id = ?", organizationID)
 		}
 		type hit struct{ demand, currency string }
 		var hits []hit
-		hits, err = queryAll(ctx, s.r, func(r scanner) (hit, error) {
+		hits, err = queryAll(ctx, q, func(r scanner) (hit, error) {
 			var h hit
 			err := r.Scan(&h.demand, &h.currency)
 			return h, err
-		}, `SELECT payment_demand_id, currency FROM invoices`+q.where()+` LIMIT 2`, q.args...)
+		}, `SELECT payment_demand_id, currency FROM invoices`+f.where()+` LIMIT 2`, f.args...)
 		switch {
 		case err != nil:
 		case len(hits) == 0 && organizationID != "":

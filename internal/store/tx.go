@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -104,4 +105,27 @@ func (s *Store) InTxRetrying(ctx context.Context, fn func(tx *Tx) error) error {
 		}
 	}
 	return err
+}
+
+// Savepoint runs fn inside a savepoint: an error of fn undoes what fn
+// wrote, and only that, so a batch in one transaction can refuse one item
+// (a payment that cannot be settled) and go on with the next. The error
+// is returned as fn's.
+func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
+	if _, err := tx.tx.ExecContext(ctx, "SAVEPOINT item"); err != nil {
+		return fmt.Errorf("store: savepoint: %w", err)
+	}
+	if err := fn(); err != nil {
+		if _, rerr := tx.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT item"); rerr != nil {
+			return errors.Join(err, fmt.Errorf("store: rollback to savepoint: %w", rerr))
+		}
+		if _, rerr := tx.tx.ExecContext(ctx, "RELEASE SAVEPOINT item"); rerr != nil {
+			return errors.Join(err, fmt.Errorf("store: release savepoint: %w", rerr))
+		}
+		return err
+	}
+	if _, err := tx.tx.ExecContext(ctx, "RELEASE SAVEPOINT item"); err != nil {
+		return fmt.Errorf("store: release savepoint: %w", err)
+	}
+	return nil
 }
