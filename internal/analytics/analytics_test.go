@@ -264,7 +264,9 @@ func TestAnalytics(t *testing.T) {
 				"$top=99999999999999999999", "$top=-1", "$top=100000000", "$skip=abc", "$orderby=" + q("Name; DROP"),
 				"$select=" + q("Name,\"x\""), "$expand=Nope", "$apply=" + q("groupby((Nope))"), "$count=maybe",
 				"$filter=" + q("Name eq '\u00e9\u0000'"), "$skiptoken=garbage", "$bogus=1", "$filter=" + q("year(Name) eq 1"),
-				"$filter=" + q("CreatedAt gt 2026-13-01T00:00:00Z"), "$filter=" + q("SubscriberNumber eq 1.5"),
+				"$filter=" + q("CreatedAt gt 2026-13-01T00:00:00Z"), "$apply=" + q("aggregate(Id with max as M)"),
+				"$expand=" + q("Payments,Payments"), "$apply=" + q("groupby((Country))/filter(Country eq 'NO')"),
+				"$filter=" + q("Name eq 'x' or 1 eq 1"), "$filter=" + q("Name"), "$orderby=" + q("Payments"), "$filter=" + q("SubscriberNumber eq 1.5"),
 			} {
 				a := c.get("/Subscribers?" + bad)
 				var body struct {
@@ -292,6 +294,9 @@ func TestAnalytics(t *testing.T) {
 			c.page("/Subscriptions?$apply=" + q("filter(Status eq 'Active')/groupby((BillingPlanId),aggregate($count as Active))"))
 			c.page("/Payments?$apply=" + q("filter(Status eq 'Succeeded')/compute(year(PaidAt) as Year,month(PaidAt) as Month)/groupby((Year,Month),aggregate(Amount with sum as Revenue,Amount with max as Largest))"))
 			c.page("/Payments?$filter=" + q("Subscriber/Country eq 'NO' and Amount ge 100") + "&$orderby=Subscriber/Name,PaidAt desc")
+			c.page("/Subscriptions?$apply=" + q("compute(contains(CancelReason,'x') as C,date(PeriodStart) as D)/groupby((Status,C,D,Currency),aggregate(Price with min as Lo,Price with max as Hi,PeriodEnd with max as Last,SubscriberId with countdistinct as Subs))") + "&$orderby=Lo desc&$top=5")
+			c.page("/Products?$filter=" + q("Active and not (Active eq false)") + "&$orderby=Active,Category desc")
+			c.page("/Subscribers?$select=Name,Name,Payments&$expand=Payments")
 		})
 
 		t.Run("read-only", func(t *testing.T) {

@@ -175,6 +175,9 @@ func (b *builder) aggregate(sc *scope, a odata.Aggregate) (string, Edm, error) {
 		}
 		return "CAST(COALESCE(SUM(" + v.sql + "), 0) AS BIGINT)", v.t, nil
 	case "min", "max":
+		if v.t == Bool || v.t == Guid {
+			return "", 0, bad("%s needs a number, a string, a date or a time", a.Method)
+		}
 		return b.d.output(strings.ToUpper(a.Method)+"("+v.sql+")", v.t), v.t, nil
 	case "average":
 		switch v.t {

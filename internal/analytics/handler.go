@@ -29,6 +29,9 @@ const (
 	MaxSkip         = 100_000
 	// MaxExpandRows bounds the related rows one page may expand.
 	MaxExpandRows = 100_000
+	// QueryTimeout bounds the database work of one request (the
+	// listener's write timeout is 60 s).
+	QueryTimeout = 55 * time.Second
 )
 
 // Options configure a Handler.
@@ -49,12 +52,11 @@ type Options struct {
 // Handler serves the analytics API. It expects the tenant in the request
 // context (the server puts the API's authentication in front of it).
 type Handler struct {
-	o     Options
-	m     *Model
-	d     *dialect
-	meta  []byte
-	sdoc  []byte
-	model *Model
+	o    Options
+	m    *Model
+	d    *dialect
+	meta []byte
+	sdoc []byte
 }
 
 // New builds a Handler.
@@ -67,7 +69,7 @@ func New(o Options) *Handler {
 	}
 	o.URL = strings.TrimRight(o.URL, "/")
 	m := NewModel()
-	h := &Handler{o: o, m: m, d: newDialect(o.Postgres), model: m}
+	h := &Handler{o: o, m: m, d: newDialect(o.Postgres)}
 	h.meta = Metadata(m)
 	h.sdoc = serviceDocument(m, o.URL)
 	return h
@@ -82,6 +84,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("OData-Version", "4.0")
+	ctx, cancel := context.WithTimeout(r.Context(), QueryTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
 	if err := h.serve(w, r); err != nil {
 		var br *badRequest
 		var pe *odata.Error
@@ -340,7 +345,7 @@ func (b *builder) orderKeys(sc *scope, items []odata.OrderItem) ([]sortKey, erro
 	for _, it := range items {
 		v, err := b.path(sc, it.Path.Segments)
 		if err != nil {
-			return nil, &badRequest{target: "$orderby", msg: err.Error()}
+			return nil, withTarget(err, "$orderby")
 		}
 		keys = append(keys, sortKey{sql: v.sql, t: v.t, desc: it.Desc})
 	}
@@ -546,15 +551,5 @@ func writeValue(w *bufio.Writer, v any) {
 		w.WriteString(string(x))
 	case float64:
 		w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
-	case *result:
-		x.writeAll(w)
-	case *resultRow:
-		if x == nil {
-			w.WriteString("null")
-			return
-		}
-		w.WriteString("{")
-		x.res.writeRow(w, x.i, true)
-		w.WriteString("}")
 	}
 }

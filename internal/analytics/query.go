@@ -36,7 +36,12 @@ func selectColumns(s *Set, sel []string) ([]*Prop, error) {
 		return out, nil
 	}
 	var out []*Prop
+	seen := map[string]bool{}
 	for _, name := range sel {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		p, ok := s.Prop(name)
 		if _, nav := s.Nav(name); !ok && nav {
 			continue // clients may name an expanded navigation property
@@ -67,6 +72,11 @@ func (b *builder) build(sc *scope, opts odata.Options, conds []string, keys []so
 		sel = append(sel, b.d.output(k.sql, k.t)+" AS s"+strconv.Itoa(i))
 	}
 	for i, e := range opts.Expand {
+		for _, prev := range opts.Expand[:i] {
+			if prev.Nav == e.Nav {
+				return nil, &badRequest{target: "$expand", msg: e.Nav + " is expanded twice"}
+			}
+		}
 		nav, ok := sc.set.Nav(e.Nav)
 		if !ok {
 			return nil, &badRequest{target: "$expand", msg: e.Nav + " is not a navigation property of " + sc.set.Name}
@@ -157,11 +167,6 @@ type expansion struct {
 	nav    *Nav
 	child  *result
 	byLink map[string][]int
-}
-
-type resultRow struct {
-	res *result
-	i   int
 }
 
 // scanRow reads one row into converted values.
@@ -343,14 +348,12 @@ func (res *result) writeRow(w *bufio.Writer, i int, first bool) {
 	}
 }
 
-func (res *result) writeAll(w *bufio.Writer) {}
-
 // collection answers /{Set}, /{Set}({key})/{Nav} and their /$count.
 func (h *Handler) collection(w http.ResponseWriter, r *http.Request, b *builder, req *request) error {
 	ctx := r.Context()
 	set := req.set
 	var conds []string
-	context := set.Name
+	ctxName := set.Name
 	if req.nav != nil {
 		// The parent must exist (404 otherwise); the children are those
 		// whose link matches the parent's, both of this tenant.
@@ -372,7 +375,7 @@ func (h *Handler) collection(w http.ResponseWriter, r *http.Request, b *builder,
 		item, tc = b.from(set, "p")
 		conds = append(conds, "t."+req.nav.To+" IN (SELECT p."+req.nav.From+" FROM "+item+" WHERE "+tc+" AND "+keyCond+")")
 		set, _ = h.m.Set(req.nav.Target)
-		context = set.Name
+		ctxName = set.Name
 		if !req.nav.Many && !req.count {
 			return h.single(w, r, b, req, set, conds)
 		}
@@ -391,11 +394,9 @@ func (h *Handler) collection(w http.ResponseWriter, r *http.Request, b *builder,
 			_, err := w.Write([]byte(strconv.FormatInt(n, 10)))
 			return err
 		}
-		req.opts.Count = true
-		defer func() {}()
-		return h.page(w, r, b, req, sc, conds, context, &n)
+		return h.page(w, r, b, req, sc, conds, ctxName, &n)
 	}
-	return h.page(w, r, b, req, sc, conds, context, nil)
+	return h.page(w, r, b, req, sc, conds, ctxName, nil)
 }
 
 // single answers a single-valued navigation (/Payments(id)/Subscriber).
