@@ -16,7 +16,10 @@
 #                       dropped at the end
 #   DATABASE_URL=… TENANT=…   reuse a database bench/analyticsdata filled
 #                       before (the tenant's id); nothing is created or dropped
-#   DATA_DIR=DIR        with ENGINE=sqlite: reuse this data directory (with TENANT)
+#   DATA_DIR=DIR        the data directory: the SQLite database, and on both engines
+#                       master.key, which encrypts the signing keys stored in the
+#                       database — reusing a PostgreSQL database needs the same
+#                       DATA_DIR (default: a temporary one)
 #   ONLY=filter,expand,count,apply,paging   targets to run
 #   N=200               requests per latency target
 #   PAGING_SET=Subscribers   the entity set paged through
@@ -69,7 +72,7 @@ postgres)
     createdb -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" "$PGDB"
     DATABASE_URL="postgres://$PGUSER@$PGHOST:$PGPORT/$PGDB?sslmode=disable"
   fi
-  store=(--database-url "$DATABASE_URL" --data-dir "$WORK/data")
+  store=(--database-url "$DATABASE_URL" --data-dir "${DATA_DIR:-$WORK/data}")
   ;;
 sqlite)
   store=(--data-dir "${DATA_DIR:-$WORK/data}")
