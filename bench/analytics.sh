@@ -23,6 +23,7 @@
 #   ONLY=filter,expand,count,apply,paging   targets to run
 #   N=200               requests per latency target
 #   PAGING_SET=Subscribers   the entity set paged through
+#   KADENS_BIN=PATH     benchmark this kadens binary instead of building one
 # Every process started is stopped.
 set -Eeuo pipefail
 
@@ -61,8 +62,8 @@ for t in curl jq; do command -v "$t" >/dev/null || die "$t is not installed"; do
 CPU_MODEL=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 log "machine: $(nproc) CPUs ($CPU_MODEL), $(awk '/^MemTotal/ {printf "%.1f", $2/1048576}' /proc/meminfo) GiB RAM; load $(cut -d' ' -f1-3 /proc/loadavg)"
 log "building kadens, bench/analyticsdata, bench/analyticsload"
-(cd "$ROOT" && go build -o "$WORK/kadens" ./cmd/kadens && go build -o "$WORK/analyticsdata" ./bench/analyticsdata &&
-  go build -o "$WORK/analyticsload" ./bench/analyticsload)
+if [[ -n "${KADENS_BIN:-}" ]]; then cp "$KADENS_BIN" "$WORK/kadens"; else (cd "$ROOT" && go build -o "$WORK/kadens" ./cmd/kadens); fi
+(cd "$ROOT" && go build -o "$WORK/analyticsdata" ./bench/analyticsdata && go build -o "$WORK/analyticsload" ./bench/analyticsload)
 
 store=()
 case "$ENGINE" in
