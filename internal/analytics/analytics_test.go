@@ -101,9 +101,9 @@ func seedTenant(t *testing.T, tn apitest.Tenant, subs []seed.Subscriber) []strin
 }
 
 var people = []seed.Subscriber{
-	{Name: "Kari Nordmann", Email: "kari@example.no", Country: "NO"},
+	{Name: "Kari Nordmann", Email: "kari@example.no", Country: "NO", ExternalID: "k-1"},
 	{Name: "Ola Nordmann", Email: "ola@example.no", Country: "NO"},
-	{Name: "Sven Svensson", Email: "sven@example.se", Country: "SE"},
+	{Name: "Sven Svensson", Email: "sven@example.se", Country: "SE", ExternalID: "s-1"},
 	{Name: "Mette Hansen", Email: "mette@example.dk", Country: "DK"},
 	{Name: "O'Brien", Email: "ob@example.ie", Country: "IE"},
 }
@@ -214,20 +214,32 @@ func TestAnalytics(t *testing.T) {
 
 		t.Run("paging", func(t *testing.T) {
 			c := client{t: t, e: e, tn: e.Tenant}
-			for _, order := range []string{"", "&$orderby=Country", "&$orderby=Country desc,ExternalId"} {
+			for _, order := range []string{"", "&$orderby=Country", "&$orderby=Country desc,ExternalId", "&$orderby=ExternalId",
+				"&$orderby=ExternalId desc", "&$orderby=ExternalId,Country desc", "&$orderby=Country,ExternalId", "&$orderby=ExternalId desc,Country desc"} {
 				seen := map[string]int{}
+				var inOrder []string
 				next := "/Subscribers?$select=Id" + order
 				pages := 0
 				for next != "" {
 					p := c.page(next, "Prefer", "odata.maxpagesize=2")
 					for _, v := range p.Value {
 						seen[v["Id"].(string)]++
+						inOrder = append(inOrder, v["Id"].(string))
 					}
 					next = p.NextLink
 					pages++
 					if pages > 10 {
 						t.Fatal("paging does not end")
 					}
+				}
+				// The pages, in order, are the one-page answer.
+				whole := c.page("/Subscribers?$select=Id" + order)
+				var ids []string
+				for _, v := range whole.Value {
+					ids = append(ids, v["Id"].(string))
+				}
+				if strings.Join(ids, ",") != strings.Join(inOrder, ",") {
+					t.Errorf("%s: pages gave %v, one page %v", order, inOrder, ids)
 				}
 				if len(seen) != 5 || pages != 3 {
 					t.Errorf("%s: seen %v in %d pages", order, seen, pages)
@@ -248,6 +260,12 @@ func TestAnalytics(t *testing.T) {
 			}
 			if strings.Join(got, "|") != "O'Brien|Kari Nordmann|Ola Nordmann" && strings.Join(got, "|") != "O'Brien|Ola Nordmann|Kari Nordmann" {
 				t.Errorf("$top across pages: %v", got)
+			}
+			if p := c.page("/Subscribers?$top=1", "Accept", "application/json;odata.metadata=none"); p.Context != "" || len(p.Value) != 1 {
+				t.Errorf("metadata=none: %+v", p)
+			}
+			if p := c.page("/Subscribers?$top=1"); p.Context != apitest.BaseURL+"/analytics/$metadata#Subscribers" {
+				t.Errorf("context: %q", p.Context)
 			}
 			a := c.get("/Subscribers", "Prefer", "odata.maxpagesize=2")
 			if a.header.Get("Preference-Applied") != "odata.maxpagesize=2" {
@@ -286,7 +304,7 @@ func TestAnalytics(t *testing.T) {
 			c := client{t: t, e: e, tn: e.Tenant}
 			for _, set := range []string{"Organizations", "Products", "BillingPlans", "Packages", "Subscribers", "SubscriberAccounts",
 				"Subscriptions", "Orders", "Invoices", "InvoiceLines", "PaymentDemands", "Payments", "CreditNotes", "Reminders",
-				"PaymentAgreements", "Events"} {
+				"PaymentAgreements", "Events", "CanceledSubscriptions", "DailyPaidAmounts"} {
 				c.page("/" + set + "?$count=true")
 			}
 			c.page("/Subscriptions?$filter=" + q("Status eq 'Active' and Price gt 10.5 and ChainStep eq null") + "&$expand=Subscriber,BillingPlan,Invoices($expand=Lines)")

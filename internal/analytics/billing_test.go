@@ -125,6 +125,15 @@ func TestAnalyticsOverBilling(t *testing.T) {
 			t.Errorf("active subscriptions: %v", subs.Value)
 		}
 
+		// INFO-Subscription's KPI names.
+		daily := c.page("/DailyPaidAmounts?$filter=" + q("Date eq 2027-02-03"))
+		if len(daily.Value) != 1 || !decimal.RequireFromString(fmt.Sprint(daily.Value[0]["Amount"])).Equal(invs[0].Gross) {
+			t.Errorf("daily paid: %v (paid %s)", daily.Value, invs[0].Gross)
+		}
+		if cs := c.page("/CanceledSubscriptions"); len(cs.Value) != 0 {
+			t.Errorf("cancelled: %v", cs.Value)
+		}
+
 		// Payments: navigation Subscriber, expand, nav paths.
 		pay := c.page("/Payments?$expand=Subscriber($select=Name)")
 		if len(pay.Value) != 1 || pay.Value[0]["Subscriber"].(map[string]any)["Name"] != "Kari" || pay.Value[0]["PaidAt"] != "2027-02-03T09:00:00Z" {

@@ -327,16 +327,25 @@ type column struct {
 
 // sortKey is one key of a statement's order.
 type sortKey struct {
-	sql  string
-	t    Edm
-	desc bool
+	sql      string
+	t        Edm
+	desc     bool
+	nullable bool
 }
 
+// order writes the key for ORDER BY. Nulls count as larger than every
+// value (PostgreSQL's default, so its indexes serve the order); a key that
+// cannot be null gets no NULLS clause, so both engines walk an index.
 func (k sortKey) order(d *dialect) string {
-	if k.desc {
-		return k.sql + " DESC NULLS LAST"
+	switch {
+	case k.desc && k.nullable:
+		return k.sql + " DESC NULLS FIRST"
+	case k.desc:
+		return k.sql + " DESC"
+	case k.nullable:
+		return k.sql + " ASC NULLS LAST"
 	}
-	return k.sql + " ASC NULLS FIRST"
+	return k.sql + " ASC"
 }
 
 // orderKeys translates $orderby and appends the key, so every order is total.
@@ -347,7 +356,7 @@ func (b *builder) orderKeys(sc *scope, items []odata.OrderItem) ([]sortKey, erro
 		if err != nil {
 			return nil, withTarget(err, "$orderby")
 		}
-		keys = append(keys, sortKey{sql: v.sql, t: v.t, desc: it.Desc})
+		keys = append(keys, sortKey{sql: v.sql, t: v.t, desc: it.Desc, nullable: v.nullable})
 	}
 	if sc.set != nil {
 		kp, _ := sc.set.Prop(sc.set.Key)
@@ -356,33 +365,80 @@ func (b *builder) orderKeys(sc *scope, items []odata.OrderItem) ([]sortKey, erro
 	return keys, nil
 }
 
-// after is the keyset condition "strictly after values in this order".
+// after is the keyset condition "strictly after values in this order". When
+// every key runs one way and none is null it is a row-value comparison
+// ((a, b) > ($1, $2)), which both engines answer from an index range;
+// otherwise the expanded form, null-aware.
 func (b *builder) after(keys []sortKey, values []*odata.Literal) (string, error) {
 	if len(values) != len(keys) {
 		return "", &badRequest{target: "$skiptoken", msg: "does not belong to this query"}
 	}
-	var ors []string
-	var eqs []string
+	simple := true
 	for i, k := range keys {
-		v := values[i]
+		if values[i].Kind == odata.LitNull || k.desc != keys[0].desc {
+			simple = false
+		}
+	}
+	phs := make([]string, len(keys))
+	for i, k := range keys {
+		if values[i].Kind == odata.LitNull {
+			continue
+		}
+		ph, err := b.bind(values[i], k.t, nil)
+		if err != nil {
+			return "", &badRequest{target: "$skiptoken", msg: "does not belong to this query"}
+		}
+		phs[i] = ph
+	}
+	if simple {
+		var cols []string
+		for _, k := range keys {
+			cols = append(cols, k.sql)
+		}
+		op := " > "
+		if keys[0].desc {
+			op = " < "
+		}
+		if len(keys) == 1 {
+			return "(" + cols[0] + op + phs[0] + (map[bool]string{true: " OR " + cols[0] + " IS NULL", false: ""}[keys[0].nullable && !keys[0].desc]) + ")", nil
+		}
+		// Nulls are larger than values: an ascending nullable key's null rows
+		// come after, a descending one's before (already read).
+		cond := "(" + strings.Join(cols, ", ") + ")" + op + "(" + strings.Join(phs, ", ") + ")"
+		var nullsAfter []string
+		for i, k := range keys {
+			if k.nullable && !k.desc {
+				eqs := []string{}
+				for j := 0; j < i; j++ {
+					eqs = append(eqs, keys[j].sql+" = "+phs[j])
+				}
+				nullsAfter = append(nullsAfter, "("+strings.Join(append(eqs, k.sql+" IS NULL"), " AND ")+")")
+			}
+		}
+		if len(nullsAfter) > 0 {
+			cond = "(" + cond + " OR " + strings.Join(nullsAfter, " OR ") + ")"
+		}
+		return cond, nil
+	}
+	var ors, eqs []string
+	for i, k := range keys {
 		var gt, eq string
-		if v.Kind == odata.LitNull {
+		if values[i].Kind == odata.LitNull {
 			eq = k.sql + " IS NULL"
 			if k.desc {
-				gt = "1 = 0" // nulls sort last when descending
+				gt = k.sql + " IS NOT NULL" // nulls come first descending
 			} else {
-				gt = k.sql + " IS NOT NULL"
+				gt = "1 = 0" // and last ascending
 			}
 		} else {
-			ph, err := b.bind(v, k.t, nil)
-			if err != nil {
-				return "", &badRequest{target: "$skiptoken", msg: "does not belong to this query"}
-			}
-			eq = k.sql + " = " + ph
-			if k.desc {
-				gt = "(" + k.sql + " < " + ph + " OR " + k.sql + " IS NULL)"
-			} else {
-				gt = k.sql + " > " + ph
+			eq = k.sql + " = " + phs[i]
+			switch {
+			case k.desc:
+				gt = k.sql + " < " + phs[i]
+			case k.nullable:
+				gt = "(" + k.sql + " > " + phs[i] + " OR " + k.sql + " IS NULL)"
+			default:
+				gt = k.sql + " > " + phs[i]
 			}
 		}
 		ors = append(ors, "("+strings.Join(append(append([]string{}, eqs...), gt), " AND ")+")")

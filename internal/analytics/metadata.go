@@ -21,7 +21,12 @@ func Metadata(m *Model) []byte {
 		_ = xml.EscapeText(&out, []byte(s))
 		return out.String()
 	}
+	written := map[string]bool{}
 	for _, s := range m.Sets {
+		if written[s.Type] {
+			continue // sets of one entity type (Subscriptions, CanceledSubscriptions)
+		}
+		written[s.Type] = true
 		b.WriteString(`<EntityType Name="` + esc(s.Type) + `">`)
 		b.WriteString(`<Key><PropertyRef Name="` + esc(s.Key) + `"/></Key>`)
 		for _, p := range s.Props {

@@ -274,6 +274,22 @@ func NewModel() *Model {
 			id(), p("EventType", String, "event_type"), p("Subject", String, "subject"), p("EventTime", Time, "event_time"), created(),
 		}},
 	}
+	// Names of INFO-Subscription's reporting data model where they fit the
+	// contract (docs/ANALYTICS.md, "Reporting data model names").
+	subs := sets[6]
+	if subs.Name != "Subscriptions" {
+		panic("analytics: Subscriptions moved")
+	}
+	sets = append(sets,
+		&Set{Name: "CanceledSubscriptions", Type: subs.Type, Key: subs.Key, Props: subs.Props, Navs: subs.Navs,
+			source: func(d *dialect) string {
+				return "(SELECT * FROM " + subscriptionSource(d) + " c WHERE c.cancelled_at IS NOT NULL)"
+			}},
+		&Set{Name: "DailyPaidAmounts", Type: "DailyPaidAmount", source: dailyPaidSource, Key: "Id", Props: []Prop{
+			p("Id", String, "id"), p("Date", Date, "paid_date"), p("OrganizationId", Guid, "organization_id"),
+			p("Currency", String, "currency"), p("Amount", Money, "amount"), p("Payments", Int, "payments"),
+		}},
+	)
 	m := &Model{Sets: sets, byNam: map[string]*Set{}}
 	for _, s := range sets {
 		m.byNam[s.Name] = s
@@ -287,7 +303,12 @@ func NewModel() *Model {
 			if !ok {
 				panic(fmt.Sprintf("analytics: %s.%s targets unknown %s", s.Name, n.Name, n.Target))
 			}
-			if back, ok := t.Nav(n.Partner); !ok || back.Partner != n.Name || back.Target != s.Name {
+			back, ok := t.Nav(n.Partner)
+			var backSet *Set
+			if ok {
+				backSet = m.byNam[back.Target]
+			}
+			if !ok || back.Partner != n.Name || backSet == nil || backSet.Type != s.Type {
 				panic(fmt.Sprintf("analytics: %s.%s has no matching partner %s.%s", s.Name, n.Name, t.Name, n.Partner))
 			}
 		}
@@ -322,4 +343,14 @@ func invoiceLineSource(d *dialect) string {
 // minor units of it).
 func reminderSource(*dialect) string {
 	return `(SELECT r.*, d.currency FROM reminders r JOIN payment_demands d ON d.tenant_id = r.tenant_id AND d.id = r.payment_demand_id)`
+}
+
+// dailyPaidSource sums the succeeded payments per UTC date of payment,
+// organization (the invoice's) and currency.
+func dailyPaidSource(d *dialect) string {
+	day := d.date("p.paid_at")
+	return "(SELECT p.tenant_id, " + d.concat(day, "'|'", d.guidText("i.organization_id"), "'|'", "p.currency") + " AS id, " +
+		day + " AS paid_date, i.organization_id, p.currency, CAST(SUM(" + d.money("p.amount", "p.currency") + ") AS BIGINT) AS amount, " +
+		"COUNT(*) AS payments FROM payments p JOIN invoices i ON i.tenant_id = p.tenant_id AND i.id = p.invoice_id" +
+		" WHERE p.status = 'Succeeded' GROUP BY p.tenant_id, " + day + ", i.organization_id, p.currency)"
 }

@@ -3,6 +3,7 @@ package analytics_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/seed"
@@ -26,5 +27,30 @@ func TestReplica(t *testing.T) {
 	}
 	if e.Config.AnalyticsDatabaseURL == "" {
 		t.Fatal("the setting was not read")
+	}
+}
+
+// TestSQLiteReadsBesideWriter holds an analytics-style read open on the
+// read pool (rows not yet consumed, as while a page streams) and writes
+// through the API meanwhile: the write does not wait for the read.
+func TestSQLiteReadsBesideWriter(t *testing.T) {
+	e := apitest.Start(t, store.SQLite, nil)
+	seedTenant(t, e.Tenant, people)
+	rows, err := e.Store.ReadDB().QueryContext(t.Context(), "SELECT id FROM subscribers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		t.Fatal("no rows")
+	}
+	start := time.Now()
+	e.Tenant.Seed(t).Subscriber(seed.Subscriber{Name: "Written meanwhile", Email: "w@example.no", Country: "NO"})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the write waited %s beside an open read", d)
+	}
+	c := client{t: t, e: e, tn: e.Tenant}
+	if p := c.page("/Subscribers?$filter=" + q("Name eq 'Written meanwhile'")); len(p.Value) != 1 {
+		t.Fatalf("written row: %v", p.Value)
 	}
 }

@@ -492,6 +492,10 @@ func ParseOptions(opts map[string]string, depth int) (Options, error) {
 				o.Skip = &n
 			}
 		case "$count":
+			if depth > 0 {
+				err = errf("not supported inside $expand")
+				break
+			}
 			switch v {
 			case "true":
 				o.Count = true

@@ -276,30 +276,52 @@ func (s *Store) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.T
 	}
 	var updated Subscriber
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if sub.SubscriberNumber != 0 {
-			if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
-				return err
-			}
-		}
-		// $3 NULL keeps the current number.
-		var number any
-		if sub.SubscriberNumber != 0 {
-			number = sub.SubscriberNumber
-		}
-		args := append([]any{tenant, sub.ID, number}, vals...)
-		args = append(args, ts(now))
-		var err error
-		updated, err = scanSubscriber(tx.QueryRowContext(ctx, `UPDATE subscribers SET
-			subscriber_number = COALESCE($3, subscriber_number), external_id = $4, name = $5, email = $6, phone = $7,
-			address_line1 = $8, address_line2 = $9, address_postal_code = $10, address_city = $11,
-			address_country = $12, country = $13, contacts = $14, email_key = $15, name_key = $16, updated_at = $17
-			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberColumns, args...))
-		return notFound(subscriberConflict(err))
+		updated, err = updateSubscriber(ctx, tx, tenant, sub, vals, now)
+		return err
 	})
 	if err != nil {
 		return Subscriber{}, fmt.Errorf("store: update subscriber %s: %w", sub.ID, err)
 	}
 	return updated, nil
+}
+
+// UpdateSubscriber is Store.UpdateSubscriber in the transaction (an
+// import's batch); on error the transaction must roll back.
+func (tx *Tx) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
+	if !ValidID(sub.ID) {
+		return Subscriber{}, ErrNotFound
+	}
+	vals, err := subscriberValues(sub)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	updated, err := updateSubscriber(ctx, tx.tx, tx.tenant, sub, vals, now)
+	if err != nil {
+		return Subscriber{}, fmt.Errorf("store: update subscriber %s: %w", sub.ID, err)
+	}
+	return updated, nil
+}
+
+// updateSubscriber writes the editable fields vals of sub in tx.
+func updateSubscriber(ctx context.Context, tx *sql.Tx, tenant string, sub Subscriber, vals []any, now time.Time) (Subscriber, error) {
+	if sub.SubscriberNumber != 0 {
+		if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
+			return Subscriber{}, err
+		}
+	}
+	// $3 NULL keeps the current number.
+	var number any
+	if sub.SubscriberNumber != 0 {
+		number = sub.SubscriberNumber
+	}
+	args := append([]any{tenant, sub.ID, number}, vals...)
+	args = append(args, ts(now))
+	updated, err := scanSubscriber(tx.QueryRowContext(ctx, `UPDATE subscribers SET
+			subscriber_number = COALESCE($3, subscriber_number), external_id = $4, name = $5, email = $6, phone = $7,
+			address_line1 = $8, address_line2 = $9, address_postal_code = $10, address_city = $11,
+			address_country = $12, country = $13, contacts = $14, email_key = $15, name_key = $16, updated_at = $17
+			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberColumns, args...))
+	return updated, notFound(subscriberConflict(err))
 }
 
 // ErrSubscriberHasHistory: the subscriber cannot be deleted because
