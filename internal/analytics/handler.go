@@ -209,7 +209,9 @@ func (h *Handler) parse(r *http.Request, path string) (*request, error) {
 	} else if hasKey && req.count {
 		return nil, errNotFound
 	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	// OData separates nested options with a raw ';' ($expand=X($top=1;$select=Y)),
+	// as client libraries send it; Go's ParseQuery rejects it as a separator.
+	q, err := url.ParseQuery(strings.ReplaceAll(r.URL.RawQuery, ";", "%3B"))
 	if err != nil {
 		return nil, &badRequest{target: "query", msg: "the query string is not well escaped"}
 	}
