@@ -177,6 +177,10 @@ type TemplatePackageChoices struct {
 	AdditionalProducts []AdditionalProductChoice `json:"additionalProducts" description:"The template's additional products to include. Left out: those selectedByDefault; given (even []): exactly these."`
 	Price              *number                   `json:"price" description:"Own price of one unit per billing period; only if the template allows priceOverride." example:"149.00"`
 	PermanentDiscount  *number                   `json:"permanentDiscount" description:"Own permanent discount in percent; only if the template allows discountOverride." example:"10"`
+	// PriceOverride and PriceOveride (sic) are INFO-Subscription's names
+	// for Price; never written back (an order shows them as price).
+	PriceOverride *number `json:"priceOverride,omitempty" description:"The same as price, under the name INFO-Subscription clients use."`
+	PriceOveride  *number `json:"priceOveride,omitempty" description:"The same as price: INFO-Subscription's documented misspelling of priceOverride."`
 }
 
 // ProductChoice picks one of a template's included products.
@@ -192,10 +196,8 @@ type AdditionalProductChoice struct {
 // choices converts c for catalog.Merge, which judges them against the
 // template; only malformed numbers are reported here.
 func (c TemplatePackageChoices) choices() (catalog.Choices, validation.Errors) {
-	var (
-		errs validation.Errors
-		out  catalog.Choices
-	)
+	errs := c.resolveAliases()
+	var out catalog.Choices
 	out.BillingPlanID = normID(c.BillingPlanID)
 	out.Units = c.Units
 	if c.Products != nil {

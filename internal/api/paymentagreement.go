@@ -26,6 +26,7 @@ type AgreementParamsInput struct {
 	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit."`
 	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
 	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
+	ProviderAgreementID        *string `json:"providerAgreementId" format:"uuid" description:"INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400."`
 }
 
 // PaymentAgreementInput is the body of POST /paymentagreement and a row of
@@ -35,10 +36,12 @@ type PaymentAgreementInput struct {
 	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit."`
 	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
 	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
+	ProviderAgreementID        *string `json:"providerAgreementId" format:"uuid" description:"INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400."`
 }
 
 func (in PaymentAgreementInput) params() AgreementParamsInput {
-	return AgreementParamsInput{ProviderType: in.ProviderType, ProviderAgreementReference: in.ProviderAgreementReference, PaymentMethod: in.PaymentMethod}
+	return AgreementParamsInput{ProviderType: in.ProviderType, ProviderAgreementReference: in.ProviderAgreementReference,
+		PaymentMethod: in.PaymentMethod, ProviderAgreementID: in.ProviderAgreementID}
 }
 
 // ChangePaymentAgreementInput is the body of POST
@@ -173,6 +176,13 @@ func (s *Server) checkAgreementParams(ctx context.Context, errs *validation.Erro
 	a := provider.Agreement{
 		Reference:     text(errs, prefix+provider.FieldReference, in.ProviderAgreementReference, 200, false),
 		PaymentMethod: text(errs, prefix+provider.FieldPaymentMethod, in.PaymentMethod, 100, false),
+	}
+	if trimmed(in.ProviderAgreementID) != "" {
+		ref, err := s.mandateReference(ctx, errs, prefix, canonicalProvider(raw), in)
+		if err != nil {
+			return p, provider.Provider{}, err
+		}
+		a.Reference = ref
 	}
 	prov, ok := s.providers.Lookup(raw)
 	switch {

@@ -15,10 +15,25 @@ import (
 type SubscriptionView struct {
 	store.Subscription
 	Status string `json:"status" enum:"Pending,Active,Completed,Cancelled"`
+	// StartTime and EndTime are the names INFO-Subscription clients read
+	// (docs/MIGRATION.md).
+	StartTime time.Time `json:"startTime" description:"The same as periodStart, under the name INFO-Subscription clients read."`
+	EndTime   time.Time `json:"endTime" description:"When this period stops giving access: periodEnd, or cancelEffectiveAt when a cancellation ends it earlier."`
 }
 
 func view(sub store.Subscription, now time.Time) SubscriptionView {
-	return SubscriptionView{Subscription: sub, Status: engine.Status(sub, now)}
+	return SubscriptionView{Subscription: sub, Status: engine.Status(sub, now), StartTime: sub.PeriodStart, EndTime: endTime(&sub)}
+}
+
+// endTime is when sub stops giving access.
+func endTime(sub *store.Subscription) time.Time {
+	if e := sub.CancelEffectiveAt; e != nil && e.Before(sub.PeriodEnd) {
+		if e.Before(sub.PeriodStart) {
+			return sub.PeriodStart // cancelled before it started: no access at all
+		}
+		return *e
+	}
+	return sub.PeriodEnd
 }
 
 type subscriptionListParams struct {
