@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -188,4 +189,105 @@ func slicesContainsFold(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// matching is how a payment report identifies its demand beyond
+// invoiceId, paymentDemandId and kid.
+type matching struct {
+	kind       string // a match* constant, or "" (by whichever id is given)
+	subscriber string // the payer, to be checked against the demand
+	external   string // externalInvoiceIdentifier
+}
+
+// checkMatching reads matchingType, subscriberId and
+// externalInvoiceIdentifier, recording what a matching type requires.
+func (s *Server) checkMatching(errs *validation.Errors, in PaymentInput) matching {
+	m := matching{
+		kind: oneOf(errs, "matchingType", in.MatchingType, "", matchSubscriberAndInvoice, matchExternalIdentifier,
+			matchSubscriberFromExternalIdentifer, matchNoInvoice, matchBillingAccount),
+		subscriber: uuidField(errs, "subscriberId", in.SubscriberID),
+		external:   text(errs, "externalInvoiceIdentifier", in.ExternalInvoiceIdentifier, 50, false),
+	}
+	switch m.kind {
+	case matchNoInvoice, matchBillingAccount:
+		errs.Add("matchingType", "%s is not supported: a Kadens payment settles a named payment demand; identify it with UseSubscriberAndInvoice, UseExternalIdentifier or UseSubscriberFromExternalIdentifier, or book an allowance on the subscriber account (POST /subscriberaccount/{id}/allowance)", m.kind)
+	case matchSubscriberAndInvoice:
+		if trimmed(in.InvoiceID) == "" {
+			errs.Add("invoiceId", "is required with matchingType %s", m.kind)
+		}
+		if trimmed(in.SubscriberID) == "" {
+			errs.Add("subscriberId", "is required with matchingType %s", m.kind)
+		}
+	case matchExternalIdentifier, matchSubscriberFromExternalIdentifer:
+		if m.external == "" {
+			errs.Add("externalInvoiceIdentifier", "is required with matchingType %s", m.kind)
+		}
+	}
+	if m.external != "" && m.kind == "" {
+		m.kind = matchExternalIdentifier
+	}
+	if m.external != "" && m.kind == matchSubscriberAndInvoice {
+		errs.Add("externalInvoiceIdentifier", "is not used by matchingType %s: give invoiceId", m.kind)
+	}
+	return m
+}
+
+// externalTarget resolves a payment identified by externalInvoiceIdentifier
+// to a payment demand and its currency.
+func (s *Server) externalTarget(ctx context.Context, m matching, orgID, currency string, amount int64, provider, reference string) (string, string, error) {
+	const field = "externalInvoiceIdentifier"
+	refs, err := s.store.InvoicesByExternalIdentifier(ctx, m.external, orgID)
+	if err != nil {
+		return "", "", err
+	}
+	switch {
+	case len(refs) == 0:
+		return "", "", validation.Field(field, "no invoice has KID or invoice number %s", m.external)
+	case len(refs) > 1 && m.kind == matchExternalIdentifier:
+		return "", "", validation.Field("organizationId", "is required: %s names invoices of several organizations (or a KID and an invoice number)", m.external)
+	case len(refs) > 1 && refs[0].SubscriberID != refs[1].SubscriberID:
+		return "", "", validation.Field(field, "%s names invoices of several subscribers; give organizationId", m.external)
+	}
+	ref := refs[0]
+	if m.kind == matchExternalIdentifier {
+		return ref.PaymentDemandID, ref.Currency, nil
+	}
+	// UseSubscriberFromExternalIdentifier: the identifier names the payer
+	// only; a report repeated after the demand was settled finds its
+	// first payment.
+	if m.subscriber != "" && m.subscriber != ref.SubscriberID {
+		return "", "", validation.Field("subscriberId", "%s names an invoice of subscriber %s, not of %s", m.external, ref.SubscriberID, m.subscriber)
+	}
+	prev, _, err := s.store.ListPayments(ctx, store.PaymentFilter{Provider: provider, ProviderReference: reference}, store.Page{Limit: 1})
+	if err != nil {
+		return "", "", err
+	}
+	if len(prev) == 1 && prev[0].SubscriberID == ref.SubscriberID {
+		return prev[0].PaymentDemandID, prev[0].Currency, nil
+	}
+	demand, outstanding, ok, err := invoicing.MatchBySubscriber(ctx, s.store, ref.SubscriberID, currency, amount)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
+		return "", "", validation.Field(field, "the payment cannot be matched: subscriber %s has %d outstanding %s payment demands and it must be exactly one, claiming exactly this amount; identify the invoice with matchingType %s",
+			ref.SubscriberID, outstanding, currency, matchExternalIdentifier)
+	}
+	return demand, currency, nil
+}
+
+// checkPayer checks that the subscriber a report names is the one of the
+// demand the payment was matched to.
+func (s *Server) checkPayer(ctx context.Context, m matching, demandID string) error {
+	if m.subscriber == "" {
+		return nil
+	}
+	d, err := s.store.PaymentDemand(ctx, demandID)
+	if err != nil {
+		return err
+	}
+	if d.SubscriberID != m.subscriber {
+		return validation.Field("subscriberId", "the payment was matched to invoice %s of subscriber %s, not of %s", d.InvoiceID, d.SubscriberID, m.subscriber)
+	}
+	return nil
 }
