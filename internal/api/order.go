@@ -33,8 +33,8 @@ type OrderInput struct {
 	// paymentAgreement (docs/MIGRATION.md), so that clients written for it
 	// place the same orders.
 	PaymentAgreementParameters *AgreementParametersInput `json:"paymentAgreementParameters" description:"The same as paymentAgreement, under the name INFO-Subscription clients use; give one of them. Card and mobile-wallet checkouts (vippsMobilePayParameters, vippsParameters, payExEcommerceParameters) are not offered by Kadens: a 400 names them."`
-	InvoiceContact         *InvoiceContactInput    `json:"invoiceContact" description:"Who receives the invoices. On completion it becomes the subscriber's Invoice contact, replacing the one it had."`
-	RequestedStart         *string                 `json:"requestedStart" format:"date-time" example:"2025-02-01T00:00:00+01:00" description:"RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today; before 3000-01-01."`
+	InvoiceContact             *InvoiceContactInput      `json:"invoiceContact" description:"Who receives the invoices. On completion it becomes the subscriber's Invoice contact, replacing the one it had."`
+	RequestedStart             *string                   `json:"requestedStart" format:"date-time" example:"2025-02-01T00:00:00+01:00" description:"RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today; before 3000-01-01."`
 }
 
 // OrderSubscriberInput is the new subscriber of an order: the fields of
