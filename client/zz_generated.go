@@ -1108,7 +1108,7 @@ type PackagePreview struct {
 	PriceOveride *Decimal `json:"priceOveride,omitempty"`
 	// The same as price, under the name INFO-Subscription clients use.
 	PriceOverride *Decimal `json:"priceOverride,omitempty"`
-	// Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
+	// Which of the template's included products the subscription gets (each {"productId": ...} or, as INFO-Subscription clients write it, the id alone). Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
 	Products []ProductChoice `json:"products"`
 	// Within the template's allowedChoices.minUnits..maxUnits.
 	Units *int64 `json:"units,omitempty"`
@@ -1721,7 +1721,7 @@ type TemplatePackageChoices struct {
 	PriceOveride *Decimal `json:"priceOveride,omitempty"`
 	// The same as price, under the name INFO-Subscription clients use.
 	PriceOverride *Decimal `json:"priceOverride,omitempty"`
-	// Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
+	// Which of the template's included products the subscription gets (each {"productId": ...} or, as INFO-Subscription clients write it, the id alone). Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
 	Products []ProductChoice `json:"products"`
 	// Within the template's allowedChoices.minUnits..maxUnits.
 	Units *int64 `json:"units,omitempty"`
@@ -3343,7 +3343,7 @@ type ListPaymentAgreementsParams struct {
 	Cursor string
 	// Only agreements of this subscriber (404 if there is no such subscriber).
 	SubscriberID string
-	// Only agreements of this provider type (case-insensitive).
+	// Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400.
 	ProviderType string
 	// Only agreements with this reference (exact, after removing spaces).
 	ProviderAgreementReference string

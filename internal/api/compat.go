@@ -31,6 +31,11 @@ type AgreementParametersInput struct {
 // have; an order asking for one is refused rather than billed by invoice.
 var checkoutMethods = []string{"Vipps", "MobilePay", "VippsMobilePay", "SwedbankPay", "PayEx", "Card", "CreditCard"}
 
+// foreignProviderTypes are INFO-Subscription provider types Kadens does not
+// offer: a list filtered on one finds no agreement (rather than a 400), as
+// it would in INFO-Subscription for a subscriber without such an agreement.
+var foreignProviderTypes = []string{"SwedbankPay", "PayEx", "Vipps", "MobilePay", "VippsMobilePay", "eFaktura", "BetalingsService"}
+
 // resolveAliases moves INFO-Subscription names of an order onto the Kadens
 // ones and returns what cannot be honoured.
 func (in *OrderInput) resolveAliases() validation.Errors {

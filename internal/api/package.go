@@ -196,7 +196,7 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 type TemplatePackageChoices struct {
 	BillingPlanID      *string                   `json:"billingPlanId" format:"uuid" description:"One of the template's BillingPlans; default the first."`
 	Units              *int                      `json:"units" minimum:"1" description:"Within the template's allowedChoices.minUnits..maxUnits."`
-	Products           []ProductChoice           `json:"products" description:"Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example."`
+	Products           []ProductChoice           `json:"products" description:"Which of the template's included products the subscription gets (each {\"productId\": ...} or, as INFO-Subscription clients write it, the id alone). Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example."`
 	AdditionalProducts []AdditionalProductChoice `json:"additionalProducts" description:"The template's additional products to include. Left out: those selectedByDefault; given (even []): exactly these."`
 	Price              *number                   `json:"price" description:"Own price of one unit per billing period; only if the template allows priceOverride." example:"149.00"`
 	PermanentDiscount  *number                   `json:"permanentDiscount" description:"Own permanent discount in percent; only if the template allows discountOverride." example:"10"`
@@ -206,9 +206,27 @@ type TemplatePackageChoices struct {
 	PriceOveride  *number `json:"priceOveride,omitempty" description:"The same as price: INFO-Subscription's documented misspelling of priceOverride."`
 }
 
-// ProductChoice picks one of a template's included products.
+// ProductChoice picks one of a template's included products. On input the
+// product id alone (a string) is accepted too, as INFO-Subscription
+// clients write it.
 type ProductChoice struct {
 	ProductID *string `json:"productId" required:"true" format:"uuid"`
+}
+
+func (ProductChoice) shorthand() {}
+
+// UnmarshalJSON reads {"productId": ...} or the id as a bare string.
+func (p *ProductChoice) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var id string
+		if err := json.Unmarshal(b, &id); err != nil {
+			return err
+		}
+		p.ProductID = &id
+		return nil
+	}
+	type plain ProductChoice
+	return json.Unmarshal(b, (*plain)(p))
 }
 
 // AdditionalProductChoice picks one of a template's additional products.

@@ -75,7 +75,7 @@ type ImportRowResult struct {
 type agreementListParams struct {
 	ListParams
 	SubscriberID               string `query:"subscriberId" format:"uuid" description:"Only agreements of this subscriber (404 if there is no such subscriber)."`
-	ProviderType               string `query:"providerType" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" description:"Only agreements of this provider type (case-insensitive)."`
+	ProviderType               string `query:"providerType" description:"Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400."`
 	ProviderAgreementReference string `query:"providerAgreementReference" description:"Only agreements with this reference (exact, after removing spaces)."`
 	IncludeDeleted             bool   `query:"includeDeleted" description:"List deleted agreements too (default: only live ones)."`
 }
@@ -297,12 +297,17 @@ func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) e
 	p := page(r, &errs)
 	q := r.URL.Query()
 	f := store.AgreementFilter{SubscriberID: strings.ToLower(strings.TrimSpace(queryFold(q, "subscriberId")))}
+	none := false // a provider type Kadens does not offer: no agreement has it
 	if f.SubscriberID != "" && !store.ValidID(f.SubscriberID) {
 		errs.Add("subscriberId", "must be a uuid")
 	}
 	if v := strings.TrimSpace(queryFold(q, "providerType")); v != "" {
 		if f.ProviderType = canonicalProvider(v); f.ProviderType == "" {
-			errs.Add("providerType", "%q is not a provider type: one of %s", v, strings.Join(providerTypes, ", "))
+			if _, foreign := canonical(v, foreignProviderTypes...); foreign {
+				none = true
+			} else {
+				errs.Add("providerType", "%q is not a provider type: one of %s", v, strings.Join(providerTypes, ", "))
+			}
 		}
 	}
 	f.Reference = strings.ReplaceAll(strings.TrimSpace(queryFold(q, "providerAgreementReference")), " ", "")
@@ -315,6 +320,10 @@ func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) e
 	ctx := r.Context()
 	if err := mustExist(f.SubscriberID, func(id string) error { _, err := s.store.Subscriber(ctx, id); return err }); err != nil {
 		return err
+	}
+	if none {
+		s.writeList(w, r, []store.PaymentAgreement{}, "")
+		return nil
 	}
 	list, next, err := s.store.ListPaymentAgreements(ctx, f, p)
 	if err != nil {

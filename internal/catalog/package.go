@@ -64,7 +64,7 @@ type PackageProduct struct {
 	// (INFO-Subscription's per-product price). Given for every product or
 	// none; with it the package's Price is their sum and each product's
 	// part of the base price is its full price (instead of a share).
-	FullPrice *Amount `json:"fullPrice"`
+	FullPrice *Amount `json:"fullPrice,omitempty"`
 }
 
 // AdditionalProduct is an optional add-on an order may include, priced per
