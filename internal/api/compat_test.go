@@ -53,9 +53,9 @@ type infosubExample struct {
 	// path with [] for any index), or a check ("!name").
 	Map map[string]string `json:"map"`
 	// As is the page's id for the resource this request creates.
-	As     string `json:"as"`
-	After  string `json:"after"`
-	Expect string `json:"expect"` // same, refused, noOperation
+	As     string   `json:"as"`
+	After  string   `json:"after"`
+	Expect string   `json:"expect"` // same, refused, noOperation
 	Fields []string `json:"fields"`
 }
 
