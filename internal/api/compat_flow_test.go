@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,5 +297,100 @@ func TestInfoSubAgreementByMandate(t *testing.T) {
 		if a.ProviderType != "AvtaleGiro" || a.ProviderAgreementReference != mandate || a.PaymentMethod != "DirectDebit" {
 			t.Fatalf("agreement %+v: want the one on mandate %s", a, mandate)
 		}
+	})
+}
+
+// TestInfoSubAliases: the INFO-Subscription names mean what the Kadens
+// names mean; given with a Kadens name that says otherwise, or where
+// Kadens cannot honour them, they are a 400 naming them.
+func TestInfoSubAliases(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		tn := e.NewTenant("infosub-aliases", true)
+		f := newBillingFixture(t, e, tn)
+		order := func(extra map[string]any) *apitest.Response {
+			body := map[string]any{"organizationId": f.org, "templatePackageId": f.pkg, "subscriberId": f.subscriber}
+			for k, v := range extra {
+				body[k] = v
+			}
+			return tn.Do("POST", "/order", body)
+		}
+
+		// paymentAgreementParameters is paymentAgreement.
+		r := order(map[string]any{"paymentAgreementParameters": map[string]any{"providerType": "EHF", "providerAgreementReference": "999999999",
+			"paymentMethod": "eInvoice"}})
+		id := r.ID(t)
+		var o struct {
+			PaymentAgreement store.AgreementParams `json:"paymentAgreement"`
+		}
+		tn.Do("GET", "/order/"+id, nil).JSON(t, &o)
+		if o.PaymentAgreement.ProviderType != "EHF" || o.PaymentAgreement.ProviderAgreementReference != "999999999" {
+			t.Errorf("order agreement %+v", o.PaymentAgreement)
+		}
+		wantFieldIn(t, order(map[string]any{"paymentAgreementParameters": map[string]any{"providerType": "EHF", "providerAgreementReference": "999999990"}}),
+			"paymentAgreementParameters.providerAgreementReference")
+		wantFieldIn(t, order(map[string]any{"paymentAgreementParameters": map[string]any{"providerType": "Invoice"},
+			"paymentAgreement": map[string]any{"providerType": "Invoice"}}), "paymentAgreementParameters")
+		wantFieldIn(t, order(map[string]any{"paymentAgreementParameters": map[string]any{"paymentMethod": "MobilePay"}}),
+			"paymentAgreementParameters.paymentMethod")
+
+		// priceOverride is price; both, differing, is a 400.
+		wantFieldIn(t, order(map[string]any{"templatePackageChoices": map[string]any{"price": 10, "priceOverride": 20}}),
+			"templatePackageChoices.priceOverride")
+		wantFieldIn(t, order(map[string]any{"templatePackageChoices": map[string]any{"priceOverride": 20}}), "templatePackageChoices.price")
+
+		// cancellationProrationId is prorationPolicyId.
+		policy := create(t, tn, "/prorationpolicy", map[string]any{"name": "P"})
+		other := create(t, tn, "/prorationpolicy", map[string]any{"name": "Q"})
+		wantFieldIn(t, tn.Do("POST", "/dunningprocess", map[string]any{"name": "D", "reminderDays": []int{7}, "prorationPolicyId": policy,
+			"cancellationProrationId": other}), "cancellationProrationId")
+		wantFieldIn(t, tn.Do("POST", "/dunningprocess", map[string]any{"name": "D", "reminderDays": []int{7},
+			"cancellationProrationId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d41"}), "cancellationProrationId")
+		d := create(t, tn, "/dunningprocess", map[string]any{"name": "D", "reminderDays": []int{7}, "prorationPolicyId": policy,
+			"cancellationProrationId": policy})
+		var dp store.DunningProcess
+		tn.Do("GET", "/dunningprocess/"+d, nil).JSON(t, &dp)
+		if dp.ProrationPolicyID == nil || *dp.ProrationPolicyID != policy {
+			t.Errorf("dunning process %+v", dp)
+		}
+
+		// Per-product full prices: all or none; Price, if given, their sum.
+		sd := tn.Seed(t)
+		p1 := sd.Product(seed.Product{Name: "A", Category: "digital", VATRate: "25"})
+		p2 := sd.Product(seed.Product{Name: "B", Category: "paper", VATRate: "0"})
+		plan := sd.Plan(seed.Plan{Name: "M", Unit: "Month"})
+		pkg := func(price any, products ...map[string]any) *apitest.Response {
+			body := map[string]any{"Name": "Bundle", "Currency": "NOK", "products": products, "BillingPlans": []string{plan}}
+			if price != nil {
+				body["Price"] = price
+			}
+			return tn.Do("POST", "/package", body)
+		}
+		wantFieldIn(t, pkg(nil, map[string]any{"productId": p1, "fullPrice": 100}, map[string]any{"productId": p2}), "products[1].fullPrice")
+		wantFieldIn(t, pkg(json.Number("150"), map[string]any{"productId": p1, "fullPrice": 100}, map[string]any{"productId": p2, "fullPrice": 100}), "Price")
+		wantFieldIn(t, pkg(nil, map[string]any{"productId": p1, "fullPrice": 100, "taxPercent": 25}, map[string]any{"productId": p2, "fullPrice": 100, "taxPercent": 25}),
+			"products[1].taxPercent")
+		bundle := pkg(json.Number("300.00"), map[string]any{"productId": p1, "fullPrice": 100, "taxPercent": 25},
+			map[string]any{"productId": p2, "fullPrice": json.Number("200.00"), "taxPercent": 0}).ID(t)
+		var preview struct {
+			TotalPrice json.Number `json:"totalPrice"`
+			Products   []struct {
+				Amount json.Number `json:"amount"`
+			} `json:"products"`
+		}
+		tn.Do("POST", "/package/"+bundle+"/preview", map[string]any{"products": []string{p2}}).JSON(t, &preview)
+		if preview.TotalPrice != "200.00" || len(preview.Products) != 1 || preview.Products[0].Amount != "200.00" {
+			t.Errorf("choosing the 200.00 product: %+v", preview)
+		}
+		tn.Do("POST", "/package/"+bundle+"/preview", nil).JSON(t, &preview)
+		if preview.TotalPrice != "300.00" || len(preview.Products) != 2 || preview.Products[0].Amount != "100.00" {
+			t.Errorf("both products: %+v", preview)
+		}
+
+		// Agreement lists: a provider type Kadens does not offer finds none.
+		if r := tn.Do("GET", "/paymentagreement?providerType=Vipps&subscriberId="+f.subscriber, nil); r.Status != http.StatusOK || strings.TrimSpace(string(r.Body)) != "[]" {
+			t.Errorf("Vipps agreements: %d %s", r.Status, r.Body)
+		}
+		wantFieldIn(t, tn.Do("GET", "/paymentagreement?providerType=Bitcoin", nil), "providerType")
 	})
 }
