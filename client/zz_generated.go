@@ -147,6 +147,23 @@ type AdvanceResult struct {
 	Performed Stats     `json:"performed"`
 }
 
+type AgreementParametersInput struct {
+	// Not supported: Kadens runs no card checkout (400).
+	PayExEcommerceParameters json.RawMessage `json:"payExEcommerceParameters,omitempty"`
+	// EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External).
+	PaymentMethod *string `json:"paymentMethod,omitempty"`
+	// INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400.
+	ProviderAgreementID *string `json:"providerAgreementId,omitempty"`
+	// EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed.
+	ProviderAgreementReference *string `json:"providerAgreementReference,omitempty"`
+	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
+	ProviderType *string `json:"providerType,omitempty"`
+	// Not supported: Kadens runs no mobile-wallet checkout (400).
+	VippsMobilePayParameters json.RawMessage `json:"vippsMobilePayParameters,omitempty"`
+	// Not supported: Kadens runs no mobile-wallet checkout (400).
+	VippsParameters json.RawMessage `json:"vippsParameters,omitempty"`
+}
+
 type AgreementParams struct {
 	PaymentMethod              string `json:"paymentMethod"`
 	ProviderAgreementReference string `json:"providerAgreementReference"`
@@ -156,6 +173,8 @@ type AgreementParams struct {
 type AgreementParamsInput struct {
 	// EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External).
 	PaymentMethod *string `json:"paymentMethod,omitempty"`
+	// INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400.
+	ProviderAgreementID *string `json:"providerAgreementId,omitempty"`
 	// EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed.
 	ProviderAgreementReference *string `json:"providerAgreementReference,omitempty"`
 	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
@@ -402,6 +421,8 @@ type Buyer struct {
 }
 
 type CancelRequest struct {
+	// Instead of mode: the subscription ends at the start of this local day (organization time zone), a later day than today within the periods billed so far (this period, or the one a renewal created ahead of it). The period it falls in is prorated from that day by its proration policy; a period created ahead of it is cancelled at once.
+	CancellationTime *time.Time `json:"cancellationTime,omitempty"`
 	// Immediately ends the subscription now; EndOfPeriod (default) lets the current period run out and stops the renewal. One of: Immediately, EndOfPeriod.
 	Mode   *string `json:"mode,omitempty"`
 	Reason *string `json:"reason,omitempty"`
@@ -620,6 +641,8 @@ type DunningProcess struct {
 }
 
 type DunningProcessInput struct {
+	// The same as prorationPolicyId, under the name INFO-Subscription clients use; give one of them.
+	CancellationProrationID *string `json:"cancellationProrationId,omitempty"`
 	// The process for invoices whose billing plan names none. One per tenant: a new default replaces the old.
 	IsDefault *bool   `json:"isDefault,omitempty"`
 	Name      *string `json:"name,omitempty"`
@@ -634,6 +657,8 @@ type DunningProcessInput struct {
 }
 
 type DunningProcessUpdate struct {
+	// The same as prorationPolicyId, under the name INFO-Subscription clients use; give one of them.
+	CancellationProrationID *string `json:"cancellationProrationId,omitempty"`
 	// The process for invoices whose billing plan names none. One per tenant: a new default replaces the old.
 	IsDefault *bool   `json:"isDefault,omitempty"`
 	Name      *string `json:"name,omitempty"`
@@ -748,7 +773,9 @@ type Invoice struct {
 	KID   string        `json:"kid"`
 	Lines []InvoiceLine `json:"lines"`
 	// Money in the package currency, with up to the currency's minor-unit decimals.
-	Net                Decimal    `json:"net"`
+	Net Decimal `json:"net"`
+	// The same as invoiceNumber, under the name INFO-Subscription clients read.
+	Number             int64      `json:"number"`
 	OrganizationID     string     `json:"organizationId"`
 	PaymentAgreementID *string    `json:"paymentAgreementId,omitempty"`
 	PaymentDemandID    string     `json:"paymentDemandId"`
@@ -817,7 +844,9 @@ type InvoiceListItem struct {
 	// With expand=lines.
 	Lines []InvoiceLine `json:"lines,omitempty"`
 	// Money in the package currency, with up to the currency's minor-unit decimals.
-	Net                Decimal    `json:"net"`
+	Net Decimal `json:"net"`
+	// The same as invoiceNumber, under the name INFO-Subscription clients read.
+	Number             int64      `json:"number"`
 	OrganizationID     string     `json:"organizationId"`
 	PaymentAgreementID *string    `json:"paymentAgreementId,omitempty"`
 	PaymentDemandID    string     `json:"paymentDemandId"`
@@ -897,6 +926,8 @@ type OrderInput struct {
 	PaymentAgreement *AgreementParamsInput `json:"paymentAgreement,omitempty"`
 	// A live payment agreement of the subscriber. Left out (and no paymentAgreement): the subscriber's default Invoice agreement (created on completion if missing).
 	PaymentAgreementID *string `json:"paymentAgreementId,omitempty"`
+	// The same as paymentAgreement, under the name INFO-Subscription clients use; give one of them. Card and mobile-wallet checkouts (vippsMobilePayParameters, vippsParameters, payExEcommerceParameters) are not offered by Kadens: a 400 names them.
+	PaymentAgreementParameters *AgreementParametersInput `json:"paymentAgreementParameters,omitempty"`
 	// RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today; before 3000-01-01.
 	RequestedStart *time.Time `json:"requestedStart,omitempty"`
 	// A new subscriber, created when the order is completed. Leave out to give subscriberId instead.
@@ -1048,7 +1079,7 @@ type PackageInput struct {
 	Name        *string `json:"Name,omitempty"`
 	// Editions delivered per billing period, or null for no limit.
 	NumberOfEditions *int64 `json:"NumberOfEditions,omitempty"`
-	// Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products.
+	// Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products. Required unless every product has a fullPrice; then it is their sum (and may be left out).
 	Price *Decimal `json:"Price,omitempty"`
 	// Default number of units (copies, seats).
 	Units *int64 `json:"Units,omitempty"`
@@ -1075,21 +1106,31 @@ type PackagePreview struct {
 	PermanentDiscount *Decimal `json:"permanentDiscount,omitempty"`
 	// Own price of one unit per billing period; only if the template allows priceOverride.
 	Price *Decimal `json:"price,omitempty"`
-	// Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
+	// The same as price: INFO-Subscription's documented misspelling of priceOverride.
+	PriceOveride *Decimal `json:"priceOveride,omitempty"`
+	// The same as price, under the name INFO-Subscription clients use.
+	PriceOverride *Decimal `json:"priceOverride,omitempty"`
+	// Which of the template's included products the subscription gets (each {"productId": ...} or, as INFO-Subscription clients write it, the id alone). Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
 	Products []ProductChoice `json:"products"`
 	// Within the template's allowedChoices.minUnits..maxUnits.
 	Units *int64 `json:"units,omitempty"`
 }
 
 type PackageProduct struct {
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	FullPrice *Decimal `json:"fullPrice,omitempty"`
 	ProductID string   `json:"productId"`
 	Share     *Percent `json:"share,omitempty"`
 }
 
 type PackageProductInput struct {
-	ProductID *string `json:"productId,omitempty"`
+	// Instead of share: this product's price per unit and billing period. Given for every product or none; Price is then their sum. An order choosing some products pays the sum of theirs.
+	FullPrice *Decimal `json:"fullPrice,omitempty"`
+	ProductID *string  `json:"productId,omitempty"`
 	// Percent of Price × Units that is this product's (for invoice lines and their VAT).
 	Share *Decimal `json:"share,omitempty"`
+	// The product's VAT rate in percent, as a check: VAT comes from the product, so a taxPercent other than the product's vatRate is a 400.
+	TaxPercent *Decimal `json:"taxPercent,omitempty"`
 }
 
 type PackageUpdate struct {
@@ -1103,7 +1144,7 @@ type PackageUpdate struct {
 	Name        *string `json:"Name,omitempty"`
 	// Editions delivered per billing period, or null for no limit.
 	NumberOfEditions *int64 `json:"NumberOfEditions,omitempty"`
-	// Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products.
+	// Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products. Required unless every product has a fullPrice; then it is their sum (and may be left out).
 	Price *Decimal `json:"Price,omitempty"`
 	// Default number of units (copies, seats).
 	Units *int64 `json:"Units,omitempty"`
@@ -1163,6 +1204,8 @@ type PaymentAgreement struct {
 type PaymentAgreementInput struct {
 	// EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External).
 	PaymentMethod *string `json:"paymentMethod,omitempty"`
+	// INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400.
+	ProviderAgreementID *string `json:"providerAgreementId,omitempty"`
 	// EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed.
 	ProviderAgreementReference *string `json:"providerAgreementReference,omitempty"`
 	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
@@ -1171,22 +1214,32 @@ type PaymentAgreementInput struct {
 	SubscriberID *string `json:"subscriberId,omitempty"`
 }
 
-type PaymentDemand struct {
+type PaymentDemandView struct {
 	// Money in the package currency, with up to the currency's minor-unit decimals.
-	Amount    Decimal   `json:"amount"`
-	CreatedAt time.Time `json:"createdAt"`
+	Amount Decimal `json:"amount"`
+	// The billing plan of the billed subscription period's package.
+	BillingPlanID *string   `json:"billingPlanId,omitempty"`
+	CreatedAt     time.Time `json:"createdAt"`
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	CreditedAmount Decimal   `json:"creditedAmount"`
 	Currency       string    `json:"currency"`
 	DueAt          time.Time `json:"dueAt"`
 	ID             string    `json:"id"`
 	InvoiceID      string    `json:"invoiceId"`
-	IssuedAt       time.Time `json:"issuedAt"`
+	// true when credit notes cancelled the whole demand (status Credited).
+	IsCredited bool      `json:"isCredited"`
+	IssuedAt   time.Time `json:"issuedAt"`
 	// One of: Period.
-	Kind           string `json:"kind"`
-	OrganizationID string `json:"organizationId"`
+	Kind string `json:"kind"`
+	// The order whose completion created the subscription series; null for a demand without a subscription.
+	OrderID        *string `json:"orderId,omitempty"`
+	OrganizationID string  `json:"organizationId"`
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	PaidAmount Decimal `json:"paidAmount"`
+	// When the demand was settled: the value time of the payment that made it Paid; null while it is not Paid.
+	SettleDate *time.Time `json:"settleDate,omitempty"`
+	// How the demand was settled: the payments applied, the allowances the invoice consumed, the charges settlement left (Kadens settles only in full, so none).
+	SettlementTransactions SettlementTransactions `json:"settlementTransactions"`
 	// One of: Open, PartiallyPaid, Paid, Overdue, Credited.
 	Status              string  `json:"status"`
 	SubscriberAccountID string  `json:"subscriberAccountId"`
@@ -1199,12 +1252,16 @@ type PaymentInput struct {
 	Amount *Decimal `json:"amount,omitempty"`
 	// ISO 4217 code; must be the payment demand's currency.
 	Currency *string `json:"currency,omitempty"`
+	// The invoice as the payer named it: its KID or its invoice number (with organizationId when numbers of several organizations match).
+	ExternalInvoiceIdentifier *string `json:"externalInvoiceIdentifier,omitempty"`
 	// Why the payment failed (only with status Failed).
 	FailureReason *string `json:"failureReason,omitempty"`
 	// The invoice paid. Give exactly one of invoiceId, paymentDemandId and kid.
 	InvoiceID *string `json:"invoiceId,omitempty"`
 	// The invoice's payment reference (KID) the payer used.
 	KID *string `json:"kid,omitempty"`
+	// How the payment is identified. UseSubscriberAndInvoice: invoiceId and subscriberId, which must be the invoice's subscriber. UseExternalIdentifier: externalInvoiceIdentifier (the invoice number or KID the payer used). UseSubscriberFromExternalIdentifier: externalInvoiceIdentifier names only the subscriber; the payment settles that subscriber's one outstanding demand of exactly this amount, else 400. Left out: by invoiceId, paymentDemandId, kid or externalInvoiceIdentifier, whichever is given. NoInvoiceMatch and UseBillingAccount are refused (400): a Kadens payment always settles a named demand. One of: UseSubscriberAndInvoice, UseExternalIdentifier, UseSubscriberFromExternalIdentifier, NoInvoiceMatch, UseBillingAccount.
+	MatchingType *string `json:"matchingType,omitempty"`
 	// The organization whose invoice the KID names; required when the KID matches invoices of several organizations.
 	OrganizationID *string `json:"organizationId,omitempty"`
 	// Value date and time. Default: now on the tenant's clock.
@@ -1219,6 +1276,8 @@ type PaymentInput struct {
 	ProviderReference *string `json:"providerReference,omitempty"`
 	// The result (case-insensitive on input). One of: Succeeded, Failed.
 	Status *string `json:"status,omitempty"`
+	// The payer; when given it must be the subscriber of the invoice the payment is matched to (400 otherwise).
+	SubscriberID *string `json:"subscriberId,omitempty"`
 }
 
 type PeppolDelivery struct {
@@ -1424,6 +1483,25 @@ type ServerError struct {
 	RequestID string `json:"requestId"`
 }
 
+type SettlementAllowance struct {
+	AccountItemID *string `json:"accountItemId,omitempty"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Amount Decimal `json:"amount"`
+}
+
+type SettlementPayment struct {
+	// The part of the payment applied to this demand.
+	Amount    Decimal   `json:"amount"`
+	PaidAt    time.Time `json:"paidAt"`
+	PaymentID string    `json:"paymentId"`
+}
+
+type SettlementTransactions struct {
+	ConsumedAllowances []SettlementAllowance `json:"consumedAllowances"`
+	GeneratedCharges   []SettlementAllowance `json:"generatedCharges"`
+	Payments           []SettlementPayment   `json:"payments"`
+}
+
 type Stats struct {
 	Deactivations      int64 `json:"deactivations"`
 	PaymentStops       int64 `json:"paymentStops"`
@@ -1525,18 +1603,20 @@ type SubscriptionChainView struct {
 }
 
 type SubscriptionListItem struct {
-	CancelEffectiveAt  *time.Time `json:"cancelEffectiveAt,omitempty"`
-	CancelReason       string     `json:"cancelReason"`
-	CancelledAt        *time.Time `json:"cancelledAt,omitempty"`
-	ChainStepOrder     *int64     `json:"chainStepOrder,omitempty"`
-	ChainStepPeriod    int64      `json:"chainStepPeriod"`
-	CreatedAt          time.Time  `json:"createdAt"`
-	Currency           string     `json:"currency"`
-	DeactivatedAt      *time.Time `json:"deactivatedAt,omitempty"`
-	ID                 string     `json:"id"`
-	NextSubscriptionID *string    `json:"nextSubscriptionId,omitempty"`
-	OrderID            *string    `json:"orderId,omitempty"`
-	OrganizationID     string     `json:"organizationId"`
+	CancelEffectiveAt *time.Time `json:"cancelEffectiveAt,omitempty"`
+	CancelReason      string     `json:"cancelReason"`
+	CancelledAt       *time.Time `json:"cancelledAt,omitempty"`
+	ChainStepOrder    *int64     `json:"chainStepOrder,omitempty"`
+	ChainStepPeriod   int64      `json:"chainStepPeriod"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	Currency          string     `json:"currency"`
+	DeactivatedAt     *time.Time `json:"deactivatedAt,omitempty"`
+	// When this period stops giving access: periodEnd, or cancelEffectiveAt when a cancellation ends it earlier.
+	EndTime            time.Time `json:"endTime"`
+	ID                 string    `json:"id"`
+	NextSubscriptionID *string   `json:"nextSubscriptionId,omitempty"`
+	OrderID            *string   `json:"orderId,omitempty"`
+	OrganizationID     string    `json:"organizationId"`
 	// The package's summary (name, currency, price, units, totalPrice, automaticStop, the billing plan's id, name and interval, the chain fields); with expand=package the whole SubscriptionPackage, a superset of the summary.
 	Package                ListedPackage `json:"package"`
 	PaymentAgreementID     *string       `json:"paymentAgreementId,omitempty"`
@@ -1544,6 +1624,8 @@ type SubscriptionListItem struct {
 	PeriodStart            time.Time     `json:"periodStart"`
 	PreviousSubscriptionID *string       `json:"previousSubscriptionId,omitempty"`
 	RenewAt                *time.Time    `json:"renewAt,omitempty"`
+	// The same as periodStart, under the name INFO-Subscription clients read.
+	StartTime time.Time `json:"startTime"`
 	// One of: Pending, Active, Completed, Cancelled.
 	Status                     string  `json:"status"`
 	SubscriberID               string  `json:"subscriberId"`
@@ -1577,14 +1659,16 @@ type SubscriptionPackage struct {
 }
 
 type SubscriptionView struct {
-	CancelEffectiveAt      *time.Time          `json:"cancelEffectiveAt,omitempty"`
-	CancelReason           string              `json:"cancelReason"`
-	CancelledAt            *time.Time          `json:"cancelledAt,omitempty"`
-	ChainStepOrder         *int64              `json:"chainStepOrder,omitempty"`
-	ChainStepPeriod        int64               `json:"chainStepPeriod"`
-	CreatedAt              time.Time           `json:"createdAt"`
-	Currency               string              `json:"currency"`
-	DeactivatedAt          *time.Time          `json:"deactivatedAt,omitempty"`
+	CancelEffectiveAt *time.Time `json:"cancelEffectiveAt,omitempty"`
+	CancelReason      string     `json:"cancelReason"`
+	CancelledAt       *time.Time `json:"cancelledAt,omitempty"`
+	ChainStepOrder    *int64     `json:"chainStepOrder,omitempty"`
+	ChainStepPeriod   int64      `json:"chainStepPeriod"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	Currency          string     `json:"currency"`
+	DeactivatedAt     *time.Time `json:"deactivatedAt,omitempty"`
+	// When this period stops giving access: periodEnd, or cancelEffectiveAt when a cancellation ends it earlier.
+	EndTime                time.Time           `json:"endTime"`
 	ID                     string              `json:"id"`
 	NextSubscriptionID     *string             `json:"nextSubscriptionId,omitempty"`
 	OrderID                *string             `json:"orderId,omitempty"`
@@ -1595,6 +1679,8 @@ type SubscriptionView struct {
 	PeriodStart            time.Time           `json:"periodStart"`
 	PreviousSubscriptionID *string             `json:"previousSubscriptionId,omitempty"`
 	RenewAt                *time.Time          `json:"renewAt,omitempty"`
+	// The same as periodStart, under the name INFO-Subscription clients read.
+	StartTime time.Time `json:"startTime"`
 	// One of: Pending, Active, Completed, Cancelled.
 	Status                     string  `json:"status"`
 	SubscriberID               string  `json:"subscriberId"`
@@ -1633,7 +1719,11 @@ type TemplatePackageChoices struct {
 	PermanentDiscount *Decimal `json:"permanentDiscount,omitempty"`
 	// Own price of one unit per billing period; only if the template allows priceOverride.
 	Price *Decimal `json:"price,omitempty"`
-	// Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
+	// The same as price: INFO-Subscription's documented misspelling of priceOverride.
+	PriceOveride *Decimal `json:"priceOveride,omitempty"`
+	// The same as price, under the name INFO-Subscription clients use.
+	PriceOverride *Decimal `json:"priceOverride,omitempty"`
+	// Which of the template's included products the subscription gets (each {"productId": ...} or, as INFO-Subscription clients write it, the id alone). Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example.
 	Products []ProductChoice `json:"products"`
 	// Within the template's allowedChoices.minUnits..maxUnits.
 	Units *int64 `json:"units,omitempty"`
@@ -2431,8 +2521,8 @@ func (c *Client) GetPaymentAgreement(ctx context.Context, id string, opts ...Req
 // GetPaymentDemand is GET /paymentdemand/{id}: Get a payment demand.
 //
 // The claim to be paid; `invoiceId` is its one invoice.
-func (c *Client) GetPaymentDemand(ctx context.Context, id string, opts ...RequestOption) (PaymentDemand, error) {
-	var out PaymentDemand
+func (c *Client) GetPaymentDemand(ctx context.Context, id string, opts ...RequestOption) (PaymentDemandView, error) {
+	var out PaymentDemandView
 	_, err := c.do(ctx, http.MethodGet, "/paymentdemand/"+url.PathEscape(id), nil, nil, &out, opts)
 	return out, err
 }
@@ -3261,7 +3351,7 @@ type ListPaymentAgreementsParams struct {
 	Cursor string
 	// Only agreements of this subscriber (404 if there is no such subscriber).
 	SubscriberID string
-	// Only agreements of this provider type (case-insensitive).
+	// Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400.
 	ProviderType string
 	// Only agreements with this reference (exact, after removing spaces).
 	ProviderAgreementReference string
@@ -3340,10 +3430,10 @@ func (p *ListPaymentDemandsParams) values() url.Values {
 //
 // One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
-func (c *Client) ListPaymentDemands(ctx context.Context, params *ListPaymentDemandsParams, opts ...RequestOption) (Page[PaymentDemand], error) {
-	var out []PaymentDemand
+func (c *Client) ListPaymentDemands(ctx context.Context, params *ListPaymentDemandsParams, opts ...RequestOption) (Page[PaymentDemandView], error) {
+	var out []PaymentDemandView
 	next, err := c.do(ctx, http.MethodGet, "/paymentdemand", params.values(), nil, &out, opts)
-	return Page[PaymentDemand]{Items: out, Next: next}, err
+	return Page[PaymentDemandView]{Items: out, Next: next}, err
 }
 
 // ListPaymentsParams are the query parameters of ListPayments; zero fields are left out.

@@ -62,7 +62,13 @@ func (c *bodyChecker) token() (json.Token, []byte, error) {
 	return tok, raw, nil
 }
 
+// shorthand marks a type that decodes itself only to accept a short form
+// (a bare string) besides its object form, whose properties are checked
+// as usual.
+type shorthand interface{ shorthand() }
+
 var (
+	shorthandType   = reflect.TypeFor[shorthand]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
 )
@@ -81,7 +87,8 @@ func (c *bodyChecker) value(t, echo reflect.Type, path string, multiline bool) e
 	}
 	// Types that decode themselves (amounts, times, raw messages) have no
 	// properties of ours to check; their strings still must be text.
-	if t != nil && (t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)) {
+	if t != nil && (t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)) &&
+		!t.Implements(shorthandType) {
 		t, echo = nil, nil
 	}
 	switch tok {

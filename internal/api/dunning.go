@@ -38,6 +38,9 @@ type DunningProcessInput struct {
 	PaymentStopDays   *int        `json:"paymentStopDays" minimum:"0" maximum:"365" description:"Days after the last reminder that the subscription is cancelled (payment stop), settled by the proration policy. Left out: no payment stop."`
 	ProrationPolicyID *string     `json:"prorationPolicyId" format:"uuid" description:"How cancellations and plan changes of periods invoiced under this process are prorated. Left out: prorate both ways."`
 	IsDefault         *bool       `json:"isDefault" description:"The process for invoices whose billing plan names none. One per tenant: a new default replaces the old."`
+	// CancellationProrationID is INFO-Subscription's name for
+	// ProrationPolicyID (docs/MIGRATION.md).
+	CancellationProrationID *string `json:"cancellationProrationId" format:"uuid" description:"The same as prorationPolicyId, under the name INFO-Subscription clients use; give one of them."`
 }
 
 func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (store.DunningProcess, error) {
@@ -71,12 +74,21 @@ func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (store.
 		}
 		d.PaymentStopDays = in.PaymentStopDays
 	}
-	if id := normID(in.ProrationPolicyID); id != "" {
-		if _, err := s.store.ProrationPolicy(r.Context(), id); err != nil {
+	policyField, policy := "prorationPolicyId", in.ProrationPolicyID
+	if alias := normID(in.CancellationProrationID); alias != "" {
+		if id := normID(policy); id != "" && id != alias {
+			errs.Add("cancellationProrationId", "is another name for prorationPolicyId and differs from it; give one of them")
+		}
+		policyField, policy = "cancellationProrationId", in.CancellationProrationID
+	}
+	if id := normID(policy); id != "" {
+		if !store.ValidID(id) {
+			errs.Add(policyField, "must be a uuid")
+		} else if _, err := s.store.ProrationPolicy(r.Context(), id); err != nil {
 			if !errors.Is(err, store.ErrNotFound) {
 				return d, err
 			}
-			errs.Add("prorationPolicyId", "there is no proration policy %s", id)
+			errs.Add(policyField, "there is no proration policy %s", id)
 		}
 		d.ProrationPolicyID = &id
 	}

@@ -119,10 +119,10 @@ func TestUnknownPropertiesAreRefused(t *testing.T) {
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		f := newBillingFixture(t, e, e.Tenant)
 		body := fmt.Sprintf(`{"OrganizationId": %q, "templatePackageId": %q, "subscriberId": %q,
-			"templatePackageChoices": {"priceOveride": 10}, "paymentAgreementParameters": {"providerType": "Invoice"},
+			"templatePackageChoices": {"priceOverrid": 10}, "paymentAgreementParams": {"providerType": "Invoice"},
 			"invoiceContact": {"name": "Regnskap AS", "fullPrice": 100}, "requestedStrat": "2027-02-01T00:00:00Z"}`, f.org, f.pkg, f.subscriber)
 		r := e.Do("POST", "/order", body)
-		wantFields(t, "POST /order", r, "templatePackageChoices.priceOveride", "paymentAgreementParameters", "invoiceContact.fullPrice", "requestedStrat")
+		wantFields(t, "POST /order", r, "templatePackageChoices.priceOverrid", "paymentAgreementParams", "invoiceContact.fullPrice", "requestedStrat")
 		if !strings.Contains(string(r.Body), "did you mean requestedStart?") {
 			t.Fatalf("no suggestion: %s", r.Body)
 		}

@@ -29,8 +29,15 @@ import (
 // expand=package.
 type SubscriptionListItem struct {
 	store.Subscription
-	Package ListedPackage `json:"package" description:"The package's summary (name, currency, price, units, totalPrice, automaticStop, the billing plan's id, name and interval, the chain fields); with expand=package the whole SubscriptionPackage, a superset of the summary."`
-	Status  string        `json:"status" enum:"Pending,Active,Completed,Cancelled"`
+	Package   ListedPackage `json:"package" description:"The package's summary (name, currency, price, units, totalPrice, automaticStop, the billing plan's id, name and interval, the chain fields); with expand=package the whole SubscriptionPackage, a superset of the summary."`
+	Status    string        `json:"status" enum:"Pending,Active,Completed,Cancelled"`
+	StartTime time.Time     `json:"startTime" description:"The same as periodStart, under the name INFO-Subscription clients read."`
+	EndTime   time.Time     `json:"endTime" description:"When this period stops giving access: periodEnd, or cancelEffectiveAt when a cancellation ends it earlier."`
+}
+
+func subscriptionListItem(sub store.ListedSubscription, now time.Time) SubscriptionListItem {
+	return SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{raw: sub.PackageJSON},
+		Status: engine.Status(sub.Subscription, now), StartTime: sub.PeriodStart, EndTime: endTime(&sub.Subscription)}
 }
 
 // ListedPackage is the package JSON of a list item, as the store rendered
@@ -104,8 +111,7 @@ func (s *Server) writeSubscriptionList(w http.ResponseWriter, r *http.Request, s
 	if !fastLists {
 		items := make([]SubscriptionListItem, len(subs))
 		for i, sub := range subs {
-			items[i] = SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{raw: sub.PackageJSON},
-				Status: engine.Status(sub.Subscription, now)}
+			items[i] = subscriptionListItem(sub, now)
 		}
 		s.writeList(w, r, items, next)
 		return
@@ -203,6 +209,10 @@ func appendSubscriptionItem(b []byte, sub *store.ListedSubscription, now time.Ti
 	b = append(b, sub.PackageJSON...)
 	b = append(b, `,"status":`...)
 	b = appendJSONString(b, engine.Status(sub.Subscription, now))
+	b = append(b, `,"startTime":`...)
+	b = appendJSONTime(b, sub.PeriodStart)
+	b = append(b, `,"endTime":`...)
+	b = appendJSONTime(b, endTime(&sub.Subscription))
 	return append(b, '}')
 }
 
@@ -213,6 +223,8 @@ func appendInvoiceItem(b []byte, inv *store.Invoice) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, inv.ID)
 	b = append(b, `,"invoiceNumber":`...)
+	b = strconv.AppendInt(b, inv.InvoiceNumber, 10)
+	b = append(b, `,"number":`...)
 	b = strconv.AppendInt(b, inv.InvoiceNumber, 10)
 	b = append(b, `,"organizationId":`...)
 	b = appendJSONString(b, inv.OrganizationID)
@@ -290,8 +302,8 @@ var renderedFields = map[reflect.Type][]string{
 	reflect.TypeFor[SubscriptionListItem](): {"id", "subscriberId", "organizationId", "orderId", "paymentAgreementId", "currency",
 		"subscriptionPackageChainId", "chainStepOrder", "chainStepPeriod", "timeZone", "periodStart", "periodEnd", "renewAt",
 		"previousSubscriptionId", "nextSubscriptionId", "cancelledAt", "cancelEffectiveAt", "cancelReason", "deactivatedAt",
-		"createdAt", "package", "status"},
-	reflect.TypeFor[InvoiceListItem](): {"id", "invoiceNumber", "organizationId", "paymentDemandId", "subscriberAccountId",
+		"createdAt", "package", "status", "startTime", "endTime"},
+	reflect.TypeFor[InvoiceListItem](): {"id", "invoiceNumber", "number", "organizationId", "paymentDemandId", "subscriberAccountId",
 		"subscriberId", "subscriptionId", "paymentAgreementId", "currency", "pricesIncludeVat", "status", "issuedAt", "dueAt",
 		"issueDate", "dueDate", "periodStart", "periodEnd", "net", "vat", "gross", "kid", "createdAt",
 		"seller", "buyer", "lines", "vatTotals"},

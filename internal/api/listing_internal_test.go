@@ -11,7 +11,6 @@ import (
 
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -71,8 +70,7 @@ func TestListEncoders(t *testing.T) {
 		sub.StepPeriod = rng.IntN(100) - 50
 		sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = times[rng.IntN(len(times))], times[rng.IntN(len(times))], times[rng.IntN(len(times))]
 		sub.RenewAt, sub.CancelledAt, sub.CancelEffectiveAt, sub.DeactivatedAt = tptr(), tptr(), tptr(), tptr()
-		want, err := json.Marshal(SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{raw: sub.PackageJSON},
-			Status: engine.Status(sub.Subscription, now)})
+		want, err := json.Marshal(subscriptionListItem(sub, now))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,6 +81,7 @@ func TestListEncoders(t *testing.T) {
 		inv := sampleInvoice()
 		inv.ID, inv.Status, inv.IssueDate, inv.KID = pick(texts), pick(texts), pick(texts), pick(texts)
 		inv.InvoiceNumber = rng.Int64N(1 << 40)
+		inv.Number = inv.InvoiceNumber
 		inv.PricesIncludeVAT = rng.IntN(2) == 0
 		inv.SubscriptionID, inv.PaymentAgreementID = ptr(pick(texts)), ptr(pick(texts))
 		inv.IssuedAt, inv.DueAt, inv.CreatedAt = times[rng.IntN(len(times))], times[rng.IntN(len(times))], times[rng.IntN(len(times))]

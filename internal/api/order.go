@@ -29,8 +29,12 @@ type OrderInput struct {
 	Subscriber             *OrderSubscriberInput   `json:"subscriber" description:"A new subscriber, created when the order is completed. Leave out to give subscriberId instead."`
 	PaymentAgreementID     *string                 `json:"paymentAgreementId" format:"uuid" description:"A live payment agreement of the subscriber. Left out (and no paymentAgreement): the subscriber's default Invoice agreement (created on completion if missing)."`
 	PaymentAgreement       *AgreementParamsInput   `json:"paymentAgreement" description:"Instead of paymentAgreementId: the agreement to create for the subscriber on completion (also for a new subscriber), checked now with the rules of POST /paymentagreement (400 naming paymentAgreement.<field>); an External reference must still be free on completion."`
-	InvoiceContact         *InvoiceContactInput    `json:"invoiceContact" description:"Who receives the invoices. On completion it becomes the subscriber's Invoice contact, replacing the one it had."`
-	RequestedStart         *string                 `json:"requestedStart" format:"date-time" example:"2025-02-01T00:00:00+01:00" description:"RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today; before 3000-01-01."`
+	// PaymentAgreementParameters is INFO-Subscription's name for
+	// paymentAgreement (docs/MIGRATION.md), so that clients written for it
+	// place the same orders.
+	PaymentAgreementParameters *AgreementParametersInput `json:"paymentAgreementParameters" description:"The same as paymentAgreement, under the name INFO-Subscription clients use; give one of them. Card and mobile-wallet checkouts (vippsMobilePayParameters, vippsParameters, payExEcommerceParameters) are not offered by Kadens: a 400 names them."`
+	InvoiceContact             *InvoiceContactInput      `json:"invoiceContact" description:"Who receives the invoices. On completion it becomes the subscriber's Invoice contact, replacing the one it had."`
+	RequestedStart             *string                   `json:"requestedStart" format:"date-time" example:"2025-02-01T00:00:00+01:00" description:"RFC 3339. The subscription starts at local midnight (organization's time zone) of this date, or of the completion date when that is later. Not before today; before 3000-01-01."`
 }
 
 // OrderSubscriberInput is the new subscriber of an order: the fields of
@@ -357,21 +361,28 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 		var verrs validation.Errors
 		if errors.As(err, &verrs) {
 			// encoding/json names a field of the embedded SubscriberInput
-			// with the embedded type's name in the path.
+			// (and AgreementParamsInput) with the embedded type's name in
+			// the path.
 			for i := range verrs {
 				verrs[i].Field = strings.Replace(verrs[i].Field, ".SubscriberInput.", ".", 1)
+				verrs[i].Field = strings.Replace(verrs[i].Field, ".AgreementParamsInput.", ".", 1)
 			}
 			return verrs
 		}
 		return err
 	}
+	aliasErrs := in.resolveAliases()
 	ctx := r.Context()
 	now, err := s.tenantNow(ctx)
 	if err != nil {
 		return err
 	}
 	o, err := s.checkedOrder(ctx, in, now)
-	if err != nil {
+	if in.PaymentAgreementParameters != nil {
+		// Problems of the agreement are named as the client wrote it.
+		err = renamePrefix(err, "paymentAgreement.", "paymentAgreementParameters.")
+	}
+	if err := mergeErrs(aliasErrs, err); err != nil {
 		return err
 	}
 	o, err = s.store.CreateOrder(ctx, o, now)

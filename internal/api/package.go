@@ -29,7 +29,7 @@ type PackageInput struct {
 	Name               *string                  `json:"Name" required:"true" minLength:"1" maxLength:"200" example:"Digital – intro 99"`
 	Description        *string                  `json:"Description" maxLength:"2000" example:"First month of digital news for 99 kr"`
 	Currency           *string                  `json:"Currency" required:"true" pattern:"^[A-Za-z]{3}$" example:"NOK" description:"ISO 4217; every price of the package is in it."`
-	Price              *number                  `json:"Price" required:"true" description:"Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products." example:"99.00"`
+	Price              *number                  `json:"Price" description:"Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products. Required unless every product has a fullPrice; then it is their sum (and may be left out)." example:"99.00"`
 	Units              *int                     `json:"Units" minimum:"1" maximum:"100000" default:"1" description:"Default number of units (copies, seats)."`
 	NumberOfEditions   *int                     `json:"NumberOfEditions" minimum:"0" description:"Editions delivered per billing period, or null for no limit." example:"26"`
 	AutomaticStop      *bool                    `json:"AutomaticStop" description:"When true the subscription ends after the current period and is not renewed."`
@@ -46,6 +46,10 @@ type PackageInput struct {
 type PackageProductInput struct {
 	ProductID *string `json:"productId" required:"true" format:"uuid"`
 	Share     *number `json:"share" description:"Percent of Price × Units that is this product's (for invoice lines and their VAT)." example:"70"`
+	// FullPrice and TaxPercent are INFO-Subscription's per-product prices
+	// (docs/MIGRATION.md).
+	FullPrice  *number `json:"fullPrice" description:"Instead of share: this product's price per unit and billing period. Given for every product or none; Price is then their sum. An order choosing some products pays the sum of theirs." example:"1000"`
+	TaxPercent *number `json:"taxPercent" description:"The product's VAT rate in percent, as a check: VAT comes from the product, so a taxPercent other than the product's vatRate is a 400." example:"25"`
 }
 
 // AdditionalProductInput is an optional add-on of a template package.
@@ -106,7 +110,13 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 		}
 		return a
 	}
-	t.Price = price("Price", in.Price)
+	fullPrices := len(in.Products) > 0
+	for _, p := range in.Products {
+		fullPrices = fullPrices && p.FullPrice != nil
+	}
+	if in.Price != nil || !fullPrices {
+		t.Price = price("Price", in.Price)
+	}
 	if in.Units != nil {
 		t.Units = *in.Units
 	}
@@ -129,6 +139,19 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 				t.Products[i].Share = &s
 			}
 		}
+		if p.FullPrice != nil {
+			a := price(fmt.Sprintf("products[%d].fullPrice", i), p.FullPrice)
+			t.Products[i].FullPrice = &a
+		}
+		if p.TaxPercent != nil {
+			percent(&errs, fmt.Sprintf("products[%d].taxPercent", i), *p.TaxPercent) // compared with the product's rate later
+		}
+	}
+	if fullPrices && in.Price == nil {
+		for _, p := range t.Products {
+			t.Price.Minor += p.FullPrice.Minor
+		}
+		t.Price.Digits = cur.Digits
 	}
 	t.AdditionalProducts = make([]catalog.AdditionalProduct, len(in.AdditionalProducts))
 	for i, p := range in.AdditionalProducts {
@@ -173,15 +196,37 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 type TemplatePackageChoices struct {
 	BillingPlanID      *string                   `json:"billingPlanId" format:"uuid" description:"One of the template's BillingPlans; default the first."`
 	Units              *int                      `json:"units" minimum:"1" description:"Within the template's allowedChoices.minUnits..maxUnits."`
-	Products           []ProductChoice           `json:"products" description:"Which of the template's included products the subscription gets. Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example."`
+	Products           []ProductChoice           `json:"products" description:"Which of the template's included products the subscription gets (each {\"productId\": ...} or, as INFO-Subscription clients write it, the id alone). Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example."`
 	AdditionalProducts []AdditionalProductChoice `json:"additionalProducts" description:"The template's additional products to include. Left out: those selectedByDefault; given (even []): exactly these."`
 	Price              *number                   `json:"price" description:"Own price of one unit per billing period; only if the template allows priceOverride." example:"149.00"`
 	PermanentDiscount  *number                   `json:"permanentDiscount" description:"Own permanent discount in percent; only if the template allows discountOverride." example:"10"`
+	// PriceOverride and PriceOveride (sic) are INFO-Subscription's names
+	// for Price; never written back (an order shows them as price).
+	PriceOverride *number `json:"priceOverride,omitempty" description:"The same as price, under the name INFO-Subscription clients use."`
+	PriceOveride  *number `json:"priceOveride,omitempty" description:"The same as price: INFO-Subscription's documented misspelling of priceOverride."`
 }
 
-// ProductChoice picks one of a template's included products.
+// ProductChoice picks one of a template's included products. On input the
+// product id alone (a string) is accepted too, as INFO-Subscription
+// clients write it.
 type ProductChoice struct {
 	ProductID *string `json:"productId" required:"true" format:"uuid"`
+}
+
+func (ProductChoice) shorthand() {}
+
+// UnmarshalJSON reads {"productId": ...} or the id as a bare string.
+func (p *ProductChoice) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var id string
+		if err := json.Unmarshal(b, &id); err != nil {
+			return err
+		}
+		p.ProductID = &id
+		return nil
+	}
+	type plain ProductChoice
+	return json.Unmarshal(b, (*plain)(p))
 }
 
 // AdditionalProductChoice picks one of a template's additional products.
@@ -192,10 +237,8 @@ type AdditionalProductChoice struct {
 // choices converts c for catalog.Merge, which judges them against the
 // template; only malformed numbers are reported here.
 func (c TemplatePackageChoices) choices() (catalog.Choices, validation.Errors) {
-	var (
-		errs validation.Errors
-		out  catalog.Choices
-	)
+	errs := c.resolveAliases()
+	var out catalog.Choices
 	out.BillingPlanID = normID(c.BillingPlanID)
 	out.Units = c.Units
 	if c.Products != nil {
@@ -325,6 +368,20 @@ func (s *Server) checkedTemplate(r *http.Request, old *catalog.TemplatePackage) 
 	}
 	if refs.BillingPlans, err = s.store.BillingPlansByID(ctx, t.BillingPlans); err != nil {
 		return catalog.TemplatePackage{}, err
+	}
+	for i, p := range in.Products {
+		if p.TaxPercent == nil {
+			continue
+		}
+		d, err := p.TaxPercent.decimal()
+		prod, ok := refs.Products[normID(p.ProductID)]
+		if err != nil || !ok {
+			continue // reported on taxPercent or productId
+		}
+		if !d.Equal(prod.VATRate.Decimal()) {
+			errs.Add(fmt.Sprintf("products[%d].taxPercent", i), "is %s but product %s has VAT rate %s; VAT comes from the product: change its vatRate or leave taxPercent out",
+				d, prod.ID, prod.VATRate.Decimal())
+		}
 	}
 	if id := t.PackageChainID; id != nil && store.ValidID(*id) {
 		switch _, err := s.store.PackageChain(ctx, *id); {

@@ -29,7 +29,22 @@ type PaymentInput struct {
 	ProviderReference  *string `json:"providerReference" required:"true" maxLength:"200" description:"The provider's id of the payment; reporting the same provider and reference again is idempotent." example:"pi_3NpQ2f"`
 	FailureReason      *string `json:"failureReason" maxLength:"500" description:"Why the payment failed (only with status Failed)." example:"Insufficient funds"`
 	PaymentAgreementID *string `json:"paymentAgreementId" format:"uuid" description:"The subscriber's payment agreement the payment was made under."`
+	// MatchingType, SubscriberID and ExternalInvoiceIdentifier identify the
+	// payment the ways INFO-Subscription's payment registration does
+	// (docs/MIGRATION.md "Payment matching").
+	MatchingType              *string `json:"matchingType" enum:"UseSubscriberAndInvoice,UseExternalIdentifier,UseSubscriberFromExternalIdentifier,NoInvoiceMatch,UseBillingAccount" description:"How the payment is identified. UseSubscriberAndInvoice: invoiceId and subscriberId, which must be the invoice's subscriber. UseExternalIdentifier: externalInvoiceIdentifier (the invoice number or KID the payer used). UseSubscriberFromExternalIdentifier: externalInvoiceIdentifier names only the subscriber; the payment settles that subscriber's one outstanding demand of exactly this amount, else 400. Left out: by invoiceId, paymentDemandId, kid or externalInvoiceIdentifier, whichever is given. NoInvoiceMatch and UseBillingAccount are refused (400): a Kadens payment always settles a named demand."`
+	SubscriberID              *string `json:"subscriberId" format:"uuid" description:"The payer; when given it must be the subscriber of the invoice the payment is matched to (400 otherwise)."`
+	ExternalInvoiceIdentifier *string `json:"externalInvoiceIdentifier" maxLength:"50" example:"10012347207834" description:"The invoice as the payer named it: its KID or its invoice number (with organizationId when numbers of several organizations match)."`
 }
+
+// Matching types of a payment report (INFO-Subscription's names).
+const (
+	matchSubscriberAndInvoice            = "UseSubscriberAndInvoice"
+	matchExternalIdentifier              = "UseExternalIdentifier"
+	matchSubscriberFromExternalIdentifer = "UseSubscriberFromExternalIdentifier"
+	matchNoInvoice                       = "NoInvoiceMatch"
+	matchBillingAccount                  = "UseBillingAccount"
+)
 
 type paymentListParams struct {
 	ListParams
@@ -87,27 +102,28 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if kid != "" && (len(kid) > 25 || strings.Trim(kid, "0123456789") != "") {
 		errs.Add("kid", "must be 2 to 25 digits")
 	}
+	m := s.checkMatching(&errs, in)
 	given := 0
-	for _, p := range []*string{in.InvoiceID, in.PaymentDemandID, in.KID} {
+	for _, p := range []*string{in.InvoiceID, in.PaymentDemandID, in.KID, in.ExternalInvoiceIdentifier} {
 		if trimmed(p) != "" {
 			given++
 		}
 	}
 	switch {
-	case given == 0:
-		errs.Add("invoiceId", "give one of invoiceId, paymentDemandId and kid")
+	case given == 0 && m.kind == "":
+		errs.Add("invoiceId", "give one of invoiceId, paymentDemandId, kid and externalInvoiceIdentifier")
 	case given > 1:
 		for _, f := range []struct {
 			name string
 			p    *string
-		}{{"invoiceId", in.InvoiceID}, {"paymentDemandId", in.PaymentDemandID}, {"kid", in.KID}} {
+		}{{"invoiceId", in.InvoiceID}, {"paymentDemandId", in.PaymentDemandID}, {"kid", in.KID}, {"externalInvoiceIdentifier", in.ExternalInvoiceIdentifier}} {
 			if trimmed(f.p) != "" {
-				errs.Add(f.name, "give only one of invoiceId, paymentDemandId and kid")
+				errs.Add(f.name, "give only one of invoiceId, paymentDemandId, kid and externalInvoiceIdentifier")
 			}
 		}
 	}
-	if orgID != "" && kid == "" {
-		errs.Add("organizationId", "is only for a kid")
+	if orgID != "" && kid == "" && m.external == "" {
+		errs.Add("organizationId", "is only for a kid or an externalInvoiceIdentifier")
 	}
 	status := oneOf(&errs, "status", in.Status, "", store.PaymentSucceeded, store.PaymentFailed)
 	if trimmed(in.Status) == "" {
@@ -149,8 +165,19 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	// The target is resolved before the currency can be compared with the
 	// demand's; an unknown target (also another tenant's) is a 400 on its
 	// field, like any other reference in a body.
-	target, demandCurrency, err := s.store.PaymentTarget(r.Context(), invoiceID, demandID, kid, orgID)
+	var (
+		target, demandCurrency string
+		err                    error
+	)
+	if m.external != "" {
+		target, demandCurrency, err = s.externalTarget(r.Context(), m, orgID, currency, amount.Minor, provider, reference)
+	} else {
+		target, demandCurrency, err = s.store.PaymentTarget(r.Context(), invoiceID, demandID, kid, orgID)
+	}
 	if err != nil {
+		return err
+	}
+	if err := s.checkPayer(r.Context(), m, target); err != nil {
 		return err
 	}
 	if demandCurrency != currency {

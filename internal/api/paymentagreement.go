@@ -26,6 +26,7 @@ type AgreementParamsInput struct {
 	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit."`
 	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
 	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
+	ProviderAgreementID        *string `json:"providerAgreementId" format:"uuid" description:"INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400."`
 }
 
 // PaymentAgreementInput is the body of POST /paymentagreement and a row of
@@ -35,10 +36,12 @@ type PaymentAgreementInput struct {
 	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit."`
 	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
 	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
+	ProviderAgreementID        *string `json:"providerAgreementId" format:"uuid" description:"INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400."`
 }
 
 func (in PaymentAgreementInput) params() AgreementParamsInput {
-	return AgreementParamsInput{ProviderType: in.ProviderType, ProviderAgreementReference: in.ProviderAgreementReference, PaymentMethod: in.PaymentMethod}
+	return AgreementParamsInput{ProviderType: in.ProviderType, ProviderAgreementReference: in.ProviderAgreementReference,
+		PaymentMethod: in.PaymentMethod, ProviderAgreementID: in.ProviderAgreementID}
 }
 
 // ChangePaymentAgreementInput is the body of POST
@@ -72,7 +75,7 @@ type ImportRowResult struct {
 type agreementListParams struct {
 	ListParams
 	SubscriberID               string `query:"subscriberId" format:"uuid" description:"Only agreements of this subscriber (404 if there is no such subscriber)."`
-	ProviderType               string `query:"providerType" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" description:"Only agreements of this provider type (case-insensitive)."`
+	ProviderType               string `query:"providerType" description:"Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400."`
 	ProviderAgreementReference string `query:"providerAgreementReference" description:"Only agreements with this reference (exact, after removing spaces)."`
 	IncludeDeleted             bool   `query:"includeDeleted" description:"List deleted agreements too (default: only live ones)."`
 }
@@ -173,6 +176,13 @@ func (s *Server) checkAgreementParams(ctx context.Context, errs *validation.Erro
 	a := provider.Agreement{
 		Reference:     text(errs, prefix+provider.FieldReference, in.ProviderAgreementReference, 200, false),
 		PaymentMethod: text(errs, prefix+provider.FieldPaymentMethod, in.PaymentMethod, 100, false),
+	}
+	if trimmed(in.ProviderAgreementID) != "" {
+		ref, err := s.mandateReference(ctx, errs, prefix, canonicalProvider(raw), in)
+		if err != nil {
+			return p, provider.Provider{}, err
+		}
+		a.Reference = ref
 	}
 	prov, ok := s.providers.Lookup(raw)
 	switch {
@@ -287,12 +297,17 @@ func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) e
 	p := page(r, &errs)
 	q := r.URL.Query()
 	f := store.AgreementFilter{SubscriberID: strings.ToLower(strings.TrimSpace(queryFold(q, "subscriberId")))}
+	none := false // a provider type Kadens does not offer: no agreement has it
 	if f.SubscriberID != "" && !store.ValidID(f.SubscriberID) {
 		errs.Add("subscriberId", "must be a uuid")
 	}
 	if v := strings.TrimSpace(queryFold(q, "providerType")); v != "" {
 		if f.ProviderType = canonicalProvider(v); f.ProviderType == "" {
-			errs.Add("providerType", "%q is not a provider type: one of %s", v, strings.Join(providerTypes, ", "))
+			if _, foreign := canonical(v, foreignProviderTypes...); foreign {
+				none = true
+			} else {
+				errs.Add("providerType", "%q is not a provider type: one of %s", v, strings.Join(providerTypes, ", "))
+			}
 		}
 	}
 	f.Reference = strings.ReplaceAll(strings.TrimSpace(queryFold(q, "providerAgreementReference")), " ", "")
@@ -305,6 +320,10 @@ func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) e
 	ctx := r.Context()
 	if err := mustExist(f.SubscriberID, func(id string) error { _, err := s.store.Subscriber(ctx, id); return err }); err != nil {
 		return err
+	}
+	if none {
+		s.writeList(w, r, []store.PaymentAgreement{}, "")
+		return nil
 	}
 	list, next, err := s.store.ListPaymentAgreements(ctx, f, p)
 	if err != nil {

@@ -15,10 +15,25 @@ import (
 type SubscriptionView struct {
 	store.Subscription
 	Status string `json:"status" enum:"Pending,Active,Completed,Cancelled"`
+	// StartTime and EndTime are the names INFO-Subscription clients read
+	// (docs/MIGRATION.md).
+	StartTime time.Time `json:"startTime" description:"The same as periodStart, under the name INFO-Subscription clients read."`
+	EndTime   time.Time `json:"endTime" description:"When this period stops giving access: periodEnd, or cancelEffectiveAt when a cancellation ends it earlier."`
 }
 
 func view(sub store.Subscription, now time.Time) SubscriptionView {
-	return SubscriptionView{Subscription: sub, Status: engine.Status(sub, now)}
+	return SubscriptionView{Subscription: sub, Status: engine.Status(sub, now), StartTime: sub.PeriodStart, EndTime: endTime(&sub)}
+}
+
+// endTime is when sub stops giving access.
+func endTime(sub *store.Subscription) time.Time {
+	if e := sub.CancelEffectiveAt; e != nil && e.Before(sub.PeriodEnd) {
+		if e.Before(sub.PeriodStart) {
+			return sub.PeriodStart // cancelled before it started: no access at all
+		}
+		return *e
+	}
+	return sub.PeriodEnd
 }
 
 type subscriptionListParams struct {
@@ -45,6 +60,9 @@ type expandPackageParam struct {
 type CancelInput struct {
 	Mode   *string `json:"mode" enum:"Immediately,EndOfPeriod" description:"Immediately ends the subscription now; EndOfPeriod (default) lets the current period run out and stops the renewal."`
 	Reason *string `json:"reason" maxLength:"500"`
+	// CancellationTime is INFO-Subscription's chosen time of cancellation
+	// (docs/MIGRATION.md).
+	CancellationTime *string `json:"cancellationTime" format:"date-time" example:"2025-02-10T00:00:00+01:00" description:"Instead of mode: the subscription ends at the start of this local day (organization time zone), a later day than today within the periods billed so far (this period, or the one a renewal created ahead of it). The period it falls in is prorated from that day by its proration policy; a period created ahead of it is cancelled at once."`
 }
 
 type cancelRequest struct {
@@ -219,6 +237,10 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 		errs.Add("mode", "must be Immediately or EndOfPeriod")
 	}
 	reason := text(&errs, "reason", in.Reason, 500, false)
+	at := timeField(&errs, "cancellationTime", in.CancellationTime)
+	if at != nil && trimmed(in.Mode) != "" {
+		errs.Add("cancellationTime", "give mode or cancellationTime, not both")
+	}
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -226,7 +248,12 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	sub, err := s.engine.Cancel(r.Context(), id, mode, reason, now)
+	var sub store.Subscription
+	if at != nil {
+		sub, err = s.engine.CancelAt(r.Context(), id, *at, reason, now)
+	} else {
+		sub, err = s.engine.Cancel(r.Context(), id, mode, reason, now)
+	}
 	if err != nil {
 		return err
 	}

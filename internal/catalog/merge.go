@@ -273,6 +273,14 @@ func Merge(in MergeInput) (SubscriptionPackage, error) {
 		// included products: its share, or 1/n without shares.
 		fractions []*big.Rat
 	)
+	// With per-product full prices, a product's fraction of the base is
+	// its full price over their sum (the template's Price).
+	var fullSum int64
+	for _, pp := range t.Products {
+		if pp.FullPrice != nil {
+			fullSum += pp.FullPrice.Minor
+		}
+	}
 	for _, pp := range t.Products {
 		if picked != nil && !picked[pp.ProductID] {
 			continue
@@ -280,10 +288,13 @@ func Merge(in MergeInput) (SubscriptionPackage, error) {
 		p := product(pp.ProductID)
 		l := Line{ProductID: pp.ProductID, Name: p.Name, Category: p.Category, VATRate: p.VATRate}
 		f := big.NewRat(1, int64(max(len(t.Products), 1)))
-		if pp.Share != nil {
+		switch {
+		case pp.Share != nil:
 			s := *pp.Share
 			l.Share = &s
 			f = new(big.Rat).Quo(s.Decimal().Rat(), big.NewRat(100, 1))
+		case pp.FullPrice != nil && fullSum > 0:
+			f = big.NewRat(pp.FullPrice.Minor, fullSum)
 		}
 		lines = append(lines, l)
 		fractions = append(fractions, f)

@@ -60,6 +60,11 @@ type TemplatePackage struct {
 type PackageProduct struct {
 	ProductID string   `json:"productId"`
 	Share     *Percent `json:"share"`
+	// FullPrice is the product's own price per unit and billing period
+	// (INFO-Subscription's per-product price). Given for every product or
+	// none; with it the package's Price is their sum and each product's
+	// part of the base price is its full price (instead of a share).
+	FullPrice *Amount `json:"fullPrice,omitempty"`
 }
 
 // AdditionalProduct is an optional add-on an order may include, priced per
@@ -189,16 +194,34 @@ func checkProducts(t TemplatePackage, refs Refs, errs *validation.Errors) {
 			errs.Add(field, "product %s is inactive and cannot be added to a package", id)
 		}
 	}
-	withShare := 0
+	withShare, withFull := 0, 0
 	sum := decimal.Zero
+	fullSum := int64(0)
 	for i, p := range t.Products {
 		checkID(indexed("products", i, "productId"), p.ProductID)
 		if p.Share != nil {
 			withShare++
 			sum = sum.Add(p.Share.Decimal())
 		}
+		if p.FullPrice != nil {
+			withFull++
+			fullSum += p.FullPrice.Minor
+			if p.Share != nil {
+				errs.Add(indexed("products", i, "share"), "give a share or a fullPrice, not both")
+			}
+		}
 	}
-	if withShare > 0 {
+	if withFull > 0 {
+		if withFull < len(t.Products) {
+			for i, p := range t.Products {
+				if p.FullPrice == nil {
+					errs.Add(indexed("products", i, "fullPrice"), "give a fullPrice for every product or for none")
+				}
+			}
+		} else if fullSum != t.Price.Minor {
+			errs.Add("Price", "must be the sum of the products' fullPrice (%s), or be left out", Amount{Minor: fullSum, Digits: t.Price.Digits}.Decimal())
+		}
+	} else if withShare > 0 {
 		if withShare < len(t.Products) {
 			for i, p := range t.Products {
 				if p.Share == nil {

@@ -392,6 +392,72 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 	return out, nil
 }
 
+// CancelAt cancels subscription id at now with a chosen effective date:
+// access ends at the start of that local day (the subscription's time
+// zone), which must be a later day than today and fall within the periods
+// billed so far — the named period, or the one a renewal created ahead of
+// it. A cancellation inside the named period also cancels the period
+// created ahead (it never starts); one inside the period ahead leaves the
+// named period running to its end. The cancelled period is prorated by the
+// proration policy as for any cancellation, from the effective date. The
+// field is reported as "cancellationTime".
+func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason string, now time.Time) (store.Subscription, error) {
+	const field = "cancellationTime"
+	if _, err := tenancy.From(ctx); err != nil {
+		return store.Subscription{}, err
+	}
+	var out store.Subscription
+	err := e.store.InTxRetrying(ctx, func(tx *store.Tx) error {
+		sub, err := tx.Subscription(ctx, id)
+		if err != nil {
+			return err
+		}
+		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
+			return validation.Field("id", "subscription %s is already cancelled or ended", id)
+		}
+		loc, err := period.LoadZone(sub.TimeZone)
+		if err != nil {
+			return err
+		}
+		effective := period.StartOfDay(at, loc)
+		if !effective.After(now) {
+			return validation.Field(field, "must be a later day than today (%s in %s); to end the subscription now use mode Immediately",
+				period.StartOfDay(now, loc).In(loc).Format(time.DateOnly), loc)
+		}
+		if effective.Before(sub.PeriodStart) {
+			return validation.Field(field, "is before this period starts (%s)", sub.PeriodStart.In(loc).Format(time.DateOnly))
+		}
+		if !effective.After(sub.PeriodEnd) {
+			// Within the named period (its end is EndOfPeriod).
+			out, err = e.cancelInAt(ctx, tx, sub, effective, reason, now, loc)
+			return err
+		}
+		if sub.NextID == nil {
+			return validation.Field(field, "is after the end of the period billed so far (%s); cancel with mode EndOfPeriod, or again once the next period is created",
+				sub.PeriodEnd.In(loc).Format(time.DateOnly))
+		}
+		ahead, err := tx.Subscription(ctx, *sub.NextID)
+		if err != nil {
+			return err
+		}
+		if effective.After(ahead.PeriodEnd) || ahead.CancelledAt != nil {
+			return validation.Field(field, "is after the end of the period billed so far (%s)", ahead.PeriodEnd.In(loc).Format(time.DateOnly))
+		}
+		if _, err := tx.EndChanges(ctx, []string{ahead.ID}, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
+			return err
+		}
+		if err := e.cancel(ctx, tx, &ahead, now, effective, reason, loc); err != nil {
+			return err
+		}
+		out, err = tx.Subscription(ctx, id)
+		return err
+	})
+	if err != nil {
+		return store.Subscription{}, fmt.Errorf("engine: cancel %s: %w", id, err)
+	}
+	return out, nil
+}
+
 // cancelIn cancels sub at now in tx (see Cancel), with the period created
 // ahead of it, if any, and returns sub as written.
 func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscription, mode, reason string, now time.Time) (store.Subscription, error) {
@@ -406,6 +472,11 @@ func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscript
 	if now.Before(sub.PeriodStart) {
 		effective = now
 	}
+	return e.cancelInAt(ctx, tx, sub, effective, reason, now, loc)
+}
+
+// cancelInAt is cancelIn with the effective time decided.
+func (e *Engine) cancelInAt(ctx context.Context, tx *store.Tx, sub store.Subscription, effective time.Time, reason string, now time.Time, loc *time.Location) (store.Subscription, error) {
 	// What waits on the series will never run.
 	pendingOn := []string{sub.ID}
 	if sub.NextID != nil {

@@ -179,6 +179,11 @@ func TestClientCredentialsToken(t *testing.T) {
 			if life := tok.Expiry.Sub(tok.IssuedAt); life != time.Hour {
 				t.Fatalf("%s: lifetime %s", name, life)
 			}
+			// expires_on, read by clients written for INFO-Subscription,
+			// is the token's exp.
+			if on, _ := r.body["expires_on"].(float64); int64(on) != tok.Expiry.Unix() {
+				t.Fatalf("%s: expires_on %v, exp %d", name, r.body["expires_on"], tok.Expiry.Unix())
+			}
 		}
 	})
 }

@@ -202,7 +202,10 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		"access_token": tok,
 		"token_type":   "Bearer",
 		"expires_in":   int(s.cfg.TokenTTL.Seconds()),
-		"scope":        strings.Join(scopes, " "),
+		// expires_on (Unix seconds, the token's exp) is what clients
+		// written for INFO-Subscription's token endpoint read.
+		"expires_on": now.Add(s.cfg.TokenTTL).Unix(),
+		"scope":      strings.Join(scopes, " "),
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -180,4 +181,39 @@ func repeatedPayment(ctx context.Context, st *store.Store, in NewPayment) (store
 			in.Provider, in.ProviderReference, p.ID, store.ErrConflict)
 	}
 	return p, false, nil
+}
+
+// MatchBySubscriber finds the demand a payment identified only by its
+// subscriber settles, by the rule of INFO-Subscription's billing
+// (docs/MIGRATION.md): the subscriber must have exactly one outstanding
+// demand (not paid, not credited) in the payment's currency, and the
+// payment must be exactly what it still claims. ok is false when no
+// demand, or more than one, fits; outstanding is how many demands are
+// outstanding in that currency, for the caller's explanation.
+func MatchBySubscriber(ctx context.Context, st *store.Store, subscriberID, currency string, amount int64) (demandID string, outstanding int, ok bool, err error) {
+	var fits []string
+	cursor := ""
+	for {
+		page, next, err := st.ListPaymentDemands(ctx, store.DocumentFilter{SubscriberID: subscriberID}, store.Page{Limit: 1000, After: cursor})
+		if err != nil {
+			return "", 0, false, fmt.Errorf("invoicing: match payment of subscriber %s: %w", subscriberID, err)
+		}
+		for _, d := range page {
+			if d.Currency != currency || d.Status == billing.DemandPaid || d.Status == billing.DemandCredited {
+				continue
+			}
+			outstanding++
+			if d.Amount.Minor-d.PaidAmount.Minor-d.CreditedAmount.Minor == amount {
+				fits = append(fits, d.ID)
+			}
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if outstanding != 1 || len(fits) != 1 {
+		return "", outstanding, false, nil
+	}
+	return fits[0], outstanding, true, nil
 }

@@ -60,8 +60,11 @@ type Buyer struct {
 // Invoice is an issued invoice. Everything but Status and CreatedAt is a
 // function of the state it was issued from (see billing.Build).
 type Invoice struct {
-	ID                  string             `json:"id"`
-	InvoiceNumber       int64              `json:"invoiceNumber"`
+	ID            string `json:"id"`
+	InvoiceNumber int64  `json:"invoiceNumber"`
+	// Number repeats InvoiceNumber under the name INFO-Subscription
+	// clients read (docs/MIGRATION.md).
+	Number              int64              `json:"number" description:"The same as invoiceNumber, under the name INFO-Subscription clients read."`
 	OrganizationID      string             `json:"organizationId"`
 	PaymentDemandID     string             `json:"paymentDemandId"`
 	SubscriberAccountID string             `json:"subscriberAccountId"`
@@ -126,6 +129,7 @@ func scanInvoice(row scanner) (Invoice, error) {
 	if err != nil {
 		return Invoice{}, err
 	}
+	inv.Number = inv.InvoiceNumber
 	cur, err := currencyOf(inv.Currency)
 	if err != nil {
 		return Invoice{}, err

@@ -497,6 +497,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 			return nil, "", fmt.Errorf("store: list invoices: invoice %s: %w", inv.ID, err)
 		}
 		inv.SubscriptionID, inv.PaymentAgreementID = nullString(sub), nullString(agreement)
+		inv.Number = inv.InvoiceNumber
 		inv.IssuedAt, inv.DueAt, inv.CreatedAt = issued.value(), due.value(), created.value()
 		inv.PeriodStart, inv.PeriodEnd = start.ptr(), end.ptr()
 		inv.Net, inv.VAT, inv.Gross = catalog.NewAmount(net, cur), catalog.NewAmount(vat, cur), catalog.NewAmount(gross, cur)

@@ -129,11 +129,14 @@ func insertPackageChildren(ctx context.Context, tx *sql.Tx, tenant string, t cat
 		(tenant_id, package_id, additional, position, product_id, share, price, selected_by_default)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 	for i, p := range t.Products {
-		var share any
+		var share, full any
 		if p.Share != nil {
 			share = p.Share.String()
 		}
-		if _, err := tx.ExecContext(ctx, insertProduct, tenant, t.ID, false, i, p.ProductID, share, nil, false); err != nil {
+		if p.FullPrice != nil {
+			full = p.FullPrice.Minor // an included product's price column is its fullPrice
+		}
+		if _, err := tx.ExecContext(ctx, insertProduct, tenant, t.ID, false, i, p.ProductID, share, full, false); err != nil {
 			return err
 		}
 	}
@@ -193,6 +196,9 @@ func loadPackageChildren(ctx context.Context, q queryer, tenant string, pkgs []c
 				return err
 			}
 			pp.Share = &p
+		}
+		if price.Valid {
+			pp.FullPrice = &catalog.Amount{Minor: price.Int64, Digits: t.Price.Digits}
 		}
 		t.Products = append(t.Products, pp)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
@@ -269,4 +270,61 @@ func (s *Store) ListPayments(ctx context.Context, f PaymentFilter, p Page) ([]Pa
 	}
 	out, next := trimPage(out, p, func(p Payment) string { return p.ID })
 	return out, next, nil
+}
+
+// InvoiceRef is what identifying a payment needs of an invoice.
+type InvoiceRef struct {
+	InvoiceID       string
+	PaymentDemandID string
+	SubscriberID    string
+	OrganizationID  string
+	Currency        string
+}
+
+// InvoicesByExternalIdentifier returns the invoices (at most 2: more than
+// one is ambiguous) that identifier names as a payer writes it: the KID, or
+// the invoice number (numbers are per organization; organizationID, when
+// not "", narrows to one).
+func (s *Store) InvoicesByExternalIdentifier(ctx context.Context, identifier, organizationID string) ([]InvoiceRef, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := tenantFilter(tenant)
+	if n, err := strconv.ParseInt(identifier, 10, 64); err == nil && n > 0 {
+		q.args = append(q.args, identifier, n)
+		q.conds = append(q.conds, fmt.Sprintf("(kid = $%d OR invoice_number = $%d)", len(q.args)-1, len(q.args)))
+	} else {
+		q.add("kid = ?", identifier)
+	}
+	if organizationID != "" {
+		q.add("organization_id = ?", organizationID)
+	}
+	refs, err := queryAll(ctx, s.r, func(r scanner) (InvoiceRef, error) {
+		var x InvoiceRef
+		err := r.Scan(&x.InvoiceID, &x.PaymentDemandID, &x.SubscriberID, &x.OrganizationID, &x.Currency)
+		return x, err
+	}, `SELECT id, payment_demand_id, subscriber_id, organization_id, currency FROM invoices`+q.where()+` ORDER BY id LIMIT 2`, q.args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: invoices by external identifier: %w", err)
+	}
+	return refs, nil
+}
+
+// InvoiceRefOf returns the InvoiceRef of invoice id (ErrNotFound if none).
+func (s *Store) InvoiceRefOf(ctx context.Context, id string) (InvoiceRef, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return InvoiceRef{}, err
+	}
+	var x InvoiceRef
+	err = s.readRow(ctx, `SELECT id, payment_demand_id, subscriber_id, organization_id, currency FROM invoices WHERE tenant_id = $1 AND id = $2`,
+		tenant, id).Scan(&x.InvoiceID, &x.PaymentDemandID, &x.SubscriberID, &x.OrganizationID, &x.Currency)
+	if errors.Is(err, sql.ErrNoRows) {
+		return x, ErrNotFound
+	}
+	if err != nil {
+		return x, fmt.Errorf("store: invoice %s: %w", id, err)
+	}
+	return x, nil
 }

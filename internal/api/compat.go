@@ -1,0 +1,298 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/kadens/kadens/internal/invoicing"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// This file holds the request names Kadens accepts from clients written for
+// INFO-Subscription's public API (docs/MIGRATION.md): each alias means what
+// the Kadens name means, and what Kadens cannot honour is a 400 naming the
+// field, never silently dropped.
+
+// AgreementParametersInput is an order's paymentAgreementParameters: the
+// fields of paymentAgreement, plus the provider objects of checkouts Kadens
+// does not run, declared only so that a 400 can name them.
+type AgreementParametersInput struct {
+	AgreementParamsInput
+	VippsMobilePayParameters json.RawMessage `json:"vippsMobilePayParameters" description:"Not supported: Kadens runs no mobile-wallet checkout (400)."`
+	VippsParameters          json.RawMessage `json:"vippsParameters" description:"Not supported: Kadens runs no mobile-wallet checkout (400)."`
+	PayExEcommerceParameters json.RawMessage `json:"payExEcommerceParameters" description:"Not supported: Kadens runs no card checkout (400)."`
+}
+
+// checkoutMethods are payment methods of INFO-Subscription that need a
+// card or mobile-wallet checkout with the provider, which Kadens does not
+// have; an order asking for one is refused rather than billed by invoice.
+var checkoutMethods = []string{"Vipps", "MobilePay", "VippsMobilePay", "SwedbankPay", "PayEx", "Card", "CreditCard"}
+
+// foreignProviderTypes are INFO-Subscription provider types Kadens does not
+// offer: a list filtered on one finds no agreement (rather than a 400), as
+// it would in INFO-Subscription for a subscriber without such an agreement.
+var foreignProviderTypes = []string{"SwedbankPay", "PayEx", "Vipps", "MobilePay", "VippsMobilePay", "eFaktura", "BetalingsService"}
+
+// resolveAliases moves INFO-Subscription names of an order onto the Kadens
+// ones and returns what cannot be honoured.
+func (in *OrderInput) resolveAliases() validation.Errors {
+	var errs validation.Errors
+	p := in.PaymentAgreementParameters
+	if p == nil {
+		return errs
+	}
+	const prefix = "paymentAgreementParameters."
+	if in.PaymentAgreement != nil {
+		errs.Add("paymentAgreementParameters", "is another name for paymentAgreement; give one of them")
+	}
+	refused := false
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		what string
+	}{
+		{"vippsMobilePayParameters", p.VippsMobilePayParameters, "a Vipps/MobilePay agreement checkout"},
+		{"vippsParameters", p.VippsParameters, "a Vipps agreement checkout"},
+		{"payExEcommerceParameters", p.PayExEcommerceParameters, "a Swedbank Pay card checkout"},
+	} {
+		if len(f.raw) > 0 {
+			refused = true
+			errs.Add(prefix+f.name, "Kadens does not run %s; create the agreement with a providerType Kadens collects with (Invoice, EHF, OIO, External, AvtaleGiro, Autogiro)", f.what)
+		}
+	}
+	if m, ok := canonical(trimmed(p.PaymentMethod), checkoutMethods...); ok {
+		refused = true
+		errs.Add(prefix+"paymentMethod", "%s needs a card or mobile-wallet checkout, which Kadens does not offer; use External to collect it with your own provider", m)
+	}
+	if !refused && in.PaymentAgreement == nil {
+		params := p.AgreementParamsInput
+		in.PaymentAgreement = &params
+	} else {
+		in.PaymentAgreementParameters = nil
+	}
+	return errs
+}
+
+// resolveAliases applies priceOverride (and its documented misspelling
+// priceOveride) as price.
+func (c *TemplatePackageChoices) resolveAliases() validation.Errors {
+	var errs validation.Errors
+	for _, a := range []struct {
+		name string
+		v    *number
+	}{{"priceOverride", c.PriceOverride}, {"priceOveride", c.PriceOveride}} {
+		if a.v == nil {
+			continue
+		}
+		if c.Price != nil && !sameNumber(*c.Price, *a.v) {
+			errs.Add(a.name, "is another name for price and differs from it (%s, %s); give one of them", *c.Price, *a.v)
+			continue
+		}
+		v := *a.v
+		c.Price = &v
+	}
+	c.PriceOverride, c.PriceOveride = nil, nil
+	return errs
+}
+
+// sameNumber compares two number literals by value (2000 = 2000.00).
+func sameNumber(a, b number) bool {
+	da, err1 := a.decimal()
+	db, err2 := b.decimal()
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return da.Equal(db)
+}
+
+// renamePrefix renames the fields of validation errors in err that start
+// with from (or are from without its dot) to start with to.
+func renamePrefix(err error, from, to string) error {
+	var verrs validation.Errors
+	if !errors.As(err, &verrs) {
+		return err
+	}
+	out := make(validation.Errors, len(verrs))
+	for i, fe := range verrs {
+		switch {
+		case strings.HasPrefix(fe.Field, from):
+			fe.Field = to + strings.TrimPrefix(fe.Field, from)
+		case fe.Field == strings.TrimSuffix(from, "."):
+			fe.Field = strings.TrimSuffix(to, ".")
+		}
+		out[i] = fe
+	}
+	return out
+}
+
+// mergeErrs joins field errors found before a check with the check's
+// result: an error that is not a validation error wins.
+func mergeErrs(first validation.Errors, err error) error {
+	if err == nil {
+		return first.Err()
+	}
+	var verrs validation.Errors
+	if !errors.As(err, &verrs) {
+		return err
+	}
+	return append(first, verrs...)
+}
+
+// mandateReference resolves INFO-Subscription's providerAgreementId: the
+// provider-side agreement, which in Kadens is an AvtaleGiro or Autogiro
+// mandate whose id the agreement keeps as its reference. A reference given
+// beside it must name the same mandate (its KID or payer number, as
+// INFO-Subscription writes it, or its id). Problems are recorded in errs;
+// the reference to check is returned.
+func (s *Server) mandateReference(ctx context.Context, errs *validation.Errors, prefix, typ string, in AgreementParamsInput) (string, error) {
+	idField, refField := prefix+"providerAgreementId", prefix+"providerAgreementReference"
+	id := normID(in.ProviderAgreementID)
+	ref := trimmed(in.ProviderAgreementReference)
+	if !store.ValidID(id) {
+		errs.Add(idField, "must be a uuid")
+		return ref, nil
+	}
+	var names []string // what the reference may be
+	switch typ {
+	case store.ProviderAvtaleGiro:
+		m, err := s.store.AvtaleGiroMandate(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			errs.Add(idField, "no AvtaleGiro mandate %s in this tenant", id)
+			return ref, nil
+		} else if err != nil {
+			return "", err
+		}
+		names = []string{m.ID, m.KID}
+	case store.ProviderAutogiro:
+		m, err := s.store.AutogiroMandate(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			errs.Add(idField, "no Autogiro mandate %s in this tenant", id)
+			return ref, nil
+		} else if err != nil {
+			return "", err
+		}
+		names = []string{m.ID, m.PayerNumber}
+	case "":
+		return ref, nil // the type is reported
+	default:
+		errs.Add(idField, "%s agreements have no provider-side agreement in Kadens; leave providerAgreementId out (only AvtaleGiro and Autogiro mandates have one)", typ)
+		return ref, nil
+	}
+	if ref != "" && !slicesContainsFold(names, strings.ReplaceAll(ref, " ", "")) {
+		errs.Add(refField, "%q is not the reference of mandate %s (%s)", ref, id, strings.Join(names[1:], ", "))
+	}
+	return id, nil
+}
+
+func slicesContainsFold(list []string, v string) bool {
+	for _, s := range list {
+		if strings.EqualFold(s, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// matching is how a payment report identifies its demand beyond
+// invoiceId, paymentDemandId and kid.
+type matching struct {
+	kind       string // a match* constant, or "" (by whichever id is given)
+	subscriber string // the payer, to be checked against the demand
+	external   string // externalInvoiceIdentifier
+}
+
+// checkMatching reads matchingType, subscriberId and
+// externalInvoiceIdentifier, recording what a matching type requires.
+func (s *Server) checkMatching(errs *validation.Errors, in PaymentInput) matching {
+	m := matching{
+		kind: oneOf(errs, "matchingType", in.MatchingType, "", matchSubscriberAndInvoice, matchExternalIdentifier,
+			matchSubscriberFromExternalIdentifer, matchNoInvoice, matchBillingAccount),
+		subscriber: uuidField(errs, "subscriberId", in.SubscriberID),
+		external:   text(errs, "externalInvoiceIdentifier", in.ExternalInvoiceIdentifier, 50, false),
+	}
+	switch m.kind {
+	case matchNoInvoice, matchBillingAccount:
+		errs.Add("matchingType", "%s is not supported: a Kadens payment settles a named payment demand; identify it with UseSubscriberAndInvoice, UseExternalIdentifier or UseSubscriberFromExternalIdentifier, or book an allowance on the subscriber account (POST /subscriberaccount/{id}/allowance)", m.kind)
+	case matchSubscriberAndInvoice:
+		if trimmed(in.InvoiceID) == "" {
+			errs.Add("invoiceId", "is required with matchingType %s", m.kind)
+		}
+		if trimmed(in.SubscriberID) == "" {
+			errs.Add("subscriberId", "is required with matchingType %s", m.kind)
+		}
+	case matchExternalIdentifier, matchSubscriberFromExternalIdentifer:
+		if m.external == "" {
+			errs.Add("externalInvoiceIdentifier", "is required with matchingType %s", m.kind)
+		}
+	}
+	if m.external != "" && m.kind == "" {
+		m.kind = matchExternalIdentifier
+	}
+	if m.external != "" && m.kind == matchSubscriberAndInvoice {
+		errs.Add("externalInvoiceIdentifier", "is not used by matchingType %s: give invoiceId", m.kind)
+	}
+	return m
+}
+
+// externalTarget resolves a payment identified by externalInvoiceIdentifier
+// to a payment demand and its currency.
+func (s *Server) externalTarget(ctx context.Context, m matching, orgID, currency string, amount int64, provider, reference string) (string, string, error) {
+	const field = "externalInvoiceIdentifier"
+	refs, err := s.store.InvoicesByExternalIdentifier(ctx, m.external, orgID)
+	if err != nil {
+		return "", "", err
+	}
+	switch {
+	case len(refs) == 0:
+		return "", "", validation.Field(field, "no invoice has KID or invoice number %s", m.external)
+	case len(refs) > 1 && m.kind == matchExternalIdentifier:
+		return "", "", validation.Field("organizationId", "is required: %s names invoices of several organizations (or a KID and an invoice number)", m.external)
+	case len(refs) > 1 && refs[0].SubscriberID != refs[1].SubscriberID:
+		return "", "", validation.Field(field, "%s names invoices of several subscribers; give organizationId", m.external)
+	}
+	ref := refs[0]
+	if m.kind == matchExternalIdentifier {
+		return ref.PaymentDemandID, ref.Currency, nil
+	}
+	// UseSubscriberFromExternalIdentifier: the identifier names the payer
+	// only; a report repeated after the demand was settled finds its
+	// first payment.
+	if m.subscriber != "" && m.subscriber != ref.SubscriberID {
+		return "", "", validation.Field("subscriberId", "%s names an invoice of subscriber %s, not of %s", m.external, ref.SubscriberID, m.subscriber)
+	}
+	prev, _, err := s.store.ListPayments(ctx, store.PaymentFilter{Provider: provider, ProviderReference: reference}, store.Page{Limit: 1})
+	if err != nil {
+		return "", "", err
+	}
+	if len(prev) == 1 && prev[0].SubscriberID == ref.SubscriberID {
+		return prev[0].PaymentDemandID, prev[0].Currency, nil
+	}
+	demand, outstanding, ok, err := invoicing.MatchBySubscriber(ctx, s.store, ref.SubscriberID, currency, amount)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
+		return "", "", validation.Field(field, "the payment cannot be matched: subscriber %s has %d outstanding %s payment demands and it must be exactly one, claiming exactly this amount; identify the invoice with matchingType %s",
+			ref.SubscriberID, outstanding, currency, matchExternalIdentifier)
+	}
+	return demand, currency, nil
+}
+
+// checkPayer checks that the subscriber a report names is the one of the
+// demand the payment was matched to.
+func (s *Server) checkPayer(ctx context.Context, m matching, demandID string) error {
+	if m.subscriber == "" {
+		return nil
+	}
+	d, err := s.store.PaymentDemand(ctx, demandID)
+	if err != nil {
+		return err
+	}
+	if d.SubscriberID != m.subscriber {
+		return validation.Field("subscriberId", "the payment was matched to invoice %s of subscriber %s, not of %s", d.InvoiceID, d.SubscriberID, m.subscriber)
+	}
+	return nil
+}
