@@ -281,5 +281,8 @@ func (s *Store) DeleteSubscriberUser(ctx context.Context, id string) error {
 }
 
 // subscriberUserDependents delete the rows that refer to a user ($1 tenant,
-// $2 user) before the user goes; the tables that add them list them here.
-var subscriberUserDependents []string
+// $2 user) before the user goes: they only ever meant "this user".
+var subscriberUserDependents = []string{
+	`DELETE FROM account_sources WHERE tenant_id = $1 AND user_id = $2`,
+	`DELETE FROM identity_provider_accounts WHERE tenant_id = $1 AND user_id = $2`,
+}

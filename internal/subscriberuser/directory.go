@@ -63,17 +63,18 @@ func (d *Directory) dummyHash() string {
 	return d.dummy
 }
 
-// Authenticate checks email and password against tenantID's users and
-// returns the user. An unknown e-mail, a user without a password and a
+// Authenticate checks login (an e-mail address, or the identifier of an
+// idp-a account) and password against tenantID's users and returns the
+// user. An unknown login, a user without a password and a
 // wrong password are all ErrInvalidCredentials and all cost one argon2id
 // check; a right password of a disabled user is ErrDisabled. A hash made
 // under older parameters is replaced after a successful check.
-func (d *Directory) Authenticate(ctx context.Context, tenantID, email, password string) (store.SubscriberUser, error) {
+func (d *Directory) Authenticate(ctx context.Context, tenantID, login, password string) (store.SubscriberUser, error) {
 	ctx = tenancy.With(ctx, tenantID)
 	var u store.SubscriberUser
 	if store.ValidID(tenantID) {
 		var err error
-		u, err = d.Store.SubscriberUserByEmail(ctx, email)
+		u, err = d.Store.SubscriberUserByLogin(ctx, login)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return store.SubscriberUser{}, fmt.Errorf("subscriberuser: authenticate: %w", err)
 		}
