@@ -20,6 +20,7 @@ import (
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/validation"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -40,6 +41,8 @@ type Server struct {
 	// providers check payment agreements by provider type.
 	providers *provider.Registry
 	peppol    *peppol.Lookup
+	// users hashes subscriber users' passwords.
+	users *subscriberuser.Directory
 
 	mux    *http.ServeMux
 	routes []route
@@ -87,6 +90,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("api: no payment providers registered")
 	}
 	s.peppol = o.Peppol
+	s.users = &subscriberuser.Directory{Store: o.Store, Now: s.now}
 	s.organizationRoutes()
 	s.catalogRoutes()
 	s.subscriberRoutes()
@@ -107,6 +111,7 @@ func New(o Options) (*Server, error) {
 	s.paymentRoutes()
 	s.autogiroRoutes()
 	s.avtalegiroRoutes()
+	s.authorizationRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
 		return nil, err
@@ -228,6 +233,13 @@ type route struct {
 	// query is the set of query parameters request declares; a GET with
 	// any other is a 400 (filled by add).
 	query map[string]string
+	// subscriberTokens admits tokens without the API scope (subscribers'
+	// tokens); the handler decides what such a token may see. Every other
+	// route refuses them (403).
+	subscriberTokens bool
+	// bare400 answers this route's 400s (a missing tenant header too)
+	// without a body: the contract says so for some operations.
+	bare400 bool
 }
 
 type response struct {
@@ -269,10 +281,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	if t := s.echo[rt.path]; t != nil && rt.method == http.MethodPut {
 		r = r.WithContext(withEcho(r.Context(), t))
 	}
-	r, err := s.authenticate(r)
-	if err != nil {
-		return err
+	r, err := s.authenticate(r, rt.subscriberTokens)
+	if err == nil {
+		err = s.serveAuthenticated(w, r, rt)
 	}
+	if rt.bare400 {
+		return bareBadRequest(err)
+	}
+	return err
+}
+
+// serveAuthenticated is serve after authentication.
+func (s *Server) serveAuthenticated(w http.ResponseWriter, r *http.Request, rt route) error {
 	if err := checkQuery(r.URL.RawQuery); err != nil {
 		return err
 	}

@@ -239,7 +239,7 @@ func (t *tenantSet) lookup(ctx context.Context, id string) (store.Tenant, bool, 
 // tenant named in S4-TenantId: no or bad token is 401; a missing or
 // malformed header is 400; a token of another tenant, an unknown tenant or a
 // token without the API scope is 403.
-func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
+func (s *Server) authenticate(r *http.Request, subscriberTokens bool) (*http.Request, error) {
 	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || raw == "" {
 		return nil, errUnauthorized
@@ -256,7 +256,10 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 	case !store.ValidID(hdr):
 		return nil, validation.Field(TenantHeader, "must be a tenant id (uuid)")
 	}
-	if !strings.EqualFold(p.TenantID, hdr) || !p.HasScope(idp.ScopeAPI) {
+	// Only routes marked for them (route.subscriberTokens) admit a token
+	// without the API scope (a subscriber's); their handlers decide what
+	// it may see.
+	if !strings.EqualFold(p.TenantID, hdr) || (!p.HasScope(idp.ScopeAPI) && !subscriberTokens) {
 		return nil, errForbidden
 	}
 	if _, ok, err := s.tenants.lookup(r.Context(), p.TenantID); err != nil {

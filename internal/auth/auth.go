@@ -36,6 +36,9 @@ type Principal struct {
 	// SubscriberID is set on subscriber (end-user) tokens.
 	SubscriberID string
 	Expiry       time.Time
+	// External is set on tokens of a trusted external issuer (not Kadens'
+	// own identity provider).
+	External bool
 }
 
 // HasScope reports whether the token grants scope.
@@ -48,6 +51,10 @@ type issuer struct {
 	scopeClaim      string
 	subscriberClaim string
 	requiredScope   string
+	// subscriberTokens admits tokens without requiredScope as end-user
+	// tokens (no API scope) instead of refusing them.
+	subscriberTokens bool
+	external         bool
 }
 
 // Verifier checks bearer tokens.
@@ -80,6 +87,12 @@ type TrustedIssuer struct {
 	TenantClaim   string `json:"tenantClaim"`
 	ScopeClaim    string `json:"scopeClaim"`
 	RequiredScope string `json:"requiredScope"`
+	// SubscriberTokens: the issuer's tokens that lack RequiredScope are
+	// end users' (subscriber) tokens rather than invalid ones. They pass no
+	// administrative route; the entitlement endpoint admits one for the
+	// subscriber user an idp-b account binds its subject to
+	// (docs/AUTHORIZATIONS.md).
+	SubscriberTokens bool `json:"subscriberTokens"`
 }
 
 // Check reports what a trusted issuer lacks.
@@ -118,9 +131,11 @@ func NewVerifier(ctx context.Context, o Options) *Verifier {
 				ClientID: ti.Audience,
 				Now:      now,
 			}),
-			tenantClaim:   ti.TenantClaim,
-			scopeClaim:    scopeClaim,
-			requiredScope: ti.RequiredScope,
+			tenantClaim:      ti.TenantClaim,
+			scopeClaim:       scopeClaim,
+			requiredScope:    ti.RequiredScope,
+			subscriberTokens: ti.SubscriberTokens,
+			external:         true,
 		}
 	}
 	return v
@@ -155,7 +170,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	p := Principal{Issuer: idt.Issuer, Subject: idt.Subject, Expiry: idt.Expiry}
+	p := Principal{Issuer: idt.Issuer, Subject: idt.Subject, Expiry: idt.Expiry, External: iss.external}
 	p.TenantID, _ = claims[iss.tenantClaim].(string)
 	if p.TenantID == "" {
 		return Principal{}, fmt.Errorf("%w: no %s claim", ErrInvalidToken, iss.tenantClaim)
@@ -164,15 +179,27 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		p.SubscriberID, _ = claims[iss.subscriberClaim].(string)
 	}
 	p.Scopes = scopes(claims[iss.scopeClaim])
-	if iss.requiredScope != "" && !p.HasScope(iss.requiredScope) {
-		return Principal{}, fmt.Errorf("%w: scope %q missing", ErrInvalidToken, iss.requiredScope)
-	}
-	if iss.requiredScope != "" {
+	switch {
+	case iss.requiredScope != "" && p.HasScope(iss.requiredScope):
 		// An external token with the configured scope is an API token.
 		p.Scopes = append(p.Scopes, idp.ScopeAPI)
+	case iss.subscriberTokens:
+		// An end user's token: never an API token, whatever its own scope
+		// claim says.
+		p.Scopes = slices.DeleteFunc(p.Scopes, func(s string) bool { return s == idp.ScopeAPI })
+	case iss.requiredScope != "":
+		return Principal{}, fmt.Errorf("%w: scope %q missing", ErrInvalidToken, iss.requiredScope)
 	}
 	v.cache.put(raw, p)
 	return p, nil
+}
+
+// TrustsExternal reports whether issuer is a configured external issuer
+// whose subscriber tokens are admitted (TrustedIssuer.SubscriberTokens):
+// the issuers an idp-b account may name.
+func (v *Verifier) TrustsExternal(issuer string) bool {
+	iss, ok := v.issuers[issuer]
+	return ok && iss.external && iss.subscriberTokens
 }
 
 // scopes reads a scope claim given as a space-separated string or an array.

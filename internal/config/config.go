@@ -100,7 +100,7 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	dur(&c.TokenTTL, "token-ttl", "KADENS_TOKEN_TTL", time.Hour, "lifetime of issued access tokens")
 	c.secrets["master-key"] = true
 	str(&c.MasterKey, "master-key", "KADENS_MASTER_KEY", "", "base64 32-byte key that encrypts signing keys at rest (default: <data-dir>/master.key, created on first use; set it when several processes share PostgreSQL)")
-	str(&c.TrustedIssuers, "trusted-issuers", "KADENS_TRUSTED_ISSUERS", "", `JSON array of external token issuers: [{"issuer","jwksUrl","audience","tenantClaim","scopeClaim","requiredScope"}]`)
+	str(&c.TrustedIssuers, "trusted-issuers", "KADENS_TRUSTED_ISSUERS", "", `JSON array of external token issuers: [{"issuer","jwksUrl","audience","tenantClaim","scopeClaim","requiredScope","subscriberTokens"}]`)
 	fs.Int64Var(&c.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
 	c.fromEnv("body-limit", "KADENS_BODY_LIMIT")
 	str(&c.LogLevel, "log-level", "KADENS_LOG_LEVEL", "info", "debug, info, warn or error")
