@@ -42,16 +42,21 @@ type UserAccess struct {
 }
 
 // entitlementQuery reads a user and the subscription periods that grant it
-// access at $3, in one statement: the user's own subscriber's periods and
-// those of its account sources' accounts (the account's subscriber, in
-// the account's currency), live at $3 (started, not ended, no
-// cancellation or deactivation in effect). The user row comes back once
-// with NULL period columns when nothing grants access, so an unknown user
-// (no row) differs from one without access. Each branch walks an index:
-// subscriber_users by id, account_sources by (tenant, user, account),
-// subscriptions by (tenant, subscriber, period_end) (migration 00026).
-// Timestamps are read as text on SQLite (parseDBTime): the driver's
-// layout guessing was a large part of a short read's cost there.
+// access at $3, in one statement of three branches: the user itself
+// (always one row, so an unknown user, no row, differs from one without
+// access), the live periods of the user's own subscriber, and those of its
+// account sources' accounts (the account's subscriber, in the account's
+// currency). Live at $3: started, not ended, no cancellation or
+// deactivation in effect. Each branch is a chain of index look-ups that
+// starts at the user (CROSS JOIN keeps SQLite's planner, which has no
+// statistics here, to that order; PostgreSQL reads it as an inner join): subscriber_users by (tenant, id), account_sources by
+// (tenant, user, account), subscriber_accounts by (tenant, id), and
+// subscriptions by (tenant, subscriber, period_end) (migration 00026), so
+// ended periods are never read. (A first version joined the periods to a
+// UNION of the two sources; SQLite then scanned the tenant's periods and
+// built a temporary index on every run.) Timestamps are read as text on
+// SQLite (parseDBTime's layout): the driver's layout guessing is a large
+// part of a short read's cost there.
 func entitlementQuery(textTimes bool) string {
 	col := func(c string) string {
 		if textTimes {
@@ -59,26 +64,25 @@ func entitlementQuery(textTimes bool) string {
 		}
 		return c
 	}
-	return `SELECT u.disabled, u.subscriber_id, x.id, x.subscriber_id, x.package_hash, ` +
-		col("x.period_end") + `, ` + col("x.cancel_effective_at") + `, ` + col("x.deactivated_at") + `
-	FROM subscriber_users u
-	LEFT JOIN (
-		SELECT s.id, s.subscriber_id, s.package_hash, s.period_end, s.cancel_effective_at, s.deactivated_at
-		FROM (
-			SELECT g.subscriber_id, NULL AS currency FROM subscriber_users g
-			WHERE g.tenant_id = $1 AND g.id = $2 AND g.subscriber_id IS NOT NULL
-			UNION ALL
-			SELECT sa.subscriber_id, sa.currency FROM account_sources a
-			JOIN subscriber_accounts sa ON sa.tenant_id = a.tenant_id AND sa.id = a.account_id
-			WHERE a.tenant_id = $1 AND a.user_id = $2
-		) g
-		JOIN subscriptions s ON s.tenant_id = $1 AND s.subscriber_id = g.subscriber_id
-			AND (g.currency IS NULL OR s.currency = g.currency)
-		WHERE s.period_end > $3 AND s.period_start <= $3
-			AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
-			AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)
-	) x ON NOT u.disabled
-	WHERE u.tenant_id = $1 AND u.id = $2`
+	live := ` AND s.period_end > $3 AND s.period_start <= $3
+		AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
+		AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)`
+	periods := `s.id, s.subscriber_id, s.package_hash, ` + col("s.period_end") + `, ` +
+		col("s.cancel_effective_at") + `, ` + col("s.deactivated_at")
+	return `SELECT 0, u.disabled, u.subscriber_id, NULL, NULL, NULL, NULL, NULL, NULL
+	FROM subscriber_users u WHERE u.tenant_id = $1 AND u.id = $2
+	UNION ALL
+	SELECT 1, u.disabled, NULL, ` + periods + `
+	FROM subscriber_users u CROSS JOIN subscriptions s
+	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
+		AND s.tenant_id = $1 AND s.subscriber_id = u.subscriber_id` + live + `
+	UNION ALL
+	SELECT 2, u.disabled, NULL, ` + periods + `
+	FROM subscriber_users u CROSS JOIN account_sources a CROSS JOIN subscriber_accounts sa CROSS JOIN subscriptions s
+	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
+		AND a.tenant_id = $1 AND a.user_id = u.id
+		AND sa.tenant_id = $1 AND sa.id = a.account_id
+		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency` + live
 }
 
 // UserAccess returns what user id of the context's tenant may use at at,
@@ -112,15 +116,20 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 		found  bool
 	)
 	for rows.Next() {
-		found = true
 		var (
+			branch                       int
+			disabled                     bool
 			sub, subID, subscriber, hash sql.NullString
 			end, cancel, deactivated     anyTime
 		)
-		if err := rows.Scan(&out.Disabled, &sub, &subID, &subscriber, &hash, &end, &cancel, &deactivated); err != nil {
+		if err := rows.Scan(&branch, &disabled, &sub, &subID, &subscriber, &hash, &end, &cancel, &deactivated); err != nil {
 			return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
 		}
-		out.SubscriberID = sub.String
+		if branch == 0 {
+			found = true
+			out.Disabled, out.SubscriberID = disabled, sub.String
+			continue
+		}
 		if !subID.Valid || end.t == nil {
 			continue
 		}
