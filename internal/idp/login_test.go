@@ -1,0 +1,257 @@
+package idp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/kadens/kadens/internal/seed"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/subscriberuser"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+const (
+	testRedirect = "http://127.0.0.1:9/cb"
+	testLogout   = "http://127.0.0.1:9/bye"
+	testPassword = "correct horse battery staple"
+)
+
+var cheapPasswords = subscriberuser.Params{Memory: 64, Time: 1, Threads: 1}
+
+// loginFixture is an IdP with a login client and a user (linked to a
+// subscriber) of its tenant.
+type loginFixture struct {
+	*idpServer
+	tenantName     string
+	client, secret string
+	email, userID  string
+	subscriberID   string
+}
+
+func newLoginFixture(t *testing.T, s *store.Store) *loginFixture {
+	t.Helper()
+	is := newIdP(t, s)
+	ctx := tenancy.With(context.Background(), is.tenant)
+	ten, err := s.TenantByID(ctx, is.tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &loginFixture{idpServer: is, tenantName: ten.Name, email: "reader@example.com"}
+	c, secret, err := NewLoginClient(ctx, s, is.tenant, LoginClientSpec{Name: "web", RedirectURIs: []string{testRedirect},
+		PostLogoutRedirectURIs: []string{testLogout}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.client, f.secret = c.ID, secret
+	sub := seed.NewStore(t, s, ctx, time.Now()).Subscriber(seed.Subscriber{Name: "Reader", Email: "reader@example.com", Country: "NO"})
+	f.subscriberID = sub.ID
+	u, err := (&subscriberuser.Directory{Store: s, Params: cheapPasswords}).Create(ctx, f.email, testPassword, sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.userID = u.ID
+	return f
+}
+
+// browser is an HTTP client that does not follow redirects and keeps
+// cookies, as a browser would for the IdP.
+func browser(t *testing.T) *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+type page struct {
+	status   int
+	location string
+	body     string
+	header   http.Header
+}
+
+func fetch(t *testing.T, c *http.Client, method, u string, form url.Values) page {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(b), header: resp.Header}
+}
+
+func pkce() (verifier, challenge string) {
+	verifier = "v-" + strings.Repeat("0123456789", 5)
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func (f *loginFixture) authorizeURL(extra url.Values) string {
+	_, challenge := pkce()
+	q := url.Values{"response_type": {"code"}, "client_id": {f.client}, "connection": {f.tenantName},
+		"scope": {"openid offline_access"}, "redirect_uri": {testRedirect}, "state": {"st-1"}, "nonce": {"n-1"},
+		"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "orgname": {"Avisa"}, "language": {"nb"}}
+	for k, v := range extra {
+		q[k] = v
+	}
+	return f.url + "/authorize?" + q.Encode()
+}
+
+var (
+	csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	idRE   = regexp.MustCompile(`name="id" value="([^"]+)"`)
+)
+
+// login runs authorize and the login form with password and returns the
+// last answer (the redirect to the client on success).
+func (f *loginFixture) login(t *testing.T, c *http.Client, authorize, email, password string) page {
+	t.Helper()
+	p := fetch(t, c, "GET", authorize, nil)
+	if p.status != http.StatusFound || !strings.Contains(p.location, "/login?id=") {
+		t.Fatalf("authorize: %d %s %s", p.status, p.location, p.body)
+	}
+	lp := fetch(t, c, "GET", p.location, nil)
+	if lp.status != http.StatusOK {
+		t.Fatalf("login page: %d %s", lp.status, lp.body)
+	}
+	csrf, id := csrfRE.FindStringSubmatch(lp.body), idRE.FindStringSubmatch(lp.body)
+	if csrf == nil || id == nil {
+		t.Fatalf("login page without its form: %s", lp.body)
+	}
+	p = fetch(t, c, "POST", f.url+"/login", url.Values{"id": {html.UnescapeString(id[1])}, "csrf": {html.UnescapeString(csrf[1])},
+		"email": {email}, "password": {password}})
+	if p.status != http.StatusSeeOther {
+		return p
+	}
+	return fetch(t, c, "GET", p.location, nil) // the library's callback: 302 to the client
+}
+
+func (f *loginFixture) code(t *testing.T) string {
+	t.Helper()
+	p := f.login(t, browser(t), f.authorizeURL(nil), f.email, testPassword)
+	u, err := url.Parse(p.location)
+	if p.status != http.StatusFound || err != nil || !strings.HasPrefix(p.location, testRedirect+"?") {
+		t.Fatalf("login: %d %q %s", p.status, p.location, p.body)
+	}
+	if u.Query().Get("state") != "st-1" || u.Query().Get("code") == "" {
+		t.Fatalf("redirect without code and state: %s", p.location)
+	}
+	return u.Query().Get("code")
+}
+
+func (f *loginFixture) exchange(t *testing.T, code, verifier string) reply {
+	t.Helper()
+	return f.post(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {f.client}, "client_secret": {f.secret},
+		"code": {code}, "redirect_uri": {testRedirect}, "code_verifier": {verifier}}, nil, "")
+}
+
+// claimsOf verifies tok against the JWKS and returns its claims.
+func claimsOf(t *testing.T, is *idpServer, tok string) map[string]any {
+	t.Helper()
+	jws, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := jwks(t, is)
+	keys := set.Key(jws.Signatures[0].Header.KeyID)
+	if len(keys) != 1 {
+		t.Fatalf("token key %q not in the JWKS", jws.Signatures[0].Header.KeyID)
+	}
+	payload, err := jws.Verify(keys[0])
+	if err != nil {
+		t.Fatalf("signature: %v", err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(payload, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The whole code flow: authorize with PKCE and nonce, the login page, the
+// redirect with code and state, the exchange (form fields of the
+// contract), the claims of both tokens, userinfo, a rotating refresh and
+// the logout to the registered address.
+func TestCodeFlow(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newLoginFixture(t, s)
+		verifier, _ := pkce()
+		r := f.exchange(t, f.code(t), verifier)
+		if r.status != http.StatusOK || r.body["token_type"] != "Bearer" || r.body["expires_in"] == nil ||
+			r.body["id_token"] == nil || r.body["access_token"] == nil || r.body["refresh_token"] == nil {
+			t.Fatalf("exchange: %d %v", r.status, r.body)
+		}
+		at := claimsOf(t, f.idpServer, r.body["access_token"].(string))
+		idt := claimsOf(t, f.idpServer, r.body["id_token"].(string))
+		for name, c := range map[string]map[string]any{"access": at, "id": idt} {
+			if c["iss"] != f.url || c["sub"] != f.userID || c["azp"] != f.client || c[testNS+"/tenantId"] != f.tenant ||
+				c[testNS+"/subscriberId"] != f.subscriberID || c[testNS+"/kind"] != KindSubscriber || c["iat"] == nil || c["exp"] == nil ||
+				!strings.Contains(c["scope"].(string), "openid") || strings.Contains(c["scope"].(string), ScopeAPI) {
+				t.Fatalf("%s token claims: %v", name, c)
+			}
+		}
+		if aud, _ := at["aud"].([]any); len(aud) != 1 || aud[0] != testAudience {
+			t.Fatalf("access token aud %v, want only %s", at["aud"], testAudience)
+		}
+		if idt["nonce"] != "n-1" {
+			t.Fatalf("id token nonce %v", idt["nonce"])
+		}
+
+		req, _ := http.NewRequest("GET", f.url+"/userinfo", nil)
+		req.Header.Set("Authorization", "Bearer "+r.body["access_token"].(string))
+		ui := do(t, req)
+		if ui.status != http.StatusOK || ui.body["sub"] != f.userID || ui.body[testNS+"/subscriberId"] != f.subscriberID {
+			t.Fatalf("userinfo: %d %v", ui.status, ui.body)
+		}
+
+		refresh := func(tok string) reply {
+			return f.post(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok}}, []string{f.client, f.secret}, "")
+		}
+		first := r.body["refresh_token"].(string)
+		r2 := refresh(first)
+		if r2.status != http.StatusOK || r2.body["refresh_token"] == first || r2.body["access_token"] == nil {
+			t.Fatalf("refresh: %d %v", r2.status, r2.body)
+		}
+		if again := refresh(first); again.status != http.StatusBadRequest || again.body["error"] != "invalid_grant" {
+			t.Fatalf("a used refresh token: %d %v", again.status, again.body)
+		}
+
+		q := url.Values{"id_token_hint": {r.body["id_token"].(string)}, "post_logout_redirect_uri": {testLogout},
+			"client_id": {f.client}, "state": {"bye"}}
+		out := fetch(t, browser(t), "GET", f.url+"/end_session?"+q.Encode(), nil)
+		if out.status != http.StatusFound || !strings.HasPrefix(out.location, testLogout) {
+			t.Fatalf("logout: %d %s %s", out.status, out.location, out.body)
+		}
+		if after := refresh(r2.body["refresh_token"].(string)); after.status != http.StatusBadRequest {
+			t.Fatalf("refresh after logout: %d %v", after.status, after.body)
+		}
+		q.Set("post_logout_redirect_uri", "https://evil.example/")
+		if bad := fetch(t, browser(t), "GET", f.url+"/end_session?"+q.Encode(), nil); bad.status == http.StatusFound && strings.HasPrefix(bad.location, "https://evil") {
+			t.Fatalf("logout redirected to an unregistered address: %s", bad.location)
+		}
+	})
+}
