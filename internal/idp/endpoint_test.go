@@ -64,7 +64,7 @@ func newIdP(t *testing.T, s *store.Store) *idpServer {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	is.url = "http://" + srv.Listener.Addr().String()
 	is.Server = New(Config{Issuer: is.url, Audience: testAudience, ClaimsNamespace: testNS, TokenTTL: time.Hour,
-		Limits: Limits{ClientBurst: 100, ClientEvery: time.Second, AddressBurst: 100, AddressEvery: time.Second, MaxKeysByKind: 100},
+		Limits:    Limits{ClientBurst: 100, ClientEvery: time.Second, AddressBurst: 100, AddressEvery: time.Second, MaxKeysByKind: 100},
 		Passwords: cheapPasswords},
 		s, keys, log)
 	h = is.Handler()

@@ -126,6 +126,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /oauth/token", s.token)
 	mux.HandleFunc("GET /.well-known/openid-configuration", s.discovery)
 	mux.HandleFunc("GET /.well-known/jwks.json", s.jwks)
+	mux.HandleFunc("/oauth/token", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "POST")
+		oauthError(w, http.StatusMethodNotAllowed, "invalid_request", "the token endpoint takes POST")
+	})
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("GET /login", s.loginPage)
 	mux.HandleFunc("POST /login", s.loginPost)

@@ -84,12 +84,14 @@ type loginClient struct {
 	ttl      time.Duration
 }
 
-func (c *loginClient) GetID() string                        { return c.ID }
-func (c *loginClient) RedirectURIs() []string               { return c.LoginClient.RedirectURIs }
-func (c *loginClient) PostLogoutRedirectURIs() []string     { return c.LoginClient.PostLogoutRedirectURIs }
-func (c *loginClient) ApplicationType() op.ApplicationType  { return op.ApplicationTypeWeb }
-func (c *loginClient) AuthMethod() oidc.AuthMethod          { return oidc.AuthMethodBasic }
-func (c *loginClient) ResponseTypes() []oidc.ResponseType   { return []oidc.ResponseType{oidc.ResponseTypeCode} }
+func (c *loginClient) GetID() string                       { return c.ID }
+func (c *loginClient) RedirectURIs() []string              { return c.LoginClient.RedirectURIs }
+func (c *loginClient) PostLogoutRedirectURIs() []string    { return c.LoginClient.PostLogoutRedirectURIs }
+func (c *loginClient) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
+func (c *loginClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodBasic }
+func (c *loginClient) ResponseTypes() []oidc.ResponseType {
+	return []oidc.ResponseType{oidc.ResponseTypeCode}
+}
 func (c *loginClient) LoginURL(id string) string            { return c.loginURL + "?id=" + id }
 func (c *loginClient) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
 func (c *loginClient) IDTokenLifetime() time.Duration       { return c.ttl }

@@ -5,9 +5,9 @@ import "strings"
 // Texts are the visible strings of the login pages in one language.
 type Texts struct {
 	Title, Heading, Email, Password, Submit, Wrong, TooMany, Expired, BadForm, Failed string
-	ErrorTitle, UnknownClient, BadRedirect, BadConnection                            string
-	Forgot, ResetHeading, ResetSend, ResetSent, NewPassword, ResetSave, ResetDone   string
-	ResetBad, ResetSubject, ResetBody                                                string
+	ErrorTitle, UnknownClient, BadRedirect, BadConnection                             string
+	Forgot, ResetHeading, ResetSend, ResetSent, NewPassword, ResetSave, ResetDone     string
+	ResetBad, ResetSubject, ResetBody                                                 string
 }
 
 // Languages are the page languages the login page speaks (the contract's
@@ -33,7 +33,7 @@ var texts = map[string]Texts{
 		Failed: "Something went wrong. Try again later.", ErrorTitle: "Login error", UnknownClient: "Unknown application.",
 		BadRedirect: "The application's return address is not registered.", BadConnection: "This application does not log in to that organization.",
 		Forgot: "Forgot your password?", ResetHeading: "Reset password", ResetSend: "Send reset link",
-		ResetSent: "If the address belongs to an account, a link to set a new password is on its way.",
+		ResetSent:   "If the address belongs to an account, a link to set a new password is on its way.",
 		NewPassword: "New password", ResetSave: "Save password", ResetDone: "Your password is changed. Go back to the site and log in.",
 		ResetBad: "This link is invalid or has expired.", ResetSubject: "Reset your password",
 		ResetBody: "Open this link to choose a new password. It works once and expires in an hour:"},
@@ -43,7 +43,7 @@ var texts = map[string]Texts{
 		Failed: "Noe gikk galt. Prøv igjen senere.", ErrorTitle: "Feil ved innlogging", UnknownClient: "Ukjent applikasjon.",
 		BadRedirect: "Applikasjonens returadresse er ikke registrert.", BadConnection: "Denne applikasjonen logger ikke inn hos den organisasjonen.",
 		Forgot: "Glemt passordet?", ResetHeading: "Tilbakestill passord", ResetSend: "Send lenke",
-		ResetSent: "Hvis adressen hører til en konto, er en lenke for å velge nytt passord på vei.",
+		ResetSent:   "Hvis adressen hører til en konto, er en lenke for å velge nytt passord på vei.",
 		NewPassword: "Nytt passord", ResetSave: "Lagre passord", ResetDone: "Passordet er endret. Gå tilbake til nettstedet og logg inn.",
 		ResetBad: "Lenken er ugyldig eller utløpt.", ResetSubject: "Tilbakestill passordet ditt",
 		ResetBody: "Åpne lenken for å velge nytt passord. Den virker én gang og utløper om en time:"},
@@ -53,7 +53,7 @@ var texts = map[string]Texts{
 		Failed: "Noko gjekk gale. Prøv igjen seinare.", ErrorTitle: "Feil ved innlogging", UnknownClient: "Ukjend applikasjon.",
 		BadRedirect: "Returadressa til applikasjonen er ikkje registrert.", BadConnection: "Denne applikasjonen loggar ikkje inn hjå den organisasjonen.",
 		Forgot: "Gløymt passordet?", ResetHeading: "Tilbakestill passord", ResetSend: "Send lenkje",
-		ResetSent: "Om adressa høyrer til ein konto, er ei lenkje for å velje nytt passord på veg.",
+		ResetSent:   "Om adressa høyrer til ein konto, er ei lenkje for å velje nytt passord på veg.",
 		NewPassword: "Nytt passord", ResetSave: "Lagre passord", ResetDone: "Passordet er endra. Gå attende til nettstaden og logg inn.",
 		ResetBad: "Lenkja er ugyldig eller gått ut.", ResetSubject: "Tilbakestill passordet ditt",
 		ResetBody: "Opne lenkja for å velje nytt passord. Ho verkar éin gong og går ut om ein time:"},
@@ -63,7 +63,7 @@ var texts = map[string]Texts{
 		Failed: "Något gick fel. Försök igen senare.", ErrorTitle: "Inloggningsfel", UnknownClient: "Okänd applikation.",
 		BadRedirect: "Applikationens returadress är inte registrerad.", BadConnection: "Den här applikationen loggar inte in hos den organisationen.",
 		Forgot: "Glömt lösenordet?", ResetHeading: "Återställ lösenord", ResetSend: "Skicka länk",
-		ResetSent: "Om adressen hör till ett konto är en länk för att välja nytt lösenord på väg.",
+		ResetSent:   "Om adressen hör till ett konto är en länk för att välja nytt lösenord på väg.",
 		NewPassword: "Nytt lösenord", ResetSave: "Spara lösenord", ResetDone: "Lösenordet är ändrat. Gå tillbaka till webbplatsen och logga in.",
 		ResetBad: "Länken är ogiltig eller har gått ut.", ResetSubject: "Återställ ditt lösenord",
 		ResetBody: "Öppna länken för att välja ett nytt lösenord. Den fungerar en gång och går ut om en timme:"},
@@ -73,7 +73,7 @@ var texts = map[string]Texts{
 		Failed: "Noget gik galt. Prøv igen senere.", ErrorTitle: "Loginfejl", UnknownClient: "Ukendt applikation.",
 		BadRedirect: "Applikationens returadresse er ikke registreret.", BadConnection: "Denne applikation logger ikke ind hos den organisation.",
 		Forgot: "Glemt adgangskoden?", ResetHeading: "Nulstil adgangskode", ResetSend: "Send link",
-		ResetSent: "Hvis adressen hører til en konto, er et link til at vælge en ny adgangskode på vej.",
+		ResetSent:   "Hvis adressen hører til en konto, er et link til at vælge en ny adgangskode på vej.",
 		NewPassword: "Ny adgangskode", ResetSave: "Gem adgangskode", ResetDone: "Adgangskoden er ændret. Gå tilbage til webstedet og log ind.",
 		ResetBad: "Linket er ugyldigt eller udløbet.", ResetSubject: "Nulstil din adgangskode",
 		ResetBody: "Åbn linket for at vælge en ny adgangskode. Det virker én gang og udløber om en time:"},
@@ -83,7 +83,7 @@ var texts = map[string]Texts{
 		Failed: "Jokin meni vikaan. Yritä myöhemmin uudelleen.", ErrorTitle: "Kirjautumisvirhe", UnknownClient: "Tuntematon sovellus.",
 		BadRedirect: "Sovelluksen paluuosoitetta ei ole rekisteröity.", BadConnection: "Tämä sovellus ei kirjaudu kyseiseen organisaatioon.",
 		Forgot: "Unohditko salasanan?", ResetHeading: "Palauta salasana", ResetSend: "Lähetä linkki",
-		ResetSent: "Jos osoite kuuluu tilille, linkki uuden salasanan valintaan on matkalla.",
+		ResetSent:   "Jos osoite kuuluu tilille, linkki uuden salasanan valintaan on matkalla.",
 		NewPassword: "Uusi salasana", ResetSave: "Tallenna salasana", ResetDone: "Salasana on vaihdettu. Palaa sivustolle ja kirjaudu sisään.",
 		ResetBad: "Linkki on virheellinen tai vanhentunut.", ResetSubject: "Palauta salasanasi",
 		ResetBody: "Avaa linkki valitaksesi uuden salasanan. Se toimii kerran ja vanhenee tunnissa:"},
