@@ -255,3 +255,173 @@ func TestCodeFlow(t *testing.T) {
 		}
 	})
 }
+
+// Bad authorization requests get an error page (400), never a redirect to
+// an address that is not the client's.
+func TestAuthorizeErrors(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newLoginFixture(t, s)
+		other := seed.Tenant(t, s, "other", time.Now())
+		otherTenant, _ := tenancy.From(other)
+		ot, _ := s.TenantByID(other, otherTenant)
+		for _, c := range []struct {
+			name  string
+			extra url.Values
+			code  string
+		}{
+			{"unknown client", url.Values{"client_id": {"kl_nope"}}, "invalid_client"},
+			{"unregistered redirect_uri", url.Values{"redirect_uri": {"https://evil.example/cb"}}, "invalid_request"},
+			{"redirect_uri with extra query", url.Values{"redirect_uri": {testRedirect + "?x=1"}}, "invalid_request"},
+			{"another tenant's connection", url.Values{"connection": {ot.Name}}, "invalid_request"},
+			{"unknown connection", url.Values{"connection": {"nosuch"}}, "invalid_request"},
+			{"plain PKCE", url.Values{"code_challenge_method": {"plain"}}, "invalid_request"},
+		} {
+			p := fetch(t, browser(t), "GET", f.authorizeURL(c.extra), nil)
+			if p.status != http.StatusBadRequest || p.location != "" || !strings.Contains(p.body, `data-error="`+c.code+`"`) ||
+				!strings.HasPrefix(p.header.Get("Content-Type"), "text/html") {
+				t.Errorf("%s: %d %q %s", c.name, p.status, p.location, p.body)
+			}
+		}
+		// Without connection the client's tenant is the default.
+		q := url.Values{"connection": {""}}
+		if p := fetch(t, browser(t), "GET", f.authorizeURL(q), nil); p.status != http.StatusFound {
+			t.Errorf("without connection: %d %s", p.status, p.body)
+		}
+	})
+}
+
+// Every failed code exchange is the error RFC 6749 (and 7636 for PKCE)
+// names, never a 500; and a code is spent by its first exchange.
+func TestCodeExchangeErrors(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newLoginFixture(t, s)
+		verifier, _ := pkce()
+		want := func(name string, r reply, status int, code string) {
+			t.Helper()
+			if r.status != status || r.body["error"] != code {
+				t.Errorf("%s: %d %v, want %d %s", name, r.status, r.body, status, code)
+			}
+		}
+		code := f.code(t)
+		want("wrong verifier", f.exchange(t, code, verifier+"x"), 400, "invalid_grant")
+		want("the code after a failed try", f.exchange(t, code, verifier), 400, "invalid_grant")
+
+		code = f.code(t)
+		if r := f.exchange(t, code, verifier); r.status != 200 {
+			t.Fatalf("exchange: %d %v", r.status, r.body)
+		}
+		want("reused code", f.exchange(t, code, verifier), 400, "invalid_grant")
+		want("made-up code", f.exchange(t, "nonsense", verifier), 400, "invalid_grant")
+		want("no code", f.post(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {f.client}, "client_secret": {f.secret}}, nil, ""), 400, "invalid_request")
+
+		code = f.code(t)
+		r := f.post(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {f.client}, "client_secret": {f.secret},
+			"code": {code}, "redirect_uri": {"http://127.0.0.1:9/other"}, "code_verifier": {verifier}}, nil, "")
+		want("another redirect_uri", r, 400, "invalid_grant")
+
+		code = f.code(t)
+		r = f.post(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {f.client}, "client_secret": {"wrong"},
+			"code": {code}, "redirect_uri": {testRedirect}, "code_verifier": {verifier}}, nil, "")
+		if r.body["error"] != "invalid_client" && r.body["error"] != "unauthorized_client" || r.status >= 500 {
+			t.Errorf("wrong secret: %d %v", r.status, r.body)
+		}
+		code = f.code(t)
+		r = f.post(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {"kl_nope"}, "client_secret": {f.secret},
+			"code": {code}, "redirect_uri": {testRedirect}, "code_verifier": {verifier}}, nil, "")
+		if r.body["error"] != "invalid_client" && r.body["error"] != "invalid_grant" || r.status >= 500 {
+			t.Errorf("unknown client: %d %v", r.status, r.body)
+		}
+
+		// HTTP Basic works as well as the form fields.
+		code = f.code(t)
+		r = f.post(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {testRedirect},
+			"code_verifier": {verifier}}, []string{f.client, f.secret}, "")
+		if r.status != 200 {
+			t.Errorf("basic: %d %v", r.status, r.body)
+		}
+
+		// An expired code.
+		code = f.code(t)
+		f.Server.now = func() time.Time { return time.Now().Add(CodeTTL + time.Second) }
+		want("expired code", f.exchange(t, code, verifier), 400, "invalid_grant")
+		f.Server.now = time.Now
+	})
+}
+
+// The login form: generic answer for a wrong password, an unknown e-mail
+// or a disabled user; CSRF token required; failures limited per account
+// (429 with Retry-After); a user of another tenant cannot log in through
+// this tenant's client.
+func TestLoginForm(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newLoginFixture(t, s)
+		wrong := texts["nb"].Wrong
+		for _, c := range [][2]string{{f.email, "nope"}, {"nobody@example.com", testPassword}} {
+			p := f.login(t, browser(t), f.authorizeURL(nil), c[0], c[1])
+			if p.status != http.StatusUnauthorized || !strings.Contains(html.UnescapeString(p.body), wrong) {
+				t.Errorf("%s/%s: %d %s", c[0], c[1], p.status, p.body)
+			}
+		}
+
+		// The page: language, title, labels.
+		c := browser(t)
+		p := fetch(t, c, "GET", f.authorizeURL(nil), nil)
+		lp := fetch(t, c, "GET", p.location, nil)
+		for _, want := range []string{`<html lang="nb">`, "<title>Avisa – Logg inn</title>", `<label for="email">E-postadresse</label>`,
+			`<label for="password">Passord</label>`, `name="viewport"`} {
+			if !strings.Contains(lp.body, want) {
+				t.Errorf("login page lacks %q: %s", want, lp.body)
+			}
+		}
+		// A post without the cookie (from another site) or with another token.
+		id := html.UnescapeString(idRE.FindStringSubmatch(lp.body)[1])
+		csrf := html.UnescapeString(csrfRE.FindStringSubmatch(lp.body)[1])
+		form := url.Values{"id": {id}, "csrf": {csrf}, "email": {f.email}, "password": {testPassword}}
+		if p := fetch(t, browser(t), "POST", f.url+"/login", form); p.status != http.StatusForbidden {
+			t.Errorf("post without the cookie: %d", p.status)
+		}
+		form.Set("csrf", "forged")
+		if p := fetch(t, c, "POST", f.url+"/login", form); p.status != http.StatusForbidden {
+			t.Errorf("post with a forged token: %d", p.status)
+		}
+
+		// A disabled user gets the same words as a wrong password.
+		ctx := tenancy.With(context.Background(), f.tenant)
+		if _, err := s.SetSubscriberUserDisabled(ctx, f.userID, true, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if p := f.login(t, browser(t), f.authorizeURL(nil), f.email, testPassword); p.status != http.StatusUnauthorized ||
+			!strings.Contains(html.UnescapeString(p.body), wrong) {
+			t.Errorf("disabled user: %d %s", p.status, p.body)
+		}
+		if _, err := s.SetSubscriberUserDisabled(ctx, f.userID, false, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+
+		// Cross-tenant: tenant B's user, through tenant A's client.
+		b := seed.Tenant(t, s, "tenant-b", time.Now())
+		if _, err := (&subscriberuser.Directory{Store: s, Params: cheapPasswords}).Create(b, "b@example.com", testPassword, ""); err != nil {
+			t.Fatal(err)
+		}
+		if p := f.login(t, browser(t), f.authorizeURL(nil), "b@example.com", testPassword); p.status != http.StatusUnauthorized {
+			t.Errorf("tenant B's user through tenant A: %d %s", p.status, p.location)
+		}
+
+		// The account limit: DefaultLoginLimits allows 5 failures (two
+		// were made above for f.email: "nope" and the disabled try).
+		var last page
+		for range 6 {
+			last = f.login(t, browser(t), f.authorizeURL(nil), f.email, "nope")
+		}
+		if last.status != http.StatusTooManyRequests || last.header.Get("Retry-After") == "" {
+			t.Fatalf("after many failures: %d %v", last.status, last.header)
+		}
+		// Even the right password waits: the limit is checked first.
+		if p := f.login(t, browser(t), f.authorizeURL(nil), f.email, testPassword); p.status != http.StatusTooManyRequests {
+			t.Errorf("right password while limited: %d", p.status)
+		}
+	})
+}
