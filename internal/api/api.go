@@ -97,6 +97,7 @@ func New(o Options) (*Server, error) {
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()
+	s.loginClientRoutes()
 	s.invoiceRoutes()
 	s.peppolRoutes()
 	s.paymentDemandRoutes()

@@ -2,9 +2,6 @@ package idp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -67,15 +64,13 @@ func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec L
 	if err := errs.Err(); err != nil {
 		return store.LoginClient{}, "", err
 	}
-	idBytes := make([]byte, 10)
-	_, _ = rand.Read(idBytes)
 	secret := randomToken()
 	hash, err := bcrypt.GenerateFromPassword([]byte(secret), SecretHashCost)
 	if err != nil {
 		return store.LoginClient{}, "", fmt.Errorf("idp: hash client secret: %w", err)
 	}
 	c := store.LoginClient{
-		ID:       "kl_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(idBytes)),
+		ID:       store.NewID(),
 		TenantID: tenantID, Name: spec.Name, SecretHash: string(hash),
 		RedirectURIs: slices.Compact(spec.RedirectURIs), PostLogoutRedirectURIs: slices.Compact(spec.PostLogoutRedirectURIs),
 		Scopes: spec.Scopes, CreatedAt: now.UTC().Truncate(time.Microsecond),
@@ -91,6 +86,3 @@ func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec L
 	}
 	return c, secret, nil
 }
-
-// ErrNotLoginClient is returned for a client id that is not the tenant's.
-var ErrNotLoginClient = errors.New("idp: no such login client")
