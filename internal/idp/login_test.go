@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -422,6 +425,77 @@ func TestLoginForm(t *testing.T) {
 		// Even the right password waits: the limit is checked first.
 		if p := f.login(t, browser(t), f.authorizeURL(nil), f.email, testPassword); p.status != http.StatusTooManyRequests {
 			t.Errorf("right password while limited: %d", p.status)
+		}
+	})
+}
+
+// The certified relying-party library openid-client (npm) runs the whole
+// login against the IdP on a real listener, and jose verifies the tokens
+// against the JWKS (testdata/rp/rp.mjs). CI installs node and the
+// packages (.ci/run) and sets KADENS_TEST_REQUIRE_NODE, so there it never
+// skips.
+func TestOpenIDClientInterop(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
+			t.Fatalf("node is required (KADENS_TEST_REQUIRE_NODE is set): %v", err)
+		}
+		t.Skip("node is not installed; CI installs it (see .ci/run)")
+	}
+	dir, _ := filepath.Abs(filepath.Join("testdata", "rp"))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openid-client")); err != nil {
+		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
+			t.Fatalf("run `npm ci` in %s first (.ci/run does): %v", dir, err)
+		}
+		t.Skipf("the relying party's packages are not installed: run `npm ci` in %s (CI does)", dir)
+	}
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newLoginFixture(t, s)
+		in, _ := json.Marshal(map[string]string{"issuer": f.url, "clientId": f.client, "clientSecret": f.secret,
+			"redirectUri": testRedirect, "logoutUri": testLogout, "email": f.email, "password": testPassword,
+			"connection": f.tenantName, "audience": testAudience})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "rp.mjs"), string(in))
+		cmd.Dir = dir
+		outb, err := cmd.Output()
+		if err != nil {
+			var stderr string
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			t.Fatalf("openid-client: %v\n%s\n%s", err, outb, stderr)
+		}
+		var out struct {
+			Issuer, TokenType, IDVerified, OldRefresh string
+			ExpiresIn                                 float64
+			IDClaims, AccessClaims, Userinfo          map[string]any
+			Refreshed                                 bool
+			Logout                                    struct {
+				Status   int
+				Location string
+			}
+		}
+		if err := json.Unmarshal(outb, &out); err != nil {
+			t.Fatalf("%v: %s", err, outb)
+		}
+		if out.Issuer != f.url || !strings.EqualFold(out.TokenType, "bearer") || out.ExpiresIn <= 0 || out.IDVerified != f.userID {
+			t.Errorf("exchange: %s", outb)
+		}
+		for _, c := range []map[string]any{out.IDClaims, out.AccessClaims} {
+			if c[testNS+"/tenantId"] != f.tenant || c[testNS+"/subscriberId"] != f.subscriberID || c["sub"] != f.userID {
+				t.Errorf("claims: %v", c)
+			}
+		}
+		if out.Userinfo["sub"] != f.userID || out.Userinfo["email"] != f.email {
+			t.Errorf("userinfo: %v", out.Userinfo)
+		}
+		if !out.Refreshed || out.OldRefresh != "invalid_grant" {
+			t.Errorf("refresh: rotated %v, old token answered %q", out.Refreshed, out.OldRefresh)
+		}
+		if out.Logout.Status != http.StatusFound || !strings.HasPrefix(out.Logout.Location, testLogout) {
+			t.Errorf("logout: %+v", out.Logout)
 		}
 	})
 }
