@@ -76,6 +76,7 @@ type Server struct {
 	users          *subscriberuser.Directory
 	byAccount      *failures
 	byLoginAddress *failures
+	mail           *mailer // nil: password reset is off
 }
 
 // New returns an IdP server.
@@ -106,6 +107,13 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 	srv.byAccount = newFailures(ll.ClientEvery, ll.ClientBurst, ll.MaxKeysByKind)
 	srv.byLoginAddress = newFailures(ll.AddressEvery, ll.AddressBurst, ll.MaxKeysByKind)
 	srv.users = &subscriberuser.Directory{Store: s, Params: cfg.Passwords}
+	if cfg.SMTPURL != "" {
+		m, err := parseSMTP(cfg.SMTPURL)
+		if err != nil {
+			panic("idp: " + err.Error()) // config checks the URL first
+		}
+		srv.mail = m
+	}
 	var cryptoKey [32]byte // encrypts nothing that outlives the process: codes are looked up by hash
 	_, _ = rand.Read(cryptoKey[:])
 	p, err := op.NewProvider(&op.Config{

@@ -82,6 +82,7 @@ type loginView struct {
 	Email    string
 	Error    string
 	Code     string
+	Reset    bool // password reset is on: link to it
 }
 
 // orgLook finds the logo of the tenant's organization named org.
@@ -108,7 +109,7 @@ func (s *Server) view(ctx context.Context, lr store.LoginRequest) loginView {
 		title = lr.OrgName + " – " + t.Title
 	}
 	return loginView{T: t, Lang: Language(lr.Language), Title: title, Org: lr.OrgName, LogoURL: s.logo(ctx, lr.TenantID, lr.OrgName),
-		ID: lr.ID, CSRF: lr.CSRF}
+		ID: lr.ID, CSRF: lr.CSRF, Reset: s.mail != nil}
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
