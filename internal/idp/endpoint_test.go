@@ -42,7 +42,7 @@ type idpServer struct {
 	id, secret string
 }
 
-func newIdP(t *testing.T, s *store.Store) *idpServer {
+func newIdP(t testing.TB, s *store.Store) *idpServer {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
@@ -82,7 +82,7 @@ type reply struct {
 // post sends form to the token endpoint, with HTTP Basic credentials when
 // basic holds an id and a secret; raw, when not empty, is sent instead of
 // the form.
-func (is *idpServer) post(t *testing.T, form url.Values, basic []string, raw string) reply {
+func (is *idpServer) post(t testing.TB, form url.Values, basic []string, raw string) reply {
 	t.Helper()
 	body := form.Encode()
 	if raw != "" {
@@ -108,7 +108,7 @@ func (is *idpServer) get(t *testing.T, path string) reply {
 	return do(t, req)
 }
 
-func do(t *testing.T, req *http.Request) reply {
+func do(t testing.TB, req *http.Request) reply {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -45,7 +45,7 @@ type loginFixture struct {
 	subscriberID   string
 }
 
-func newLoginFixture(t *testing.T, s *store.Store) *loginFixture {
+func newLoginFixture(t testing.TB, s *store.Store) *loginFixture {
 	t.Helper()
 	is := newIdP(t, s)
 	ctx := tenancy.With(context.Background(), is.tenant)
@@ -72,7 +72,7 @@ func newLoginFixture(t *testing.T, s *store.Store) *loginFixture {
 
 // browser is an HTTP client that does not follow redirects and keeps
 // cookies, as a browser would for the IdP.
-func browser(t *testing.T) *http.Client {
+func browser(t testing.TB) *http.Client {
 	jar, _ := cookiejar.New(nil)
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
@@ -84,7 +84,7 @@ type page struct {
 	header   http.Header
 }
 
-func fetch(t *testing.T, c *http.Client, method, u string, form url.Values) page {
+func fetch(t testing.TB, c *http.Client, method, u string, form url.Values) page {
 	t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -130,7 +130,7 @@ var (
 
 // login runs authorize and the login form with password and returns the
 // last answer (the redirect to the client on success).
-func (f *loginFixture) login(t *testing.T, c *http.Client, authorize, email, password string) page {
+func (f *loginFixture) login(t testing.TB, c *http.Client, authorize, email, password string) page {
 	t.Helper()
 	p := fetch(t, c, "GET", authorize, nil)
 	if p.status != http.StatusFound || !strings.Contains(p.location, "/login?id=") {
@@ -165,7 +165,7 @@ func (f *loginFixture) code(t *testing.T) string {
 	return u.Query().Get("code")
 }
 
-func (f *loginFixture) exchange(t *testing.T, code, verifier string) reply {
+func (f *loginFixture) exchange(t testing.TB, code, verifier string) reply {
 	t.Helper()
 	return f.post(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {f.client}, "client_secret": {f.secret},
 		"code": {code}, "redirect_uri": {testRedirect}, "code_verifier": {verifier}}, nil, "")
