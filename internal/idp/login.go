@@ -63,6 +63,20 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", "code_challenge_method must be S256")
 		return
 	}
+	if !slices.Contains(strings.Fields(q.Get("scope")), "openid") {
+		// The client and its address are known good: tell it there, as
+		// RFC 6749 §4.1.2.1 asks.
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		bq := back.Query()
+		bq.Set("error", "invalid_scope")
+		bq.Set("error_description", "the scope must include openid")
+		if st := q.Get("state"); st != "" {
+			bq.Set("state", st)
+		}
+		back.RawQuery = bq.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+		return
+	}
 	org := strings.TrimSpace(q.Get("orgname"))
 	if len(org) > 200 {
 		org = org[:200]

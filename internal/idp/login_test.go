@@ -286,6 +286,11 @@ func TestAuthorizeErrors(t *testing.T) {
 				t.Errorf("%s: %d %q %s", c.name, p.status, p.location, p.body)
 			}
 		}
+		// Without openid: back to the client with invalid_scope.
+		if p := fetch(t, browser(t), "GET", f.authorizeURL(url.Values{"scope": {"profile"}}), nil); p.status != http.StatusFound ||
+			!strings.HasPrefix(p.location, testRedirect+"?") || !strings.Contains(p.location, "error=invalid_scope") || !strings.Contains(p.location, "state=st-1") {
+			t.Errorf("without openid: %d %s", p.status, p.location)
+		}
 		// Without connection the client's tenant is the default.
 		q := url.Values{"connection": {""}}
 		if p := fetch(t, browser(t), "GET", f.authorizeURL(q), nil); p.status != http.StatusFound {
