@@ -920,6 +920,39 @@ type ListedPackage struct {
 	Units      int64   `json:"units"`
 }
 
+type LoginClient struct {
+	CreatedAt              time.Time `json:"createdAt"`
+	ID                     string    `json:"id"`
+	Name                   string    `json:"name"`
+	PostLogoutRedirectUris []string  `json:"postLogoutRedirectUris"`
+	RedirectUris           []string  `json:"redirectUris"`
+	Scopes                 []string  `json:"scopes"`
+	TenantID               string    `json:"tenantId"`
+}
+
+type LoginClientCreated struct {
+	CreatedAt              time.Time `json:"createdAt"`
+	ID                     string    `json:"id"`
+	Name                   string    `json:"name"`
+	PostLogoutRedirectUris []string  `json:"postLogoutRedirectUris"`
+	RedirectUris           []string  `json:"redirectUris"`
+	Scopes                 []string  `json:"scopes"`
+	// The client secret; only a hash is kept, so it is never shown again.
+	Secret   string `json:"secret"`
+	TenantID string `json:"tenantId"`
+}
+
+type LoginClientInput struct {
+	// What the client is, for operators.
+	Name *string `json:"name,omitempty"`
+	// Addresses a logout (end_session) may return to; compared exactly.
+	PostLogoutRedirectUris []string `json:"postLogoutRedirectUris"`
+	// Addresses the login may return to with a code; compared exactly. https, or http for localhost only.
+	RedirectUris []string `json:"redirectUris"`
+	// Scopes the client may ask for besides openid, email and offline_access; never api.
+	Scopes []string `json:"scopes"`
+}
+
 type Order struct {
 	CancelledAt    *time.Time `json:"cancelledAt,omitempty"`
 	CompletedAt    *time.Time `json:"completedAt,omitempty"`
@@ -2047,6 +2080,15 @@ func (c *Client) CreateIdpBAccount(ctx context.Context, id string, body IdpBCrea
 	return out, err
 }
 
+// CreateLoginClient is POST /loginclient: Register a subscriber-login client.
+//
+// A relying party (web site, app) that sends the tenant's subscribers to the identity provider's login page with the authorization code flow. The answer carries the client secret, which is shown only here.
+func (c *Client) CreateLoginClient(ctx context.Context, body LoginClientInput, opts ...RequestOption) (LoginClientCreated, error) {
+	var out LoginClientCreated
+	_, err := c.do(ctx, http.MethodPost, "/loginclient", nil, body, &out, opts)
+	return out, err
+}
+
 // CreateOrder is POST /order: Create an order.
 //
 // Creates an order in status `Created`; nothing else happens until it is completed. Every problem is reported at once: the organization and the template package must exist in the tenant, the template must not be archived, and the choices must suit it (the 400 names `templatePackageChoices.<field>`, as the package preview does). The template's currency is the subscription's; it need not be the organization's. Either `subscriberId` or `subscriber` is required; a new subscriber's `externalId`/`externalSubscriberId` and `subscriberNumber` must be free. `requestedStart` may not be before today in the organization's time zone (the tenant's clock). `createdAt` is the tenant's time (a test tenant's clock).
@@ -2278,6 +2320,14 @@ func (c *Client) DeleteIdpAAccount(ctx context.Context, id string, opts ...Reque
 // Deletes the item with this id. An id of another tenant, or of nothing, is 404.
 func (c *Client) DeleteIdpBAccount(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/authorizations/identityprovider/account/idp-b/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteLoginClient is DELETE /loginclient/{id}: Delete a login client.
+//
+// Its pending logins, unused codes and refresh tokens go with it; access tokens it obtained live out their lifetime.
+func (c *Client) DeleteLoginClient(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/loginclient/"+url.PathEscape(id), nil, nil, nil, opts)
 	return err
 }
 
@@ -2586,6 +2636,15 @@ func (c *Client) GetInvoicePeppolDelivery(ctx context.Context, id string, opts .
 func (c *Client) GetInvoiceUBL(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodGet, "/invoice/"+url.PathEscape(id)+"/ubl", nil, nil, nil, opts)
 	return err
+}
+
+// GetLoginClient is GET /loginclient/{id}: Get a login client.
+//
+// The secret is never shown again.
+func (c *Client) GetLoginClient(ctx context.Context, id string, opts ...RequestOption) (LoginClient, error) {
+	var out LoginClient
+	_, err := c.do(ctx, http.MethodGet, "/loginclient/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
 }
 
 // GetOrder is GET /order/{id}: Get an order.
@@ -3414,6 +3473,16 @@ func (c *Client) ListInvoices(ctx context.Context, params *ListInvoicesParams, o
 	var out []InvoiceListItem
 	next, err := c.do(ctx, http.MethodGet, "/invoice", params.values(), nil, &out, opts)
 	return Page[InvoiceListItem]{Items: out, Next: next}, err
+}
+
+// ListLoginClients is GET /loginclient: List the tenant's login clients.
+//
+// Oldest first, all in one page; secrets are never shown.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListLoginClients(ctx context.Context, opts ...RequestOption) (Page[LoginClient], error) {
+	var out []LoginClient
+	next, err := c.do(ctx, http.MethodGet, "/loginclient", nil, nil, &out, opts)
+	return Page[LoginClient]{Items: out, Next: next}, err
 }
 
 // ListOrdersParams are the query parameters of ListOrders; zero fields are left out.

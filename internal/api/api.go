@@ -101,6 +101,7 @@ func New(o Options) (*Server, error) {
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()
+	s.loginClientRoutes()
 	s.invoiceRoutes()
 	s.peppolRoutes()
 	s.paymentDemandRoutes()
@@ -203,6 +204,20 @@ func (s *Server) Routes() []string {
 	return out
 }
 
+// AdministrativeRoutes lists the operations that admit administrative and
+// machine tokens only ("METHOD /path/{param}"): every route that is neither
+// public nor open to subscriber tokens.
+func (s *Server) AdministrativeRoutes() []string {
+	var out []string
+	for _, rt := range s.routes {
+		if !rt.public && !rt.subscriber {
+			out = append(out, rt.method+" "+rt.path)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // handlerFunc is an API handler: it writes a success response or returns an
 // error that writeError turns into the conventional response.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -217,6 +232,11 @@ type route struct {
 	desc    string
 	// public routes need no token and no tenant (documentation, health).
 	public bool
+	// subscriber routes also admit subscriber tokens (of the tenant in the
+	// header); the handler must then check which user the token is for
+	// with auth.Principal.MayActFor (PrincipalFrom). All other routes are
+	// administrative and answer 403 to a subscriber token.
+	subscriber bool
 	// request documents path, query and header parameters (struct tags
 	// path:"", query:"", header:"") and the JSON body (json tags).
 	request any
@@ -233,10 +253,6 @@ type route struct {
 	// query is the set of query parameters request declares; a GET with
 	// any other is a 400 (filled by add).
 	query map[string]string
-	// subscriberTokens admits tokens without the API scope (subscribers'
-	// tokens); the handler decides what such a token may see. Every other
-	// route refuses them (403).
-	subscriberTokens bool
 	// bare400 answers this route's 400s (a missing tenant header too)
 	// without a body: the contract says so for some operations.
 	bare400 bool
@@ -281,7 +297,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	if t := s.echo[rt.path]; t != nil && rt.method == http.MethodPut {
 		r = r.WithContext(withEcho(r.Context(), t))
 	}
-	r, err := s.authenticate(r, rt.subscriberTokens)
+	r, err := s.authenticate(r, rt.subscriber)
 	if err == nil {
 		err = s.serveAuthenticated(w, r, rt)
 	}

@@ -334,16 +334,17 @@ func TestEntitlementsFollowSubscription(t *testing.T) {
 }
 
 // TestEntitlementsSubscriberTokens: a subscriber's token of Kadens' own
-// identity provider (subject = the user id, no API scope) reads its own
-// user's access only, and no administrative route.
+// identity provider (kind subscriber, subject = the user id; the login
+// page issues them, internal/idp) reads its own user's access only, and no
+// administrative route.
 func TestEntitlementsSubscriberTokens(t *testing.T) {
 	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		tn := e.Tenant
 		me := create(t, tn, "/authorizations/user", map[string]any{"email": "me@example.no"})
 		you := create(t, tn, "/authorizations/user", map[string]any{"email": "you@example.no"})
-		c := claims(tn.ID)
-		c["sub"], c["scope"] = me, "openid"
+		c := subscriberClaims(tn.ID)
+		c["sub"] = me
 		tok := sign(t, e, c)
 		as := func(token, path string) int {
 			return e.Raw("GET", path, nil, "Authorization", "Bearer "+token, "S4-TenantId", tn.ID).Status
@@ -362,16 +363,17 @@ func TestEntitlementsSubscriberTokens(t *testing.T) {
 				t.Errorf("subscriber token on %s: %d", path, st)
 			}
 		}
-		// A token whose subject is no user id (a machine client without
-		// the API scope) speaks for nobody.
-		c["sub"] = "kc_machine"
+		// A token of Kadens' own issuer without the API scope that is not a
+		// subscriber's (no kind claim) speaks for nobody.
+		c = claims(tn.ID)
+		c["sub"], c["scope"] = me, "openid"
 		if st := as(sign(t, e, c), "/authorizations/user/"+me+"/access"); st != 403 {
-			t.Fatalf("non-user subject: %d", st)
+			t.Fatalf("token without the api scope or the subscriber kind: %d", st)
 		}
 		// Another tenant's subscriber token: 403 at the tenant check.
 		other := e.NewTenant("other", false)
-		c = claims(other.ID)
-		c["sub"], c["scope"] = me, "openid"
+		c = subscriberClaims(other.ID)
+		c["sub"] = me
 		if st := as(sign(t, e, c), "/authorizations/user/"+me+"/access"); st != 403 {
 			t.Fatalf("token of another tenant: %d", st)
 		}
