@@ -595,6 +595,19 @@ func TestIdentityProviderAccounts(t *testing.T) {
 			want400(t, tn.Do("PUT", base+"idp-b/ext-1", map[string]any{"userId": ou, "issuer": issuer}), "PUT other tenant's user", "userId")
 			want400(t, tn.Do("PUT", base+"idp-a/kari.n", map[string]any{}), "PUT no user", "userId")
 			wantStatus(t, tn.Do("PUT", base+"idp-a/kari.n", map[string]any{"userId": v}), 202, "PUT idp-a")
+			// GET-modify-PUT of idp-a, and an unknown property refused.
+			var ga map[string]any
+			tn.Do("GET", base+"idp-a/kari.n", nil).JSON(t, &ga)
+			ga["userId"] = u
+			wantStatus(t, tn.Do("PUT", base+"idp-a/kari.n", ga), 202, "PUT idp-a of its GET body")
+			if g := getIdP(t, tn, base+"idp-a/kari.n"); g.UserID != u {
+				t.Fatalf("after GET-modify-PUT: %+v", g)
+			}
+			ga["colour"] = "blue"
+			want400(t, tn.Do("PUT", base+"idp-a/kari.n", ga), "PUT with an unknown property", "colour")
+			ga["userId"] = v
+			delete(ga, "colour")
+			wantStatus(t, tn.Do("PUT", base+"idp-a/kari.n", ga), 202, "PUT idp-a back")
 
 			// Lists per kind.
 			aid := func(x idpAccount) string { return x.ID }
@@ -622,6 +635,15 @@ func TestIdentityProviderAccounts(t *testing.T) {
 			wantStatus(t, tn.Do("GET", base+"idp-a/kari.n", nil), 404, "idp-a account of a deleted user")
 		})
 	}
+}
+
+func getIdP(t *testing.T, tn apitest.Tenant, path string) idpAccount {
+	t.Helper()
+	r := tn.Do("GET", path, nil)
+	wantStatus(t, r, http.StatusOK, "GET "+path)
+	var a idpAccount
+	r.JSON(t, &a)
+	return a
 }
 
 // externalIssuer runs a JWKS endpoint for an external issuer and returns

@@ -94,7 +94,7 @@ func subscriberLogin(t *testing.T, e *apitest.Env, tenantName, client, secret, r
 // TestEntitlementsWithLoginToken: a subscriber logs in through the login
 // page (authorization code flow) and reads its own entitlements with the
 // access token it got: 200 for its own user, 403 for another user and on
-// an administrative route.
+// an administrative route; and logs in by an idp-a login name.
 func TestEntitlementsWithLoginToken(t *testing.T) {
 	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
@@ -129,5 +129,11 @@ func TestEntitlementsWithLoginToken(t *testing.T) {
 		}
 		wantStatus(t, as("/authorizations/user/"+you+"/access"), http.StatusForbidden, "another user's access with the login token")
 		wantStatus(t, as("/authorizations/user/"+me), http.StatusForbidden, "an administrative route with the login token")
+
+		// An idp-a account is a further login name of its user: logging in
+		// with it gives that user's token.
+		create(t, tn, "/authorizations/identityprovider/account/idp-a/ola.n", map[string]any{"userId": me})
+		tok = subscriberLogin(t, e, ten.Name, lc.ID, lc.Secret, redirect, "Ola.N", "correct horse")
+		wantStatus(t, as("/authorizations/user/"+me+"/access"), http.StatusOK, "own access after a login by the idp-a name")
 	})
 }

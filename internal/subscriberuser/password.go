@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -48,8 +49,14 @@ const (
 // wait longer while memory grows with the queue.
 var hashSlots = make(chan struct{}, max(2, 2*runtime.GOMAXPROCS(0)))
 
+// hashes counts argon2id runs, so a test can see that every login attempt
+// costs one (TestAuthenticateCostsOneHash), which timing on a shared
+// machine cannot show reliably.
+var hashes atomic.Int64
+
 // key runs argon2id in a hash slot.
 func key(password, salt []byte, p Params, n uint32) []byte {
+	hashes.Add(1)
 	hashSlots <- struct{}{}
 	defer func() { <-hashSlots }()
 	return argon2.IDKey(password, salt, p.Time, p.Memory, p.Threads, n)
