@@ -183,14 +183,10 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	u, err := s.users.Create(r.Context(), email, password, subscriber)
+	u, err := s.users.CreateUser(r.Context(), store.SubscriberUser{Email: email, SubscriberID: subscriber,
+		Disabled: in.Disabled != nil && *in.Disabled}, password)
 	if err != nil {
 		return userStoreError(err, email, subscriber)
-	}
-	if in.Disabled != nil && *in.Disabled {
-		if _, err := s.store.SetSubscriberUserDisabled(r.Context(), u.ID, true, s.now()); err != nil {
-			return err
-		}
 	}
 	s.created(w, "/authorizations/user/"+u.ID, u.ID)
 	return nil

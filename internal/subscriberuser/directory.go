@@ -107,7 +107,12 @@ func (d *Directory) Authenticate(ctx context.Context, tenantID, login, password 
 // Create hashes password (none when "") and stores a new user of the
 // context's tenant. Errors are those of store.CreateSubscriberUser.
 func (d *Directory) Create(ctx context.Context, email, password, subscriberID string) (store.SubscriberUser, error) {
-	u := store.SubscriberUser{Email: email, SubscriberID: subscriberID}
+	return d.CreateUser(ctx, store.SubscriberUser{Email: email, SubscriberID: subscriberID}, password)
+}
+
+// CreateUser is Create for a user given whole (e.g. created disabled), in
+// one write.
+func (d *Directory) CreateUser(ctx context.Context, u store.SubscriberUser, password string) (store.SubscriberUser, error) {
 	if password != "" {
 		h, err := Hash(password, d.params())
 		if err != nil {
