@@ -143,6 +143,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /login", s.loginPost)
 	mux.HandleFunc("GET /reset", s.resetPage)
 	mux.HandleFunc("POST /reset", s.resetPost)
+	// Not offered: access tokens are self-contained JWTs (no
+	// introspection), and there is no device flow.
+	for _, p := range []string{"/oauth/introspect", "/device_authorization", "/keys"} {
+		mux.Handle(p, http.NotFoundHandler())
+	}
 	// The library serves the rest: /authorize/callback, /userinfo,
 	// /revoke, /end_session.
 	mux.Handle("/", s.provider)
@@ -166,6 +171,8 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
 	d.ClaimsSupported = []string{"iss", "sub", "aud", "iat", "exp", "azp", "scope", "nonce", "auth_time", "email",
 		s.cfg.TenantClaim(), s.cfg.SubscriberClaim(), s.cfg.KindClaim()}
 	d.UILocalesSupported = nil
+	d.IntrospectionEndpoint, d.DeviceAuthorizationEndpoint, d.CheckSessionIframe = "", "", ""
+	d.IntrospectionEndpointAuthMethodsSupported, d.IntrospectionEndpointAuthSigningAlgValuesSupported = nil, nil
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	writeJSON(w, http.StatusOK, d)
 }

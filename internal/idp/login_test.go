@@ -174,7 +174,7 @@ func (f *loginFixture) exchange(t testing.TB, code, verifier string) reply {
 // claimsOf verifies tok against the JWKS and returns its claims.
 func claimsOf(t *testing.T, is *idpServer, tok string) map[string]any {
 	t.Helper()
-	jws, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		t.Fatal(err)
 	}
