@@ -18,8 +18,13 @@
 #   organization   GET /organization/{id} (result name: the target's)
 #   subscriptions  GET /subscription?limit=100 (result name TARGET-subscriptions)
 #   invoices       GET /invoice?limit=100 (TARGET-invoices)
-# Before the list routes, bench/listfill gives the tenant LIST_FILL
-# subscriptions with their first invoices (a non-test tenant, as production's).
+#   access         GET /authorizations/user/{id}/access (TARGET-access): the
+#                  entitlement question, for a user linked to a subscriber
+#                  with 4 live subscriptions, asked with the user's own
+#                  subscriber token from the login page (docs/AUTHORIZATIONS.md)
+# Before the list and access routes, bench/listfill gives the tenant
+# LIST_FILL subscriptions with their first invoices (a non-test tenant, as
+# production's).
 #
 # Usage:  bash bench/api.sh
 # Environment (all optional):
@@ -31,7 +36,7 @@
 #   QUIET_WAIT=120    wait up to this many seconds for other work on the
 #                     machine to stop before each run (0: don't wait)
 #   TARGETS="sqlite postgres ceiling"   subset to run
-#   ROUTES="organization subscriptions invoices"   subset to measure per kadens
+#   ROUTES="organization subscriptions invoices access"   subset to measure per kadens
 #   LIST_FILL=1000    subscriptions (each with an invoice) for the list routes
 #   PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres   PostgreSQL to use
 #   OUT_DIR=DIR       keep wrk outputs, captured response, server logs (and
@@ -60,7 +65,7 @@ THREADS=${THREADS:-2}
 WARMUP=${WARMUP:-5s}
 IDLE_WAIT=${IDLE_WAIT:-5}
 TARGETS=${TARGETS:-"sqlite postgres ceiling"}
-ROUTES=${ROUTES:-"organization subscriptions invoices"}
+ROUTES=${ROUTES:-"organization subscriptions invoices access"}
 LIST_FILL=${LIST_FILL:-1000}
 PGHOST=${PGHOST:-127.0.0.1}
 PGPORT=${PGPORT:-5432}
@@ -457,6 +462,38 @@ profile() {
   log "$name: perf reports in $OUT/$name.perf.{self,children}.txt"
 }
 
+# subscriber_token BASE ADMIN_TOKEN TENANT TENANT_NAME EMAIL PASSWORD: a
+# subscriber's access token from the login page, as a browser and a relying
+# party get it: a login client, authorize (PKCE), the login form, the
+# callback's code, the code exchange.
+subscriber_token() {
+  local base=$1 admin=$2 tenant=$3 conn=$4 email=$5 password=$6
+  local jar="$WORK/cookies.$RANDOM" redirect="http://localhost:9/cb" client cid secret loc page csrf id code verifier challenge
+  client=$(curl -s --max-time 10 -X POST -H "Authorization: Bearer $admin" -H "S4-TenantId: $tenant" -H 'Content-Type: application/json' \
+    -d "{\"name\":\"bench\",\"redirectUris\":[\"$redirect\"]}" "$base/loginclient")
+  cid=$(jq -r .id <<<"$client")
+  secret=$(jq -r .secret <<<"$client")
+  [[ -n "$cid" && "$cid" != null ]] || return 1
+  verifier="bench-verifier-$(printf '%040d' 0)"
+  challenge=$(printf '%s' "$verifier" | openssl dgst -binary -sha256 | openssl base64 -A | tr '+/' '-_' | tr -d '=')
+  loc=$(curl -s --max-time 10 -c "$jar" -b "$jar" -o /dev/null -w '%{redirect_url}' -G "$base/idp/authorize" \
+    --data-urlencode response_type=code --data-urlencode "client_id=$cid" --data-urlencode "connection=$conn" \
+    --data-urlencode scope=openid --data-urlencode "redirect_uri=$redirect" --data-urlencode state=s --data-urlencode nonce=n \
+    --data-urlencode "code_challenge=$challenge" --data-urlencode code_challenge_method=S256)
+  page=$(curl -s --max-time 10 -c "$jar" -b "$jar" "$loc")
+  csrf=$(sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p' <<<"$page" | head -1)
+  id=$(sed -n 's/.*name="id" value="\([^"]*\)".*/\1/p' <<<"$page" | head -1)
+  [[ -n "$csrf" && -n "$id" ]] || return 1
+  loc=$(curl -s --max-time 10 -c "$jar" -b "$jar" -o /dev/null -w '%{redirect_url}' --data-urlencode "id=$id" \
+    --data-urlencode "csrf=$csrf" --data-urlencode "email=$email" --data-urlencode "password=$password" "$base/idp/login")
+  loc=$(curl -s --max-time 10 -c "$jar" -b "$jar" -o /dev/null -w '%{redirect_url}' "$loc")
+  code=$(sed -n 's/.*[?&]code=\([^&]*\).*/\1/p' <<<"$loc")
+  [[ -n "$code" ]] || return 1
+  curl -s --max-time 10 -d grant_type=authorization_code --data-urlencode "client_id=$cid" --data-urlencode "client_secret=$secret" \
+    --data-urlencode "code=$code" --data-urlencode "redirect_uri=$redirect" --data-urlencode "code_verifier=$verifier" \
+    "$base/idp/oauth/token" | jq -er .access_token
+}
+
 # run_kadens ENGINE [DATABASE_URL]: start, provision, measure, stop.
 run_kadens() {
   local engine=$1 dburl=${2:-} port data logf pid base tenant client cid secret turl token org code
@@ -506,7 +543,7 @@ run_kadens() {
     measure "$engine" "$pid" "$url" "$base/metrics" "$pool"
     [[ "$PROFILE" == 1 ]] && profile "$engine" "$pid" "$url"
   fi
-  if [[ " $ROUTES " == *" subscriptions "* || " $ROUTES " == *" invoices "* ]]; then
+  if [[ " $ROUTES " == *" subscriptions "* || " $ROUTES " == *" invoices "* || " $ROUTES " == *" access "* ]]; then
     local t0=$SECONDS fill=(-data-dir "$data")
     [[ -n "$dburl" ]] && fill+=(-database-url "$dburl")
     log "$engine: filling the tenant with $LIST_FILL subscriptions and their invoices (bench/listfill)"
@@ -525,6 +562,29 @@ run_kadens() {
       measure "$list" "$pid" "$base$path" "$base/metrics" "$pool" "GET /${route%s}"
       [[ "$PROFILE" == 1 ]] && profile "$list" "$pid" "$base$path"
     done
+  fi
+  if [[ " $ROUTES " == *" access "* ]]; then
+    # A user linked to the first subscriber listfill made (4 live
+    # subscriptions of two- and one-product packages), logged in through
+    # the login page: the load uses the subscriber's own access token.
+    local sub user name="$engine-access" stoken
+    sub=$(curl -s --max-time 10 -H "Authorization: Bearer $token" -H "S4-TenantId: $tenant" "$base/subscriber?limit=1" | jq -r '.[0].id')
+    user=$(curl -s --max-time 10 -X POST -H "Authorization: Bearer $token" -H "S4-TenantId: $tenant" -H 'Content-Type: application/json' \
+      -d "{\"email\":\"bench@example.no\",\"password\":\"bench password\",\"subscriberId\":\"$sub\"}" "$base/authorizations/user" | jq -r .)
+    [[ -n "$user" && "$user" != null ]] || die "$engine: could not create a subscriber user"
+    stoken=$(subscriber_token "$base" "$token" "$tenant" "bench-$engine-$$" bench@example.no "bench password") \
+      || die "$engine: the subscriber login failed"
+    path="/authorizations/user/$user/access"
+    code=$(curl -s --max-time 10 -o "$OUT/$name.response.body" -w '%{http_code}' \
+      -H "Authorization: Bearer $stoken" -H "S4-TenantId: $tenant" "$base$path")
+    [[ "$code" == 200 ]] || die "$engine: GET $path answered $code"
+    [[ $(jq '.products | length' "$OUT/$name.response.body") -ge 1 ]] || die "$engine: GET $path granted no product"
+    log "$engine: GET $path → 200, $(jq '.products | length' "$OUT/$name.response.body") products, $(wc -c <"$OUT/$name.response.body") body bytes"
+    local admin_token=$BENCH_TOKEN
+    export BENCH_TOKEN=$stoken
+    measure "$name" "$pid" "$base$path" "$base/metrics" "$pool" "GET /authorizations/user/{userId}/access"
+    [[ "$PROFILE" == 1 ]] && profile "$name" "$pid" "$base$path"
+    export BENCH_TOKEN=$admin_token
   fi
 
   log "$engine: stopping kadens"
@@ -580,7 +640,7 @@ done
 
 # ---------------------------------------------------------------- summary
 echo
-echo "GET /organization/{id} (TARGET), GET /subscription?limit=100 (TARGET-subscriptions), GET /invoice?limit=100 (TARGET-invoices); wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $(nproc) CPUs ($CPU_MODEL), $(go version | cut -d' ' -f3)"
+echo "GET /organization/{id} (TARGET), GET /subscription?limit=100 (TARGET-subscriptions), GET /invoice?limit=100 (TARGET-invoices), GET /authorizations/user/{id}/access (TARGET-access); wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $(nproc) CPUs ($CPU_MODEL), $(go version | cut -d' ' -f3)"
 echo "mode: $MODE_DESC"
 printf '%-22s %10s %10s %10s %8s %14s %15s %12s %8s\n' target req/s p50 p99 non-2xx idle-RSS peak-RSS cpu/req other
 for name in "${ORDER[@]}"; do
@@ -614,6 +674,15 @@ for name in "${ORDER[@]}"; do
   [[ "$name" == *-subscriptions || "$name" == *-invoices ]] || continue
   echo "targets ($name, $MODE mode): >= 3000 pages/s: $(verdict "$(awk -v r="${R_RPS[$name]}" 'BEGIN {print (r >= 3000)}')");" \
     "p99 <= 50 ms: $(verdict "$(awk -v p="${R_P99[$name]}" 'BEGIN {print (p <= 50000)}')")"
+done
+# Entitlements (issue 18): >= 15,000 req/s at p99 <= 5 ms on SQLite, and
+# >= 60 % of the ceiling's req/s in the same run (PostgreSQL reported).
+for name in "${ORDER[@]}"; do
+  [[ "$name" == *-access ]] || continue
+  share=""
+  [[ -n "${R_RPS[ceiling]:-}" ]] && share="; >= 60% of ceiling: $(verdict "$(awk -v r="${R_RPS[$name]}" -v c="${R_RPS[ceiling]}" 'BEGIN {print (r >= 0.6 * c)}')") ($(awk -v r="${R_RPS[$name]}" -v c="${R_RPS[ceiling]}" 'BEGIN {printf "%.0f%%", 100 * r / c}'))"
+  echo "targets ($name, $MODE mode): >= 15000 req/s: $(verdict "$(awk -v r="${R_RPS[$name]}" 'BEGIN {print (r >= 15000)}')");" \
+    "p99 <= 5 ms: $(verdict "$(awk -v p="${R_P99[$name]}" 'BEGIN {print (p <= 5000)}')")$share"
 done
 if [[ -n "${OUT_DIR:-}" ]]; then
   log "artifacts kept in $OUT"

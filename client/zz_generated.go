@@ -63,6 +63,21 @@ type AccountOrganization struct {
 	ID *string `json:"id,omitempty"`
 }
 
+type AccountSource struct {
+	CreatedAt           time.Time `json:"createdAt"`
+	ID                  string    `json:"id"`
+	SubscriberAccountID string    `json:"subscriberAccountId"`
+	SubscriberID        string    `json:"subscriberId"`
+	UserID              string    `json:"userId"`
+}
+
+type AccountSourceCreate struct {
+	// The subscriber account whose subscriptions (its subscriber's, in its currency) grant the access.
+	SubscriberAccountID *string `json:"subscriberAccountId,omitempty"`
+	// The subscriber user that gets the account's access.
+	UserID *string `json:"userId,omitempty"`
+}
+
 type AccountUpdate struct {
 	// The assignment account: a Norwegian kontonummer (11 digits, MOD11); dots and spaces are ignored.
 	BankAccountNumber *string `json:"bankAccountNumber,omitempty"`
@@ -708,6 +723,49 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+type IdpAAccount struct {
+	CreatedAt time.Time `json:"createdAt"`
+	ID        string    `json:"id"`
+	// The login name (the path id), matched ignoring case.
+	Identifier string    `json:"identifier"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	UserID     string    `json:"userId"`
+}
+
+type IdpACreateRequest struct {
+	// The subscriber user who logs in with the identifier.
+	UserID *string `json:"userId,omitempty"`
+}
+
+type IdpAUpdateRequest struct {
+	// The subscriber user who logs in with the identifier.
+	UserID *string `json:"userId,omitempty"`
+}
+
+type IdpBAccount struct {
+	CreatedAt time.Time `json:"createdAt"`
+	ID        string    `json:"id"`
+	// The subject (sub claim) at the issuer (the path id), matched exactly.
+	Identifier string    `json:"identifier"`
+	Issuer     string    `json:"issuer"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	UserID     string    `json:"userId"`
+}
+
+type IdpBCreateRequest struct {
+	// The external issuer; one of the configured trusted issuers with subscriberTokens.
+	Issuer *string `json:"issuer,omitempty"`
+	// The subscriber user the external subject acts as.
+	UserID *string `json:"userId,omitempty"`
+}
+
+type IdpBUpdateRequest struct {
+	// The external issuer; one of the configured trusted issuers with subscriberTokens.
+	Issuer *string `json:"issuer,omitempty"`
+	// The subscriber user the external subject acts as.
+	UserID *string `json:"userId,omitempty"`
+}
+
 type ImportReport struct {
 	Created  int64 `json:"created"`
 	Rejected int64 `json:"rejected"`
@@ -891,6 +949,39 @@ type ListedPackage struct {
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	TotalPrice Decimal `json:"totalPrice"`
 	Units      int64   `json:"units"`
+}
+
+type LoginClient struct {
+	CreatedAt              time.Time `json:"createdAt"`
+	ID                     string    `json:"id"`
+	Name                   string    `json:"name"`
+	PostLogoutRedirectUris []string  `json:"postLogoutRedirectUris"`
+	RedirectUris           []string  `json:"redirectUris"`
+	Scopes                 []string  `json:"scopes"`
+	TenantID               string    `json:"tenantId"`
+}
+
+type LoginClientCreated struct {
+	CreatedAt              time.Time `json:"createdAt"`
+	ID                     string    `json:"id"`
+	Name                   string    `json:"name"`
+	PostLogoutRedirectUris []string  `json:"postLogoutRedirectUris"`
+	RedirectUris           []string  `json:"redirectUris"`
+	Scopes                 []string  `json:"scopes"`
+	// The client secret; only a hash is kept, so it is never shown again.
+	Secret   string `json:"secret"`
+	TenantID string `json:"tenantId"`
+}
+
+type LoginClientInput struct {
+	// What the client is, for operators.
+	Name *string `json:"name,omitempty"`
+	// Addresses a logout (end_session) may return to; compared exactly.
+	PostLogoutRedirectUris []string `json:"postLogoutRedirectUris"`
+	// Addresses the login may return to with a code; compared exactly. https, or http for localhost only.
+	RedirectUris []string `json:"redirectUris"`
+	// Scopes the client may ask for besides openid, email and offline_access; never api.
+	Scopes []string `json:"scopes"`
 }
 
 type Order struct {
@@ -1376,6 +1467,15 @@ type Product struct {
 	VATRate     Percent   `json:"vatRate"`
 }
 
+type ProductAccess struct {
+	Category       string    `json:"category"`
+	Name           string    `json:"name"`
+	ProductID      string    `json:"productId"`
+	SubscriberID   string    `json:"subscriberId"`
+	SubscriptionID string    `json:"subscriptionId"`
+	Until          time.Time `json:"until"`
+}
+
 type ProductChoice struct {
 	ProductID *string `json:"productId,omitempty"`
 }
@@ -1569,6 +1669,30 @@ type SubscriberUpdate struct {
 	Phone *string `json:"phone,omitempty"`
 	// Unique in the tenant. Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number moves the series past it.
 	SubscriberNumber *int64 `json:"subscriberNumber,omitempty"`
+}
+
+type SubscriberUser struct {
+	CreatedAt time.Time `json:"createdAt"`
+	// A disabled user cannot log in and has no access.
+	Disabled bool   `json:"disabled"`
+	Email    string `json:"email"`
+	// Whether the user can log in with a password.
+	HasPassword bool   `json:"hasPassword"`
+	ID          string `json:"id"`
+	// The linked subscriber; null when none.
+	SubscriberID *string   `json:"subscriberId,omitempty"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+type SubscriberUserCreate struct {
+	// Create the user disabled (default false).
+	Disabled *bool `json:"disabled,omitempty"`
+	// The login name; unique in the tenant, ignoring case.
+	Email *string `json:"email,omitempty"`
+	// Leave out for a user who cannot log in with a password (e.g. one who logs in through an external identity provider, idp-b). Stored as an argon2id hash, never shown.
+	Password *string `json:"password,omitempty"`
+	// The subscriber the user acts for; leave out for none.
+	SubscriberID *string `json:"subscriberId,omitempty"`
 }
 
 type SubscriptionChainStep struct {
@@ -1780,6 +1904,26 @@ type TransactionView struct {
 	UpdatedAt  time.Time `json:"updatedAt"`
 }
 
+type UserAccess struct {
+	At time.Time `json:"at"`
+	// A disabled user has no access.
+	Disabled bool            `json:"disabled"`
+	Products []ProductAccess `json:"products"`
+	// The subscriber the user is linked to; empty when none.
+	SubscriberID string `json:"subscriberId"`
+	UserID       string `json:"userId"`
+}
+
+type UserLinkRequest struct {
+	// The subscriber to link the user to; null (or left out) unlinks.
+	SubscriberID *string `json:"subscriberId,omitempty"`
+}
+
+type UserPasswordRequest struct {
+	// The new password; null (or left out) removes password login.
+	Password *string `json:"password,omitempty"`
+}
+
 type VATTotal struct {
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	Gross Decimal `json:"gross"`
@@ -1917,6 +2061,15 @@ func (c *Client) CompleteOrder(ctx context.Context, id string, opts ...RequestOp
 	return out, err
 }
 
+// CreateAccountSource is POST /authorizations/source/account: Give a subscriber user the access of a subscriber account.
+//
+// The user may then use what the subscriptions of the account's subscriber in the account's currency grant. A user or account the tenant does not have, or a pair that exists already, is a 400 naming the field.
+func (c *Client) CreateAccountSource(ctx context.Context, body AccountSourceCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/authorizations/source/account", nil, body, &out, opts)
+	return out, err
+}
+
 // CreateAllowance is POST /subscriberaccount/{id}/allowance: Give a subscriber account an allowance.
 //
 // Books an allowance now; the next invoices apply it as a negative line, never taking an invoice below zero; what is left carries forward.
@@ -2004,6 +2157,33 @@ func (c *Client) CreateCharge(ctx context.Context, id string, body AccountItemRe
 func (c *Client) CreateDunningProcess(ctx context.Context, body DunningProcessInput, opts ...RequestOption) (string, error) {
 	var out string
 	_, err := c.do(ctx, http.MethodPost, "/dunningprocess", nil, body, &out, opts)
+	return out, err
+}
+
+// CreateIdpAAccount is POST /authorizations/identityprovider/account/idp-a/{id}: Create an idp-a account (a further login name of a subscriber user in Kadens' own directory).
+//
+// The path id is the identifier at the identity provider. One the kind has already, a user the tenant does not have is a 400 naming the field.
+func (c *Client) CreateIdpAAccount(ctx context.Context, id string, body IdpACreateRequest, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/authorizations/identityprovider/account/idp-a/"+url.PathEscape(id), nil, body, &out, opts)
+	return out, err
+}
+
+// CreateIdpBAccount is POST /authorizations/identityprovider/account/idp-b/{id}: Create an idp-b account (a trusted external issuer's subject, acting as a subscriber user).
+//
+// The path id is the identifier at the identity provider. One the kind has already, a user the tenant does not have, or an issuer that is not a trusted issuer with subscriberTokens is a 400 naming the field.
+func (c *Client) CreateIdpBAccount(ctx context.Context, id string, body IdpBCreateRequest, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/authorizations/identityprovider/account/idp-b/"+url.PathEscape(id), nil, body, &out, opts)
+	return out, err
+}
+
+// CreateLoginClient is POST /loginclient: Register a subscriber-login client.
+//
+// A relying party (web site, app) that sends the tenant's subscribers to the identity provider's login page with the authorization code flow. The answer carries the client secret, which is shown only here.
+func (c *Client) CreateLoginClient(ctx context.Context, body LoginClientInput, opts ...RequestOption) (LoginClientCreated, error) {
+	var out LoginClientCreated
+	_, err := c.do(ctx, http.MethodPost, "/loginclient", nil, body, &out, opts)
 	return out, err
 }
 
@@ -2106,6 +2286,15 @@ func (c *Client) CreateSubscriber(ctx context.Context, body SubscriberInput, opt
 	return out, err
 }
 
+// CreateSubscriberUser is POST /authorizations/user: Create a subscriber user.
+//
+// A person who logs in at the identity provider for the tenant's subscribers. An e-mail another user of the tenant has (ignoring case) is a 400 naming `email`; a subscriberId the tenant does not have is a 400 naming `subscriberId`.
+func (c *Client) CreateSubscriberUser(ctx context.Context, body SubscriberUserCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/authorizations/user", nil, body, &out, opts)
+	return out, err
+}
+
 // CreateWebhook is POST /webhook: Register a webhook endpoint.
 //
 // Unless disableValidation is set, Kadens posts a validation event (eventType WebhookValidation, data {validationCode, validationUrl}) to the url before answering. The endpoint proves ownership by answering 2xx with {"validationResponse": "<validationCode>"}; the registration is then Validated (Webhook-Status header). Otherwise it stays Pending and receives no events until someone opens the validationUrl (GET, within 5 minutes) or the registration is updated. The signing secret is returned once, in the Webhook-Secret header, when it was generated (not on an Idempotency-Key replay: supply your own secret if you need retries to see it).
@@ -2150,6 +2339,14 @@ func (c *Client) CreditInvoice(ctx context.Context, id string, body CreditInvoic
 	var out string
 	_, err := c.do(ctx, http.MethodPost, "/invoice/"+url.PathEscape(id)+"/credit", nil, body, &out, opts)
 	return out, err
+}
+
+// DeleteAccountSource is DELETE /authorizations/source/account/{id}: Delete an account source.
+//
+// Deletes the item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) DeleteAccountSource(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/authorizations/source/account/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
 }
 
 // DeleteAutogiroAccount is DELETE /autogiro/account/{id}: Delete an Autogiro account.
@@ -2205,6 +2402,30 @@ func (c *Client) DeleteBillingPlan(ctx context.Context, id string, opts ...Reque
 // A process a billing plan refers to is not deleted (400 naming `id`). Invoices in dunning under it stop dunning.
 func (c *Client) DeleteDunningProcess(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/dunningprocess/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteIdpAAccount is DELETE /authorizations/identityprovider/account/idp-a/{id}: Delete an idp-a account (a further login name of a subscriber user in Kadens' own directory).
+//
+// Deletes the item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) DeleteIdpAAccount(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/authorizations/identityprovider/account/idp-a/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteIdpBAccount is DELETE /authorizations/identityprovider/account/idp-b/{id}: Delete an idp-b account (a trusted external issuer's subject, acting as a subscriber user).
+//
+// Deletes the item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) DeleteIdpBAccount(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/authorizations/identityprovider/account/idp-b/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteLoginClient is DELETE /loginclient/{id}: Delete a login client.
+//
+// Its pending logins, unused codes and refresh tokens go with it; access tokens it obtained live out their lifetime.
+func (c *Client) DeleteLoginClient(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/loginclient/"+url.PathEscape(id), nil, nil, nil, opts)
 	return err
 }
 
@@ -2272,11 +2493,27 @@ func (c *Client) DeleteSubscriber(ctx context.Context, id string, opts ...Reques
 	return err
 }
 
+// DeleteSubscriberUser is DELETE /authorizations/user/{id}: Delete a subscriber user.
+//
+// Its account sources and identity-provider accounts go with it.
+func (c *Client) DeleteSubscriberUser(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/authorizations/user/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
 // DeleteWebhook is DELETE /webhook/{id}: Delete a webhook registration.
 //
 // Its deliveries are deleted with it.
 func (c *Client) DeleteWebhook(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/webhook/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DisableSubscriberUser is POST /authorizations/user/{id}/disable: Disable a subscriber user.
+//
+// The user can no longer log in and has no access; its links stay. Disabling a disabled user changes nothing.
+func (c *Client) DisableSubscriberUser(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPost, "/authorizations/user/"+url.PathEscape(id)+"/disable", nil, nil, nil, opts)
 	return err
 }
 
@@ -2287,6 +2524,14 @@ func (c *Client) DocumentNetworkLookup(ctx context.Context, body DocumentNetwork
 	var out DocumentNetworkLookupResult
 	_, err := c.do(ctx, http.MethodPost, "/invoice/documentnetworklookup", nil, body, &out, opts)
 	return out, err
+}
+
+// EnableSubscriberUser is POST /authorizations/user/{id}/enable: Enable a subscriber user.
+//
+// Undoes a disable.
+func (c *Client) EnableSubscriberUser(ctx context.Context, id string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPost, "/authorizations/user/"+url.PathEscape(id)+"/enable", nil, nil, nil, opts)
+	return err
 }
 
 // ExportAutogiro is POST /autogiro/export/mandate/{organizationId}: Write the submission file to Bankgirot with everything pending for the organization.
@@ -2304,6 +2549,15 @@ func (c *Client) ExportAutogiro(ctx context.Context, organizationID string, opts
 func (c *Client) ExportAvtaleGiroClaims(ctx context.Context, id string, opts ...RequestOption) (AvtaleGiroFile, error) {
 	var out AvtaleGiroFile
 	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/account/"+url.PathEscape(id)+"/export", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetAccountSource is GET /authorizations/source/account/{id}: Get an account source.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetAccountSource(ctx context.Context, id string, opts ...RequestOption) (AccountSource, error) {
+	var out AccountSource
+	_, err := c.do(ctx, http.MethodGet, "/authorizations/source/account/"+url.PathEscape(id), nil, nil, &out, opts)
 	return out, err
 }
 
@@ -2421,6 +2675,24 @@ func (c *Client) GetDunningProcess(ctx context.Context, id string, opts ...Reque
 	return out, err
 }
 
+// GetIdpAAccount is GET /authorizations/identityprovider/account/idp-a/{id}: Get an idp-a account (a further login name of a subscriber user in Kadens' own directory).
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetIdpAAccount(ctx context.Context, id string, opts ...RequestOption) (IdpAAccount, error) {
+	var out IdpAAccount
+	_, err := c.do(ctx, http.MethodGet, "/authorizations/identityprovider/account/idp-a/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetIdpBAccount is GET /authorizations/identityprovider/account/idp-b/{id}: Get an idp-b account (a trusted external issuer's subject, acting as a subscriber user).
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetIdpBAccount(ctx context.Context, id string, opts ...RequestOption) (IdpBAccount, error) {
+	var out IdpBAccount
+	_, err := c.do(ctx, http.MethodGet, "/authorizations/identityprovider/account/idp-b/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
 // GetInvoiceParams are the query parameters of GetInvoice; zero fields are left out.
 type GetInvoiceParams struct {
 	// Language of the text/html and application/pdf renderings (labels, number and date formats): en (default; 1,234.50 and 2027-02-01) or nb (1 234,50 and 01.02.2027). Not used by JSON.
@@ -2462,6 +2734,15 @@ func (c *Client) GetInvoicePeppolDelivery(ctx context.Context, id string, opts .
 func (c *Client) GetInvoiceUBL(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodGet, "/invoice/"+url.PathEscape(id)+"/ubl", nil, nil, nil, opts)
 	return err
+}
+
+// GetLoginClient is GET /loginclient/{id}: Get a login client.
+//
+// The secret is never shown again.
+func (c *Client) GetLoginClient(ctx context.Context, id string, opts ...RequestOption) (LoginClient, error) {
+	var out LoginClient
+	_, err := c.do(ctx, http.MethodGet, "/loginclient/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
 }
 
 // GetOrder is GET /order/{id}: Get an order.
@@ -2581,6 +2862,24 @@ func (c *Client) GetSubscriberAccount(ctx context.Context, id string, opts ...Re
 	return out, err
 }
 
+// GetSubscriberUser is GET /authorizations/user/{id}: Get a subscriber user.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetSubscriberUser(ctx context.Context, id string, opts ...RequestOption) (SubscriberUser, error) {
+	var out SubscriberUser
+	_, err := c.do(ctx, http.MethodGet, "/authorizations/user/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetSubscriberUserAccess is GET /authorizations/user/{userId}/access: List the products a subscriber user may use now.
+//
+// From the subscriptions of the user's subscriber and of its account sources' accounts that have started and not ended, with no cancellation or deactivation in effect, at the tenant's time (a test tenant's clock). Administrative tokens may ask for any user of the tenant. A subscriber's token (Kadens' own login, whose subject is the user id, or a trusted external issuer's whose subject an idp-b account binds to a user) is admitted for its own user only: 403 for another. A disabled user has no products.
+func (c *Client) GetSubscriberUserAccess(ctx context.Context, userID string, opts ...RequestOption) (UserAccess, error) {
+	var out UserAccess
+	_, err := c.do(ctx, http.MethodGet, "/authorizations/user/"+url.PathEscape(userID)+"/access", nil, nil, &out, opts)
+	return out, err
+}
+
 // GetSubscription is GET /subscription/{id}: Get a subscription period.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.
@@ -2642,6 +2941,56 @@ func (c *Client) ImportPaymentAgreements(ctx context.Context, body []PaymentAgre
 	var out ImportReport
 	_, err := c.do(ctx, http.MethodPost, "/paymentagreement/import", nil, body, &out, opts)
 	return out, err
+}
+
+// LinkSubscriberUser is PUT /authorizations/user/{id}/subscriber: Link a subscriber user to a subscriber, or unlink it.
+//
+// A subscriberId the tenant does not have is a 400 naming `subscriberId`.
+func (c *Client) LinkSubscriberUser(ctx context.Context, id string, body UserLinkRequest, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/authorizations/user/"+url.PathEscape(id)+"/subscriber", nil, body, nil, opts)
+	return err
+}
+
+// ListAccountSourcesParams are the query parameters of ListAccountSources; zero fields are left out.
+type ListAccountSourcesParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor string
+	// Only sources of this user (404 if there is no such user). The contract spells it UserId; names match ignoring case.
+	UserID string
+	// Only sources of this subscriber account (404 if there is no such account). The contract spells it SubscriberAccountId.
+	SubscriberAccountID string
+}
+
+func (p *ListAccountSourcesParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	if p.UserID != "" {
+		q.Set("userId", p.UserID)
+	}
+	if p.SubscriberAccountID != "" {
+		q.Set("subscriberAccountId", p.SubscriberAccountID)
+	}
+	return q
+}
+
+// ListAccountSources is GET /authorizations/source/account: List account sources.
+//
+// Filters combine with AND. A bad query is a 400 without a body.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListAccountSources(ctx context.Context, params *ListAccountSourcesParams, opts ...RequestOption) (Page[AccountSource], error) {
+	var out []AccountSource
+	next, err := c.do(ctx, http.MethodGet, "/authorizations/source/account", params.values(), nil, &out, opts)
+	return Page[AccountSource]{Items: out, Next: next}, err
 }
 
 // ListAutogiroAccountsParams are the query parameters of ListAutogiroAccounts; zero fields are left out.
@@ -3089,6 +3438,70 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts 
 	return Page[Event]{Items: out, Next: next}, err
 }
 
+// ListIdpAAccountsParams are the query parameters of ListIdpAAccounts; zero fields are left out.
+type ListIdpAAccountsParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor string
+}
+
+func (p *ListIdpAAccountsParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	return q
+}
+
+// ListIdpAAccounts is GET /authorizations/identityprovider/account/idp-a: List the idp-a accounts.
+//
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListIdpAAccounts(ctx context.Context, params *ListIdpAAccountsParams, opts ...RequestOption) (Page[IdpAAccount], error) {
+	var out []IdpAAccount
+	next, err := c.do(ctx, http.MethodGet, "/authorizations/identityprovider/account/idp-a", params.values(), nil, &out, opts)
+	return Page[IdpAAccount]{Items: out, Next: next}, err
+}
+
+// ListIdpBAccountsParams are the query parameters of ListIdpBAccounts; zero fields are left out.
+type ListIdpBAccountsParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor string
+}
+
+func (p *ListIdpBAccountsParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	return q
+}
+
+// ListIdpBAccounts is GET /authorizations/identityprovider/account/idp-b: List the idp-b accounts.
+//
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListIdpBAccounts(ctx context.Context, params *ListIdpBAccountsParams, opts ...RequestOption) (Page[IdpBAccount], error) {
+	var out []IdpBAccount
+	next, err := c.do(ctx, http.MethodGet, "/authorizations/identityprovider/account/idp-b", params.values(), nil, &out, opts)
+	return Page[IdpBAccount]{Items: out, Next: next}, err
+}
+
 // ListInvoicesParams are the query parameters of ListInvoices; zero fields are left out.
 type ListInvoicesParams struct {
 	// Page size.
@@ -3158,6 +3571,16 @@ func (c *Client) ListInvoices(ctx context.Context, params *ListInvoicesParams, o
 	var out []InvoiceListItem
 	next, err := c.do(ctx, http.MethodGet, "/invoice", params.values(), nil, &out, opts)
 	return Page[InvoiceListItem]{Items: out, Next: next}, err
+}
+
+// ListLoginClients is GET /loginclient: List the tenant's login clients.
+//
+// Oldest first, all in one page; secrets are never shown.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListLoginClients(ctx context.Context, opts ...RequestOption) (Page[LoginClient], error) {
+	var out []LoginClient
+	next, err := c.do(ctx, http.MethodGet, "/loginclient", nil, nil, &out, opts)
+	return Page[LoginClient]{Items: out, Next: next}, err
 }
 
 // ListOrdersParams are the query parameters of ListOrders; zero fields are left out.
@@ -3745,6 +4168,53 @@ func (c *Client) ListSubscriberAccounts(ctx context.Context, params *ListSubscri
 	return Page[SubscriberAccount]{Items: out, Next: next}, err
 }
 
+// ListSubscriberUsersParams are the query parameters of ListSubscriberUsers; zero fields are left out.
+type ListSubscriberUsersParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor string
+	// Only the user with this e-mail (whole address, ignoring case).
+	Email string
+	// Only users linked to this subscriber (404 if there is no such subscriber).
+	SubscriberID string
+	// Only disabled (true) or enabled (false) users.
+	Disabled string
+}
+
+func (p *ListSubscriberUsersParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	if p.Email != "" {
+		q.Set("email", p.Email)
+	}
+	if p.SubscriberID != "" {
+		q.Set("subscriberId", p.SubscriberID)
+	}
+	if p.Disabled != "" {
+		q.Set("disabled", p.Disabled)
+	}
+	return q
+}
+
+// ListSubscriberUsers is GET /authorizations/user: List subscriber users.
+//
+// Filters combine with AND.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListSubscriberUsers(ctx context.Context, params *ListSubscriberUsersParams, opts ...RequestOption) (Page[SubscriberUser], error) {
+	var out []SubscriberUser
+	next, err := c.do(ctx, http.MethodGet, "/authorizations/user", params.values(), nil, &out, opts)
+	return Page[SubscriberUser]{Items: out, Next: next}, err
+}
+
 // ListSubscribersParams are the query parameters of ListSubscribers; zero fields are left out.
 type ListSubscribersParams struct {
 	// Page size.
@@ -3962,6 +4432,14 @@ func (c *Client) RevokePriceChange(ctx context.Context, id string, priceChangeID
 	return err
 }
 
+// SetSubscriberUserPassword is PUT /authorizations/user/{id}/password: Set or remove a subscriber user's password.
+//
+// Updates the item with this id from the body. Every problem with the body is listed in one 400; an id of another tenant, or of nothing, is 404.
+func (c *Client) SetSubscriberUserPassword(ctx context.Context, id string, body UserPasswordRequest, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/authorizations/user/"+url.PathEscape(id)+"/password", nil, body, nil, opts)
+	return err
+}
+
 // UpdateAutogiroAccount is PUT /autogiro/account/{id}: Replace an Autogiro account's numbers and name.
 //
 // Updates the item with this id from the body. Every problem with the body is listed in one 400; an id of another tenant, or of nothing, is 404.
@@ -3991,6 +4469,22 @@ func (c *Client) UpdateBillingPlan(ctx context.Context, id string, body BillingP
 // Invoices already in dunning follow the new schedule from their next action on.
 func (c *Client) UpdateDunningProcess(ctx context.Context, id string, body DunningProcessUpdate, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodPut, "/dunningprocess/"+url.PathEscape(id), nil, body, nil, opts)
+	return err
+}
+
+// UpdateIdpAAccount is PUT /authorizations/identityprovider/account/idp-a/{id}: Rebind an idp-a account (a further login name of a subscriber user in Kadens' own directory).
+//
+// Accepted and done before the answer.
+func (c *Client) UpdateIdpAAccount(ctx context.Context, id string, body IdpAUpdateRequest, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/authorizations/identityprovider/account/idp-a/"+url.PathEscape(id), nil, body, nil, opts)
+	return err
+}
+
+// UpdateIdpBAccount is PUT /authorizations/identityprovider/account/idp-b/{id}: Rebind an idp-b account (a trusted external issuer's subject, acting as a subscriber user).
+//
+// Accepted and done before the answer.
+func (c *Client) UpdateIdpBAccount(ctx context.Context, id string, body IdpBUpdateRequest, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/authorizations/identityprovider/account/idp-b/"+url.PathEscape(id), nil, body, nil, opts)
 	return err
 }
 

@@ -28,6 +28,9 @@ Usage:
   kadens migrate [flags]                 apply database migrations and exit
   kadens tenant create --name NAME [--test] [--json]
   kadens client create --tenant NAME_OR_ID [--name NAME] [--json]
+  kadens login-client create --tenant NAME_OR_ID --name NAME --redirect-uri URI [--logout-uri URI] [--scope S] [--json]
+  kadens login-client list --tenant NAME_OR_ID [--json]
+  kadens login-client delete --tenant NAME_OR_ID --id ID
   kadens key rotate                      make a new token-signing key the active one
   kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems
   kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
@@ -90,7 +93,7 @@ var errUsagePrinted = errors.New("no command")
 
 // commands are the command words, and how many words each command has.
 var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1, "import": 1,
-	"tenant": 2, "client": 2, "key": 2, "ledger": 2, "avtalegiro": 2, "autogiro": 2}
+	"tenant": 2, "client": 2, "login-client": 2, "key": 2, "ledger": 2, "avtalegiro": 2, "autogiro": 2}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -117,6 +120,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return tenantCreate(ctx, args, stdout, stderr, getenv)
 	case "client create":
 		return clientCreate(ctx, args, stdout, stderr, getenv)
+	case "login-client create":
+		return loginClientCreate(ctx, args, stdout, stderr, getenv)
+	case "login-client list":
+		return loginClientList(ctx, args, stdout, stderr, getenv)
+	case "login-client delete":
+		return loginClientDelete(ctx, args, stdout, stderr, getenv)
 	case "key rotate":
 		return keyRotate(ctx, args, stdout, stderr, getenv)
 	case "ledger check":

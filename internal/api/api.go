@@ -20,6 +20,7 @@ import (
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/validation"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -40,6 +41,8 @@ type Server struct {
 	// providers check payment agreements by provider type.
 	providers *provider.Registry
 	peppol    *peppol.Lookup
+	// users hashes subscriber users' passwords.
+	users *subscriberuser.Directory
 
 	mux    *http.ServeMux
 	routes []route
@@ -87,6 +90,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("api: no payment providers registered")
 	}
 	s.peppol = o.Peppol
+	s.users = &subscriberuser.Directory{Store: o.Store, Now: s.now}
 	s.organizationRoutes()
 	s.catalogRoutes()
 	s.subscriberRoutes()
@@ -97,6 +101,7 @@ func New(o Options) (*Server, error) {
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()
+	s.loginClientRoutes()
 	s.invoiceRoutes()
 	s.peppolRoutes()
 	s.paymentDemandRoutes()
@@ -107,6 +112,7 @@ func New(o Options) (*Server, error) {
 	s.paymentRoutes()
 	s.autogiroRoutes()
 	s.avtalegiroRoutes()
+	s.authorizationRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
 		return nil, err
@@ -198,6 +204,20 @@ func (s *Server) Routes() []string {
 	return out
 }
 
+// AdministrativeRoutes lists the operations that admit administrative and
+// machine tokens only ("METHOD /path/{param}"): every route that is neither
+// public nor open to subscriber tokens.
+func (s *Server) AdministrativeRoutes() []string {
+	var out []string
+	for _, rt := range s.routes {
+		if !rt.public && !rt.subscriber {
+			out = append(out, rt.method+" "+rt.path)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // handlerFunc is an API handler: it writes a success response or returns an
 // error that writeError turns into the conventional response.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -212,6 +232,11 @@ type route struct {
 	desc    string
 	// public routes need no token and no tenant (documentation, health).
 	public bool
+	// subscriber routes also admit subscriber tokens (of the tenant in the
+	// header); the handler must then check which user the token is for
+	// with auth.Principal.MayActFor (PrincipalFrom). All other routes are
+	// administrative and answer 403 to a subscriber token.
+	subscriber bool
 	// request documents path, query and header parameters (struct tags
 	// path:"", query:"", header:"") and the JSON body (json tags).
 	request any
@@ -228,6 +253,9 @@ type route struct {
 	// query is the set of query parameters request declares; a GET with
 	// any other is a 400 (filled by add).
 	query map[string]string
+	// bare400 answers this route's 400s (a missing tenant header too)
+	// without a body: the contract says so for some operations.
+	bare400 bool
 }
 
 type response struct {
@@ -269,10 +297,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 	if t := s.echo[rt.path]; t != nil && rt.method == http.MethodPut {
 		r = r.WithContext(withEcho(r.Context(), t))
 	}
-	r, err := s.authenticate(r)
-	if err != nil {
-		return err
+	r, err := s.authenticate(r, rt.subscriber)
+	if err == nil {
+		err = s.serveAuthenticated(w, r, rt)
 	}
+	if rt.bare400 {
+		return bareBadRequest(err)
+	}
+	return err
+}
+
+// serveAuthenticated is serve after authentication.
+func (s *Server) serveAuthenticated(w http.ResponseWriter, r *http.Request, rt route) error {
 	if err := checkQuery(r.URL.RawQuery); err != nil {
 		return err
 	}

@@ -95,8 +95,21 @@ func TestControlCharactersInQueryParameters(t *testing.T) {
 				if p.In != "query" {
 					continue
 				}
+				// An operation whose 400 the document gives no body (the
+				// contract's account-source list) answers a bare 400.
+				bare := false
+				if r400, ok := op.Responses["400"].(map[string]any); ok {
+					_, hasBody := r400["content"]
+					bare = !hasBody
+				}
 				for _, bad := range []string{"a%00b", "Issued%0A", "%C2%85", "%FF"} {
 					r := e.Do("GET", target+"?"+p.Name+"="+bad, nil)
+					if bare {
+						if r.Status != http.StatusBadRequest || len(r.Body) != 0 {
+							t.Errorf("GET %s?%s=%s: %d %q, want a 400 without a body", target, p.Name, bad, r.Status, r.Body)
+						}
+						continue
+					}
 					wantFields(t, "GET "+target+"?"+p.Name+"="+bad, r, p.Name)
 				}
 				checked++
@@ -171,10 +184,21 @@ func TestGetModifyPutRoundTrips(t *testing.T) {
 			"/avtalegiro/account": {create(t, tn, "/avtalegiro/account", agAccountBody("12345678903", "https://bank.example")),
 				map[string]any{"name": "Avis AvtaleGiro"}},
 		}
+		// PUTs whose round trip another test shows: they answer 202, as
+		// the contract says, not 204.
+		elsewhere := map[string]string{
+			"/authorizations/identityprovider/account/idp-a/{id}": "TestIdentityProviderAccounts",
+			"/authorizations/identityprovider/account/idp-b/{id}": "TestIdentityProviderAccounts",
+		}
 		var doc openAPIDoc
 		e.Raw("GET", "/openapi.json", nil).JSON(t, &doc)
 		for path, ops := range doc.Paths {
-			if _, ok := ops["put"]; ok {
+			_, put := ops["put"]
+			_, get := ops["get"]
+			// A PUT without a GET on its path is an action on the resource
+			// (PUT /authorizations/user/{id}/password), with nothing to
+			// round-trip.
+			if put && get && elsewhere[path] == "" {
 				if _, covered := resources[strings.TrimSuffix(path, "/{id}")]; !covered {
 					t.Errorf("PUT %s has no round trip here", path)
 				}

@@ -238,8 +238,9 @@ func (t *tenantSet) lookup(ctx context.Context, id string) (store.Tenant, bool, 
 // authenticate admits a request that carries a valid API token for the
 // tenant named in S4-TenantId: no or bad token is 401; a missing or
 // malformed header is 400; a token of another tenant, an unknown tenant or a
-// token without the API scope is 403.
-func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
+// token without the API scope is 403 (a subscriber token is admitted only
+// where subscriber is true, and carries no API scope).
+func (s *Server) authenticate(r *http.Request, subscriber bool) (*http.Request, error) {
 	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || raw == "" {
 		return nil, errUnauthorized
@@ -256,7 +257,8 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 	case !store.ValidID(hdr):
 		return nil, validation.Field(TenantHeader, "must be a tenant id (uuid)")
 	}
-	if !strings.EqualFold(p.TenantID, hdr) || !p.HasScope(idp.ScopeAPI) {
+	admitted := p.HasScope(idp.ScopeAPI) && !p.IsSubscriber() || subscriber && p.IsSubscriber()
+	if !strings.EqualFold(p.TenantID, hdr) || !admitted {
 		return nil, errForbidden
 	}
 	if _, ok, err := s.tenants.lookup(r.Context(), p.TenantID); err != nil {
@@ -274,7 +276,7 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 // scope rules, answered the same way; the tenant goes into the context.
 func (s *Server) Authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ar, err := s.authenticate(r)
+		ar, err := s.authenticate(r, false) // administrative tokens only: analytics is never a subscriber surface
 		if err != nil {
 			writeError(w, r, err)
 			return

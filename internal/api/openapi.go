@@ -52,6 +52,8 @@ const (
 // tagDescriptions describe the document's tags, one per resource. Every tag a
 // route uses needs one (TestOpenAPITagsAndDescriptions).
 var tagDescriptions = map[string]string{
+	"Authorizations":    "Subscriber users (who log in at the identity provider), account sources, identity-provider accounts (idp-a: login names in Kadens' own directory; idp-b: subjects of trusted external issuers) and entitlements: what a user may use now (docs/AUTHORIZATIONS.md).",
+	"LoginClient":       "Relying parties (web sites, apps) that send the tenant's subscribers to the identity provider's login page: redirect and logout addresses, allowed scopes, a secret shown once (docs/LOGIN.md).",
 	"Autogiro":          "Swedish direct debit through Bankgirot: payee accounts (bankgiro), payer mandates, debits and refunds, submission files to Bankgirot and the reports that come back (docs/AUTOGIRO.md).",
 	"Organization":      "The merchant's selling legal entities: name, registration number, currency, time zone, VAT convention and KID algorithm.",
 	"Product":           "What a merchant sells, with its VAT rate; products are the lines of packages.",

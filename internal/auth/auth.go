@@ -33,13 +33,49 @@ type Principal struct {
 	Subject  string
 	TenantID string
 	Scopes   []string
-	// SubscriberID is set on subscriber (end-user) tokens.
+	// SubscriberID is set on subscriber tokens of users linked to a
+	// subscriber.
 	SubscriberID string
-	Expiry       time.Time
+	// UserID is the subscriber user a subscriber token speaks for (its
+	// sub); "" on administrative and machine tokens, and on external
+	// subscriber tokens (ExternalSubscriber), whose user an idp-b account
+	// names.
+	UserID string
+	Expiry time.Time
+	// External is set on tokens of a trusted external issuer (not Kadens'
+	// own identity provider).
+	External bool
+	// ExternalSubscriber is set on an external issuer's end-user token
+	// (TrustedIssuer.SubscriberTokens, without RequiredScope): a
+	// subscriber token whose user the API finds through the idp-b account
+	// of (Issuer, Subject).
+	ExternalSubscriber bool
 }
 
 // HasScope reports whether the token grants scope.
 func (p Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+// IsSubscriber reports whether the token is a subscriber's: Kadens' own
+// token from the login page ({claims_namespace}/kind = "subscriber"), or
+// an external issuer's end-user token (ExternalSubscriber). Such a
+// principal never holds the api scope, so the administrative API refuses
+// it (403).
+func (p Principal) IsSubscriber() bool { return p.UserID != "" || p.ExternalSubscriber }
+
+// MayActFor reports whether the principal may read what belongs to
+// subscriber user userID: an administrative token (api scope) may for any
+// user of its tenant, a subscriber token only for its own user. It is the
+// check of endpoints that admit subscriber tokens, such as a user's
+// entitlements (the caller still compares TenantID with the tenant header,
+// as the API's authentication does). An external subscriber token names no
+// user itself: it may act for none here, and the API looks its user up
+// (the idp-b account of its issuer and subject).
+func (p Principal) MayActFor(userID string) bool {
+	if p.IsSubscriber() {
+		return strings.EqualFold(p.UserID, userID)
+	}
+	return p.HasScope(idp.ScopeAPI)
+}
 
 // issuer verifies the tokens of one issuer and maps their claims.
 type issuer struct {
@@ -47,7 +83,12 @@ type issuer struct {
 	tenantClaim     string
 	scopeClaim      string
 	subscriberClaim string
+	kindClaim       string
 	requiredScope   string
+	// subscriberTokens admits tokens without requiredScope as end-user
+	// tokens (no API scope) instead of refusing them.
+	subscriberTokens bool
+	external         bool
 }
 
 // Verifier checks bearer tokens.
@@ -80,6 +121,12 @@ type TrustedIssuer struct {
 	TenantClaim   string `json:"tenantClaim"`
 	ScopeClaim    string `json:"scopeClaim"`
 	RequiredScope string `json:"requiredScope"`
+	// SubscriberTokens: the issuer's tokens that lack RequiredScope are
+	// end users' (subscriber) tokens rather than invalid ones. They pass no
+	// administrative route; the entitlement endpoint admits one for the
+	// subscriber user an idp-b account binds its subject to
+	// (docs/AUTHORIZATIONS.md).
+	SubscriberTokens bool `json:"subscriberTokens"`
 }
 
 // Check reports what a trusted issuer lacks.
@@ -107,6 +154,7 @@ func NewVerifier(ctx context.Context, o Options) *Verifier {
 		tenantClaim:     o.IdP.TenantClaim(),
 		scopeClaim:      "scope",
 		subscriberClaim: o.IdP.SubscriberClaim(),
+		kindClaim:       o.IdP.KindClaim(),
 	}
 	for _, ti := range o.External {
 		scopeClaim := ti.ScopeClaim
@@ -118,9 +166,11 @@ func NewVerifier(ctx context.Context, o Options) *Verifier {
 				ClientID: ti.Audience,
 				Now:      now,
 			}),
-			tenantClaim:   ti.TenantClaim,
-			scopeClaim:    scopeClaim,
-			requiredScope: ti.RequiredScope,
+			tenantClaim:      ti.TenantClaim,
+			scopeClaim:       scopeClaim,
+			requiredScope:    ti.RequiredScope,
+			subscriberTokens: ti.SubscriberTokens,
+			external:         true,
 		}
 	}
 	return v
@@ -155,7 +205,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	p := Principal{Issuer: idt.Issuer, Subject: idt.Subject, Expiry: idt.Expiry}
+	p := Principal{Issuer: idt.Issuer, Subject: idt.Subject, Expiry: idt.Expiry, External: iss.external}
 	p.TenantID, _ = claims[iss.tenantClaim].(string)
 	if p.TenantID == "" {
 		return Principal{}, fmt.Errorf("%w: no %s claim", ErrInvalidToken, iss.tenantClaim)
@@ -164,15 +214,37 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		p.SubscriberID, _ = claims[iss.subscriberClaim].(string)
 	}
 	p.Scopes = scopes(claims[iss.scopeClaim])
-	if iss.requiredScope != "" && !p.HasScope(iss.requiredScope) {
-		return Principal{}, fmt.Errorf("%w: scope %q missing", ErrInvalidToken, iss.requiredScope)
+	if iss.kindClaim != "" && claims[iss.kindClaim] == idp.KindSubscriber {
+		// A subscriber token: its user, and never the api scope, whatever
+		// its scope claim says.
+		p.UserID = idt.Subject
+		p.Scopes = slices.DeleteFunc(p.Scopes, func(s string) bool { return s == idp.ScopeAPI })
+		if p.UserID == "" {
+			return Principal{}, fmt.Errorf("%w: subscriber token without sub", ErrInvalidToken)
+		}
 	}
-	if iss.requiredScope != "" {
+	switch {
+	case iss.requiredScope != "" && p.HasScope(iss.requiredScope):
 		// An external token with the configured scope is an API token.
 		p.Scopes = append(p.Scopes, idp.ScopeAPI)
+	case iss.subscriberTokens:
+		// An end user's token: never an API token, whatever its own scope
+		// claim says.
+		p.Scopes = slices.DeleteFunc(p.Scopes, func(s string) bool { return s == idp.ScopeAPI })
+		p.ExternalSubscriber = p.Subject != ""
+	case iss.requiredScope != "":
+		return Principal{}, fmt.Errorf("%w: scope %q missing", ErrInvalidToken, iss.requiredScope)
 	}
 	v.cache.put(raw, p)
 	return p, nil
+}
+
+// TrustsExternal reports whether issuer is a configured external issuer
+// whose subscriber tokens are admitted (TrustedIssuer.SubscriberTokens):
+// the issuers an idp-b account may name.
+func (v *Verifier) TrustsExternal(issuer string) bool {
+	iss, ok := v.issuers[issuer]
+	return ok && iss.external && iss.subscriberTokens
 }
 
 // scopes reads a scope claim given as a space-separated string or an array.

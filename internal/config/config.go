@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -44,7 +45,9 @@ type Config struct {
 	// means a key file in DataDir, created on first use.
 	MasterKey string
 	// TrustedIssuers is a JSON array of external token issuers.
-	TrustedIssuers  string
+	TrustedIssuers string
+	// SMTPURL enables subscribers' password reset by e-mail.
+	SMTPURL         string
 	BodyLimit       int64
 	LogLevel        string
 	LogFormat       string
@@ -104,7 +107,9 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	dur(&c.TokenTTL, "token-ttl", "KADENS_TOKEN_TTL", time.Hour, "lifetime of issued access tokens")
 	c.secrets["master-key"] = true
 	str(&c.MasterKey, "master-key", "KADENS_MASTER_KEY", "", "base64 32-byte key that encrypts signing keys at rest (default: <data-dir>/master.key, created on first use; set it when several processes share PostgreSQL)")
-	str(&c.TrustedIssuers, "trusted-issuers", "KADENS_TRUSTED_ISSUERS", "", `JSON array of external token issuers: [{"issuer","jwksUrl","audience","tenantClaim","scopeClaim","requiredScope"}]`)
+	str(&c.TrustedIssuers, "trusted-issuers", "KADENS_TRUSTED_ISSUERS", "", `JSON array of external token issuers: [{"issuer","jwksUrl","audience","tenantClaim","scopeClaim","requiredScope","subscriberTokens"}]`)
+	c.secrets["smtp-url"] = true
+	str(&c.SMTPURL, "smtp-url", "KADENS_SMTP_URL", "", "smtp://[user:password@]host:port?from=address for subscribers' password reset e-mails (default: no password reset)")
 	fs.Int64Var(&c.BodyLimit, "body-limit", 1<<20, "largest accepted request body in bytes")
 	c.fromEnv("body-limit", "KADENS_BODY_LIMIT")
 	str(&c.LogLevel, "log-level", "KADENS_LOG_LEVEL", "info", "debug, info, warn or error")
@@ -280,6 +285,11 @@ func (c *Config) Finish() error {
 	case "text", "json":
 	default:
 		return fmt.Errorf("%s %q: want text or json", c.Name("log-format"), c.LogFormat)
+	}
+	if c.SMTPURL != "" {
+		if err := idp.CheckSMTPURL(c.SMTPURL); err != nil {
+			return fmt.Errorf("%s: %w", c.Name("smtp-url"), err)
+		}
 	}
 	if c.TrustedIssuers != "" {
 		if err := json.Unmarshal([]byte(c.TrustedIssuers), &c.issuers); err != nil {

@@ -42,7 +42,7 @@ type idpServer struct {
 	id, secret string
 }
 
-func newIdP(t *testing.T, s *store.Store) *idpServer {
+func newIdP(t testing.TB, s *store.Store) *idpServer {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
@@ -64,7 +64,8 @@ func newIdP(t *testing.T, s *store.Store) *idpServer {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	is.url = "http://" + srv.Listener.Addr().String()
 	is.Server = New(Config{Issuer: is.url, Audience: testAudience, ClaimsNamespace: testNS, TokenTTL: time.Hour,
-		Limits: Limits{ClientBurst: 100, ClientEvery: time.Second, AddressBurst: 100, AddressEvery: time.Second, MaxKeysByKind: 100}},
+		Limits:    Limits{ClientBurst: 100, ClientEvery: time.Second, AddressBurst: 100, AddressEvery: time.Second, MaxKeysByKind: 100},
+		Passwords: cheapPasswords},
 		s, keys, log)
 	h = is.Handler()
 	srv.Start()
@@ -81,7 +82,7 @@ type reply struct {
 // post sends form to the token endpoint, with HTTP Basic credentials when
 // basic holds an id and a secret; raw, when not empty, is sent instead of
 // the form.
-func (is *idpServer) post(t *testing.T, form url.Values, basic []string, raw string) reply {
+func (is *idpServer) post(t testing.TB, form url.Values, basic []string, raw string) reply {
 	t.Helper()
 	body := form.Encode()
 	if raw != "" {
@@ -107,7 +108,7 @@ func (is *idpServer) get(t *testing.T, path string) reply {
 	return do(t, req)
 }
 
-func do(t *testing.T, req *http.Request) reply {
+func do(t testing.TB, req *http.Request) reply {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

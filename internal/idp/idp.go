@@ -21,9 +21,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
 // ScopeAPI is the scope that admits a token to the main API's
@@ -41,6 +44,15 @@ type Config struct {
 	TokenTTL        time.Duration
 	// Limits bound failed client authentications; zero means DefaultLimits.
 	Limits Limits
+	// LoginLimits bound failed subscriber logins per account (Client*)
+	// and per address (Address*); zero means DefaultLoginLimits.
+	LoginLimits Limits
+	// Passwords is the argon2id cost of new subscriber password hashes;
+	// zero means subscriberuser.DefaultParams.
+	Passwords subscriberuser.Params
+	// SMTPURL, when set, enables password reset by e-mail
+	// (smtp://user:pass@host:port?from=addr).
+	SMTPURL string
 }
 
 // Server serves the IdP endpoints.
@@ -58,6 +70,13 @@ type Server struct {
 	compare   func(hash, secret []byte) error
 	byClient  *failures
 	byAddress *failures
+
+	// The subscriber login (provider.go, login.go).
+	provider       *op.Provider
+	users          *subscriberuser.Directory
+	byAccount      *failures
+	byLoginAddress *failures
+	mail           *mailer // nil: password reset is off
 }
 
 // New returns an IdP server.
@@ -81,6 +100,31 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 		byAddress: newFailures(cfg.Limits.AddressEvery, cfg.Limits.AddressBurst, cfg.Limits.MaxKeysByKind),
 	}
 	go srv.dummyHash() // ready before the first unknown client id, whose answer would be slower otherwise
+	ll := cfg.LoginLimits
+	if ll == (Limits{}) {
+		ll = DefaultLoginLimits
+	}
+	srv.byAccount = newFailures(ll.ClientEvery, ll.ClientBurst, ll.MaxKeysByKind)
+	srv.byLoginAddress = newFailures(ll.AddressEvery, ll.AddressBurst, ll.MaxKeysByKind)
+	srv.users = &subscriberuser.Directory{Store: s, Params: cfg.Passwords}
+	if cfg.SMTPURL != "" {
+		m, err := parseSMTP(cfg.SMTPURL)
+		if err != nil {
+			panic("idp: " + err.Error()) // config checks the URL first
+		}
+		srv.mail = m
+	}
+	var cryptoKey [32]byte // encrypts nothing that outlives the process: codes are looked up by hash
+	_, _ = rand.Read(cryptoKey[:])
+	p, err := op.NewProvider(&op.Config{
+		CryptoKey: cryptoKey, CodeMethodS256: true, AuthMethodPost: true, GrantTypeRefreshToken: true,
+		SupportedUILocales: nil, SupportedScopes: []string{oidc.ScopeOpenID, oidc.ScopeEmail, oidc.ScopeOfflineAccess},
+	}, &opStorage{srv: srv, secrets: map[string][32]byte{}}, op.StaticIssuer(cfg.Issuer),
+		op.WithAllowInsecure(), op.WithCustomKeysEndpoint(op.NewEndpoint(".well-known/jwks.json")))
+	if err != nil {
+		panic("idp: OpenID provider: " + err.Error()) // only for a malformed issuer, which config rejects first
+	}
+	srv.provider = p
 	return srv
 }
 
@@ -90,6 +134,23 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /oauth/token", s.token)
 	mux.HandleFunc("GET /.well-known/openid-configuration", s.discovery)
 	mux.HandleFunc("GET /.well-known/jwks.json", s.jwks)
+	mux.HandleFunc("/oauth/token", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "POST")
+		oauthError(w, http.StatusMethodNotAllowed, "invalid_request", "the token endpoint takes POST")
+	})
+	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("GET /login", s.loginPage)
+	mux.HandleFunc("POST /login", s.loginPost)
+	mux.HandleFunc("GET /reset", s.resetPage)
+	mux.HandleFunc("POST /reset", s.resetPost)
+	// Not offered: access tokens are self-contained JWTs (no
+	// introspection), and there is no device flow.
+	for _, p := range []string{"/oauth/introspect", "/device_authorization", "/keys"} {
+		mux.Handle(p, http.NotFoundHandler())
+	}
+	// The library serves the rest: /authorize/callback, /userinfo,
+	// /revoke, /end_session.
+	mux.Handle("/", s.provider)
 	return mux
 }
 
@@ -99,19 +160,21 @@ func (c Config) TenantClaim() string { return c.ClaimsNamespace + "/tenantId" }
 // SubscriberClaim is the name of the claim that carries the subscriber id.
 func (c Config) SubscriberClaim() string { return c.ClaimsNamespace + "/subscriberId" }
 
+// discovery is the library's document plus the machine clients' grant
+// and scope, which Kadens serves itself.
 func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                s.cfg.Issuer,
-		"token_endpoint":                        s.cfg.Issuer + "/oauth/token",
-		"jwks_uri":                              s.cfg.Issuer + "/.well-known/jwks.json",
-		"grant_types_supported":                 []string{"client_credentials"},
-		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
-		"id_token_signing_alg_values_supported": []string{string(SigningAlgorithm)},
-		"scopes_supported":                      []string{ScopeAPI},
-		"response_types_supported":              []string{"code"},
-		"subject_types_supported":               []string{"public"},
-		"claims_supported":                      []string{"iss", "sub", "aud", "iat", "exp", "azp", "scope", s.cfg.TenantClaim()},
-	})
+	ctx := op.ContextWithIssuer(r.Context(), s.cfg.Issuer)
+	d := op.CreateDiscoveryConfig(ctx, s.provider, s.provider.Storage())
+	d.GrantTypesSupported = append(d.GrantTypesSupported, oidc.GrantTypeClientCredentials)
+	d.ScopesSupported = append(d.ScopesSupported, ScopeAPI)
+	d.TokenEndpointAuthMethodsSupported = []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost}
+	d.ClaimsSupported = []string{"iss", "sub", "aud", "iat", "exp", "azp", "scope", "nonce", "auth_time", "email",
+		s.cfg.TenantClaim(), s.cfg.SubscriberClaim(), s.cfg.KindClaim()}
+	d.UILocalesSupported = nil
+	d.IntrospectionEndpoint, d.DeviceAuthorizationEndpoint, d.CheckSessionIframe = "", "", ""
+	d.IntrospectionEndpointAuthMethodsSupported, d.IntrospectionEndpointAuthSigningAlgValuesSupported = nil, nil
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	writeJSON(w, http.StatusOK, d)
 }
 
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
@@ -129,6 +192,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	switch gt := r.PostForm.Get("grant_type"); gt {
 	case "client_credentials":
 		s.clientCredentials(w, r)
+	case "authorization_code", "refresh_token":
+		// Subscriber login: the OpenID provider library (provider.go).
+		s.provider.ServeHTTP(w, r)
 	case "":
 		oauthError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
 	default:

@@ -37,6 +37,7 @@ type Keys struct {
 
 	mu        sync.RWMutex
 	signer    jose.Signer
+	private   jose.JSONWebKey // the active key, for the OpenID provider's signer
 	activeKID string
 	public    map[string]jose.JSONWebKey
 	published []jose.JSONWebKey
@@ -135,6 +136,7 @@ func (k *Keys) install(keys []store.SigningKey) error {
 	var (
 		published []jose.JSONWebKey
 		signer    jose.Signer
+		private   jose.JSONWebKey
 		activeKID string
 	)
 	for _, sk := range keys {
@@ -159,14 +161,14 @@ func (k *Keys) install(keys []store.SigningKey) error {
 			if err != nil {
 				return fmt.Errorf("idp: signer for key %s: %w", sk.ID, err)
 			}
-			activeKID = sk.ID
+			activeKID, private = sk.ID, priv
 		}
 	}
 	if signer == nil {
 		return errors.New("idp: no active signing key")
 	}
 	k.mu.Lock()
-	k.signer, k.activeKID, k.public, k.published, k.loadedAt = signer, activeKID, public, published, now
+	k.signer, k.private, k.activeKID, k.public, k.published, k.loadedAt = signer, private, activeKID, public, published, now
 	k.mu.Unlock()
 	return nil
 }
@@ -203,6 +205,13 @@ func (k *Keys) Sign(claims any) (string, error) {
 		return "", fmt.Errorf("idp: sign token: %w", err)
 	}
 	return jws.CompactSerialize()
+}
+
+// active returns the private signing key (with its kid).
+func (k *Keys) active() jose.JSONWebKey {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.private
 }
 
 // PublicKey returns the published key with id kid.

@@ -29,6 +29,11 @@ type Limits struct {
 // guesses a minute instead of one per bcrypt comparison (~60 ms of CPU).
 var DefaultLimits = Limits{ClientBurst: 10, ClientEvery: 6 * time.Second, AddressBurst: 30, AddressEvery: 2 * time.Second, MaxKeysByKind: 100_000}
 
+// DefaultLoginLimits bound failed subscriber logins: an account (tenant and
+// e-mail) 5 failures, then one per 30 s; an address 50, then one per 2 s
+// (many readers can share one office or mobile-network address).
+var DefaultLoginLimits = Limits{ClientBurst: 5, ClientEvery: 30 * time.Second, AddressBurst: 50, AddressEvery: 2 * time.Second, MaxKeysByKind: 100_000}
+
 // failures holds the buckets of one kind (client ids or addresses).
 type failures struct {
 	every time.Duration

@@ -100,7 +100,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	if err := keys.Load(ctx); err != nil {
 		return nil, err
 	}
-	idpCfg := idp.Config{Issuer: cfg.IdPURL, Audience: cfg.BaseURL, ClaimsNamespace: cfg.ClaimsNamespace, TokenTTL: cfg.TokenTTL}
+	idpCfg := idp.Config{Issuer: cfg.IdPURL, Audience: cfg.BaseURL, ClaimsNamespace: cfg.ClaimsNamespace, TokenTTL: cfg.TokenTTL,
+		SMTPURL: cfg.SMTPURL}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),

@@ -1,0 +1,234 @@
+package idp
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
+
+// csrfCookie carries the login request's CSRF token in the browser that
+// opened the page; the form must carry the same token, so a form posted
+// from another site (login CSRF) fails.
+const csrfCookie = "kadens_login"
+
+// authorize checks Kadens' own rules of an authorization request (known
+// client, exact redirect address, the connection is the client's tenant,
+// PKCE by S256 only) and shows an error page for a bad one instead of
+// redirecting anywhere; the rest of the request is the library's.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	lang := Language(q.Get("language"))
+	t := texts[lang]
+	client, err := s.store.LoginClientByID(r.Context(), q.Get("client_id"))
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.ErrorContext(r.Context(), "authorize: client", "err", err)
+			s.errorPage(w, http.StatusInternalServerError, lang, "server_error", t.Failed)
+			return
+		}
+		s.errorPage(w, http.StatusBadRequest, lang, "invalid_client", t.UnknownClient)
+		return
+	}
+	if !slices.Contains(client.RedirectURIs, q.Get("redirect_uri")) {
+		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", t.BadRedirect)
+		return
+	}
+	if conn := q.Get("connection"); conn != "" {
+		ten, err := s.store.TenantByName(r.Context(), conn)
+		if err != nil || ten.ID != client.TenantID {
+			s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", t.BadConnection)
+			return
+		}
+	}
+	if m := q.Get("code_challenge_method"); q.Get("code_challenge") != "" && m != "S256" {
+		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", "code_challenge_method must be S256")
+		return
+	}
+	if !slices.Contains(strings.Fields(q.Get("scope")), "openid") {
+		// The client and its address are known good: tell it there, as
+		// RFC 6749 §4.1.2.1 asks.
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		bq := back.Query()
+		bq.Set("error", "invalid_scope")
+		bq.Set("error_description", "the scope must include openid")
+		if st := q.Get("state"); st != "" {
+			bq.Set("state", st)
+		}
+		back.RawQuery = bq.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+		return
+	}
+	org := strings.TrimSpace(q.Get("orgname"))
+	if len(org) > 200 {
+		org = org[:200]
+	}
+	ctx := op.ContextWithIssuer(r.Context(), s.cfg.Issuer)
+	ctx = context.WithValue(ctx, authorizeKey{}, authorizeParams{tenantID: client.TenantID, orgName: org, language: lang})
+	op.Authorize(w, r.WithContext(ctx), s.provider)
+}
+
+type loginView struct {
+	T        Texts
+	Lang     string
+	Title    string
+	Org      string
+	LogoURL  string
+	ID, CSRF string
+	Email    string
+	Error    string
+	Code     string
+	Reset    bool // password reset is on: link to it
+}
+
+// orgLook finds the logo of the tenant's organization named org.
+func (s *Server) logo(ctx context.Context, tenantID, org string) string {
+	if org == "" {
+		return ""
+	}
+	orgs, _, err := s.store.ListOrganizations(tenancy.With(ctx, tenantID), store.OrganizationFilter{}, store.Page{Limit: 100})
+	if err != nil {
+		return ""
+	}
+	for _, o := range orgs {
+		if strings.EqualFold(o.Name, org) && strings.HasPrefix(o.LogoURL, "https://") {
+			return o.LogoURL
+		}
+	}
+	return ""
+}
+
+func (s *Server) view(ctx context.Context, lr store.LoginRequest) loginView {
+	t := texts[Language(lr.Language)]
+	title := t.Title
+	if lr.OrgName != "" {
+		title = lr.OrgName + " – " + t.Title
+	}
+	return loginView{T: t, Lang: Language(lr.Language), Title: title, Org: lr.OrgName, LogoURL: s.logo(ctx, lr.TenantID, lr.OrgName),
+		ID: lr.ID, CSRF: lr.CSRF, Reset: s.mail != nil}
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	lr, err := s.store.LiveLoginRequest(r.Context(), r.URL.Query().Get("id"), s.now())
+	if err != nil {
+		s.expired(w, r, err)
+		return
+	}
+	if lr.UserID != "" {
+		http.Redirect(w, r, op.AuthCallbackURL(s.provider)(op.ContextWithIssuer(r.Context(), s.cfg.Issuer), lr.ID), http.StatusFound)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: lr.CSRF, Path: s.cookiePath(), HttpOnly: true,
+		Secure: strings.HasPrefix(s.cfg.Issuer, "https://"), SameSite: http.SameSiteLaxMode, MaxAge: int(LoginTTL.Seconds())})
+	s.render(w, http.StatusOK, "login.html", s.view(r.Context(), lr))
+}
+
+func (s *Server) cookiePath() string {
+	u, err := url.Parse(s.cfg.Issuer)
+	if err != nil || u.Path == "" {
+		return "/"
+	}
+	return u.Path
+}
+
+func (s *Server) expired(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, store.ErrNotFound) {
+		s.log.ErrorContext(r.Context(), "login request", "err", err)
+	}
+	lang := Language(r.URL.Query().Get("language"))
+	s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", texts[lang].Expired)
+}
+
+// loginPost checks the form: CSRF token (form = cookie = the request's),
+// the failure limits per account and per address, then the password
+// (argon2id in internal/subscriberuser, constant time for unknown e-mails).
+func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, http.StatusBadRequest, "en", "invalid_request", "bad form")
+		return
+	}
+	lr, err := s.store.LiveLoginRequest(r.Context(), r.PostForm.Get("id"), s.now())
+	if err != nil {
+		s.expired(w, r, err)
+		return
+	}
+	v := s.view(r.Context(), lr)
+	cookie, _ := r.Cookie(csrfCookie)
+	form := r.PostForm.Get("csrf")
+	if cookie == nil || subtle.ConstantTimeCompare([]byte(form), []byte(lr.CSRF)) != 1 ||
+		subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(lr.CSRF)) != 1 {
+		s.errorPage(w, http.StatusForbidden, v.Lang, "access_denied", v.T.BadForm)
+		return
+	}
+	if lr.UserID != "" {
+		http.Redirect(w, r, op.AuthCallbackURL(s.provider)(op.ContextWithIssuer(r.Context(), s.cfg.Issuer), lr.ID), http.StatusSeeOther)
+		return
+	}
+	email := strings.TrimSpace(r.PostForm.Get("email"))
+	v.Email = email
+	account := lr.TenantID + "\x00" + strings.ToLower(email)
+	addr := addressKey(r.RemoteAddr)
+	now := s.now()
+	if wait := max(s.byAccount.wait(account, now), s.byLoginAddress.wait(addr, now)); wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		v.Error = v.T.TooMany
+		s.render(w, http.StatusTooManyRequests, "login.html", v)
+		return
+	}
+	u, err := s.users.Authenticate(r.Context(), lr.TenantID, email, r.PostForm.Get("password"))
+	if err != nil {
+		if !errors.Is(err, subscriberuser.ErrInvalidCredentials) && !errors.Is(err, subscriberuser.ErrDisabled) {
+			s.log.ErrorContext(r.Context(), "login", "err", err)
+			s.errorPage(w, http.StatusInternalServerError, v.Lang, "server_error", v.T.Failed)
+			return
+		}
+		s.byAccount.fail(account, now)
+		s.byLoginAddress.fail(addr, now)
+		v.Error = v.T.Wrong
+		s.render(w, http.StatusUnauthorized, "login.html", v)
+		return
+	}
+	if err := s.store.CompleteLoginRequest(r.Context(), lr.ID, u.ID, now); err != nil {
+		s.expired(w, r, err)
+		return
+	}
+	http.Redirect(w, r, op.AuthCallbackURL(s.provider)(op.ContextWithIssuer(r.Context(), s.cfg.Issuer), lr.ID), http.StatusSeeOther)
+}
+
+func (s *Server) errorPage(w http.ResponseWriter, status int, lang, code, msg string) {
+	t := texts[Language(lang)]
+	s.render(w, status, "error.html", loginView{T: t, Lang: Language(lang), Title: t.ErrorTitle, Error: msg, Code: code})
+}
+
+func (s *Server) render(w http.ResponseWriter, status int, name string, v loginView) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src https:; frame-ancestors 'none'")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	if err := pages.ExecuteTemplate(w, name, v); err != nil {
+		s.log.Error("render login page", "err", err)
+	}
+}

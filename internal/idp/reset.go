@@ -1,0 +1,200 @@
+package idp
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/smtp"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// ResetTTL is how long a password reset link works (once).
+const ResetTTL = time.Hour
+
+// Password reset by e-mail link, enabled by Config.SMTPURL: the login page
+// links to /reset?id=<login>, the form sends a single-use link
+// (/reset?token=...) to the address if it belongs to an active user of the
+// login's tenant, and the link's form sets a new password. The answers do
+// not tell whether the address has an account.
+
+// mailer sends one message; SMTP in production, replaced nowhere: tests
+// run a local SMTP sink.
+type mailer struct {
+	addr, from string
+	auth       smtp.Auth
+}
+
+// parseSMTP reads smtp://[user:pass@]host:port?from=address.
+func parseSMTP(raw string) (*mailer, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "smtp" || u.Host == "" {
+		return nil, fmt.Errorf("smtp url %q: want smtp://[user:password@]host:port?from=address", raw)
+	}
+	from := u.Query().Get("from")
+	if from == "" || !strings.Contains(from, "@") {
+		return nil, fmt.Errorf("smtp url: the from=address parameter is required")
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		host, port = u.Host, "25"
+	}
+	m := &mailer{addr: net.JoinHostPort(host, port), from: from}
+	if u.User != nil {
+		pw, _ := u.User.Password()
+		// PlainAuth refuses to send the password without TLS except to
+		// localhost, which is what we want.
+		m.auth = smtp.PlainAuth("", u.User.Username(), pw, host)
+	}
+	return m, nil
+}
+
+func (m *mailer) send(to, subject, body string) error {
+	msg := "From: " + m.from + "\r\nTo: " + to + "\r\nSubject: " + subject +
+		"\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n" +
+		strings.ReplaceAll(body, "\n", "\r\n") + "\r\n"
+	return smtp.SendMail(m.addr, m.auth, m.from, []string{to}, []byte(msg))
+}
+
+type resetView struct {
+	loginView
+	Mode  string // request, sent, choose, done, bad
+	Token string
+}
+
+func (s *Server) renderReset(w http.ResponseWriter, status int, v resetView) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	if err := pages.ExecuteTemplate(w, "reset.html", v); err != nil {
+		s.log.Error("render reset page", "err", err)
+	}
+}
+
+func (s *Server) resetPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if s.mail == nil {
+		s.errorPage(w, http.StatusNotFound, q.Get("language"), "not_found", texts[Language(q.Get("language"))].Failed)
+		return
+	}
+	if tok := q.Get("token"); tok != "" {
+		lang := Language(q.Get("language"))
+		v := resetView{loginView: loginView{T: texts[lang], Lang: lang, Title: texts[lang].ResetHeading}, Mode: "choose", Token: tok}
+		if !s.store.LivePasswordReset(r.Context(), sha(tok), s.now()) {
+			v.Mode = "bad"
+			s.renderReset(w, http.StatusBadRequest, v)
+			return
+		}
+		s.renderReset(w, http.StatusOK, v)
+		return
+	}
+	lr, err := s.store.LiveLoginRequest(r.Context(), q.Get("id"), s.now())
+	if err != nil {
+		s.expired(w, r, err)
+		return
+	}
+	v := resetView{loginView: s.view(r.Context(), lr), Mode: "request"}
+	v.Title = v.T.ResetHeading
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: lr.CSRF, Path: s.cookiePath(), HttpOnly: true,
+		Secure: strings.HasPrefix(s.cfg.Issuer, "https://"), SameSite: http.SameSiteLaxMode, MaxAge: int(LoginTTL.Seconds())})
+	s.renderReset(w, http.StatusOK, v)
+}
+
+func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if s.mail == nil || r.ParseForm() != nil {
+		s.errorPage(w, http.StatusBadRequest, "en", "invalid_request", texts["en"].Failed)
+		return
+	}
+	if tok := r.PostForm.Get("token"); tok != "" {
+		s.resetChoose(w, r, tok)
+		return
+	}
+	lr, err := s.store.LiveLoginRequest(r.Context(), r.PostForm.Get("id"), s.now())
+	if err != nil {
+		s.expired(w, r, err)
+		return
+	}
+	v := resetView{loginView: s.view(r.Context(), lr), Mode: "sent"}
+	v.Title = v.T.ResetHeading
+	cookie, _ := r.Cookie(csrfCookie)
+	if cookie == nil || subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(lr.CSRF)) != 1 ||
+		subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(lr.CSRF)) != 1 {
+		s.errorPage(w, http.StatusForbidden, v.Lang, "access_denied", v.T.BadForm)
+		return
+	}
+	email := strings.TrimSpace(r.PostForm.Get("email"))
+	// Each request counts against the account's and the address's login
+	// failure budget, so the form cannot flood a mailbox.
+	account := lr.TenantID + "\x00" + strings.ToLower(email)
+	addr := addressKey(r.RemoteAddr)
+	now := s.now()
+	if wait := max(s.byAccount.wait(account, now), s.byLoginAddress.wait(addr, now)); wait > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(int((wait+time.Second-1)/time.Second)))
+		v.Mode, v.Error = "request", v.T.TooMany
+		s.renderReset(w, http.StatusTooManyRequests, v)
+		return
+	}
+	s.byAccount.fail(account, now)
+	s.byLoginAddress.fail(addr, now)
+	u, err := s.store.SubscriberUserByEmail(tenancy.With(r.Context(), lr.TenantID), email)
+	if err == nil && !u.Disabled {
+		tok := randomToken()
+		if err := s.store.CreatePasswordReset(r.Context(), sha(tok), lr.TenantID, u.ID, now, now.Add(ResetTTL)); err != nil {
+			s.log.ErrorContext(r.Context(), "password reset", "err", err)
+		} else {
+			link := s.cfg.Issuer + "/reset?" + url.Values{"token": {tok}, "language": {v.Lang}}.Encode()
+			to := u.Email
+			// Sent in the background: the answer takes as long whether the
+			// address has an account or not.
+			go func() {
+				if err := s.mail.send(to, v.T.ResetSubject, v.T.ResetBody+"\n\n"+link+"\n"); err != nil {
+					s.log.Error("send password reset mail", "err", err)
+				}
+			}()
+		}
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.ErrorContext(r.Context(), "password reset", "err", err)
+	}
+	s.renderReset(w, http.StatusOK, v)
+}
+
+func (s *Server) resetChoose(w http.ResponseWriter, r *http.Request, tok string) {
+	lang := Language(r.PostForm.Get("language"))
+	v := resetView{loginView: loginView{T: texts[lang], Lang: lang, Title: texts[lang].ResetHeading}, Mode: "done"}
+	pw := r.PostForm.Get("password")
+	if n := utf8.RuneCountInString(pw); n < 8 || n > 1000 {
+		v.Mode, v.Token, v.Error = "choose", tok, "8–1000"
+		s.renderReset(w, http.StatusBadRequest, v)
+		return
+	}
+	tenant, userID, err := s.store.UsePasswordReset(r.Context(), sha(tok), s.now())
+	if err != nil {
+		v.Mode = "bad"
+		s.renderReset(w, http.StatusBadRequest, v)
+		return
+	}
+	if _, err := s.users.SetPassword(tenancy.With(context.WithoutCancel(r.Context()), tenant), userID, pw); err != nil {
+		s.log.ErrorContext(r.Context(), "set password", "err", err)
+		s.errorPage(w, http.StatusInternalServerError, lang, "server_error", v.T.Failed)
+		return
+	}
+	s.renderReset(w, http.StatusOK, v)
+}
+
+// CheckSMTPURL reports what is wrong with a --smtp-url value.
+func CheckSMTPURL(raw string) error {
+	_, err := parseSMTP(raw)
+	return err
+}

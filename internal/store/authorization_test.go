@@ -1,0 +1,234 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+// account returns a new subscriber account (of a new subscriber) in the
+// context's tenant.
+func account(t *testing.T, s *store.Store, ctx context.Context, name, currency string) (subscriber, account string) {
+	t.Helper()
+	sub, err := s.CreateSubscriber(ctx, store.Subscriber{Name: name}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InTx(ctx, func(tx *store.Tx) error {
+		account, err = tx.EnsureAccount(ctx, sub.ID, currency, t0)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return sub.ID, account
+}
+
+func TestAccountSources(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx, other := newTenant(t, s, "a"), newTenant(t, s, "b")
+		subA, accA := account(t, s, ctx, "Kari", "NOK")
+		_, accB := account(t, s, ctx, "Ola", "NOK")
+		_, otherAcc := account(t, s, other, "Per", "NOK")
+		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "v@example.no"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ou, err := s.CreateSubscriberUser(other, store.SubscriberUser{Email: "u@example.no"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		a, err := s.CreateAccountSource(ctx, u.ID, accA, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.SubscriberID != subA || a.UserID != u.ID || a.SubscriberAccountID != accA || !a.CreatedAt.Equal(t0) {
+			t.Fatalf("created %+v", a)
+		}
+		if got, err := s.AccountSource(ctx, a.ID); err != nil || got != a {
+			t.Fatalf("read back %+v %v, want %+v", got, err, a)
+		}
+		if _, err := s.CreateAccountSource(ctx, u.ID, accA, t0); !errors.Is(err, store.ErrAccountSourceExists) {
+			t.Fatalf("twice: %v", err)
+		}
+		b, err := s.CreateAccountSource(ctx, u.ID, accB, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.CreateAccountSource(ctx, v.ID, accA, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// References into another tenant are refused as unknown.
+		for name, err := range map[string]error{
+			"other tenant's account": errOf(s.CreateAccountSource(ctx, u.ID, otherAcc, t0)),
+			"other tenant's user":    errOf(s.CreateAccountSource(ctx, ou.ID, accA, t0)),
+			"not a uuid":             errOf(s.CreateAccountSource(ctx, u.ID, "x", t0)),
+		} {
+			if !errors.Is(err, store.ErrNoSuchAccount) && !errors.Is(err, store.ErrNoSuchUser) {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		if _, err := s.AccountSource(other, a.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("other tenant reads: %v", err)
+		}
+		if err := s.DeleteAccountSource(other, a.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("other tenant deletes: %v", err)
+		}
+
+		for _, cse := range []struct {
+			f    store.AccountSourceFilter
+			want []string
+		}{
+			{store.AccountSourceFilter{}, []string{a.ID, b.ID, c.ID}},
+			{store.AccountSourceFilter{UserID: u.ID}, []string{a.ID, b.ID}},
+			{store.AccountSourceFilter{SubscriberAccountID: accA}, []string{a.ID, c.ID}},
+			{store.AccountSourceFilter{UserID: v.ID, SubscriberAccountID: accB}, nil},
+		} {
+			list, _, err := s.ListAccountSources(ctx, cse.f, store.Page{Limit: 10})
+			if err != nil || len(list) != len(cse.want) {
+				t.Fatalf("list %+v: %+v %v", cse.f, list, err)
+			}
+			for i := range list {
+				if list[i].ID != cse.want[i] {
+					t.Fatalf("list %+v: %+v, want %v", cse.f, list, cse.want)
+				}
+			}
+		}
+		// A filter naming a parent the tenant lacks is a 404.
+		for _, f := range []store.AccountSourceFilter{{UserID: ou.ID}, {SubscriberAccountID: otherAcc}} {
+			if _, _, err := s.ListAccountSources(ctx, f, store.Page{Limit: 10}); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("list %+v: %v", f, err)
+			}
+		}
+		if list, _, _ := s.ListAccountSources(other, store.AccountSourceFilter{}, store.Page{Limit: 10}); len(list) != 0 {
+			t.Fatalf("other tenant lists %+v", list)
+		}
+
+		if err := s.DeleteAccountSource(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccountSource(ctx, a.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("delete twice: %v", err)
+		}
+		// Deleting a user deletes its sources.
+		if err := s.DeleteSubscriberUser(ctx, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AccountSource(ctx, b.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("source of a deleted user: %v", err)
+		}
+	})
+}
+
+func errOf[T any](_ T, err error) error { return err }
+
+func TestIdPAccounts(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx, other := newTenant(t, s, "a"), newTenant(t, s, "b")
+		u, _ := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "kari@example.no"}, t0)
+		v, _ := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "ola@example.no"}, t0)
+		ou, _ := s.CreateSubscriberUser(other, store.SubscriberUser{Email: "per@example.no"}, t0)
+
+		a, err := s.CreateIdPAccount(ctx, store.IdPAccount{Kind: store.IdPA, Identifier: "Kari.N", UserID: u.ID}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// idp-a identifiers ignore case; idp-b subjects do not.
+		if got, err := s.IdPAccount(ctx, store.IdPA, "kari.n"); err != nil || got != a {
+			t.Fatalf("idp-a by identifier: %+v %v, want %+v", got, err, a)
+		}
+		if _, err := s.CreateIdPAccount(ctx, store.IdPAccount{Kind: store.IdPA, Identifier: "KARI.N", UserID: v.ID}, t0); !errors.Is(err, store.ErrIdentifierTaken) {
+			t.Fatalf("idp-a identifier twice: %v", err)
+		}
+		b, err := s.CreateIdPAccount(ctx, store.IdPAccount{Kind: store.IdPB, Identifier: "Sub-1", Issuer: "https://login.example", UserID: u.ID}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateIdPAccount(ctx, store.IdPAccount{Kind: store.IdPB, Identifier: "sub-1", Issuer: "https://login.example", UserID: v.ID}, t0); err != nil {
+			t.Fatalf("idp-b subject differing in case: %v", err)
+		}
+		if _, err := s.IdPAccount(ctx, store.IdPB, "SUB-1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("idp-b subject is matched ignoring case: %v", err)
+		}
+		// The same identifier in the other kind and in another tenant.
+		if _, err := s.CreateIdPAccount(ctx, store.IdPAccount{Kind: store.IdPB, Identifier: "Kari.N", Issuer: "https://login.example", UserID: u.ID}, t0); err != nil {
+			t.Fatalf("same identifier, other kind: %v", err)
+		}
+		if _, err := s.CreateIdPAccount(other, store.IdPAccount{Kind: store.IdPA, Identifier: "kari.n", UserID: ou.ID}, t0); err != nil {
+			t.Fatalf("same identifier, other tenant: %v", err)
+		}
+		if _, err := s.CreateIdPAccount(ctx, store.IdPAccount{Kind: store.IdPA, Identifier: "x", UserID: ou.ID}, t0); !errors.Is(err, store.ErrNoSuchUser) {
+			t.Fatalf("other tenant's user: %v", err)
+		}
+
+		// External subjects resolve to users only with their issuer.
+		if id, err := s.ExternalUser(ctx, "https://login.example", "Sub-1"); err != nil || id != u.ID {
+			t.Fatalf("external user: %q %v", id, err)
+		}
+		if _, err := s.ExternalUser(ctx, "https://evil.example", "Sub-1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("other issuer: %v", err)
+		}
+		if _, err := s.ExternalUser(other, "https://login.example", "Sub-1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("other tenant: %v", err)
+		}
+
+		// A login name is the e-mail or an idp-a identifier; the e-mail wins.
+		if got, err := s.SubscriberUserByLogin(ctx, "KARI.n"); err != nil || got.ID != u.ID {
+			t.Fatalf("login by idp-a identifier: %+v %v", got, err)
+		}
+		if _, err := s.CreateIdPAccount(ctx, store.IdPAccount{Kind: store.IdPA, Identifier: "ola@example.no", UserID: u.ID}, t0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.SubscriberUserByLogin(ctx, "ola@example.no"); err != nil || got.ID != v.ID {
+			t.Fatalf("e-mail and identifier alike: %+v %v, want the e-mail's user", got, err)
+		}
+		if _, err := s.SubscriberUserByLogin(ctx, "nobody"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("unknown login: %v", err)
+		}
+
+		later := t0.Add(time.Hour)
+		upd, err := s.UpdateIdPAccount(ctx, store.IdPB, "Sub-1", v.ID, "https://login2.example", later)
+		if err != nil || upd.UserID != v.ID || upd.Issuer != "https://login2.example" || !upd.UpdatedAt.Equal(later) || upd.ID != b.ID {
+			t.Fatalf("update: %+v %v", upd, err)
+		}
+		if _, err := s.UpdateIdPAccount(other, store.IdPB, "Sub-1", ou.ID, "", later); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("other tenant updates: %v", err)
+		}
+		if _, err := s.UpdateIdPAccount(ctx, store.IdPB, "Sub-1", ou.ID, "", later); !errors.Is(err, store.ErrNoSuchUser) {
+			t.Fatalf("update to other tenant's user: %v", err)
+		}
+		list, _, err := s.ListIdPAccounts(ctx, store.IdPA, store.Page{Limit: 10})
+		if err != nil || len(list) != 2 || list[0].ID != a.ID {
+			t.Fatalf("list idp-a: %+v %v", list, err)
+		}
+		if err := s.DeleteIdPAccount(other, store.IdPA, "kari.n"); err != nil {
+			t.Fatalf("other tenant deletes its own: %v", err)
+		}
+		if _, err := s.IdPAccount(ctx, store.IdPA, "kari.n"); err != nil {
+			t.Fatalf("other tenant's delete reached this one: %v", err)
+		}
+		if err := s.DeleteIdPAccount(ctx, store.IdPA, "Kari.N"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteIdPAccount(ctx, store.IdPA, "Kari.N"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("delete twice: %v", err)
+		}
+		if err := s.DeleteSubscriberUser(ctx, v.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.IdPAccount(ctx, store.IdPB, "Sub-1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("account of a deleted user: %v", err)
+		}
+	})
+}

@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// ProductAccess is one product a subscriber user may use now, and the
+// subscription period that grants it.
+type ProductAccess struct {
+	ProductID string `json:"productId"`
+	Name      string `json:"name"`
+	Category  string `json:"category"`
+	// SubscriptionID and SubscriberID are the period that grants the
+	// product (of several, the one that grants it longest).
+	SubscriptionID string `json:"subscriptionId"`
+	SubscriberID   string `json:"subscriberId"`
+	// Until is when that period's access ends as things stand: the end of
+	// the period, or an earlier cancellation or deactivation. A renewal
+	// makes a new period that continues it.
+	Until time.Time `json:"until"`
+}
+
+// UserAccess is what a subscriber user may use at a moment
+// (docs/AUTHORIZATIONS.md, "Entitlements").
+type UserAccess struct {
+	UserID       string `json:"userId"`
+	SubscriberID string `json:"subscriberId" description:"The subscriber the user is linked to; empty when none."`
+	Disabled     bool   `json:"disabled" description:"A disabled user has no access."`
+	// At is the tenant's time the access was evaluated at (a test
+	// tenant's clock).
+	At       time.Time       `json:"at"`
+	Products []ProductAccess `json:"products"`
+}
+
+// entitlementQuery reads a user and the subscription periods that grant it
+// access at $3, in one statement of three branches: the user itself
+// (always one row, so an unknown user, no row, differs from one without
+// access), the live periods of the user's own subscriber, and those of its
+// account sources' accounts (the account's subscriber, in the account's
+// currency). Live at $3: started, not ended, no cancellation or
+// deactivation in effect. Each branch is a chain of index look-ups that
+// starts at the user (CROSS JOIN keeps SQLite's planner, which has no
+// statistics here, to that order; PostgreSQL reads it as an inner join): subscriber_users by (tenant, id), account_sources by
+// (tenant, user, account), subscriber_accounts by (tenant, id), and
+// subscriptions by (tenant, subscriber, period_end) (migration 00026), so
+// ended periods are never read. (A first version joined the periods to a
+// UNION of the two sources; SQLite then scanned the tenant's periods and
+// built a temporary index on every run.) Timestamps are read as text on
+// SQLite (parseDBTime's layout): the driver's layout guessing is a large
+// part of a short read's cost there.
+func entitlementQuery(textTimes bool) string {
+	col := func(c string) string {
+		if textTimes {
+			return "CAST(" + c + " AS TEXT)"
+		}
+		return c
+	}
+	live := ` AND s.period_end > $3 AND s.period_start <= $3
+		AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
+		AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)`
+	periods := `s.id, s.subscriber_id, s.package_hash, ` + col("s.period_end") + `, ` +
+		col("s.cancel_effective_at") + `, ` + col("s.deactivated_at")
+	return `SELECT 0, u.disabled, u.subscriber_id, NULL, NULL, NULL, NULL, NULL, NULL
+	FROM subscriber_users u WHERE u.tenant_id = $1 AND u.id = $2
+	UNION ALL
+	SELECT 1, u.disabled, NULL, ` + periods + `
+	FROM subscriber_users u CROSS JOIN subscriptions s
+	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
+		AND s.tenant_id = $1 AND s.subscriber_id = u.subscriber_id` + live + `
+	UNION ALL
+	SELECT 2, u.disabled, NULL, ` + periods + `
+	FROM subscriber_users u CROSS JOIN account_sources a CROSS JOIN subscriber_accounts sa CROSS JOIN subscriptions s
+	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
+		AND a.tenant_id = $1 AND a.user_id = u.id
+		AND sa.tenant_id = $1 AND sa.id = a.account_id
+		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency` + live
+}
+
+// UserAccess returns what user id of the context's tenant may use at at,
+// or ErrNotFound. A disabled user has no products. Products are sorted by
+// id; a product several periods grant appears once, with the period that
+// grants it longest.
+func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAccess, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return UserAccess{}, err
+	}
+	if !ValidID(id) {
+		return UserAccess{}, ErrNotFound
+	}
+	st, err := s.readStmt(ctx, entitlementQuery(s.engine == SQLite))
+	if err != nil {
+		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+	}
+	rows, err := st.QueryContext(ctx, tenant, id, ts(at))
+	if err != nil {
+		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+	}
+	defer rows.Close()
+	out := UserAccess{UserID: id, At: at.UTC(), Products: []ProductAccess{}}
+	type grant struct {
+		subscription, subscriber, hash string
+		until                          time.Time
+	}
+	var (
+		grants []grant
+		found  bool
+	)
+	for rows.Next() {
+		var (
+			branch                       int
+			disabled                     bool
+			sub, subID, subscriber, hash sql.NullString
+			end, cancel, deactivated     anyTime
+		)
+		if err := rows.Scan(&branch, &disabled, &sub, &subID, &subscriber, &hash, &end, &cancel, &deactivated); err != nil {
+			return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+		}
+		if branch == 0 {
+			found = true
+			out.Disabled, out.SubscriberID = disabled, sub.String
+			continue
+		}
+		if !subID.Valid || end.t == nil {
+			continue
+		}
+		until := *end.t
+		for _, t := range []*time.Time{cancel.t, deactivated.t} {
+			if t != nil && t.Before(until) {
+				until = *t
+			}
+		}
+		if !slices.ContainsFunc(grants, func(g grant) bool { return g.subscription == subID.String }) {
+			grants = append(grants, grant{subID.String, subscriber.String, hash.String, until.UTC()})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+	}
+	if !found {
+		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, ErrNotFound)
+	}
+	if len(grants) == 0 {
+		return out, nil
+	}
+	hashes := make([]string, 0, len(grants))
+	for _, g := range grants {
+		hashes = append(hashes, g.hash)
+	}
+	products, err := s.packageProducts(ctx, tenant, hashes)
+	if err != nil {
+		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+	}
+	byProduct := map[string]int{}
+	for _, g := range grants {
+		for _, p := range products[g.hash] {
+			pa := ProductAccess{ProductID: p.ProductID, Name: p.Name, Category: p.Category,
+				SubscriptionID: g.subscription, SubscriberID: g.subscriber, Until: g.until}
+			if i, ok := byProduct[p.ProductID]; !ok {
+				byProduct[p.ProductID] = len(out.Products)
+				out.Products = append(out.Products, pa)
+			} else if pa.Until.After(out.Products[i].Until) {
+				out.Products[i] = pa
+			}
+		}
+	}
+	slices.SortFunc(out.Products, func(a, b ProductAccess) int {
+		switch {
+		case a.ProductID < b.ProductID:
+			return -1
+		case a.ProductID > b.ProductID:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// packageLine is what access needs of a package's product.
+type packageLine struct{ ProductID, Name, Category string }
+
+// packageProductsCache maps a stored package (by hash, a function of its
+// text alone, so shared between tenants without showing anyone anything)
+// to its products: included and additional. Packages are never changed
+// under a hash, so entries never go stale; the map is emptied when it
+// reaches packageViewsMax entries.
+var packageProductsCache = struct {
+	sync.RWMutex
+	m map[string][]packageLine
+}{m: map[string][]packageLine{}}
+
+// packageProducts returns the products of the packages stored as hashes,
+// reading those the cache lacks in one query.
+func (s *Store) packageProducts(ctx context.Context, tenant string, hashes []string) (map[string][]packageLine, error) {
+	out := make(map[string][]packageLine, len(hashes))
+	var missing []any
+	packageProductsCache.RLock()
+	for _, h := range hashes {
+		if v, ok := packageProductsCache.m[h]; ok {
+			out[h] = v
+		} else if !slices.Contains(missing, any(h)) {
+			missing = append(missing, h)
+		}
+	}
+	packageProductsCache.RUnlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT hash, package FROM subscription_packages WHERE tenant_id = $1 AND hash IN (`+
+		placeholders(2, len(missing))+`)`, append([]any{tenant}, missing...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fresh := map[string][]packageLine{}
+	for rows.Next() {
+		var (
+			hash string
+			raw  []byte
+			p    struct {
+				Products           []catalog.Line `json:"products"`
+				AdditionalProducts []catalog.Line `json:"additionalProducts"`
+			}
+		)
+		if err := rows.Scan(&hash, &raw); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("package %s: %w", hash, err)
+		}
+		lines := make([]packageLine, 0, len(p.Products)+len(p.AdditionalProducts))
+		for _, l := range append(p.Products, p.AdditionalProducts...) {
+			lines = append(lines, packageLine{l.ProductID, l.Name, l.Category})
+		}
+		fresh[hash], out[hash] = lines, lines
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	packageProductsCache.Lock()
+	if len(packageProductsCache.m)+len(fresh) > packageViewsMax {
+		clear(packageProductsCache.m)
+	}
+	for h, v := range fresh {
+		packageProductsCache.m[h] = v
+	}
+	packageProductsCache.Unlock()
+	return out, nil
+}

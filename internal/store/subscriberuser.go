@@ -1,0 +1,288 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// SubscriberUser is a person who logs in at the identity provider on behalf
+// of a tenant's subscriber: a user set of its own per tenant, apart from the
+// administrators' and machines' clients (docs/AUTHORIZATIONS.md). A user is
+// linked to one subscriber (SubscriberID), to subscriber accounts through
+// account sources, or to nothing.
+type SubscriberUser struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	// PasswordHash is the argon2id PHC string (internal/subscriberuser);
+	// empty when the user cannot log in with a password. Never answered.
+	PasswordHash string `json:"-"`
+	Disabled     bool   `json:"disabled"`
+	// SubscriberID is "" when the user is linked to no subscriber.
+	SubscriberID string    `json:"subscriberId"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+// ErrEmailTaken: another user of the tenant has the e-mail address
+// (compared ignoring case). It matches ErrConflict.
+var ErrEmailTaken = fmt.Errorf("a user with that e-mail exists: %w", ErrConflict)
+
+// ErrNoSuchSubscriber: a user was to be linked to a subscriber that the
+// tenant does not have. It is the caller's input that is wrong (a 400),
+// so it does not match ErrNotFound.
+var ErrNoSuchSubscriber = errors.New("store: no such subscriber in this tenant")
+
+const subscriberUserColumns = `id, email, password_hash, disabled, subscriber_id, created_at, updated_at`
+
+func scanSubscriberUser(row scanner) (SubscriberUser, error) {
+	var (
+		u   SubscriberUser
+		sub sql.NullString
+	)
+	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Disabled, &sub, &u.CreatedAt, &u.UpdatedAt); err != nil {
+		return SubscriberUser{}, err
+	}
+	u.SubscriberID = sub.String
+	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
+	return u, nil
+}
+
+// emailKey is the form of an address that uniqueness and look-ups compare:
+// folded in Go so that both engines compare the same way.
+func emailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// nullID is the parameter for an optional uuid column.
+func nullID(id string) any {
+	if id == "" {
+		return nil
+	}
+	return id
+}
+
+// subscriberInTenant returns ErrNoSuchSubscriber unless the tenant has
+// subscriber id ("" passes: no link).
+func subscriberInTenant(ctx context.Context, q queryer, tenant, id string) error {
+	if id == "" {
+		return nil
+	}
+	if !ValidID(id) {
+		return ErrNoSuchSubscriber
+	}
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM subscribers WHERE tenant_id = $1 AND id = $2`, tenant, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNoSuchSubscriber
+	}
+	return err
+}
+
+// CreateSubscriberUser stores u under the context's tenant with a new id
+// and returns it as stored. u.PasswordHash must already be a hash. An
+// e-mail another user of the tenant has is ErrEmailTaken; a SubscriberID
+// the tenant does not have is ErrNoSuchSubscriber.
+func (s *Store) CreateSubscriberUser(ctx context.Context, u SubscriberUser, now time.Time) (SubscriberUser, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return SubscriberUser{}, err
+	}
+	u.ID = NewID()
+	u.Email = strings.TrimSpace(u.Email)
+	u.CreatedAt = now.UTC().Truncate(time.Microsecond)
+	u.UpdatedAt = u.CreatedAt
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		// Checked in the transaction: the foreign key alone would accept
+		// another tenant's subscriber.
+		if err := subscriberInTenant(ctx, tx, tenant, u.SubscriberID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO subscriber_users (id, tenant_id, email, email_key, password_hash,
+			disabled, subscriber_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			u.ID, tenant, u.Email, emailKey(u.Email), u.PasswordHash, u.Disabled, nullID(u.SubscriberID),
+			ts(u.CreatedAt), ts(u.UpdatedAt))
+		if isUniqueViolation(err) {
+			return ErrEmailTaken
+		}
+		return err
+	})
+	if err != nil {
+		return SubscriberUser{}, fmt.Errorf("store: create subscriber user: %w", err)
+	}
+	return u, nil
+}
+
+// SubscriberUser returns user id of the context's tenant, or ErrNotFound
+// (also for another tenant's user).
+func (s *Store) SubscriberUser(ctx context.Context, id string) (SubscriberUser, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return SubscriberUser{}, err
+	}
+	if !ValidID(id) {
+		return SubscriberUser{}, ErrNotFound
+	}
+	u, err := scanSubscriberUser(s.readRow(ctx,
+		`SELECT `+subscriberUserColumns+` FROM subscriber_users WHERE tenant_id = $1 AND id = $2`, tenant, id))
+	if err != nil {
+		return SubscriberUser{}, fmt.Errorf("store: subscriber user %s: %w", id, notFound(err))
+	}
+	return u, nil
+}
+
+// SubscriberUserByEmail returns the context's tenant's user with email
+// (ignoring case), or ErrNotFound.
+func (s *Store) SubscriberUserByEmail(ctx context.Context, email string) (SubscriberUser, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return SubscriberUser{}, err
+	}
+	u, err := scanSubscriberUser(s.readRow(ctx,
+		`SELECT `+subscriberUserColumns+` FROM subscriber_users WHERE tenant_id = $1 AND email_key = $2`, tenant, emailKey(email)))
+	if err != nil {
+		return SubscriberUser{}, fmt.Errorf("store: subscriber user by e-mail: %w", notFound(err))
+	}
+	return u, nil
+}
+
+// SubscriberUserFilter narrows ListSubscriberUsers; zero fields do not
+// filter.
+type SubscriberUserFilter struct {
+	// Email matches the whole address, ignoring case.
+	Email string
+	// SubscriberID: only users linked to this subscriber.
+	SubscriberID string
+	// Disabled, when set, keeps only users that are (true) or are not
+	// (false) disabled.
+	Disabled *bool
+}
+
+// ListSubscriberUsers returns one page of the tenant's users and the cursor
+// of the next page ("" on the last).
+func (s *Store) ListSubscriberUsers(ctx context.Context, f SubscriberUserFilter, p Page) ([]SubscriberUser, string, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	q := tenantFilter(tenant)
+	if f.Email != "" {
+		q.add("email_key = ?", emailKey(f.Email))
+	}
+	if f.SubscriberID != "" {
+		q.add("subscriber_id = ?", f.SubscriberID)
+	}
+	if f.Disabled != nil {
+		q.add("disabled = ?", *f.Disabled)
+	}
+	tail := q.page(p)
+	out, err := queryAll(ctx, s.r, scanSubscriberUser, `SELECT `+subscriberUserColumns+` FROM subscriber_users`+q.where()+tail, q.args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list subscriber users: %w", err)
+	}
+	out, next := trimPage(out, p, func(u SubscriberUser) string { return u.ID })
+	return out, next, nil
+}
+
+// updateSubscriberUser runs one UPDATE of user id's row (set: "col = $3,
+// ..." with updated_at as the last parameter) and returns the stored
+// result, or ErrNotFound.
+func (s *Store) updateSubscriberUser(ctx context.Context, what, id, set string, check func(*sql.Tx, string) error, args ...any) (SubscriberUser, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return SubscriberUser{}, err
+	}
+	if !ValidID(id) {
+		return SubscriberUser{}, ErrNotFound
+	}
+	var u SubscriberUser
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if check != nil {
+			if err := check(tx, tenant); err != nil {
+				return err
+			}
+		}
+		var err error
+		u, err = scanSubscriberUser(tx.QueryRowContext(ctx, `UPDATE subscriber_users SET `+set+`
+			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberUserColumns, append([]any{tenant, id}, args...)...))
+		return notFound(err)
+	})
+	if err != nil {
+		return SubscriberUser{}, fmt.Errorf("store: %s of subscriber user %s: %w", what, id, err)
+	}
+	return u, nil
+}
+
+// SetSubscriberUserDisabled disables or enables user id. A disabled user
+// cannot log in and has no access (docs/AUTHORIZATIONS.md).
+func (s *Store) SetSubscriberUserDisabled(ctx context.Context, id string, disabled bool, now time.Time) (SubscriberUser, error) {
+	return s.updateSubscriberUser(ctx, "disable", id, `disabled = $3, updated_at = $4`, nil, disabled, ts(now))
+}
+
+// SetSubscriberUserPassword replaces user id's password hash ("" removes
+// password login).
+func (s *Store) SetSubscriberUserPassword(ctx context.Context, id, hash string, now time.Time) (SubscriberUser, error) {
+	return s.updateSubscriberUser(ctx, "password", id, `password_hash = $3, updated_at = $4`, nil, hash, ts(now))
+}
+
+// SetSubscriberUserEmail changes user id's e-mail address; one another user
+// of the tenant has is ErrEmailTaken.
+func (s *Store) SetSubscriberUserEmail(ctx context.Context, id, email string, now time.Time) (SubscriberUser, error) {
+	email = strings.TrimSpace(email)
+	u, err := s.updateSubscriberUser(ctx, "e-mail", id, `email = $3, email_key = $4, updated_at = $5`, nil, email, emailKey(email), ts(now))
+	if isUniqueViolation(err) {
+		return SubscriberUser{}, fmt.Errorf("store: e-mail of subscriber user %s: %w", id, ErrEmailTaken)
+	}
+	return u, err
+}
+
+// LinkSubscriberUser links user id to subscriber subscriberID of the same
+// tenant ("" unlinks). A subscriber the tenant does not have is
+// ErrNoSuchSubscriber.
+func (s *Store) LinkSubscriberUser(ctx context.Context, id, subscriberID string, now time.Time) (SubscriberUser, error) {
+	check := func(tx *sql.Tx, tenant string) error { return subscriberInTenant(ctx, tx, tenant, subscriberID) }
+	return s.updateSubscriberUser(ctx, "link", id, `subscriber_id = $3, updated_at = $4`, check, nullID(subscriberID), ts(now))
+}
+
+// DeleteSubscriberUser removes user id and what hangs on it (its account
+// sources and identity-provider accounts), or returns ErrNotFound.
+func (s *Store) DeleteSubscriberUser(ctx context.Context, id string) error {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return err
+	}
+	if !ValidID(id) {
+		return ErrNotFound
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, stmt := range subscriberUserDependents {
+			if _, err := tx.ExecContext(ctx, stmt, tenant, id); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM subscriber_users WHERE tenant_id = $1 AND id = $2`, tenant, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete subscriber user %s: %w", id, err)
+	}
+	return nil
+}
+
+// subscriberUserDependents delete the rows that refer to a user ($1 tenant,
+// $2 user) before the user goes: they only ever meant "this user".
+var subscriberUserDependents = []string{
+	`DELETE FROM account_sources WHERE tenant_id = $1 AND user_id = $2`,
+	`DELETE FROM identity_provider_accounts WHERE tenant_id = $1 AND user_id = $2`,
+}
