@@ -205,6 +205,12 @@ func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.Webhoo
 	tenant, _ := tenancy.From(ctx)
 	ok, err := s.webhooks.Handshake(ctx, tenant, w.ID, w.URL, w.Format, w.Secret, code, validationURL, now)
 	if !ok {
+		// The endpoint may have opened the validationUrl instead of
+		// echoing the code, while it was answering (as Event Grid
+		// receivers may): then it is Validated already.
+		if cur, rerr := s.store.Webhook(ctx, w.ID); rerr == nil && cur.Status == store.WebhookValidated {
+			return store.WebhookValidated
+		}
 		logger(ctx).InfoContext(ctx, "webhook handshake failed", "webhook", w.ID, "err", err)
 		return store.WebhookPending
 	}

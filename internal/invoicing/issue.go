@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -209,8 +210,9 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 				ItemID: u.ItemID, BookedAt: at[i]})
 		}
 		events = append(events, store.NewEvent{Type: store.EventInvoiceIssued, Subject: "/invoice/" + invoiceID, At: at[i],
-			Data: invoiceIssuedData{InvoiceID: invoiceID, PaymentDemandID: demandID, SubscriberID: sub.SubscriberID,
-				SubscriptionID: sub.ID}})
+			Data: InvoiceEventData{Amount: catalog.NewAmount(doc.Gross, cur), Currency: cur.Code, DueAt: due,
+				DueDate: billing.LocalDate(due, org.loc), InvoiceID: invoiceID, InvoiceNumber: number, Number: number,
+				OrganizationID: org.ID, PaymentDemandID: demandID, SubscriberID: sub.SubscriberID, SubscriptionID: &periods[i].Sub.ID}})
 	}
 
 	if err := tx.InsertInvoices(ctx, invoices); err != nil {
@@ -226,17 +228,6 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 		return err
 	}
 	return tx.AddEvents(ctx, events)
-}
-
-// invoiceIssuedData is the payload of a period's InvoiceIssued event. A
-// struct encodes faster than a map; its fields are in the order of their
-// names, the order encoding/json writes a map's keys in, so the events
-// read as they did when it was one.
-type invoiceIssuedData struct {
-	InvoiceID       string `json:"invoiceId"`
-	PaymentDemandID string `json:"paymentDemandId"`
-	SubscriberID    string `json:"subscriberId"`
-	SubscriptionID  string `json:"subscriptionId"`
 }
 
 // loadIssuer reads organization id with its zone and seller snapshot.
