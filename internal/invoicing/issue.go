@@ -173,6 +173,7 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 		number := next[org.ID]
 		next[org.ID]++
 		due := billing.DueAt(at[i], sub.PeriodStart, sub.Package.BillingPlan.PaymentTermsDays, org.loc)
+		dueDate := billing.LocalDate(due, org.loc)
 		invoiceID, demandID := store.NewID(), store.NewID()
 		// An invoice that allowances brought to zero is settled at issue.
 		demandStatus, invoiceStatus := billing.Settlement{Amount: doc.Gross}.Statuses()
@@ -180,7 +181,7 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 			PaymentDemandID: demandID, AccountID: account, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID,
 			PaymentAgreementID: sub.PaymentAgreementID, Currency: cur.Code, PricesIncludeVAT: org.PricesIncludeVAT,
 			Status: invoiceStatus, IssuedAt: at[i], DueAt: due, IssueDate: billing.LocalDate(at[i], org.loc),
-			DueDate: billing.LocalDate(due, org.loc), PeriodStart: sub.PeriodStart, PeriodEnd: sub.PeriodEnd,
+			DueDate: dueDate, PeriodStart: sub.PeriodStart, PeriodEnd: sub.PeriodEnd,
 			Seller: org.seller, Buyer: buyers[sub.SubscriberID], Lines: doc.Lines, VATTotals: doc.VATTotals,
 			Net: doc.Net, VAT: doc.VAT, Gross: doc.Gross, KID: billing.KID(number, org.KIDAlgorithm)})
 		// The demand's dunning process is chosen at issue and its first
@@ -211,7 +212,7 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 		}
 		events = append(events, store.NewEvent{Type: store.EventInvoiceIssued, Subject: "/invoice/" + invoiceID, At: at[i],
 			Data: InvoiceEventData{Amount: catalog.NewAmount(doc.Gross, cur), Currency: cur.Code, DueAt: due,
-				DueDate: billing.LocalDate(due, org.loc), InvoiceID: invoiceID, InvoiceNumber: number, Number: number,
+				DueDate: dueDate, InvoiceID: invoiceID, InvoiceNumber: number, Number: number,
 				OrganizationID: org.ID, PaymentDemandID: demandID, SubscriberID: sub.SubscriberID, SubscriptionID: &periods[i].Sub.ID}})
 	}
 
