@@ -45,6 +45,7 @@ const (
 	validateByEcho     = "echo"      // answers {"validationResponse": code}
 	validateByGet      = "get"       // GETs validationUrl before answering 200 without a body
 	validateByGetLater = "get-later" // answers 200 without a body, then GETs validationUrl
+	validateByBoth     = "both"      // GETs validationUrl, then echoes the code too
 )
 
 // gridReceiver is written the way Event Grid's own samples are: it checks
@@ -108,6 +109,9 @@ func (g *gridReceiver) serve(w http.ResponseWriter, r *http.Request) {
 		case validateByGet:
 			g.open(v.ValidationURL)
 			w.WriteHeader(http.StatusOK)
+		case validateByBoth:
+			g.open(v.ValidationURL)
+			_ = json.NewEncoder(w).Encode(map[string]string{"validationResponse": v.ValidationCode})
 		case validateByGetLater:
 			w.WriteHeader(http.StatusOK)
 			go func() { time.Sleep(50 * time.Millisecond); g.open(v.ValidationURL) }()
@@ -293,6 +297,11 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	if r.Status != http.StatusCreated || r.Header.Get("Webhook-Status") != "Validated" {
 		t.Fatalf("receiver opening the validation URL while answering: %d %v %s", r.Status, r.Header, r.Body)
 	}
+	both := newGridReceiver(t, validateByBoth, kadens)
+	r = tn.Do("POST", "/webhook", map[string]any{"url": both.srv.URL, "eventTypes": []string{"SubscriberCreated"}})
+	if r.Status != http.StatusCreated || r.Header.Get("Webhook-Status") != "Validated" {
+		t.Fatalf("receiver opening the validation URL and echoing: %d %v %s", r.Status, r.Header, r.Body)
+	}
 	later := newGridReceiver(t, validateByGetLater, kadens)
 	r = tn.Do("POST", "/webhook", map[string]any{"url": later.srv.URL, "eventTypes": []string{"SubscriberCreated"}})
 	laterID := r.ID(t)
@@ -408,11 +417,11 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, g := range []*gridReceiver{all, byGet, later} {
+	for _, g := range []*gridReceiver{all, byGet, both, later} {
 		g.check(t)
 	}
 	eventually(t, "SubscriberCreated at the receivers that validated by GET", func() bool {
-		return len(byGet.events("SubscriberCreated")) > 0 && len(later.events("SubscriberCreated")) > 0
+		return len(byGet.events("SubscriberCreated")) > 0 && len(both.events("SubscriberCreated")) > 0 && len(later.events("SubscriberCreated")) > 0
 	})
 
 	// What INFO-Subscription's receivers read equals the resources.

@@ -211,22 +211,23 @@ func (s *Server) pendingValidation(now time.Time) (*store.WebhookValidation, str
 func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.WebhookValidation, validationURL, code string, now time.Time) string {
 	tenant, _ := tenancy.From(ctx)
 	ok, err := s.webhooks.Handshake(ctx, tenant, w.ID, w.URL, w.Format, w.Secret, code, validationURL, now)
-	if !ok {
-		// The endpoint may have opened the validationUrl instead of
-		// echoing the code, while it was answering (as Event Grid
-		// receivers may): then it is Validated already.
-		if cur, rerr := s.store.Webhook(ctx, w.ID); rerr == nil && cur.Status == store.WebhookValidated {
+	if ok {
+		if err = s.store.ValidateWebhook(ctx, w.ID, v.TokenHash, s.now()); err == nil {
 			return store.WebhookValidated
 		}
+	}
+	// The endpoint may have opened the validationUrl while it was
+	// answering (as Event Grid receivers may), with or without echoing the
+	// code: then it is Validated already. Otherwise the registration was
+	// changed meanwhile (a PUT with another url runs its own handshake) or
+	// the endpoint did not prove ownership.
+	if cur, rerr := s.store.Webhook(ctx, w.ID); rerr == nil && cur.Status == store.WebhookValidated {
+		return store.WebhookValidated
+	}
+	if !ok {
 		logger(ctx).InfoContext(ctx, "webhook handshake failed", "webhook", w.ID, "err", err)
-		return store.WebhookPending
 	}
-	if err := s.store.ValidateWebhook(ctx, w.ID, v.TokenHash, s.now()); err != nil {
-		// Changed meanwhile (e.g. a PUT with another url): that change
-		// runs its own handshake.
-		return store.WebhookPending
-	}
-	return store.WebhookValidated
+	return store.WebhookPending
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
