@@ -34,6 +34,8 @@ Usage:
   kadens autogiro import --tenant NAME_OR_ID [--json] FILE  apply a Bankgirot report file
   kadens avtalegiro import FILE --tenant NAME_OR_ID   import a mandate or OCR giro file from the bank
   kadens avtalegiro export --tenant NAME_OR_ID --account ID -o FILE  write the account's next claim file
+  kadens import --tenant NAME_OR_ID [--dry-run] [--json] FILE  move subscribers, payment agreements and running
+                                         subscriptions from another system (CSV or JSON Lines; docs/MIGRATION.md)
   kadens version
 
 Every command takes the settings (--data-dir, --database-url, ...), before
@@ -87,7 +89,7 @@ func exitCode(err error, stderr io.Writer) int {
 var errUsagePrinted = errors.New("no command")
 
 // commands are the command words, and how many words each command has.
-var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1,
+var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1, "import": 1,
 	"tenant": 2, "client": 2, "key": 2, "ledger": 2, "avtalegiro": 2, "autogiro": 2}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
@@ -127,6 +129,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return avtalegiroImport(ctx, args, stdout, stderr, getenv)
 	case "avtalegiro export":
 		return avtalegiroExport(ctx, args, stdout, stderr, getenv)
+	case "import":
+		return tenantImport(ctx, args, stdout, stderr, getenv)
 	case "version":
 		fs, cfg := flags("version", stderr, getenv)
 		if err := parseFlags(fs, cfg, args); err != nil {

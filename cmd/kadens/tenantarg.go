@@ -78,7 +78,7 @@ func parseWithFile(fs *flag.FlagSet, args []string) (string, error) {
 		file, args = fs.Arg(0), fs.Args()[1:]
 	}
 	if file == "" {
-		return "", usagef("the report file to import is required")
+		return "", usagef("the file to import is required")
 	}
 	return file, nil
 }

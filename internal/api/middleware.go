@@ -268,3 +268,17 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 	ctx = context.WithValue(ctx, principalKey, p)
 	return r.WithContext(ctx), nil
 }
+
+// Authenticated puts the main API's authentication in front of another
+// surface (the analytics API): the same bearer token, S4-TenantId and
+// scope rules, answered the same way; the tenant goes into the context.
+func (s *Server) Authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ar, err := s.authenticate(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, ar)
+	})
+}

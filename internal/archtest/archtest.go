@@ -10,7 +10,8 @@
 //     country (and validation, which they share): rules without I/O.
 //   - store: SQL on SQLite and PostgreSQL.
 //   - application: engine (and the packages beside it: webhook, provider,
-//     idp, auth, invoicedoc, demo), which open the store's transactions.
+//     idp, auth, invoicedoc, demo, tenantimport), which open the store's
+//     transactions.
 //   - HTTP: api decodes, validates, calls the application and answers; it
 //     opens no store transaction.
 //   - composition: cmd/... and internal/server assemble a process; config

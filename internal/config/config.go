@@ -32,11 +32,14 @@ type Config struct {
 	AnalyticsListen string
 	DataDir         string
 	DatabaseURL     string
-	BaseURL         string
-	IdPURL          string
-	AnalyticsURL    string
-	ClaimsNamespace string
-	TokenTTL        time.Duration
+	// AnalyticsDatabaseURL, when set, is a PostgreSQL (read replica) the
+	// analytics API reads from instead of the main database.
+	AnalyticsDatabaseURL string
+	BaseURL              string
+	IdPURL               string
+	AnalyticsURL         string
+	ClaimsNamespace      string
+	TokenTTL             time.Duration
 	// MasterKey encrypts signing keys at rest (base64, 32 bytes). Empty
 	// means a key file in DataDir, created on first use.
 	MasterKey string
@@ -93,6 +96,7 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	str(&c.AnalyticsListen, "analytics-listen", "KADENS_ANALYTICS_LISTEN", "", "separate listen address for the analytics API (default: under /analytics on --listen)")
 	str(&c.DataDir, "data-dir", "KADENS_DATA_DIR", "./kadens-data", "directory for the SQLite database and key files")
 	str(&c.DatabaseURL, "database-url", "KADENS_DATABASE_URL", "", "postgres:// URL to use PostgreSQL instead of SQLite")
+	str(&c.AnalyticsDatabaseURL, "analytics-database-url", "KADENS_ANALYTICS_DATABASE_URL", "", "postgres:// URL of a read replica the analytics API reads from (default: the main database)")
 	str(&c.BaseURL, "base-url", "KADENS_BASE_URL", "", "public address of the main API; the audience of API tokens (default http://<listen>)")
 	str(&c.IdPURL, "idp-url", "KADENS_IDP_URL", "", "public address of the identity provider; the token issuer (default <base-url>/idp)")
 	str(&c.AnalyticsURL, "analytics-url", "KADENS_ANALYTICS_URL", "", "public address of the analytics API (default <base-url>/analytics)")
@@ -158,7 +162,7 @@ func (c *Config) fromEnv(name, env string) {
 	// The default -h shows: never a secret, nor a database password.
 	switch {
 	case c.secrets[name]:
-	case name == "database-url":
+	case name == "database-url" || name == "analytics-database-url":
 		f.DefValue = store.RedactURL(f.Value.String())
 	default:
 		f.DefValue = f.Value.String()
@@ -206,6 +210,9 @@ func (c *Config) Finish() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("%s %q: want host:port: %w", c.Name("listen"), c.Listen, err)
+	}
+	if c.AnalyticsDatabaseURL != "" && !store.IsPostgresURL(c.AnalyticsDatabaseURL) {
+		return fmt.Errorf("config: --analytics-database-url must be a postgres:// URL")
 	}
 	if c.DatabaseURL != "" && !store.IsPostgresURL(c.DatabaseURL) {
 		return fmt.Errorf("%s must start with postgres:// or postgresql:// (leave it empty for SQLite)", c.Name("database-url"))
@@ -306,7 +313,7 @@ func (c *Config) Describe() []string {
 		switch {
 		case c.secrets[f.Name] && v != "":
 			v = "*****"
-		case f.Name == "database-url":
+		case f.Name == "database-url" || f.Name == "analytics-database-url":
 			v = store.RedactURL(v)
 		}
 		switch f.Name {

@@ -1,5 +1,7 @@
 package money
 
+import "sort"
+
 // Currency is an ISO 4217 currency and the number of decimal digits of its
 // minor unit. Digits is what every conversion between a decimal amount and
 // int64 minor units in this package relies on, so values should come from
@@ -71,4 +73,18 @@ var minorUnits = map[string]int{
 	"XAF": 0, "XCD": 2, "XCG": 2, "XOF": 0, "XPF": 0,
 	"YER": 2,
 	"ZAR": 2, "ZMW": 2, "ZWG": 2,
+}
+
+// CodesByDigits returns the currency codes grouped by their minor-unit
+// digits, each group sorted. The analytics API uses it to bring amounts
+// of every currency to one scale inside SQL.
+func CodesByDigits() map[int][]string {
+	out := map[int][]string{}
+	for code, d := range minorUnits {
+		out[d] = append(out[d], code)
+	}
+	for _, codes := range out {
+		sort.Strings(codes)
+	}
+	return out
 }

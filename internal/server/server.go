@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/kadens/kadens/internal/analytics"
 	"github.com/kadens/kadens/internal/api"
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/avtalegiro"
@@ -50,6 +51,9 @@ type Server struct {
 	servers []*http.Server
 	stop    context.CancelFunc
 	done    chan struct{}
+
+	// replica is the analytics API's read replica, when configured.
+	replica *store.Store
 
 	// Webhooks delivers events to registered endpoints (docs/WEBHOOKS.md).
 	Webhooks *webhook.Dispatcher
@@ -187,7 +191,20 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	ops("GET /webhook/validate", a.WebhookValidation())
 
 	idpHandler := observeAll("idp", metrics, log, s.IdP.Handler())
-	analytics := observeAll("analytics", metrics, log, http.NotFoundHandler())
+	// The analytics API reads the store's read pool (SQLite: query_only
+	// connections beside the writer) or, when configured, a PostgreSQL
+	// read replica; it sits behind the main API's authentication.
+	adb, postgres := st.ReadDB(), st.Engine() == store.Postgres
+	if cfg.AnalyticsDatabaseURL != "" {
+		replica, err := store.Open(ctx, store.Options{DatabaseURL: cfg.AnalyticsDatabaseURL})
+		if err != nil {
+			return nil, fmt.Errorf("analytics database: %w", err)
+		}
+		s.replica = replica
+		adb, postgres = replica.ReadDB(), true
+	}
+	odataHandler := analytics.New(analytics.Options{DB: adb, Postgres: postgres, URL: cfg.AnalyticsURL, Log: log, Now: a.TenantNow})
+	analyticsHandler := observeAll("analytics", metrics, log, a.Authenticated(odataHandler))
 	s.surface = map[string]http.Handler{}
 	mount := func(name, listen, prefix string, h http.Handler) {
 		if listen != "" {
@@ -197,7 +214,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		main.Handle(prefix+"/", http.StripPrefix(prefix, h))
 	}
 	mount("idp", cfg.IdPListen, "/idp", idpHandler)
-	mount("analytics", cfg.AnalyticsListen, "/analytics", analytics)
+	mount("analytics", cfg.AnalyticsListen, "/analytics", analyticsHandler)
 	s.surface["main="+cfg.Listen] = main
 	return s, nil
 }
@@ -352,5 +369,8 @@ func (s *Server) Shutdown() error {
 		}
 	}
 	errs = append(errs, s.Store.Close())
+	if s.replica != nil {
+		errs = append(errs, s.replica.Close())
+	}
 	return errors.Join(errs...)
 }

@@ -352,7 +352,7 @@ func (tx *Tx) FinishOrder(ctx context.Context, id, subscriberID, agreementID, su
 // number assignment and the same uniqueness errors (ErrExternalIDTaken,
 // ErrSubscriberNumberTaken), after which the transaction must roll back.
 func (tx *Tx) InsertSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
-	created, err := insertSubscriber(ctx, tx, sub, SourceOrder, now, now)
+	created, err := insertSubscriber(ctx, tx, sub, tx.eventSource(SourceOrder), now, now)
 	if err != nil {
 		return Subscriber{}, fmt.Errorf("store: create subscriber: %w", err)
 	}

@@ -268,8 +268,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // the current number; a new one moves the number series past it, as in
 // CreateSubscriber. Uniqueness errors are those of CreateSubscriber.
 func (s *Store) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
+	if _, err := tenancy.From(ctx); err != nil {
 		return Subscriber{}, err
 	}
 	if !ValidID(sub.ID) {
@@ -281,44 +280,72 @@ func (s *Store) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.T
 	}
 	var updated Subscriber
 	err = s.InTx(ctx, func(t *Tx) error {
-		tx := t.tx
-		// The subscriber as it was, locked, to tell its contact events.
-		q := `SELECT ` + subscriberColumns + ` FROM subscribers WHERE tenant_id = $1 AND id = $2`
-		if s.engine == Postgres {
-			q += ` FOR UPDATE`
-		}
-		before, err := scanSubscriber(tx.QueryRowContext(ctx, q, tenant, sub.ID))
-		if err != nil {
-			return notFound(err)
-		}
-		if sub.SubscriberNumber != 0 {
-			if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
-				return err
-			}
-		}
-		// $3 NULL keeps the current number.
-		var number any
-		if sub.SubscriberNumber != 0 {
-			number = sub.SubscriberNumber
-		}
-		args := append([]any{tenant, sub.ID, number}, vals...)
-		args = append(args, ts(now))
-		updated, err = scanSubscriber(tx.QueryRowContext(ctx, `UPDATE subscribers SET
-			subscriber_number = COALESCE($3, subscriber_number), external_id = $4, name = $5, email = $6, phone = $7,
-			address_line1 = $8, address_line2 = $9, address_postal_code = $10, address_city = $11,
-			address_country = $12, country = $13, contacts = $14, email_key = $15, name_key = $16, updated_at = $17
-			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberColumns, args...))
-		if err != nil {
-			return notFound(subscriberConflict(err))
-		}
 		at, err := t.businessTime(ctx, now)
 		if err != nil {
 			return err
 		}
-		return t.AddEvents(ctx, subscriberEvents(&before, &updated, SourceAPI, at))
+		updated, err = updateSubscriber(ctx, t, sub, vals, SourceAPI, now, at)
+		return err
 	})
 	if err != nil {
 		return Subscriber{}, fmt.Errorf("store: update subscriber %s: %w", sub.ID, err)
+	}
+	return updated, nil
+}
+
+// UpdateSubscriber is Store.UpdateSubscriber in the transaction (an
+// import's batch); on error the transaction must roll back.
+func (tx *Tx) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
+	if !ValidID(sub.ID) {
+		return Subscriber{}, ErrNotFound
+	}
+	vals, err := subscriberValues(sub)
+	if err != nil {
+		return Subscriber{}, err
+	}
+	updated, err := updateSubscriber(ctx, tx, sub, vals, tx.eventSource(SourceAPI), now, now)
+	if err != nil {
+		return Subscriber{}, fmt.Errorf("store: update subscriber %s: %w", sub.ID, err)
+	}
+	return updated, nil
+}
+
+// updateSubscriber writes the editable fields vals of sub in t, with the
+// contact events of the change (source says where it came from, at is its
+// business time).
+func updateSubscriber(ctx context.Context, t *Tx, sub Subscriber, vals []any, source string, now, at time.Time) (Subscriber, error) {
+	tx, tenant := t.tx, t.tenant
+	// The subscriber as it was, locked, to tell its contact events.
+	q := `SELECT ` + subscriberColumns + ` FROM subscribers WHERE tenant_id = $1 AND id = $2`
+	if t.s.engine == Postgres {
+		q += ` FOR UPDATE`
+	}
+	before, err := scanSubscriber(tx.QueryRowContext(ctx, q, tenant, sub.ID))
+	if err != nil {
+		return Subscriber{}, notFound(err)
+	}
+	if sub.SubscriberNumber != 0 {
+		if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
+			return Subscriber{}, err
+		}
+	}
+	// $3 NULL keeps the current number.
+	var number any
+	if sub.SubscriberNumber != 0 {
+		number = sub.SubscriberNumber
+	}
+	args := append([]any{tenant, sub.ID, number}, vals...)
+	args = append(args, ts(now))
+	updated, err := scanSubscriber(tx.QueryRowContext(ctx, `UPDATE subscribers SET
+			subscriber_number = COALESCE($3, subscriber_number), external_id = $4, name = $5, email = $6, phone = $7,
+			address_line1 = $8, address_line2 = $9, address_postal_code = $10, address_city = $11,
+			address_country = $12, country = $13, contacts = $14, email_key = $15, name_key = $16, updated_at = $17
+			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberColumns, args...))
+	if err != nil {
+		return Subscriber{}, notFound(subscriberConflict(err))
+	}
+	if err := t.AddEvents(ctx, subscriberEvents(&before, &updated, source, at)); err != nil {
+		return Subscriber{}, err
 	}
 	return updated, nil
 }

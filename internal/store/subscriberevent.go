@@ -27,7 +27,24 @@ const (
 	// SourceOrder: completing an order (a new subscriber, or the order's
 	// invoice contact).
 	SourceOrder = "Order"
+	// SourceImport: kadens import (internal/tenantimport), once it calls
+	// Tx.SetEventSource.
+	SourceImport = "Import"
 )
+
+// SetEventSource names where the subscriber changes of this transaction
+// come from (SourceImport for an import's batch): the source of their
+// contact events, instead of the default of the method that writes them
+// (Order for InsertSubscriber, Api for UpdateSubscriber).
+func (tx *Tx) SetEventSource(source string) { tx.source = source }
+
+// eventSource is the source set on tx, else def.
+func (tx *Tx) eventSource(def string) string {
+	if tx.source != "" {
+		return tx.source
+	}
+	return def
+}
 
 // ContactRolePrimary is the role of a subscriber's primary contact in
 // contact events: its own details, not an entry of Contacts.

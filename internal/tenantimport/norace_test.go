@@ -1,0 +1,5 @@
+//go:build !race
+
+package tenantimport_test
+
+const underRace = false
