@@ -699,23 +699,30 @@ type Event struct {
 type EventKind string
 
 const (
-	EventKindSubscriptionCreated     EventKind = "SubscriptionCreated"
-	EventKindSubscriptionCancelled   EventKind = "SubscriptionCancelled"
-	EventKindSubscriptionDeactivated EventKind = "SubscriptionDeactivated"
-	EventKindPriceChangeNotified     EventKind = "PriceChangeNotified"
-	EventKindOrderProcessed          EventKind = "OrderProcessed"
-	EventKindInvoiceIssued           EventKind = "InvoiceIssued"
-	EventKindInvoicePaid             EventKind = "InvoicePaid"
-	EventKindCreditNoteIssued        EventKind = "CreditNoteIssued"
-	EventKindReminderIssued          EventKind = "ReminderIssued"
-	EventKindPaymentCompleted        EventKind = "PaymentCompleted"
-	EventKindPaymentFailed           EventKind = "PaymentFailed"
-	EventKindPaymentAgreementCreated EventKind = "PaymentAgreementCreated"
-	EventKindPaymentAgreementDeleted EventKind = "PaymentAgreementDeleted"
-	EventKindPeppolDeliveryPending   EventKind = "PeppolDeliveryPending"
-	EventKindPeppolDeliverySent      EventKind = "PeppolDeliverySent"
-	EventKindPeppolDeliveryDelivered EventKind = "PeppolDeliveryDelivered"
-	EventKindPeppolDeliveryFailed    EventKind = "PeppolDeliveryFailed"
+	EventKindSubscriptionCreated      EventKind = "SubscriptionCreated"
+	EventKindSubscriptionCancelled    EventKind = "SubscriptionCancelled"
+	EventKindSubscriptionDeactivated  EventKind = "SubscriptionDeactivated"
+	EventKindPriceChangeNotified      EventKind = "PriceChangeNotified"
+	EventKindOrderProcessed           EventKind = "OrderProcessed"
+	EventKindInvoiceIssued            EventKind = "InvoiceIssued"
+	EventKindInvoicePaid              EventKind = "InvoicePaid"
+	EventKindCreditNoteIssued         EventKind = "CreditNoteIssued"
+	EventKindReminderIssued           EventKind = "ReminderIssued"
+	EventKindPaymentCompleted         EventKind = "PaymentCompleted"
+	EventKindPaymentFailed            EventKind = "PaymentFailed"
+	EventKindPaymentAgreementCreated  EventKind = "PaymentAgreementCreated"
+	EventKindPaymentAgreementDeleted  EventKind = "PaymentAgreementDeleted"
+	EventKindPeppolDeliveryPending    EventKind = "PeppolDeliveryPending"
+	EventKindPeppolDeliverySent       EventKind = "PeppolDeliverySent"
+	EventKindPeppolDeliveryDelivered  EventKind = "PeppolDeliveryDelivered"
+	EventKindPeppolDeliveryFailed     EventKind = "PeppolDeliveryFailed"
+	EventKindSubscriberCreated        EventKind = "SubscriberCreated"
+	EventKindSubscriberDeleted        EventKind = "SubscriberDeleted"
+	EventKindSubscriberContactCreated EventKind = "SubscriberContactCreated"
+	EventKindSubscriberContactUpdated EventKind = "SubscriberContactUpdated"
+	EventKindSubscriberContactDeleted EventKind = "SubscriberContactDeleted"
+	EventKindUserAuthorizationGranted EventKind = "UserAuthorizationGranted"
+	EventKindUserAuthorizationRevoked EventKind = "UserAuthorizationRevoked"
 )
 
 type FieldError struct {
@@ -2297,25 +2304,30 @@ func (c *Client) CreateSubscriberUser(ctx context.Context, body SubscriberUserCr
 
 // CreateWebhook is POST /webhook: Register a webhook endpoint.
 //
-// Unless disableValidation is set, Kadens posts a validation event (eventType WebhookValidation, data {validationCode, validationUrl}) to the url before answering. The endpoint proves ownership by answering 2xx with {"validationResponse": "<validationCode>"}; the registration is then Validated (Webhook-Status header). Otherwise it stays Pending and receives no events until someone opens the validationUrl (GET, within 5 minutes) or the registration is updated. The signing secret is returned once, in the Webhook-Secret header, when it was generated (not on an Idempotency-Key replay: supply your own secret if you need retries to see it).
+// Unless disableValidation is set, Kadens posts a validation event (data {validationCode, validationUrl}) to the url before answering: in the EventGrid format Azure Event Grid's (eventType Microsoft.EventGrid.SubscriptionValidationEvent, header aeg-event-type: SubscriptionValidation; events carry aeg-event-type: Notification), in the CloudEvents format type WebhookValidation. The endpoint proves ownership by answering 2xx with {"validationResponse": "<validationCode>"}; the registration is then Validated (Webhook-Status header). Otherwise it stays Pending and receives no events until someone opens the validationUrl (GET, within 5 minutes; also while answering the handshake, as Event Grid receivers may) or the registration is updated. The signing secret is returned once, in the Webhook-Secret header, when it was generated (not on an Idempotency-Key replay: supply your own secret if you need retries to see it).
 //
 // Every delivery is a POST signed per Standard Webhooks (headers webhook-id, webhook-timestamp, webhook-signature
 // "v1,<base64 HMAC-SHA256 of id.timestamp.body>" with the base64-decoded part of the secret after whsec_) and carries
 // S4-TenantId. webhook-id is the delivery id, the same on every retry. EventGrid bodies are an array of
 // {id, topic, subject, eventType, eventTime, data, dataVersion, metadataVersion}; CloudEvents bodies are one
-// {specversion, id, source, type, subject, time, datacontenttype, data}. Payloads are light (ids); fetch the resources.
+// {specversion, id, source, type, subject, time, datacontenttype, data}. Payloads are light (ids, and the few facts
+// INFO-Subscription's receivers read: invoice number, due date, amount, currency); fetch the resources for more.
 //
 // | eventType | subject | data |
 // |---|---|---|
 // | SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated | /subscription/{id} | subscriptionId, subscriberId, organizationId |
-// | OrderProcessed | /order/{id} | orderId, subscriberId, subscriptionId |
-// | InvoiceIssued, InvoicePaid | /invoice/{id} | invoiceId, paymentDemandId, subscriberId, subscriptionId |
-// | CreditNoteIssued | /creditnote/{id} | creditNoteId, invoiceId, paymentDemandId, subscriberId |
+// | OrderProcessed | /order/{id} | orderId, subscriberId, subscriptionId, organizationId, paymentAgreementId, templatePackageId, firstPeriodCreated (always true) |
+// | InvoiceIssued, InvoicePaid | /invoice/{id} | invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, invoiceNumber, number (the same), dueDate, dueAt, amount (gross), currency |
+// | CreditNoteIssued | /creditnote/{id} | creditNoteId, invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, creditNoteNumber, number (the same), invoiceNumber, amount (gross), currency |
 // | ReminderIssued | /invoice/{id} | reminderId, paymentDemandId, invoiceId, subscriberId, reminderNumber |
 // | PaymentCompleted, PaymentFailed | /payment/{id} | paymentId, paymentDemandId, invoiceId, subscriberId |
 // | PaymentAgreementCreated, PaymentAgreementDeleted | /paymentagreement/{id} | paymentAgreementId, subscriberId, providerType |
+// | PriceChangeNotified | /subscription/{id} | priceChangeId, planChangeId, subscriptionId, subscriberId, organizationId, currentPrice, newPrice, currency, effectiveFrom |
 // | PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed | /invoice/{id} or /creditnote/{id} | deliveryId, documentKind, documentId, invoiceId, recipient, status, messageId, failureReason |
-// | WebhookValidation (handshake only) | /webhook/{id} | validationCode, validationUrl |
+// | SubscriberCreated, SubscriberDeleted | /subscriber/{id} | subscriberId, subscriberNumber, externalId (null when none); source (Api or Order) on SubscriberCreated |
+// | SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted | /subscriber/{id} | subscriberId, contactId, isPrimary, role (Primary, Invoice or Delivery); source (Api or Order) except on SubscriberContactDeleted. The primary contact is the subscriber's own details; its contactId is the subscriber id |
+// | UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
+// | Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |
 //
 // A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to
 // 24 h; then the delivery is Failed and can be redelivered.
@@ -3430,7 +3442,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads).
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads).
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event

@@ -217,7 +217,9 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rc.count(func(s *Stats) { s.Deliveries++ })
 	for _, e := range events {
-		if e.EventType == "WebhookValidation" {
+		// The handshake: Event Grid's name in the EventGrid format, ours
+		// in the CloudEvents format.
+		if e.EventType == "Microsoft.EventGrid.SubscriptionValidationEvent" || e.EventType == "WebhookValidation" {
 			var v struct {
 				ValidationCode string `json:"validationCode"`
 			}

@@ -223,11 +223,11 @@ func TestOrderCompleteForExistingSubscriber(t *testing.T) {
 		if len(processed) != 1 || len(createdEvs) != 1 {
 			t.Fatalf("%d OrderProcessed and %d SubscriptionCreated events, want 1 each", len(processed), len(createdEvs))
 		}
-		var data map[string]string
+		var data map[string]any
 		if err := json.Unmarshal(processed[0].Data, &data); err != nil {
 			t.Fatal(err)
 		}
-		if data["orderId"] != id || data["subscriberId"] != f.subscriber || data["subscriptionId"] != sub.ID ||
+		if data["orderId"] != id || data["subscriberId"] != f.subscriber || data["subscriptionId"] != sub.ID || data["firstPeriodCreated"] != true ||
 			processed[0].Subject != "/order/"+id || !processed[0].EventTime.Equal(now) {
 			t.Fatalf("OrderProcessed %+v", processed[0])
 		}

@@ -78,19 +78,24 @@ Every delivery is a POST signed per Standard Webhooks (headers webhook-id, webho
 "v1,<base64 HMAC-SHA256 of id.timestamp.body>" with the base64-decoded part of the secret after whsec_) and carries
 S4-TenantId. webhook-id is the delivery id, the same on every retry. EventGrid bodies are an array of
 {id, topic, subject, eventType, eventTime, data, dataVersion, metadataVersion}; CloudEvents bodies are one
-{specversion, id, source, type, subject, time, datacontenttype, data}. Payloads are light (ids); fetch the resources.
+{specversion, id, source, type, subject, time, datacontenttype, data}. Payloads are light (ids, and the few facts
+INFO-Subscription's receivers read: invoice number, due date, amount, currency); fetch the resources for more.
 
 | eventType | subject | data |
 |---|---|---|
 | SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated | /subscription/{id} | subscriptionId, subscriberId, organizationId |
-| OrderProcessed | /order/{id} | orderId, subscriberId, subscriptionId |
-| InvoiceIssued, InvoicePaid | /invoice/{id} | invoiceId, paymentDemandId, subscriberId, subscriptionId |
-| CreditNoteIssued | /creditnote/{id} | creditNoteId, invoiceId, paymentDemandId, subscriberId |
+| OrderProcessed | /order/{id} | orderId, subscriberId, subscriptionId, organizationId, paymentAgreementId, templatePackageId, firstPeriodCreated (always true) |
+| InvoiceIssued, InvoicePaid | /invoice/{id} | invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, invoiceNumber, number (the same), dueDate, dueAt, amount (gross), currency |
+| CreditNoteIssued | /creditnote/{id} | creditNoteId, invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, creditNoteNumber, number (the same), invoiceNumber, amount (gross), currency |
 | ReminderIssued | /invoice/{id} | reminderId, paymentDemandId, invoiceId, subscriberId, reminderNumber |
 | PaymentCompleted, PaymentFailed | /payment/{id} | paymentId, paymentDemandId, invoiceId, subscriberId |
 | PaymentAgreementCreated, PaymentAgreementDeleted | /paymentagreement/{id} | paymentAgreementId, subscriberId, providerType |
+| PriceChangeNotified | /subscription/{id} | priceChangeId, planChangeId, subscriptionId, subscriberId, organizationId, currentPrice, newPrice, currency, effectiveFrom |
 | PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed | /invoice/{id} or /creditnote/{id} | deliveryId, documentKind, documentId, invoiceId, recipient, status, messageId, failureReason |
-| WebhookValidation (handshake only) | /webhook/{id} | validationCode, validationUrl |
+| SubscriberCreated, SubscriberDeleted | /subscriber/{id} | subscriberId, subscriberNumber, externalId (null when none); source (Api or Order) on SubscriberCreated |
+| SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted | /subscriber/{id} | subscriberId, contactId, isPrimary, role (Primary, Invoice or Delivery); source (Api or Order) except on SubscriberContactDeleted. The primary contact is the subscriber's own details; its contactId is the subscriber id |
+| UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
+| Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |
 
 A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to
 24 h; then the delivery is Failed and can be redelivered.`
@@ -99,11 +104,13 @@ func (s *Server) webhookRoutes() {
 	const tag = "Webhook"
 	s.add(route{method: http.MethodPost, path: "/webhook", id: "createWebhook", tag: tag,
 		summary: "Register a webhook endpoint",
-		desc: "Unless disableValidation is set, Kadens posts a validation event (eventType WebhookValidation, data " +
-			"{validationCode, validationUrl}) to the url before answering. The endpoint proves ownership by answering 2xx with " +
+		desc: "Unless disableValidation is set, Kadens posts a validation event (data {validationCode, validationUrl}) to " +
+			"the url before answering: in the EventGrid format Azure Event Grid's (eventType " +
+			"Microsoft.EventGrid.SubscriptionValidationEvent, header aeg-event-type: SubscriptionValidation; events carry " +
+			"aeg-event-type: Notification), in the CloudEvents format type WebhookValidation. The endpoint proves ownership by answering 2xx with " +
 			"{\"validationResponse\": \"<validationCode>\"}; the registration is then Validated (Webhook-Status header). " +
-			"Otherwise it stays Pending and receives no events until someone opens the validationUrl (GET, within 5 minutes) " +
-			"or the registration is updated. The signing secret is returned once, in the Webhook-Secret header, when it was " +
+			"Otherwise it stays Pending and receives no events until someone opens the validationUrl (GET, within 5 minutes; " +
+			"also while answering the handshake, as Event Grid receivers may) or the registration is updated. The signing secret is returned once, in the Webhook-Secret header, when it was " +
 			"generated (not on an Idempotency-Key replay: supply your own secret if you need retries to see it)." + webhookPayloads,
 		request: new(WebhookInput),
 		responses: common(response{status: http.StatusCreated, body: "", desc: "Created; the body is the new id (a JSON string).",
@@ -204,16 +211,23 @@ func (s *Server) pendingValidation(now time.Time) (*store.WebhookValidation, str
 func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.WebhookValidation, validationURL, code string, now time.Time) string {
 	tenant, _ := tenancy.From(ctx)
 	ok, err := s.webhooks.Handshake(ctx, tenant, w.ID, w.URL, w.Format, w.Secret, code, validationURL, now)
+	if ok {
+		if err = s.store.ValidateWebhook(ctx, w.ID, v.TokenHash, s.now()); err == nil {
+			return store.WebhookValidated
+		}
+	}
+	// The endpoint may have opened the validationUrl while it was
+	// answering (as Event Grid receivers may), with or without echoing the
+	// code: then it is Validated already. Otherwise the registration was
+	// changed meanwhile (a PUT with another url runs its own handshake) or
+	// the endpoint did not prove ownership.
+	if cur, rerr := s.store.Webhook(ctx, w.ID); rerr == nil && cur.Status == store.WebhookValidated {
+		return store.WebhookValidated
+	}
 	if !ok {
 		logger(ctx).InfoContext(ctx, "webhook handshake failed", "webhook", w.ID, "err", err)
-		return store.WebhookPending
 	}
-	if err := s.store.ValidateWebhook(ctx, w.ID, v.TokenHash, s.now()); err != nil {
-		// Changed meanwhile (e.g. a PUT with another url): that change
-		// runs its own handshake.
-		return store.WebhookPending
-	}
-	return store.WebhookValidated
+	return store.WebhookPending
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {

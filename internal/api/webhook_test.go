@@ -44,7 +44,7 @@ func newHookReceiver(t *testing.T, echo bool) *hookReceiver {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for _, e := range evs {
-			if e.EventType == webhook.ValidationEventType {
+			if e.EventType == webhook.ValidationEventTypeEventGrid {
 				var v webhook.ValidationData
 				_ = json.Unmarshal(e.Data, &v)
 				h.valid = append(h.valid, v)

@@ -591,6 +591,12 @@ func snapshot(t *testing.T, e *apitest.Env, tn apitest.Tenant) string {
 		t.Fatal(err)
 	}
 	for _, ev := range evs {
+		// Subscribers are made before the tenant's clock is first set, at
+		// its creation time: not the engine's, and not the same in two
+		// tenants.
+		if strings.HasPrefix(ev.EventType, "Subscriber") {
+			continue
+		}
 		lines = append(lines, ev.EventType+" "+ev.EventTime.Format(time.RFC3339))
 	}
 	sort.Strings(lines)

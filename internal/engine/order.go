@@ -197,11 +197,27 @@ func (e *Engine) completeClaimed(ctx context.Context, tx *store.Tx, o store.Orde
 	if err := tx.FinishOrder(ctx, o.ID, sub.ID, agreement.ID, first.ID); err != nil {
 		return store.Order{}, err
 	}
-	if err := tx.AddEvent(ctx, store.EventOrderProcessed, "/order/"+o.ID,
-		map[string]string{"orderId": o.ID, "subscriberId": sub.ID, "subscriptionId": first.ID}, now); err != nil {
+	if err := tx.AddEvent(ctx, store.EventOrderProcessed, "/order/"+o.ID, OrderProcessedData{
+		FirstPeriodCreated: true, OrderID: o.ID, OrganizationID: org.ID, PaymentAgreementID: agreement.ID,
+		SubscriberID: sub.ID, SubscriptionID: first.ID, TemplatePackageID: o.TemplatePackageID}, now); err != nil {
 		return store.Order{}, err
 	}
 	return tx.Order(ctx, o.ID)
+}
+
+// OrderProcessedData is the data of OrderProcessed. FirstPeriodCreated
+// tells receivers written for INFO-Subscription (which may announce an
+// order before its first period exists) that the first subscription
+// period exists; in Kadens it is always true, because completing an order
+// creates the first period in the same transaction.
+type OrderProcessedData struct {
+	FirstPeriodCreated bool   `json:"firstPeriodCreated"`
+	OrderID            string `json:"orderId"`
+	OrganizationID     string `json:"organizationId"`
+	PaymentAgreementID string `json:"paymentAgreementId"`
+	SubscriberID       string `json:"subscriberId"`
+	SubscriptionID     string `json:"subscriptionId"`
+	TemplatePackageID  string `json:"templatePackageId"`
 }
 
 // newSubscriberError names the store's refusals of an order's new

@@ -84,8 +84,10 @@ func Credit(ctx context.Context, tx *store.Tx, id, reason string, at time.Time, 
 			return store.CreditNote{}, err
 		}
 	}
-	if err := tx.AddEvent(ctx, store.EventCreditNoteIssued, "/creditnote/"+c.ID, map[string]any{"creditNoteId": c.ID,
-		"invoiceId": c.InvoiceID, "paymentDemandId": c.PaymentDemandID, "subscriberId": c.SubscriberID}, at); err != nil {
+	if err := tx.AddEvent(ctx, store.EventCreditNoteIssued, "/creditnote/"+c.ID, CreditNoteEventData{Amount: c.Gross,
+		CreditNoteID: c.ID, CreditNoteNumber: c.CreditNoteNumber, Currency: c.Currency, InvoiceID: c.InvoiceID,
+		InvoiceNumber: c.InvoiceNumber, Number: c.CreditNoteNumber, OrganizationID: c.OrganizationID,
+		PaymentDemandID: c.PaymentDemandID, SubscriberID: c.SubscriberID, SubscriptionID: c.SubscriptionID}, at); err != nil {
 		return store.CreditNote{}, err
 	}
 	return c, nil

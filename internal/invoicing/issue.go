@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -172,6 +173,7 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 		number := next[org.ID]
 		next[org.ID]++
 		due := billing.DueAt(at[i], sub.PeriodStart, sub.Package.BillingPlan.PaymentTermsDays, org.loc)
+		dueDate := billing.LocalDate(due, org.loc)
 		invoiceID, demandID := store.NewID(), store.NewID()
 		// An invoice that allowances brought to zero is settled at issue.
 		demandStatus, invoiceStatus := billing.Settlement{Amount: doc.Gross}.Statuses()
@@ -179,7 +181,7 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 			PaymentDemandID: demandID, AccountID: account, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID,
 			PaymentAgreementID: sub.PaymentAgreementID, Currency: cur.Code, PricesIncludeVAT: org.PricesIncludeVAT,
 			Status: invoiceStatus, IssuedAt: at[i], DueAt: due, IssueDate: billing.LocalDate(at[i], org.loc),
-			DueDate: billing.LocalDate(due, org.loc), PeriodStart: sub.PeriodStart, PeriodEnd: sub.PeriodEnd,
+			DueDate: dueDate, PeriodStart: sub.PeriodStart, PeriodEnd: sub.PeriodEnd,
 			Seller: org.seller, Buyer: buyers[sub.SubscriberID], Lines: doc.Lines, VATTotals: doc.VATTotals,
 			Net: doc.Net, VAT: doc.VAT, Gross: doc.Gross, KID: billing.KID(number, org.KIDAlgorithm)})
 		// The demand's dunning process is chosen at issue and its first
@@ -209,8 +211,9 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 				ItemID: u.ItemID, BookedAt: at[i]})
 		}
 		events = append(events, store.NewEvent{Type: store.EventInvoiceIssued, Subject: "/invoice/" + invoiceID, At: at[i],
-			Data: invoiceIssuedData{InvoiceID: invoiceID, PaymentDemandID: demandID, SubscriberID: sub.SubscriberID,
-				SubscriptionID: sub.ID}})
+			Data: InvoiceEventData{Amount: catalog.NewAmount(doc.Gross, cur), Currency: cur.Code, DueAt: due,
+				DueDate: dueDate, InvoiceID: invoiceID, InvoiceNumber: number, Number: number,
+				OrganizationID: org.ID, PaymentDemandID: demandID, SubscriberID: sub.SubscriberID, SubscriptionID: &periods[i].Sub.ID}})
 	}
 
 	if err := tx.InsertInvoices(ctx, invoices); err != nil {
@@ -226,17 +229,6 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 		return err
 	}
 	return tx.AddEvents(ctx, events)
-}
-
-// invoiceIssuedData is the payload of a period's InvoiceIssued event. A
-// struct encodes faster than a map; its fields are in the order of their
-// names, the order encoding/json writes a map's keys in, so the events
-// read as they did when it was one.
-type invoiceIssuedData struct {
-	InvoiceID       string `json:"invoiceId"`
-	PaymentDemandID string `json:"paymentDemandId"`
-	SubscriberID    string `json:"subscriberId"`
-	SubscriptionID  string `json:"subscriptionId"`
 }
 
 // loadIssuer reads organization id with its zone and seller snapshot.

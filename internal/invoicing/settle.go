@@ -78,9 +78,14 @@ func Settle(ctx context.Context, tx *store.Tx, demandID string, paid, credited i
 		return Change{}, err
 	}
 	if c.InvoiceStatus == billing.InvoicePaid && c.OldStatus != billing.DemandPaid {
-		if err := tx.AddEvent(ctx, store.EventInvoicePaid, "/invoice/"+c.InvoiceID, map[string]any{
-			"invoiceId": c.InvoiceID, "paymentDemandId": demandID, "subscriberId": c.SubscriberID,
-			"subscriptionId": c.SubscriptionID}, at); err != nil {
+		f, err := tx.InvoiceFacts(ctx, c.InvoiceID)
+		if err != nil {
+			return Change{}, err
+		}
+		if err := tx.AddEvent(ctx, store.EventInvoicePaid, "/invoice/"+c.InvoiceID, InvoiceEventData{
+			Amount: f.Gross, Currency: f.Currency, DueAt: f.DueAt, DueDate: f.DueDate, InvoiceID: c.InvoiceID,
+			InvoiceNumber: f.Number, Number: f.Number, OrganizationID: f.OrganizationID, PaymentDemandID: demandID,
+			SubscriberID: c.SubscriberID, SubscriptionID: c.SubscriptionID}, at); err != nil {
 			return Change{}, err
 		}
 	}

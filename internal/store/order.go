@@ -352,7 +352,7 @@ func (tx *Tx) FinishOrder(ctx context.Context, id, subscriberID, agreementID, su
 // number assignment and the same uniqueness errors (ErrExternalIDTaken,
 // ErrSubscriberNumberTaken), after which the transaction must roll back.
 func (tx *Tx) InsertSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
-	created, err := insertSubscriber(ctx, tx.tx, tx.tenant, sub, now)
+	created, err := insertSubscriber(ctx, tx, sub, tx.eventSource(SourceOrder), now, now)
 	if err != nil {
 		return Subscriber{}, fmt.Errorf("store: create subscriber: %w", err)
 	}
@@ -420,6 +420,9 @@ func (tx *Tx) SetInvoiceContact(ctx context.Context, sub Subscriber, c Contact, 
 	}
 	if err != nil {
 		return Subscriber{}, fmt.Errorf("store: set invoice contact of subscriber %s: %w", sub.ID, err)
+	}
+	if err := tx.AddEvents(ctx, subscriberEvents(&sub, &out, SourceOrder, now)); err != nil {
+		return Subscriber{}, err
 	}
 	return out, nil
 }

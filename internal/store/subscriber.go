@@ -145,13 +145,13 @@ func subscriberConflict(err error) error {
 // number or external id already in use is ErrSubscriberNumberTaken or
 // ErrExternalIDTaken, and then no number is consumed.
 func (s *Store) CreateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
-		return Subscriber{}, err
-	}
 	var created Subscriber
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		created, err = insertSubscriber(ctx, tx, tenant, sub, now)
+	err := s.InTx(ctx, func(tx *Tx) error {
+		at, err := tx.businessTime(ctx, now)
+		if err != nil {
+			return err
+		}
+		created, err = insertSubscriber(ctx, tx, sub, SourceAPI, now, at)
 		return err
 	})
 	if err != nil {
@@ -161,10 +161,12 @@ func (s *Store) CreateSubscriber(ctx context.Context, sub Subscriber, now time.T
 }
 
 // insertSubscriber is CreateSubscriber inside the caller's transaction tx
-// (which an order's completion shares with the rest of its work). On error
-// tx must be rolled back: a number taken from the series is only given
-// back that way.
-func insertSubscriber(ctx context.Context, tx *sql.Tx, tenant string, sub Subscriber, now time.Time) (Subscriber, error) {
+// (which an order's completion shares with the rest of its work), with
+// its SubscriberCreated and SubscriberContactCreated events (source says
+// where the change came from). On error tx must be rolled back: a number
+// taken from the series is only given back that way.
+func insertSubscriber(ctx context.Context, t *Tx, sub Subscriber, source string, now, at time.Time) (Subscriber, error) {
+	tx, tenant := t.tx, t.tenant
 	sub.ID = NewID()
 	sub.CreatedAt = now.UTC().Truncate(time.Microsecond)
 	sub.UpdatedAt = sub.CreatedAt
@@ -192,6 +194,9 @@ func insertSubscriber(ctx context.Context, tx *sql.Tx, tenant string, sub Subscr
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`, args...)
 	if err != nil {
 		return Subscriber{}, subscriberConflict(err)
+	}
+	if err := t.AddEvents(ctx, subscriberEvents(nil, &sub, source, at)); err != nil {
+		return Subscriber{}, err
 	}
 	return sub, nil
 }
@@ -263,8 +268,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // the current number; a new one moves the number series past it, as in
 // CreateSubscriber. Uniqueness errors are those of CreateSubscriber.
 func (s *Store) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
+	if _, err := tenancy.From(ctx); err != nil {
 		return Subscriber{}, err
 	}
 	if !ValidID(sub.ID) {
@@ -275,8 +279,12 @@ func (s *Store) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.T
 		return Subscriber{}, err
 	}
 	var updated Subscriber
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		updated, err = updateSubscriber(ctx, tx, tenant, sub, vals, now)
+	err = s.InTx(ctx, func(t *Tx) error {
+		at, err := t.businessTime(ctx, now)
+		if err != nil {
+			return err
+		}
+		updated, err = updateSubscriber(ctx, t, sub, vals, SourceAPI, now, at)
 		return err
 	})
 	if err != nil {
@@ -295,15 +303,27 @@ func (tx *Tx) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.Tim
 	if err != nil {
 		return Subscriber{}, err
 	}
-	updated, err := updateSubscriber(ctx, tx.tx, tx.tenant, sub, vals, now)
+	updated, err := updateSubscriber(ctx, tx, sub, vals, tx.eventSource(SourceAPI), now, now)
 	if err != nil {
 		return Subscriber{}, fmt.Errorf("store: update subscriber %s: %w", sub.ID, err)
 	}
 	return updated, nil
 }
 
-// updateSubscriber writes the editable fields vals of sub in tx.
-func updateSubscriber(ctx context.Context, tx *sql.Tx, tenant string, sub Subscriber, vals []any, now time.Time) (Subscriber, error) {
+// updateSubscriber writes the editable fields vals of sub in t, with the
+// contact events of the change (source says where it came from, at is its
+// business time).
+func updateSubscriber(ctx context.Context, t *Tx, sub Subscriber, vals []any, source string, now, at time.Time) (Subscriber, error) {
+	tx, tenant := t.tx, t.tenant
+	// The subscriber as it was, locked, to tell its contact events.
+	q := `SELECT ` + subscriberColumns + ` FROM subscribers WHERE tenant_id = $1 AND id = $2`
+	if t.s.engine == Postgres {
+		q += ` FOR UPDATE`
+	}
+	before, err := scanSubscriber(tx.QueryRowContext(ctx, q, tenant, sub.ID))
+	if err != nil {
+		return Subscriber{}, notFound(err)
+	}
 	if sub.SubscriberNumber != 0 {
 		if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
 			return Subscriber{}, err
@@ -321,7 +341,13 @@ func updateSubscriber(ctx context.Context, tx *sql.Tx, tenant string, sub Subscr
 			address_line1 = $8, address_line2 = $9, address_postal_code = $10, address_city = $11,
 			address_country = $12, country = $13, contacts = $14, email_key = $15, name_key = $16, updated_at = $17
 			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberColumns, args...))
-	return updated, notFound(subscriberConflict(err))
+	if err != nil {
+		return Subscriber{}, notFound(subscriberConflict(err))
+	}
+	if err := t.AddEvents(ctx, subscriberEvents(&before, &updated, source, at)); err != nil {
+		return Subscriber{}, err
+	}
+	return updated, nil
 }
 
 // ErrSubscriberHasHistory: the subscriber cannot be deleted because
@@ -349,10 +375,11 @@ func (s *Store) DeleteSubscriber(ctx context.Context, id string, now time.Time) 
 	if !ValidID(id) {
 		return ErrNotFound
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		var exists int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM subscribers WHERE tenant_id = $1 AND id = $2`,
-			tenant, id).Scan(&exists); err != nil {
+	err = s.InTx(ctx, func(t *Tx) error {
+		tx := t.tx
+		before, err := scanSubscriber(tx.QueryRowContext(ctx, `SELECT `+subscriberColumns+` FROM subscribers WHERE tenant_id = $1 AND id = $2`,
+			tenant, id))
+		if err != nil {
 			return notFound(err)
 		}
 		at := ts(now)
@@ -389,7 +416,7 @@ func (s *Store) DeleteSubscriber(ctx context.Context, id string, now time.Time) 
 		} else if n == 0 {
 			return ErrNotFound
 		}
-		return nil
+		return t.AddEvents(ctx, subscriberEvents(&before, nil, SourceAPI, now))
 	})
 	if err != nil {
 		return fmt.Errorf("store: delete subscriber %s: %w", id, err)

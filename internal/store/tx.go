@@ -23,6 +23,8 @@ type Tx struct {
 	s      *Store
 	// events is set when the transaction recorded events (see OnEvents).
 	events bool
+	// source is where its subscriber changes come from (SetEventSource).
+	source string
 }
 
 // TenantID is the tenant the transaction acts for.

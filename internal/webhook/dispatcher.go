@@ -361,7 +361,8 @@ func (d *Dispatcher) attempt(ctx context.Context, j store.DeliveryJob) store.Del
 	if err == nil {
 		var key []byte
 		if key, err = SecretKey(j.Secret); err == nil {
-			r.StatusCode, err = d.post(ctx, j.URL, j.ID, r.At, key, j.TenantID, body, ctype, nil)
+			r.StatusCode, err = d.post(ctx, j.URL, j.ID, r.At, key, j.TenantID, body, ctype,
+				eventGridHeaders(j.Format, aegNotification, j.WebhookID, j.Attempt-1), nil)
 		}
 	}
 	r.Latency = d.o.Now().Sub(r.At)
@@ -393,7 +394,7 @@ func (d *Dispatcher) attempt(ctx context.Context, j store.DeliveryJob) store.Del
 
 // post sends one signed message and returns the answer's status; answer,
 // when not nil, receives up to 64 KiB of the answer's body.
-func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, key []byte, tenantID string, body []byte, ctype string, answer *[]byte) (int, error) {
+func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, key []byte, tenantID string, body []byte, ctype string, extra http.Header, answer *[]byte) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -406,6 +407,9 @@ func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, key
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
 	req.Header.Set("webhook-signature", Sign(key, id, at, body))
 	req.Header.Set("S4-TenantId", tenantID)
+	for k, v := range extra {
+		req.Header[k] = v
+	}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -441,7 +445,12 @@ func (d *Dispatcher) record(batch []store.DeliveryResult) {
 
 // Handshake sends the validation event to a new or moved endpoint and
 // reports whether it answered 2xx echoing the code as
-// {"validationResponse": code}.
+// {"validationResponse": code}. In the EventGrid format the event is the
+// one Azure Event Grid sends (ValidationEventTypeEventGrid, header
+// aeg-event-type: SubscriptionValidation), so a receiver written for Event
+// Grid answers it unchanged; the CloudEvents format keeps our own
+// ValidationEventType. An endpoint that answers 2xx without the code may
+// still validate by a GET on validationUrl, during or after this call.
 func (d *Dispatcher) Handshake(ctx context.Context, tenantID, webhookID, url, format, secret, code, validationURL string, now time.Time) (bool, error) {
 	key, err := SecretKey(secret)
 	if err != nil {
@@ -451,19 +460,26 @@ func (d *Dispatcher) Handshake(ctx context.Context, tenantID, webhookID, url, fo
 	if err != nil {
 		return false, err
 	}
-	e := store.Event{ID: store.NewID(), EventType: ValidationEventType, Subject: "/webhook/" + webhookID, Data: data, EventTime: now, CreatedAt: now}
+	kind := ValidationEventType
+	if format != FormatCloudEvents {
+		kind = ValidationEventTypeEventGrid
+	}
+	e := store.Event{ID: store.NewID(), EventType: kind, Subject: "/webhook/" + webhookID, Data: data, EventTime: now, CreatedAt: now}
 	body, ctype, err := Encode(format, tenantID, []store.Event{e})
 	if err != nil {
 		return false, err
 	}
 	var answer []byte
-	status, err := d.post(ctx, url, e.ID, d.o.Now(), key, tenantID, body, ctype, &answer)
+	status, err := d.post(ctx, url, e.ID, d.o.Now(), key, tenantID, body, ctype,
+		eventGridHeaders(format, aegSubscriptionValidation, webhookID, 0), &answer)
 	if err != nil {
 		return false, err
 	}
 	if status < 200 || status > 299 {
 		return false, fmt.Errorf("answered %d", status)
 	}
+	// Go matches the property name ignoring case, so Event Grid samples
+	// that answer {"ValidationResponse": …} pass too.
 	var echo struct {
 		ValidationResponse string `json:"validationResponse"`
 	}
@@ -471,6 +487,30 @@ func (d *Dispatcher) Handshake(ctx context.Context, tenantID, webhookID, url, fo
 		return false, errors.New("did not echo the validation code")
 	}
 	return true, nil
+}
+
+// Values of the aeg-event-type header.
+const (
+	aegSubscriptionValidation = "SubscriptionValidation"
+	aegNotification           = "Notification"
+)
+
+// eventGridHeaders are the aeg-* headers Azure Event Grid sends with every
+// POST, for the EventGrid format: receivers built on Event Grid's webhook
+// handlers (e.g. Azure Functions' EventGrid extension) read aeg-event-type
+// to tell a handshake from events and refuse a POST without it.
+// deliveryCount is the number of earlier attempts.
+func eventGridHeaders(format, eventType, webhookID string, deliveryCount int) http.Header {
+	if format == FormatCloudEvents {
+		return nil
+	}
+	return http.Header{
+		"Aeg-Event-Type":        {eventType},
+		"Aeg-Subscription-Name": {webhookID},
+		"Aeg-Delivery-Count":    {strconv.Itoa(max(deliveryCount, 0))},
+		"Aeg-Data-Version":      {"1"},
+		"Aeg-Metadata-Version":  {"1"},
+	}
 }
 
 // NewToken returns a random URL-safe token of 32 bytes, for validation

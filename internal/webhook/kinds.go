@@ -32,11 +32,25 @@ var Kinds = []string{
 	store.EventPeppolDeliverySent,
 	store.EventPeppolDeliveryDelivered,
 	store.EventPeppolDeliveryFailed,
+	store.EventSubscriberCreated,
+	store.EventSubscriberDeleted,
+	store.EventSubscriberContactCreated,
+	store.EventSubscriberContactUpdated,
+	store.EventSubscriberContactDeleted,
+	store.EventUserAuthorizationGranted,
+	store.EventUserAuthorizationRevoked,
 }
 
-// ValidationEventType is the kind of the handshake event, sent to a new
-// endpoint only; it cannot be subscribed to.
+// ValidationEventType is the kind of the handshake event in the
+// CloudEvents format, sent to a new endpoint only; it cannot be subscribed
+// to.
 const ValidationEventType = "WebhookValidation"
+
+// ValidationEventTypeEventGrid is the kind of the handshake event in the
+// EventGrid format: the name Azure Event Grid gives it, which receivers
+// written for Event Grid (and for INFO-Subscription, which delivers through
+// it) test for.
+const ValidationEventTypeEventGrid = "Microsoft.EventGrid.SubscriptionValidationEvent"
 
 // Formats of a registration.
 const (
