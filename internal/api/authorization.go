@@ -156,7 +156,7 @@ func (s *Server) authorizationRoutes() {
 			if err != nil {
 				return err
 			}
-			if err := s.store.DeleteAccountSource(r.Context(), id); err != nil {
+			if err := s.deleteAccountSource(r.Context(), id); err != nil {
 				return err
 			}
 			w.WriteHeader(http.StatusNoContent)
@@ -289,7 +289,7 @@ func (s *Server) linkUser(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if _, err := s.store.LinkSubscriberUser(r.Context(), id, subscriber, s.now()); err != nil {
+	if _, err := s.linkSubscriberUser(r.Context(), id, subscriber); err != nil {
 		return userStoreError(err, "", subscriber)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -650,7 +650,11 @@ func (s *Server) createAccountSource(w http.ResponseWriter, r *http.Request) err
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	a, err := s.store.CreateAccountSource(r.Context(), user, account, s.now())
+	at, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	a, err := s.store.CreateAccountSource(r.Context(), user, account, s.now(), at)
 	switch {
 	case errors.Is(err, store.ErrNoSuchUser):
 		return validation.Field("userId", "no subscriber user %s in this tenant", user)
@@ -698,4 +702,24 @@ func bareBadRequest(err error) error {
 		return &statusError{http.StatusBadRequest, "bad request: " + verrs.Error()}
 	}
 	return err
+}
+
+// deleteAccountSource deletes account source id, its revoked access dated
+// at the tenant's time.
+func (s *Server) deleteAccountSource(ctx context.Context, id string) error {
+	at, err := s.tenantNow(ctx)
+	if err != nil {
+		return err
+	}
+	return s.store.DeleteAccountSource(ctx, id, at)
+}
+
+// linkSubscriberUser links user id to subscriber ("" unlinks), the
+// access it changes dated at the tenant's time.
+func (s *Server) linkSubscriberUser(ctx context.Context, id, subscriber string) (store.SubscriberUser, error) {
+	at, err := s.tenantNow(ctx)
+	if err != nil {
+		return store.SubscriberUser{}, err
+	}
+	return s.store.LinkSubscriberUser(ctx, id, subscriber, s.now(), at)
 }

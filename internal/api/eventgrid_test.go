@@ -22,7 +22,6 @@ import (
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
-	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/webhook"
 )
 
@@ -386,18 +385,13 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		t.Fatalf("cancel: %d %s", r.Status, r.Body)
 	}
 
-	// Authorization: the sources are not built yet; their emit helper.
-	uid := store.NewID()
-	tctx := tenancy.With(ctx, tn.ID)
-	if err := e.Store.InTx(tctx, func(tx *store.Tx) error {
-		d := store.UserAuthorizationData{UserID: uid, SubscriberID: f.subscriber, SourceType: store.AuthorizationSourceSubscriber,
-			SourceID: f.subscriber, ProductIDs: []string{product}}
-		if err := tx.AddUserAuthorizationEvent(tctx, store.EventUserAuthorizationGranted, d, day0); err != nil {
-			return err
+	// Authorization: a subscriber user linked to the subscriber (Granted),
+	// then unlinked (Revoked), through the API.
+	uid := create(t, tn, "/authorizations/user", map[string]any{"email": "grid-reader@example.no"})
+	for _, link := range []map[string]any{{"subscriberId": f.subscriber}, {"subscriberId": nil}} {
+		if r := tn.Do("PUT", "/authorizations/user/"+uid+"/subscriber", link); r.Status/100 != 2 {
+			t.Fatalf("link %v: %d %s", link, r.Status, r.Body)
 		}
-		return tx.AddUserAuthorizationEvent(tctx, store.EventUserAuthorizationRevoked, d, day0)
-	}); err != nil {
-		t.Fatal(err)
 	}
 
 	// Every kind arrives and reads by the documented names.

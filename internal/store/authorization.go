@@ -70,24 +70,27 @@ func userInTenant(ctx context.Context, q queryer, tenant, id string) error {
 }
 
 // CreateAccountSource gives user userID the access of subscriber account
-// accountID and returns the new source. A user or account the tenant does
+// accountID and returns the new source, created at now; the access it gives
+// at the tenant's time at is recorded as a UserAuthorizationGranted event. A user or account the tenant does
 // not have is ErrNoSuchUser or ErrNoSuchAccount; a pair that exists is
 // ErrAccountSourceExists.
-func (s *Store) CreateAccountSource(ctx context.Context, userID, accountID string, now time.Time) (AccountSource, error) {
+func (s *Store) CreateAccountSource(ctx context.Context, userID, accountID string, now, at time.Time) (AccountSource, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return AccountSource{}, err
 	}
 	a := AccountSource{ID: NewID(), UserID: userID, SubscriberAccountID: accountID, CreatedAt: now.UTC().Truncate(time.Microsecond)}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.InTx(ctx, func(t *Tx) error {
+		tx := t.tx
 		if err := userInTenant(ctx, tx, tenant, userID); err != nil {
 			return err
 		}
 		if !ValidID(accountID) {
 			return ErrNoSuchAccount
 		}
-		err := tx.QueryRowContext(ctx, `SELECT subscriber_id FROM subscriber_accounts WHERE tenant_id = $1 AND id = $2`,
-			tenant, accountID).Scan(&a.SubscriberID)
+		var currency string
+		err := tx.QueryRowContext(ctx, `SELECT subscriber_id, currency FROM subscriber_accounts WHERE tenant_id = $1 AND id = $2`,
+			tenant, accountID).Scan(&a.SubscriberID, &currency)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNoSuchAccount
 		} else if err != nil {
@@ -97,8 +100,10 @@ func (s *Store) CreateAccountSource(ctx context.Context, userID, accountID strin
 			VALUES ($1, $2, $3, $4, $5)`, a.ID, tenant, userID, accountID, ts(a.CreatedAt))
 		if isUniqueViolation(err) {
 			return ErrAccountSourceExists
+		} else if err != nil {
+			return err
 		}
-		return err
+		return t.addSourceEvent(ctx, EventUserAuthorizationGranted, userID, a.SubscriberID, accountID, a.ID, currency, at)
 	})
 	if err != nil {
 		return AccountSource{}, fmt.Errorf("store: create account source: %w", err)
@@ -165,9 +170,33 @@ func (s *Store) ListAccountSources(ctx context.Context, f AccountSourceFilter, p
 	return out, next, nil
 }
 
-// DeleteAccountSource removes account source id, or returns ErrNotFound.
-func (s *Store) DeleteAccountSource(ctx context.Context, id string) error {
-	return s.deleteTenantRow(ctx, "account source", `DELETE FROM account_sources WHERE tenant_id = $1 AND id = $2`, id)
+// DeleteAccountSource removes account source id, or returns ErrNotFound;
+// the access it gave is revoked at the tenant's time at (a
+// UserAuthorizationRevoked event).
+func (s *Store) DeleteAccountSource(ctx context.Context, id string, at time.Time) error {
+	if _, err := tenancy.From(ctx); err != nil {
+		return err
+	}
+	if !ValidID(id) {
+		return fmt.Errorf("store: delete account source %s: %w", id, ErrNotFound)
+	}
+	err := s.InTx(ctx, func(t *Tx) error {
+		var user, account, subscriber, currency string
+		err := t.tx.QueryRowContext(ctx, `DELETE FROM account_sources WHERE tenant_id = $1 AND id = $2
+			RETURNING user_id, account_id`, t.tenant, id).Scan(&user, &account)
+		if err != nil {
+			return notFound(err)
+		}
+		if err := t.tx.QueryRowContext(ctx, `SELECT subscriber_id, currency FROM subscriber_accounts WHERE tenant_id = $1 AND id = $2`,
+			t.tenant, account).Scan(&subscriber, &currency); err != nil {
+			return err
+		}
+		return t.addSourceEvent(ctx, EventUserAuthorizationRevoked, user, subscriber, account, id, currency, at)
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete account source %s: %w", id, err)
+	}
+	return nil
 }
 
 // deleteTenantRow runs a DELETE of one row ($1 tenant, $2 id) and returns

@@ -47,7 +47,7 @@ func TestAccountSources(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		a, err := s.CreateAccountSource(ctx, u.ID, accA, t0)
+		a, err := s.CreateAccountSource(ctx, u.ID, accA, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,22 +57,22 @@ func TestAccountSources(t *testing.T) {
 		if got, err := s.AccountSource(ctx, a.ID); err != nil || got != a {
 			t.Fatalf("read back %+v %v, want %+v", got, err, a)
 		}
-		if _, err := s.CreateAccountSource(ctx, u.ID, accA, t0); !errors.Is(err, store.ErrAccountSourceExists) {
+		if _, err := s.CreateAccountSource(ctx, u.ID, accA, t0, t0); !errors.Is(err, store.ErrAccountSourceExists) {
 			t.Fatalf("twice: %v", err)
 		}
-		b, err := s.CreateAccountSource(ctx, u.ID, accB, t0)
+		b, err := s.CreateAccountSource(ctx, u.ID, accB, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := s.CreateAccountSource(ctx, v.ID, accA, t0)
+		c, err := s.CreateAccountSource(ctx, v.ID, accA, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// References into another tenant are refused as unknown.
 		for name, err := range map[string]error{
-			"other tenant's account": errOf(s.CreateAccountSource(ctx, u.ID, otherAcc, t0)),
-			"other tenant's user":    errOf(s.CreateAccountSource(ctx, ou.ID, accA, t0)),
-			"not a uuid":             errOf(s.CreateAccountSource(ctx, u.ID, "x", t0)),
+			"other tenant's account": errOf(s.CreateAccountSource(ctx, u.ID, otherAcc, t0, t0)),
+			"other tenant's user":    errOf(s.CreateAccountSource(ctx, ou.ID, accA, t0, t0)),
+			"not a uuid":             errOf(s.CreateAccountSource(ctx, u.ID, "x", t0, t0)),
 		} {
 			if !errors.Is(err, store.ErrNoSuchAccount) && !errors.Is(err, store.ErrNoSuchUser) {
 				t.Errorf("%s: %v", name, err)
@@ -81,7 +81,7 @@ func TestAccountSources(t *testing.T) {
 		if _, err := s.AccountSource(other, a.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("other tenant reads: %v", err)
 		}
-		if err := s.DeleteAccountSource(other, a.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := s.DeleteAccountSource(other, a.ID, t0); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("other tenant deletes: %v", err)
 		}
 
@@ -114,10 +114,10 @@ func TestAccountSources(t *testing.T) {
 			t.Fatalf("other tenant lists %+v", list)
 		}
 
-		if err := s.DeleteAccountSource(ctx, a.ID); err != nil {
+		if err := s.DeleteAccountSource(ctx, a.ID, t0); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeleteAccountSource(ctx, a.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := s.DeleteAccountSource(ctx, a.ID, t0); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("delete twice: %v", err)
 		}
 		// Deleting a user deletes its sources.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -59,4 +60,73 @@ func (tx *Tx) AddUserAuthorizationEvent(ctx context.Context, kind string, d User
 		d.ProductIDs = []string{}
 	}
 	return tx.AddEvents(ctx, []NewEvent{{Type: kind, Subject: "/authorizations/user/" + d.UserID, Data: d, At: at}})
+}
+
+// liveProductIDs returns the ids of the products that subscriber's live
+// periods grant at at (in currency only, when it is not empty: an account
+// source grants the account's currency), sorted: the ProductIDs of an
+// authorization event.
+func (tx *Tx) liveProductIDs(ctx context.Context, subscriberID, currency string, at time.Time) ([]string, error) {
+	if subscriberID == "" {
+		return []string{}, nil
+	}
+	q := `SELECT DISTINCT package_hash FROM subscriptions
+		WHERE tenant_id = $1 AND subscriber_id = $2 AND period_end > $3 AND period_start <= $3
+		AND (cancel_effective_at IS NULL OR cancel_effective_at > $3)
+		AND (deactivated_at IS NULL OR deactivated_at > $3)`
+	args := []any{tx.tenant, subscriberID, ts(at)}
+	if currency != "" {
+		q += ` AND currency = $4`
+		args = append(args, currency)
+	}
+	rows, err := tx.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: live products of subscriber %s: %w", subscriberID, err)
+	}
+	var hashes []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: live products of subscriber %s: %w", subscriberID, err)
+		}
+		hashes = append(hashes, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: live products of subscriber %s: %w", subscriberID, err)
+	}
+	ids := []string{}
+	if len(hashes) == 0 {
+		return ids, nil
+	}
+	products, err := tx.s.packageProducts(ctx, tx.tenant, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("store: live products of subscriber %s: %w", subscriberID, err)
+	}
+	for _, lines := range products {
+		for _, l := range lines {
+			if !slices.Contains(ids, l.ProductID) {
+				ids = append(ids, l.ProductID)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// addSourceEvent records kind for an account source (accountID set) or a
+// subscriber link (accountID empty) of user, with the products it gives or
+// takes at at.
+func (tx *Tx) addSourceEvent(ctx context.Context, kind, userID, subscriberID, accountID, sourceID, currency string, at time.Time) error {
+	products, err := tx.liveProductIDs(ctx, subscriberID, currency, at)
+	if err != nil {
+		return err
+	}
+	d := UserAuthorizationData{UserID: userID, SubscriberID: subscriberID, SourceType: AuthorizationSourceSubscriber,
+		SourceID: subscriberID, ProductIDs: products}
+	if accountID != "" {
+		d.SubscriberAccountID, d.SourceType, d.SourceID = &accountID, AuthorizationSourceAccount, sourceID
+	}
+	return tx.AddUserAuthorizationEvent(ctx, kind, d, at)
 }

@@ -27,8 +27,8 @@ const (
 	// SourceOrder: completing an order (a new subscriber, or the order's
 	// invoice contact).
 	SourceOrder = "Order"
-	// SourceImport: kadens import (internal/tenantimport), once it calls
-	// Tx.SetEventSource.
+	// SourceImport: kadens import (internal/tenantimport), which sets it on
+	// every batch's transaction.
 	SourceImport = "Import"
 )
 

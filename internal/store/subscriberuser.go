@@ -240,11 +240,52 @@ func (s *Store) SetSubscriberUserEmail(ctx context.Context, id, email string, no
 }
 
 // LinkSubscriberUser links user id to subscriber subscriberID of the same
-// tenant ("" unlinks). A subscriber the tenant does not have is
+// tenant ("" unlinks), updated at now; a changed link is recorded as
+// UserAuthorizationRevoked (old subscriber) and Granted (new) at the
+// tenant's time at. A subscriber the tenant does not have is
 // ErrNoSuchSubscriber.
-func (s *Store) LinkSubscriberUser(ctx context.Context, id, subscriberID string, now time.Time) (SubscriberUser, error) {
-	check := func(tx *sql.Tx, tenant string) error { return subscriberInTenant(ctx, tx, tenant, subscriberID) }
-	return s.updateSubscriberUser(ctx, "link", id, `subscriber_id = $3, updated_at = $4`, check, nullID(subscriberID), ts(now))
+func (s *Store) LinkSubscriberUser(ctx context.Context, id, subscriberID string, now, at time.Time) (SubscriberUser, error) {
+	if _, err := tenancy.From(ctx); err != nil {
+		return SubscriberUser{}, err
+	}
+	if !ValidID(id) {
+		return SubscriberUser{}, fmt.Errorf("store: link of subscriber user %s: %w", id, ErrNotFound)
+	}
+	var u SubscriberUser
+	err := s.InTx(ctx, func(t *Tx) error {
+		if err := subscriberInTenant(ctx, t.tx, t.tenant, subscriberID); err != nil {
+			return err
+		}
+		var before sql.NullString
+		if err := t.tx.QueryRowContext(ctx, `SELECT subscriber_id FROM subscriber_users WHERE tenant_id = $1 AND id = $2`,
+			t.tenant, id).Scan(&before); err != nil {
+			return notFound(err)
+		}
+		var err error
+		u, err = scanSubscriberUser(t.tx.QueryRowContext(ctx, `UPDATE subscriber_users SET subscriber_id = $3, updated_at = $4
+			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberUserColumns, t.tenant, id, nullID(subscriberID), ts(now)))
+		if err != nil {
+			return notFound(err)
+		}
+		// A changed link takes the old subscriber's access and gives the
+		// new one's (UserAuthorizationRevoked, then Granted).
+		if before.String == subscriberID {
+			return nil
+		}
+		if before.String != "" {
+			if err := t.addSourceEvent(ctx, EventUserAuthorizationRevoked, id, before.String, "", "", "", at); err != nil {
+				return err
+			}
+		}
+		if subscriberID != "" {
+			return t.addSourceEvent(ctx, EventUserAuthorizationGranted, id, subscriberID, "", "", "", at)
+		}
+		return nil
+	})
+	if err != nil {
+		return SubscriberUser{}, fmt.Errorf("store: link of subscriber user %s: %w", id, err)
+	}
+	return u, nil
 }
 
 // DeleteSubscriberUser removes user id and what hangs on it (its account

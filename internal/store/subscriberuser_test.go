@@ -62,7 +62,7 @@ func TestSubscriberUsers(t *testing.T) {
 			t.Fatalf("other tenant deletes: %v", err)
 		}
 		// Linking to another tenant's subscriber is refused, on create too.
-		if _, err := s.LinkSubscriberUser(ctx, u.ID, otherSub.ID, t0); !errors.Is(err, store.ErrNoSuchSubscriber) {
+		if _, err := s.LinkSubscriberUser(ctx, u.ID, otherSub.ID, t0, t0); !errors.Is(err, store.ErrNoSuchSubscriber) {
 			t.Fatalf("link to another tenant's subscriber: %v", err)
 		}
 		if _, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "x@example.no", SubscriberID: otherSub.ID}, t0); !errors.Is(err, store.ErrNoSuchSubscriber) {
@@ -74,7 +74,7 @@ func TestSubscriberUsers(t *testing.T) {
 		if err != nil || !d.Disabled || !d.UpdatedAt.Equal(later) {
 			t.Fatalf("disable: %+v %v", d, err)
 		}
-		if d, err = s.LinkSubscriberUser(ctx, u.ID, "", later); err != nil || d.SubscriberID != "" {
+		if d, err = s.LinkSubscriberUser(ctx, u.ID, "", later, later); err != nil || d.SubscriberID != "" {
 			t.Fatalf("unlink: %+v %v", d, err)
 		}
 		if d, err = s.SetSubscriberUserPassword(ctx, u.ID, "new", later); err != nil || d.PasswordHash != "new" {

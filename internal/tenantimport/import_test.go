@@ -219,6 +219,25 @@ func TestImportTenant(t *testing.T) {
 		if got := counts(t, s, tn.ctx); got != [3]int{n, n, n} {
 			t.Fatalf("after the import: %v subscribers, subscriptions, agreements; want %d each", got, n)
 		}
+		// The subscriber and contact events say they came from the import.
+		evs, _, err := s.ListEvents(tn.ctx, store.EventFilter{}, store.Page{Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		contacts := 0
+		for _, e := range evs {
+			if !strings.HasPrefix(e.EventType, "SubscriberContact") {
+				continue
+			}
+			contacts++
+			var d store.ContactEventData
+			if err := json.Unmarshal(e.Data, &d); err != nil || d.Source != store.SourceImport {
+				t.Fatalf("%s of an import: source %q (%v)", e.EventType, d.Source, err)
+			}
+		}
+		if contacts == 0 {
+			t.Fatal("the import recorded no contact events")
+		}
 		again := run("rerun", false)
 		if len(real.Notes) != 0 {
 			t.Fatalf("notes on the newest periods: %v", real.Notes[:1])

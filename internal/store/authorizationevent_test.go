@@ -1,0 +1,98 @@
+package store_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+// TestAuthorizationEvents: an account source created or deleted and a
+// subscriber link changed record UserAuthorizationGranted/Revoked in the
+// same transaction; a refused change records nothing.
+func TestAuthorizationEvents(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx, other := newTenant(t, s, "a"), newTenant(t, s, "b")
+		subA, accA := account(t, s, ctx, "Kari", "NOK")
+		subB, _ := account(t, s, ctx, "Ola", "NOK")
+		seen := 0
+		next := func(want string) []store.UserAuthorizationData {
+			t.Helper()
+			evs, _, err := s.ListEvents(ctx, store.EventFilter{}, store.Page{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			var out []store.UserAuthorizationData
+			for _, e := range evs {
+				if !strings.HasPrefix(e.EventType, "UserAuthorization") {
+					continue
+				}
+				var d store.UserAuthorizationData
+				if err := json.Unmarshal(e.Data, &d); err != nil {
+					t.Fatal(err)
+				}
+				kinds, out = append(kinds, e.EventType), append(out, d)
+			}
+			kinds, out = kinds[seen:], out[seen:]
+			seen += len(kinds)
+			if got := strings.Join(kinds, " "); got != want {
+				t.Fatalf("events %q, want %q", got, want)
+			}
+			return out
+		}
+		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		a, err := s.CreateAccountSource(ctx, u.ID, accA, t0, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := next("UserAuthorizationGranted")[0]
+		if d.UserID != u.ID || d.SubscriberID != subA || d.SubscriberAccountID == nil || *d.SubscriberAccountID != accA ||
+			d.SourceType != store.AuthorizationSourceAccount || d.SourceID != a.ID || d.ProductIDs == nil {
+			t.Fatalf("granted %+v", d)
+		}
+		if _, err := s.CreateAccountSource(ctx, u.ID, accA, t0, t0); err == nil {
+			t.Fatal("duplicate source accepted")
+		}
+		next("") // a refused source records nothing
+		if err := s.DeleteAccountSource(other, a.ID, t0); err == nil {
+			t.Fatal("another tenant deleted the source")
+		}
+		next("")
+		if err := s.DeleteAccountSource(ctx, a.ID, t0); err != nil {
+			t.Fatal(err)
+		}
+		if d := next("UserAuthorizationRevoked")[0]; d.SourceID != a.ID || d.SourceType != store.AuthorizationSourceAccount {
+			t.Fatalf("revoked %+v", d)
+		}
+
+		if _, err := s.LinkSubscriberUser(ctx, u.ID, subA, t0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if d := next("UserAuthorizationGranted")[0]; d.SubscriberID != subA || d.SourceType != store.AuthorizationSourceSubscriber ||
+			d.SubscriberAccountID != nil {
+			t.Fatalf("linked %+v", d)
+		}
+		if _, err := s.LinkSubscriberUser(ctx, u.ID, subA, t0, t0); err != nil {
+			t.Fatal(err)
+		}
+		next("") // the same link again changes nothing
+		if _, err := s.LinkSubscriberUser(ctx, u.ID, subB, t0, t0); err != nil {
+			t.Fatal(err)
+		}
+		if d := next("UserAuthorizationRevoked UserAuthorizationGranted"); d[0].SubscriberID != subA || d[1].SubscriberID != subB {
+			t.Fatalf("relinked %+v", d)
+		}
+		if _, err := s.LinkSubscriberUser(ctx, u.ID, "", t0, t0); err != nil {
+			t.Fatal(err)
+		}
+		next("UserAuthorizationRevoked")
+	})
+}
