@@ -45,6 +45,10 @@ type Prop struct {
 	// Enum) in a form an index can serve; $filter's eq, ne and in use it
 	// instead of comparing sql, which may be a computed expression.
 	is func(b *builder, a, value string) string
+	// minor and currency name the columns of a Money amount (minor units of
+	// the row's currency), so a sum can add minor units per currency and
+	// scale each currency's total once (see apply).
+	minor, currency string
 }
 
 // Nav is a navigation property: rows of Target whose To column equals this
@@ -110,7 +114,8 @@ func enum(name, column string, values ...string) Prop {
 
 // money is an amount in minor units of the row's currency column.
 func amount(name, column, currency string) Prop {
-	return Prop{Name: name, Type: Money, sql: func(b *builder, a string) string { return b.d.money(a+"."+column, a+"."+currency) }}
+	return Prop{Name: name, Type: Money, sql: func(b *builder, a string) string { return b.d.money(a+"."+column, a+"."+currency) },
+		minor: column, currency: currency}
 }
 
 // NewModel builds the entity model. It panics on an inconsistent model (a

@@ -82,6 +82,9 @@ type typed struct {
 	// is is the property's index-friendly equality (Prop.is), nil when it
 	// has none or is reached through a navigation path.
 	is func(value string) string
+	// minor and currency are a Money amount's columns (Prop.minor), empty
+	// for anything else.
+	minor, currency string
 }
 
 func (b *builder) path(sc *scope, segs []string) (typed, error) {
@@ -101,6 +104,9 @@ func (b *builder) path(sc *scope, segs []string) (typed, error) {
 			return typed{}, bad("%s cannot be used in expressions", name)
 		}
 		v := typed{sql: p.sql(b, sc.alias), t: p.Type, nullable: p.Nullable, enum: p.Enum}
+		if p.minor != "" {
+			v.minor, v.currency = sc.alias+"."+p.minor, sc.alias+"."+p.currency
+		}
 		if p.is != nil {
 			a := sc.alias
 			v.is = func(value string) string { return p.is(b, a, value) }
@@ -124,7 +130,7 @@ func (b *builder) path(sc *scope, segs []string) (typed, error) {
 	item, cond := b.from(target, a)
 	v.sql = "(SELECT " + v.sql + " FROM " + item + " WHERE " + cond + " AND " + a + "." + n.To + " = " + sc.alias + "." + n.From + ")"
 	v.nullable = true
-	v.is = nil
+	v.is, v.minor, v.currency = nil, "", ""
 	return v, nil
 }
 
