@@ -326,12 +326,20 @@ func NewModel() *Model {
 }
 
 // subscriptionSource adds to each period row the package's name, total
-// price and billing plan, read from its stored package document.
+// price and billing plan, read from its stored package document. Each is a
+// scalar subquery rather than one LEFT JOIN: a statement that reads none of
+// them (a count of a Status) then never touches the package, and
+// PostgreSQL can count from an index without package_hash (with the join
+// it keeps that column as needed even after removing the unused join, and
+// falls back to reading the table).
 func subscriptionSource(d *dialect) string {
-	pkg := "sp.package"
-	return `(SELECT s.*, ` + d.jsonText(pkg, "name") + ` AS package_name, ` +
-		d.jsonScaled(pkg, "totalPrice") + ` AS price, ` + d.jsonText(pkg, "billingPlan", "billingPlanId") + ` AS billing_plan_id
- FROM subscriptions s LEFT JOIN subscription_packages sp ON sp.tenant_id = s.tenant_id AND sp.hash = s.package_hash)`
+	pkg := func(expr string) string {
+		return "(SELECT " + expr + " FROM subscription_packages sp WHERE sp.tenant_id = s.tenant_id AND sp.hash = s.package_hash)"
+	}
+	doc := "sp.package"
+	return `(SELECT s.*, ` + pkg(d.jsonText(doc, "name")) + ` AS package_name, ` +
+		pkg(d.jsonScaled(doc, "totalPrice")) + ` AS price, ` + pkg(d.jsonText(doc, "billingPlan", "billingPlanId")) + ` AS billing_plan_id
+ FROM subscriptions s)`
 }
 
 // subscriptionStatus is the status the main API shows, at the request's
