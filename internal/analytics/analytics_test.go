@@ -250,6 +250,27 @@ func TestAnalytics(t *testing.T) {
 					}
 				}
 			}
+			// A nullable key with ties (three subscribers have no ExternalId):
+			// nulls sort as the largest values on both engines — last
+			// ascending, first descending — and pages of two split the tie.
+			for order, want := range map[string]string{"ExternalId": "k-1,s-1,<nil>,<nil>,<nil>", "ExternalId desc": "<nil>,<nil>,<nil>,s-1,k-1",
+				"ExternalId desc,Name": "<nil>,<nil>,<nil>,s-1,k-1", "Country,ExternalId desc": "DK <nil>,IE <nil>,NO <nil>,NO k-1,SE s-1"} {
+				var got []string
+				for next := "/Subscribers?$select=ExternalId,Country&$orderby=" + q(order); next != ""; {
+					p := c.page(next, "Prefer", "odata.maxpagesize=2")
+					for _, v := range p.Value {
+						if strings.HasPrefix(order, "Country") {
+							got = append(got, fmt.Sprint(v["Country"], " ", v["ExternalId"]))
+						} else {
+							got = append(got, fmt.Sprint(v["ExternalId"]))
+						}
+					}
+					next = p.NextLink
+				}
+				if strings.Join(got, ",") != want {
+					t.Errorf("$orderby=%s: %s, want %s", order, strings.Join(got, ","), want)
+				}
+			}
 			// $top counts across pages; $skip applies once; $expand pages too.
 			var got []string
 			next := "/Subscribers?$top=3&$skip=1&$orderby=Country&$select=Name&$expand=Payments"

@@ -21,6 +21,10 @@ func (h *Handler) apply(w http.ResponseWriter, r *http.Request, b *builder, req 
 	var cols []column
 	var sel []string
 	grouped := false
+	// sums are the aggregates split in two levels when every one is a sum
+	// or a count and Money sums share one currency column (nil otherwise).
+	sums := []splitAgg{}
+	sumCur := ""
 	for i, t := range req.opts.Apply {
 		if grouped {
 			return &badRequest{target: "$apply", msg: "groupby or aggregate must be the last transformation"}
@@ -65,6 +69,16 @@ func (h *Handler) apply(w http.ResponseWriter, r *http.Request, b *builder, req 
 				if err != nil {
 					return withTarget(err, "$apply")
 				}
+				if sums != nil {
+					if sp, ok := b.splitSum(sc, a); ok && (sumCur == "" || sp.cur == "" || sp.cur == sumCur) {
+						if sp.cur != "" {
+							sumCur = sp.cur
+						}
+						sums = append(sums, sp)
+					} else {
+						sums = nil
+					}
+				}
 				cols = append(cols, column{name: a.Alias, t: typ})
 				sel = append(sel, expr+" AS c"+strconv.Itoa(len(sel)))
 			}
@@ -85,6 +99,9 @@ func (h *Handler) apply(w http.ResponseWriter, r *http.Request, b *builder, req 
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + item + " WHERE " + strings.Join(where, " AND ")
 	if len(groups) > 0 {
 		q += " GROUP BY " + strings.Join(groups, ", ")
+	}
+	if len(sums) > 0 && sumCur != "" {
+		q = b.twoLevel(sel[:len(groups)], groups, sums, sumCur, item, where)
 	}
 	var order []string
 	for _, o := range req.opts.OrderBy {
@@ -157,6 +174,66 @@ func (h *Handler) apply(w http.ResponseWriter, r *http.Request, b *builder, req 
 	}
 	h.tail(bw, "")
 	return bw.Flush()
+}
+
+// splitAgg is a sum or count computed in two levels: inner per group and
+// currency (minor units for Money, so no per-row currency scaling), outer
+// per group.
+type splitAgg struct {
+	inner string // the inner aggregate
+	cur   string // the currency column of a Money sum; empty otherwise
+}
+
+// splitSum says whether aggregate a can be split in two levels.
+func (b *builder) splitSum(sc *scope, a odata.Aggregate) (splitAgg, bool) {
+	if a.Method == "count" {
+		return splitAgg{inner: "COUNT(*)"}, true
+	}
+	if a.Method != "sum" {
+		return splitAgg{}, false
+	}
+	v, err := b.path(sc, a.Path.Segments)
+	switch {
+	case err != nil:
+		return splitAgg{}, false
+	case v.t == Money && v.minor != "":
+		return splitAgg{inner: "SUM(" + v.minor + ")", cur: v.currency}, true
+	case v.t == Int:
+		return splitAgg{inner: "SUM(" + v.sql + ")"}, true
+	}
+	return splitAgg{}, false
+}
+
+// twoLevel is a grouping whose aggregates are sums and counts, written so
+// the currency scaling of a Money sum runs once per group and currency
+// instead of once per row: the inner statement groups also by currency
+// and sums minor units, the outer scales and adds them up. Sums stay exact
+// integers. The output names (c0, c1, …) are those of the one-level form.
+func (b *builder) twoLevel(groupSel, groups []string, sums []splitAgg, cur, item string, where []string) string {
+	inner := append([]string{}, groupSel...)
+	inner = append(inner, cur+" AS cur")
+	outer := make([]string, 0, len(groupSel)+len(sums))
+	var outerGroups []string
+	for i := range groupSel {
+		c := "c" + strconv.Itoa(i)
+		outer = append(outer, c)
+		outerGroups = append(outerGroups, c)
+	}
+	for j, s := range sums {
+		a := "a" + strconv.Itoa(j)
+		inner = append(inner, s.inner+" AS "+a)
+		x := a
+		if s.cur != "" {
+			x = b.d.money(a, "cur")
+		}
+		outer = append(outer, "CAST(COALESCE(SUM("+x+"), 0) AS BIGINT) AS c"+strconv.Itoa(len(groupSel)+j))
+	}
+	q := "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + " FROM " + item +
+		" WHERE " + strings.Join(where, " AND ") + " GROUP BY " + strings.Join(append(append([]string{}, groups...), cur), ", ") + ") g"
+	if len(outerGroups) > 0 {
+		q += " GROUP BY " + strings.Join(outerGroups, ", ")
+	}
+	return q
 }
 
 // aggregate translates one aggregate expression.

@@ -178,7 +178,9 @@ func (d *dialect) value(v any, t Edm) any {
 // part extracts year, month or day of a Date or DateTimeOffset as an integer.
 func (d *dialect) part(fn, x string, t Edm) string {
 	if d.postgres && t == Time {
-		return "CAST(EXTRACT(" + strings.ToUpper(fn) + " FROM " + x + " AT TIME ZONE 'UTC') AS BIGINT)"
+		// date_part (double) rather than EXTRACT (numeric since
+		// PostgreSQL 14, slower per row); both are exact for these parts.
+		return "CAST(date_part('" + fn + "', " + x + " AT TIME ZONE 'UTC') AS BIGINT)"
 	}
 	// 'YYYY-MM-DD...' text: Date on both engines, times on SQLite.
 	start := map[string]string{"year": "1, 4", "month": "6, 2", "day": "9, 2"}[fn]

@@ -41,6 +41,14 @@ type Prop struct {
 	Nullable bool
 	Enum     []string // allowed values of a string enum, for $filter checks and docs
 	sql      func(b *builder, a string) string
+	// is, when set, is the condition "the property equals value" (one of
+	// Enum) in a form an index can serve; $filter's eq, ne and in use it
+	// instead of comparing sql, which may be a computed expression.
+	is func(b *builder, a, value string) string
+	// minor and currency name the columns of a Money amount (minor units of
+	// the row's currency), so a sum can add minor units per currency and
+	// scale each currency's total once (see apply).
+	minor, currency string
 }
 
 // Nav is a navigation property: rows of Target whose To column equals this
@@ -106,7 +114,8 @@ func enum(name, column string, values ...string) Prop {
 
 // money is an amount in minor units of the row's currency column.
 func amount(name, column, currency string) Prop {
-	return Prop{Name: name, Type: Money, sql: func(b *builder, a string) string { return b.d.money(a+"."+column, a+"."+currency) }}
+	return Prop{Name: name, Type: Money, sql: func(b *builder, a string) string { return b.d.money(a+"."+column, a+"."+currency) },
+		minor: column, currency: currency}
 }
 
 // NewModel builds the entity model. It panics on an inconsistent model (a
@@ -171,7 +180,7 @@ func NewModel() *Model {
 		{Name: "Subscriptions", Type: "Subscription", source: subscriptionSource, Key: "Id", Props: []Prop{
 			id(), p("SubscriberId", Guid, "subscriber_id"), p("OrganizationId", Guid, "organization_id"), pn("OrderId", Guid, "order_id"),
 			pn("PaymentAgreementId", Guid, "payment_agreement_id"), p("Currency", String, "currency"),
-			{Name: "Status", Type: String, Enum: []string{"Pending", "Active", "Completed", "Cancelled"}, sql: subscriptionStatus},
+			{Name: "Status", Type: String, Enum: []string{"Pending", "Active", "Completed", "Cancelled"}, sql: subscriptionStatus, is: subscriptionStatusIs},
 			p("PeriodIndex", Int, "period_index"), p("PeriodStart", Time, "period_start"), p("PeriodEnd", Time, "period_end"),
 			pn("ChainId", Guid, "chain_id"), pn("ChainStep", Int, "chain_step"), p("StepPeriod", Int, "step_period"),
 			pn("PreviousId", Guid, "previous_id"), pn("NextId", Guid, "next_id"), pn("RenewAt", Time, "renew_at"),
@@ -317,12 +326,20 @@ func NewModel() *Model {
 }
 
 // subscriptionSource adds to each period row the package's name, total
-// price and billing plan, read from its stored package document.
+// price and billing plan, read from its stored package document. Each is a
+// scalar subquery rather than one LEFT JOIN: a statement that reads none of
+// them (a count of a Status) then never touches the package, and
+// PostgreSQL can count from an index without package_hash (with the join
+// it keeps that column as needed even after removing the unused join, and
+// falls back to reading the table).
 func subscriptionSource(d *dialect) string {
-	pkg := "sp.package"
-	return `(SELECT s.*, ` + d.jsonText(pkg, "name") + ` AS package_name, ` +
-		d.jsonScaled(pkg, "totalPrice") + ` AS price, ` + d.jsonText(pkg, "billingPlan", "billingPlanId") + ` AS billing_plan_id
- FROM subscriptions s LEFT JOIN subscription_packages sp ON sp.tenant_id = s.tenant_id AND sp.hash = s.package_hash)`
+	pkg := func(expr string) string {
+		return "(SELECT " + expr + " FROM subscription_packages sp WHERE sp.tenant_id = s.tenant_id AND sp.hash = s.package_hash)"
+	}
+	doc := "sp.package"
+	return `(SELECT s.*, ` + pkg(d.jsonText(doc, "name")) + ` AS package_name, ` +
+		pkg(d.jsonScaled(doc, "totalPrice")) + ` AS price, ` + pkg(d.jsonText(doc, "billingPlan", "billingPlanId")) + ` AS billing_plan_id
+ FROM subscriptions s)`
 }
 
 // subscriptionStatus is the status the main API shows, at the request's
@@ -332,6 +349,27 @@ func subscriptionStatus(b *builder, a string) string {
 	now := b.now()
 	return strings.NewReplacer("@", a, "NOW", now).Replace(`CASE WHEN @.cancel_effective_at IS NOT NULL AND @.cancel_effective_at <= NOW THEN 'Cancelled'` +
 		` WHEN @.period_start > NOW THEN 'Pending' WHEN @.period_end > NOW THEN 'Active' ELSE 'Completed' END`)
+}
+
+// subscriptionStatusIs is "subscriptionStatus = value" written as range
+// conditions on the period and cancellation columns (the CASE above, branch
+// by branch), so an index on (tenant_id, period_end) serves a filter on
+// Status. Every condition is true or false, never null, so NOT of it is
+// the ne.
+func subscriptionStatusIs(b *builder, a, value string) string {
+	now := b.now()
+	r := strings.NewReplacer("@", a, "NOW", now)
+	cancelled := `(@.cancel_effective_at IS NOT NULL AND @.cancel_effective_at <= NOW)`
+	live := `(@.cancel_effective_at IS NULL OR @.cancel_effective_at > NOW)`
+	switch value {
+	case "Cancelled":
+		return r.Replace(cancelled)
+	case "Pending":
+		return r.Replace(`(` + live + ` AND @.period_start > NOW)`)
+	case "Active":
+		return r.Replace(`(@.period_end > NOW AND @.period_start <= NOW AND ` + live + `)`)
+	}
+	return r.Replace(`(@.period_end <= NOW AND @.period_start <= NOW AND ` + live + `)`) // Completed
 }
 
 // invoiceLineSource unnests each invoice's lines document.

@@ -79,6 +79,12 @@ type typed struct {
 	nullable bool
 	enum     []string
 	lit      *odata.Literal
+	// is is the property's index-friendly equality (Prop.is), nil when it
+	// has none or is reached through a navigation path.
+	is func(value string) string
+	// minor and currency are a Money amount's columns (Prop.minor), empty
+	// for anything else.
+	minor, currency string
 }
 
 func (b *builder) path(sc *scope, segs []string) (typed, error) {
@@ -97,7 +103,15 @@ func (b *builder) path(sc *scope, segs []string) (typed, error) {
 		if p.Type == Decimal {
 			return typed{}, bad("%s cannot be used in expressions", name)
 		}
-		return typed{sql: p.sql(b, sc.alias), t: p.Type, nullable: p.Nullable, enum: p.Enum}, nil
+		v := typed{sql: p.sql(b, sc.alias), t: p.Type, nullable: p.Nullable, enum: p.Enum}
+		if p.minor != "" {
+			v.minor, v.currency = sc.alias+"."+p.minor, sc.alias+"."+p.currency
+		}
+		if p.is != nil {
+			a := sc.alias
+			v.is = func(value string) string { return p.is(b, a, value) }
+		}
+		return v, nil
 	}
 	n, ok := sc.set.Nav(name)
 	if !ok {
@@ -116,6 +130,7 @@ func (b *builder) path(sc *scope, segs []string) (typed, error) {
 	item, cond := b.from(target, a)
 	v.sql = "(SELECT " + v.sql + " FROM " + item + " WHERE " + cond + " AND " + a + "." + n.To + " = " + sc.alias + "." + n.From + ")"
 	v.nullable = true
+	v.is, v.minor, v.currency = nil, "", ""
 	return v, nil
 }
 
@@ -261,17 +276,27 @@ func (b *builder) expr(sc *scope, e odata.Expr) (typed, error) {
 		if v.lit != nil {
 			return typed{}, bad("the left side of in must be a property")
 		}
-		var ps []string
+		var ps, ors []string
 		for _, item := range x.List {
 			l, ok := item.(*odata.Literal)
 			if !ok || l.Kind == odata.LitNull {
 				return typed{}, bad("in takes a list of literals")
+			}
+			if v.is != nil {
+				if _, err := literalValue(l, v.t, v.enum); err != nil {
+					return typed{}, err
+				}
+				ors = append(ors, v.is(l.Text))
+				continue
 			}
 			ph, err := b.bind(l, v.t, v.enum)
 			if err != nil {
 				return typed{}, err
 			}
 			ps = append(ps, ph)
+		}
+		if v.is != nil {
+			return typed{sql: "(" + strings.Join(ors, " OR ") + ")", t: Bool}, nil
 		}
 		return typed{sql: "(" + v.sql + " IN (" + strings.Join(ps, ", ") + "))", t: Bool, nullable: v.nullable}, nil
 	case *odata.Call:
@@ -304,6 +329,15 @@ func (b *builder) compare(sc *scope, x *odata.Binary) (typed, error) {
 			return typed{sql: "(" + l.sql + " IS NOT NULL)", t: Bool}, nil
 		}
 		return typed{}, bad("null can only be compared with eq or ne")
+	}
+	if l.is != nil && r.lit != nil && (x.Op == "eq" || x.Op == "ne") {
+		if _, err := literalValue(r.lit, l.t, l.enum); err != nil {
+			return typed{}, err
+		}
+		if x.Op == "ne" {
+			return typed{sql: "(NOT " + l.is(r.lit.Text) + ")", t: Bool}, nil
+		}
+		return typed{sql: l.is(r.lit.Text), t: Bool}, nil
 	}
 	rs := r.sql
 	if r.lit != nil {
