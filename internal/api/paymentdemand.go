@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -42,53 +43,70 @@ type SettlementAllowance struct {
 	Amount        catalog.Amount `json:"amount"`
 }
 
-// demandView adds to d what INFO-Subscription clients read. subs caches
-// subscription reads across a page.
-func (s *Server) demandView(ctx context.Context, d store.PaymentDemand, subs map[string]store.Subscription) (PaymentDemandView, error) {
-	v := PaymentDemandView{PaymentDemand: d, IsCredited: d.Status == billing.DemandCredited,
-		SettlementTransactions: SettlementTransactions{Payments: []SettlementPayment{}, ConsumedAllowances: []SettlementAllowance{},
-			GeneratedCharges: []SettlementAllowance{}}}
-	if id := d.SubscriptionID; id != nil {
-		sub, ok := subs[*id]
-		if !ok {
-			var err error
-			if sub, err = s.store.Subscription(ctx, *id); err != nil {
-				return v, err
+// demandViews adds to ds what INFO-Subscription clients read. It reads
+// the page's subscriptions, succeeded payments and invoices' allowance
+// lines with one statement each (per chunk of ids), not per demand.
+func (s *Server) demandViews(ctx context.Context, ds []store.PaymentDemand) ([]PaymentDemandView, error) {
+	subIDs := make([]string, 0, len(ds))
+	demandIDs := make([]string, len(ds))
+	invoiceIDs := make([]string, len(ds))
+	for i, d := range ds {
+		if d.SubscriptionID != nil {
+			subIDs = append(subIDs, *d.SubscriptionID)
+		}
+		demandIDs[i], invoiceIDs[i] = d.ID, d.InvoiceID
+	}
+	subs, err := s.store.SubscriptionOrigins(ctx, subIDs)
+	if err != nil {
+		return nil, err
+	}
+	pays, err := s.store.SucceededPayments(ctx, demandIDs)
+	if err != nil {
+		return nil, err
+	}
+	allowances, err := s.store.AllowanceLines(ctx, invoiceIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PaymentDemandView, len(ds))
+	for i, d := range ds {
+		v := PaymentDemandView{PaymentDemand: d, IsCredited: d.Status == billing.DemandCredited,
+			SettlementTransactions: SettlementTransactions{Payments: []SettlementPayment{}, ConsumedAllowances: []SettlementAllowance{},
+				GeneratedCharges: []SettlementAllowance{}}}
+		if id := d.SubscriptionID; id != nil {
+			sub, ok := subs[*id]
+			if !ok {
+				return nil, fmt.Errorf("payment demand %s: subscription %s: %w", d.ID, *id, store.ErrNotFound)
 			}
-			subs[*id] = sub
+			v.OrderID = sub.OrderID
+			if plan := sub.BillingPlanID; plan != "" {
+				v.BillingPlanID = &plan
+			}
 		}
-		v.OrderID = sub.OrderID
-		if plan := sub.Package.BillingPlan.BillingPlanID; plan != "" {
-			v.BillingPlanID = &plan
+		for _, p := range pays[d.ID] {
+			if p.Applied.Minor == 0 {
+				continue
+			}
+			v.SettlementTransactions.Payments = append(v.SettlementTransactions.Payments,
+				SettlementPayment{PaymentID: p.PaymentID, Amount: p.Applied, PaidAt: p.PaidAt})
+			if d.Status == billing.DemandPaid && (v.SettleDate == nil || p.PaidAt.After(*v.SettleDate)) {
+				t := p.PaidAt
+				v.SettleDate = &t
+			}
 		}
-	}
-	pays, _, err := s.store.ListPayments(ctx, store.PaymentFilter{PaymentDemandID: d.ID, Status: store.PaymentSucceeded}, store.Page{Limit: 1000})
-	if err != nil {
-		return v, err
-	}
-	for _, p := range pays {
-		if p.Applied.Minor == 0 {
-			continue
+		lines, ok := allowances[d.InvoiceID]
+		if !ok {
+			return nil, fmt.Errorf("payment demand %s: invoice %s: %w", d.ID, d.InvoiceID, store.ErrNotFound)
 		}
-		v.SettlementTransactions.Payments = append(v.SettlementTransactions.Payments, SettlementPayment{PaymentID: p.ID, Amount: p.Applied, PaidAt: p.PaidAt})
-		if d.Status == billing.DemandPaid && (v.SettleDate == nil || p.PaidAt.After(*v.SettleDate)) {
-			t := p.PaidAt
-			v.SettleDate = &t
-		}
-	}
-	inv, err := s.store.Invoice(ctx, d.InvoiceID)
-	if err != nil {
-		return v, err
-	}
-	for _, l := range inv.Lines {
-		if l.Kind == billing.LineAllowance {
+		for _, l := range lines {
 			a := l.Gross
 			a.Minor = -a.Minor
 			v.SettlementTransactions.ConsumedAllowances = append(v.SettlementTransactions.ConsumedAllowances,
 				SettlementAllowance{AccountItemID: l.AccountItemID, Amount: a})
 		}
+		out[i] = v
 	}
-	return v, nil
+	return out, nil
 }
 
 type demandListParams struct {
@@ -122,11 +140,11 @@ func (s *Server) getPaymentDemand(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	d.Status = billing.Status(d.Status, d.DueAt, now)
-	v, err := s.demandView(r.Context(), d, map[string]store.Subscription{})
+	vs, err := s.demandViews(r.Context(), []store.PaymentDemand{d})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, vs[0])
 	return nil
 }
 
@@ -148,13 +166,12 @@ func (s *Server) listPaymentDemands(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out := make([]PaymentDemandView, len(ds))
-	subs := map[string]store.Subscription{}
 	for i := range ds {
 		ds[i].Status = billing.Status(ds[i].Status, ds[i].DueAt, now)
-		if out[i], err = s.demandView(r.Context(), ds[i], subs); err != nil {
-			return err
-		}
+	}
+	out, err := s.demandViews(r.Context(), ds)
+	if err != nil {
+		return err
 	}
 	s.writeList(w, r, out, next)
 	return nil
