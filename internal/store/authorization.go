@@ -199,28 +199,6 @@ func (s *Store) DeleteAccountSource(ctx context.Context, id string, at time.Time
 	return nil
 }
 
-// deleteTenantRow runs a DELETE of one row ($1 tenant, $2 id) and returns
-// ErrNotFound when it removed none.
-func (s *Store) deleteTenantRow(ctx context.Context, what, query, id string) error {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
-		return err
-	}
-	if !ValidID(id) {
-		return ErrNotFound
-	}
-	res, err := s.w.ExecContext(ctx, query, tenant, id)
-	if err != nil {
-		return fmt.Errorf("store: delete %s %s: %w", what, id, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("store: delete %s %s: %w", what, id, err)
-	} else if n == 0 {
-		return fmt.Errorf("store: delete %s %s: %w", what, id, ErrNotFound)
-	}
-	return nil
-}
-
 // IdP account kinds (docs/AUTHORIZATIONS.md).
 const (
 	// IdPA is Kadens' own user directory: the identifier is another login
