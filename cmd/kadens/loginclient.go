@@ -18,18 +18,6 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-// commandTenant finds a tenant by id or name.
-func commandTenant(ctx context.Context, st *store.Store, nameOrID string) (store.Tenant, error) {
-	t, err := st.TenantByID(ctx, nameOrID)
-	if errors.Is(err, store.ErrNotFound) {
-		t, err = st.TenantByName(ctx, nameOrID)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Tenant{}, fmt.Errorf("no tenant %q", nameOrID)
-	}
-	return t, err
-}
-
 func loginClientCreate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs, cfg := flags("login-client create", stderr, getenv)
 	tenant := fs.String("tenant", "", "tenant name or id")

@@ -19,17 +19,23 @@ func tenantContext(ctx context.Context, st *store.Store, nameOrID string) (conte
 	if nameOrID == "" {
 		return nil, usagef("--tenant is required")
 	}
+	t, err := commandTenant(ctx, st, nameOrID)
+	if err != nil {
+		return nil, err
+	}
+	return tenancy.With(ctx, t.ID), nil
+}
+
+// commandTenant finds a tenant by id or name.
+func commandTenant(ctx context.Context, st *store.Store, nameOrID string) (store.Tenant, error) {
 	t, err := st.TenantByID(ctx, nameOrID)
 	if errors.Is(err, store.ErrNotFound) {
 		t, err = st.TenantByName(ctx, nameOrID)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("no tenant %q", nameOrID)
+		return store.Tenant{}, fmt.Errorf("no tenant %q", nameOrID)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return tenancy.With(ctx, t.ID), nil
+	return t, err
 }
 
 // tenantTime is the tenant's clock (a test tenant's) or the wall clock.

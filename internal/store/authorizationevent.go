@@ -70,13 +70,11 @@ func (tx *Tx) liveProductIDs(ctx context.Context, subscriberID, currency string,
 	if subscriberID == "" {
 		return []string{}, nil
 	}
-	q := `SELECT DISTINCT package_hash FROM subscriptions
-		WHERE tenant_id = $1 AND subscriber_id = $2 AND period_end > $3 AND period_start <= $3
-		AND (cancel_effective_at IS NULL OR cancel_effective_at > $3)
-		AND (deactivated_at IS NULL OR deactivated_at > $3)`
+	q := `SELECT DISTINCT s.package_hash FROM subscriptions s
+		WHERE s.tenant_id = $1 AND s.subscriber_id = $2 AND` + liveAt3
 	args := []any{tx.tenant, subscriberID, ts(at)}
 	if currency != "" {
-		q += ` AND currency = $4`
+		q += ` AND s.currency = $4`
 		args = append(args, currency)
 	}
 	rows, err := tx.tx.QueryContext(ctx, q, args...)

@@ -41,6 +41,12 @@ type UserAccess struct {
 	Products []ProductAccess `json:"products"`
 }
 
+// liveAt3 is true for a subscription period s that grants access at $3:
+// started, not ended, no cancellation or deactivation in effect.
+const liveAt3 = ` s.period_end > $3 AND s.period_start <= $3
+		AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
+		AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)`
+
 // entitlementQuery reads a user and the subscription periods that grant it
 // access at $3, in one statement of three branches: the user itself
 // (always one row, so an unknown user, no row, differs from one without
@@ -64,9 +70,6 @@ func entitlementQuery(textTimes bool) string {
 		}
 		return c
 	}
-	live := ` AND s.period_end > $3 AND s.period_start <= $3
-		AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
-		AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)`
 	periods := `s.id, s.subscriber_id, s.package_hash, ` + col("s.period_end") + `, ` +
 		col("s.cancel_effective_at") + `, ` + col("s.deactivated_at")
 	return `SELECT 0, u.disabled, u.subscriber_id, NULL, NULL, NULL, NULL, NULL, NULL
@@ -75,14 +78,14 @@ func entitlementQuery(textTimes bool) string {
 	SELECT 1, u.disabled, NULL, ` + periods + `
 	FROM subscriber_users u CROSS JOIN subscriptions s
 	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
-		AND s.tenant_id = $1 AND s.subscriber_id = u.subscriber_id` + live + `
+		AND s.tenant_id = $1 AND s.subscriber_id = u.subscriber_id AND` + liveAt3 + `
 	UNION ALL
 	SELECT 2, u.disabled, NULL, ` + periods + `
 	FROM subscriber_users u CROSS JOIN account_sources a CROSS JOIN subscriber_accounts sa CROSS JOIN subscriptions s
 	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
 		AND a.tenant_id = $1 AND a.user_id = u.id
 		AND sa.tenant_id = $1 AND sa.id = a.account_id
-		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency` + live
+		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency AND` + liveAt3
 }
 
 // UserAccess returns what user id of the context's tenant may use at at,
