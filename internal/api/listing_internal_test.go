@@ -155,3 +155,32 @@ func sampleInvoice() store.Invoice {
 		DueDate: "2027-02-15", PeriodStart: &at, Seller: store.Seller{Name: "Nordavis AS"}, Buyer: store.Buyer{Name: "Kari"},
 		Lines: []billing.Line{}, VATTotals: []billing.VATTotal{}, Net: catalog.Amount{Minor: 19900, Digits: 2}, KID: "00000000018", CreatedAt: at}
 }
+
+// FuzzAppendJSONTime: the hand-written UTC layout of list pages writes
+// exactly what time.Time's MarshalJSON writes, for any instant and zone.
+func FuzzAppendJSONTime(f *testing.F) {
+	for _, seed := range []struct {
+		sec  int64
+		nsec int64
+	}{{0, 0}, {1_700_000_000, 0}, {1_700_000_000, 123_000}, {1_700_000_000, 100_000_000}, {1_700_000_000, 999_999_999},
+		{-62_135_596_800, 1}, {253_402_300_799, 5}, {951_782_400, 0} /* 29 February 2000 */} {
+		f.Add(seed.sec, seed.nsec, false)
+	}
+	f.Fuzz(func(t *testing.T, sec, nsec int64, oslo bool) {
+		tm := time.Unix(sec, nsec%1_000_000_000).UTC()
+		if oslo {
+			loc, err := time.LoadLocation("Europe/Oslo")
+			if err != nil {
+				t.Skip(err)
+			}
+			tm = tm.In(loc)
+		}
+		want, err := json.Marshal(tm)
+		if err != nil {
+			return // outside the years MarshalJSON writes; the store has none
+		}
+		if got := appendJSONTime(nil, tm); string(got) != string(want) {
+			t.Fatalf("appendJSONTime(%v) = %s, MarshalJSON = %s", tm, got, want)
+		}
+	})
+}

@@ -369,7 +369,17 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 	}
 	q := subscriptionConditions(tenant, f)
 	tail := s.listPage(q, p)
-	rows, err := s.readQuery(ctx, `SELECT `+s.listColumns(listSubscriptionColumns)+` FROM subscriptions`+q.where()+tail, q.args...)
+	from := ` FROM subscriptions` + q.where() + tail
+	page, err := s.pageVersions(ctx, from, q.args, p)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
+	}
+	if out, ok := cachedPage(s.listedSubs, tenant, page, func(r *listedSubscriptionRow) ListedSubscription {
+		return ListedSubscription{Subscription: r.sub, PackageJSON: []byte(r.pkgHash)}
+	}); ok {
+		return s.finishSubscriptionPage(ctx, tenant, out, p, fullPackage)
+	}
+	rows, err := s.readQuery(ctx, `SELECT `+s.listColumns(listSubscriptionColumns)+`, version`+from, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 	}
@@ -382,7 +392,7 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 		id, subscriberID, organizationID, currency, timeZone, reason string
 		stepPeriod                                                   int
 		pkgHash                                                      string
-		missing                                                      map[int]string
+		version                                                      int64
 		orderID, agreement, chainID, prev, next                      sql.NullString
 		chainStep                                                    sql.NullInt64
 		start, end, renew, cancelled, effective, deact, created      listTime
@@ -390,7 +400,7 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 	for len(out) <= p.Limit && rows.Next() {
 		err := rows.Scan(&id, &subscriberID, &organizationID, &orderID, &agreement, &currency, &pkgHash,
 			&chainID, &chainStep, &stepPeriod, &timeZone, &start, &end, &renew, &prev, &next, &cancelled, &effective,
-			&reason, &deact, &created)
+			&reason, &deact, &created, &version)
 		if err != nil {
 			return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 		}
@@ -405,23 +415,77 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 			n := int(chainStep.Int64)
 			sub.ChainStep = &n
 		}
-		var ok bool
-		if sub.PackageJSON, ok = cachedPackageView(pkgHash, fullPackage); !ok {
-			if missing == nil {
-				missing = map[int]string{}
-			}
-			missing[len(out)-1] = pkgHash
-		}
+		s.listedSubs.put(tenant, id, version, listedSubscriptionRow{sub.Subscription, pkgHash})
+		sub.PackageJSON = []byte(pkgHash)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 	}
 	rows.Close() // before the packages are read, on the same connection
-	if err := s.fillPackageViews(ctx, tenant, out, missing, fullPackage); err != nil {
+	return s.finishSubscriptionPage(ctx, tenant, out, p, fullPackage)
+}
+
+// listedSubscriptionRow is a subscription as the list cache holds it: the
+// package by its hash, its view is added per request (summary or whole).
+type listedSubscriptionRow struct {
+	sub     Subscription
+	pkgHash string
+}
+
+// finishSubscriptionPage turns the package hashes that page's PackageJSON
+// holds on entry into the package views and cuts the page.
+func (s *Store) finishSubscriptionPage(ctx context.Context, tenant string, page []ListedSubscription, p Page, fullPackage bool) ([]ListedSubscription, string, error) {
+	var missing map[int]string
+	for i := range page {
+		hash := string(page[i].PackageJSON)
+		var ok bool
+		if page[i].PackageJSON, ok = cachedPackageView(hash, fullPackage); !ok {
+			if missing == nil {
+				missing = map[int]string{}
+			}
+			missing[i] = hash
+		}
+	}
+	if err := s.fillPackageViews(ctx, tenant, page, missing, fullPackage); err != nil {
 		return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 	}
-	out, nextID := trimPage(out, p, func(sub ListedSubscription) string { return sub.ID })
-	return out, nextID, nil
+	page, nextID := trimPage(page, p, func(sub ListedSubscription) string { return sub.ID })
+	return page, nextID, nil
+}
+
+// pageVersions reads the ids and versions of a page: the rows of from
+// (FROM, WHERE and ORDER/LIMIT of a list query), at most p.Limit+1.
+func (s *Store) pageVersions(ctx context.Context, from string, args []any, p Page) ([]idVersion, error) {
+	rows, err := s.readQuery(ctx, `SELECT id, version`+from, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	page := make([]idVersion, 0, min(p.Limit+1, 128))
+	for len(page) <= p.Limit && rows.Next() {
+		var r idVersion
+		if err := rows.Scan(&r.id, &r.version); err != nil {
+			return nil, err
+		}
+		page = append(page, r)
+	}
+	return page, rows.Err()
+}
+
+// cachedPage is the page from c if every row of it is cached at the
+// version read; otherwise the page is to be read in full (which caches
+// it). Reading only the missing rows would take a query per page shape
+// for what is the exception: rows new to the process, or just changed.
+func cachedPage[T, R any](c *rowCache[T], tenant string, page []idVersion, item func(*T) R) ([]R, bool) {
+	out := make([]R, 0, len(page))
+	for _, r := range page {
+		row, ok := c.get(tenant, r.id, r.version)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, item(row))
+	}
+	return out, true
 }
 
 // InvoiceParts are the parts of an invoice a list leaves out unless asked
@@ -455,12 +519,26 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 			extra = append(extra, part.col)
 		}
 	}
-	cols = append(cols[:len(cols):len(cols)], extra...)
+	cols = append(append(cols[:len(cols):len(cols)], "version"), extra...)
 	q := tenantFilter(tenant)
 	f.apply(q, "")
 	f.statusCondition(q, billing.InvoiceIssued, billing.InvoiceOverdue)
 	tail := s.listPage(q, p)
-	rows, err := s.readQuery(ctx, `SELECT `+s.listColumns(cols)+s.documentsFrom("invoices", "invoices_subscription", f)+q.where()+tail, q.args...)
+	from := s.documentsFrom("invoices", "invoices_subscription", f) + q.where() + tail
+	// Only the invoice itself is cached: the parts are large and asked for
+	// rarely.
+	cacheable := len(extra) == 0
+	if cacheable {
+		page, err := s.pageVersions(ctx, from, q.args, p)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list invoices: %w", err)
+		}
+		if out, ok := cachedPage(s.listedInvoices, tenant, page, func(inv *Invoice) Invoice { return *inv }); ok {
+			out, next := trimPage(out, p, func(inv Invoice) string { return inv.ID })
+			return out, next, nil
+		}
+	}
+	rows, err := s.readQuery(ctx, `SELECT `+s.listColumns(cols)+from, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list invoices: %w", err)
 	}
@@ -469,7 +547,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 	var (
 		sub, agreement                   sql.NullString
 		issued, due, start, end, created listTime
-		net, vat, gross                  int64
+		net, vat, gross, version         int64
 		seller, buyer, lines, vatTotals  sql.RawBytes
 		sellers                          = map[string]Seller{}
 	)
@@ -478,7 +556,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 	var inv Invoice
 	dest := []any{&inv.ID, &inv.InvoiceNumber, &inv.OrganizationID, &inv.PaymentDemandID, &inv.SubscriberAccountID,
 		&inv.SubscriberID, &sub, &agreement, &inv.Currency, &inv.PricesIncludeVAT, &inv.Status, &issued, &due,
-		&inv.IssueDate, &inv.DueDate, &start, &end, &net, &vat, &gross, &inv.KID, &created}
+		&inv.IssueDate, &inv.DueDate, &start, &end, &net, &vat, &gross, &inv.KID, &created, &version}
 	for _, part := range []struct {
 		on  bool
 		dst *sql.RawBytes
@@ -527,6 +605,9 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 		}
 		if parts.VATTotals && inv.VATTotals == nil {
 			inv.VATTotals = []billing.VATTotal{}
+		}
+		if cacheable {
+			s.listedInvoices.put(tenant, inv.ID, version, inv)
 		}
 		out = append(out, inv)
 	}

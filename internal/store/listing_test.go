@@ -115,3 +115,73 @@ func fillLists(tb testing.TB, s *store.Store, n int) context.Context {
 	}
 	return ctx
 }
+
+// TestListPagesFollowChanges: list pages take unchanged rows from the
+// store's row cache (rowcache.go); a page read after a row changed must
+// show the change, on both engines.
+func TestListPagesFollowChanges(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		t.Run(string(eng), func(t *testing.T) {
+			s := storetest.Open(t, eng)
+			ctx := fillLists(t, s, 40)
+			page := store.Page{Limit: 100}
+			now := time.Now()
+			invoices := func() []store.Invoice {
+				t.Helper()
+				invs, _, err := s.ListInvoiceItems(ctx, store.DocumentFilter{Now: now}, page, store.InvoiceParts{})
+				if err != nil || len(invs) != 40 {
+					t.Fatalf("%d invoices, %v", len(invs), err)
+				}
+				return invs
+			}
+			subs := func() []store.ListedSubscription {
+				t.Helper()
+				subs, _, err := s.ListSubscriptionItems(ctx, store.SubscriptionFilter{}, page, false)
+				if err != nil || len(subs) != 40 {
+					t.Fatalf("%d subscriptions, %v", len(subs), err)
+				}
+				return subs
+			}
+			cold, warm := invoices(), invoices()
+			if fmt.Sprint(cold) != fmt.Sprint(warm) {
+				t.Fatal("a second read of the same invoices differs from the first")
+			}
+			coldSubs, warmSubs := subs(), subs()
+			if fmt.Sprint(coldSubs) != fmt.Sprint(warmSubs) {
+				t.Fatal("a second read of the same subscriptions differs from the first")
+			}
+
+			paid := warm[7]
+			sub, err := s.Subscription(ctx, warmSubs[3].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.InTx(ctx, func(tx *store.Tx) error {
+				if err := tx.WriteSettlement(ctx, store.Settlement{DemandID: paid.PaymentDemandID, InvoiceID: paid.ID,
+					Paid: paid.Gross.Minor, DemandStatus: "Paid", InvoiceStatus: "Paid", StopDunning: true}); err != nil {
+					return err
+				}
+				at := now.UTC().Truncate(time.Second)
+				sub.CancelledAt, sub.CancelReason = &at, "Moved abroad"
+				return tx.UpdateSubscription(ctx, sub)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, inv := range invoices() {
+				want := warm[0].Status
+				if inv.ID == paid.ID {
+					want = "Paid"
+				}
+				if inv.Status != want {
+					t.Errorf("invoice %s listed %s, want %s", inv.ID, inv.Status, want)
+				}
+			}
+			for _, listed := range subs() {
+				if got, want := listed.CancelReason != "", listed.ID == sub.ID; got != want {
+					t.Errorf("subscription %s listed with cancel reason %q (changed: %v)", listed.ID, listed.CancelReason, want)
+				}
+			}
+		})
+	}
+}

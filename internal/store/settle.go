@@ -76,7 +76,7 @@ func (tx *Tx) WriteSettlement(ctx context.Context, s Settlement) error {
 		tx.tenant, s.DemandID, s.Paid, s.Credited, s.DemandStatus, s.StopDunning); err != nil {
 		return fmt.Errorf("store: settle payment demand %s: %w", s.DemandID, err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE invoices SET status = $3 WHERE tenant_id = $1 AND id = $2`,
+	if _, err := tx.exec(ctx, `UPDATE invoices SET status = $3, version = version + 1 WHERE tenant_id = $1 AND id = $2`,
 		tx.tenant, s.InvoiceID, s.InvoiceStatus); err != nil {
 		return fmt.Errorf("store: settle invoice %s: %w", s.InvoiceID, err)
 	}

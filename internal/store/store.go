@@ -76,6 +76,16 @@ type Store struct {
 	// readTurns admits heavy reads (list pages) first come, first served,
 	// as many at a time as r has connections; see ReadTurn.
 	readTurns chan struct{}
+	// listedSubs and listedInvoices hold list rows by version (rowcache.go).
+	listedSubs     *rowCache[listedSubscriptionRow]
+	listedInvoices *rowCache[Invoice]
+}
+
+// withCaches gives s its in-process caches.
+func (s *Store) withCaches() *Store {
+	s.listedSubs = newRowCache[listedSubscriptionRow]()
+	s.listedInvoices = newRowCache[Invoice]()
+	return s
 }
 
 // Options say where the database is.
@@ -132,7 +142,7 @@ func openPostgres(ctx context.Context, url string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: connect to postgres %s: %w (is the server running and the URL right?)", RedactURL(url), err)
 	}
-	return &Store{engine: Postgres, w: db, r: db, source: RedactURL(url), readTurns: make(chan struct{}, 32)}, nil
+	return (&Store{engine: Postgres, w: db, r: db, source: RedactURL(url), readTurns: make(chan struct{}, 32)}).withCaches(), nil
 }
 
 func openSQLite(ctx context.Context, opts Options) (*Store, error) {
@@ -208,7 +218,7 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	ck.SetMaxIdleConns(1)
 	ck.SetConnMaxIdleTime(0)
 	ck.SetConnMaxLifetime(0)
-	return &Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck), readTurns: make(chan struct{}, n)}, nil
+	return (&Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck), readTurns: make(chan struct{}, n)}).withCaches(), nil
 }
 
 // sqliteURI is the file: URI of the database at path. SQLite decodes %HH

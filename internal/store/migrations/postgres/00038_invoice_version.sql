@@ -1,0 +1,8 @@
+-- +goose Up
+-- An invoice's version counts the changes of its row (its status is the
+-- only column that changes after issue). List pages read ids and versions
+-- first and take unchanged rows from an in-process cache (rowcache.go).
+ALTER TABLE invoices ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
+
+-- +goose Down
+ALTER TABLE invoices DROP COLUMN version;
