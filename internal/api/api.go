@@ -8,6 +8,7 @@ package api
 import (
 	"context"
 	"errors"
+	"github.com/kadens/kadens/internal/rowcache"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -50,6 +51,10 @@ type Server struct {
 	// echo maps a path to the type of the resource its GET answers with,
 	// whose properties a PUT to the path accepts and ignores (decodeJSON).
 	echo map[string]reflect.Type
+	// renderedSubs and renderedInvoices hold list rows' JSON by version
+	// (listing.go).
+	renderedSubs     *rowcache.Cache[renderedSubscription]
+	renderedInvoices *rowcache.Cache[renderedInvoice]
 }
 
 // Options configure the API server.
@@ -82,8 +87,9 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		store: o.Store, verifier: o.Verifier, engine: o.Engine, log: o.Log, metrics: o.Metrics,
 		baseURL: strings.TrimRight(o.BaseURL, "/"), idpURL: strings.TrimRight(o.IdPURL, "/"), limit: o.BodyLimit, now: func() time.Time { return now().UTC() },
-		tenants: &tenantSet{store: o.Store, known: map[string]store.Tenant{}, miss: map[string]time.Time{}},
-		mux:     http.NewServeMux(),
+		tenants:      &tenantSet{store: o.Store, known: map[string]store.Tenant{}, miss: map[string]time.Time{}},
+		mux:          http.NewServeMux(),
+		renderedSubs: rowcache.New[renderedSubscription](), renderedInvoices: rowcache.New[renderedInvoice](),
 	}
 	s.webhooks = o.Webhooks
 	if s.providers = o.Providers; s.providers == nil {

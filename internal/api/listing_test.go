@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -235,4 +236,74 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestListRowsFollowChanges: list pages serve unchanged rows from caches
+// keyed by the row's version (the store's rows and the API's rendered
+// JSON); a page read after a change shows it — a payment, a status that
+// turns Overdue with time alone, a cancellation — on both engines.
+func TestListRowsFollowChanges(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		f := newBillingFixture(t, e, e.Tenant)
+		subA, subB := f.order(nil), f.order(nil)
+		type row struct {
+			ID, Status, CancelReason string
+			SubscriptionID           string
+		}
+		list := func(path string) map[string]row {
+			t.Helper()
+			r := f.tn.Do("GET", path, nil)
+			if r.Status != http.StatusOK {
+				t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+			}
+			var rows []row
+			r.JSON(t, &rows)
+			out := map[string]row{}
+			for _, x := range rows {
+				out[x.ID] = x
+			}
+			return out
+		}
+		invoiceOf := func(invs map[string]row, sub string) row {
+			t.Helper()
+			for _, inv := range invs {
+				if inv.SubscriptionID == sub {
+					return inv
+				}
+			}
+			t.Fatalf("no invoice of %s in %v", sub, invs)
+			return row{}
+		}
+		first := list("/invoice")
+		if again := list("/invoice"); fmt.Sprint(again) != fmt.Sprint(first) {
+			t.Fatalf("the same page twice differs:\n%v\n%v", first, again)
+		}
+		invA := f.invoice(invoiceOf(first, subA).ID)
+		f.payInvoice(invA, invA.Gross.String())
+		after := list("/invoice")
+		if got := invoiceOf(after, subA).Status; got != "Paid" {
+			t.Errorf("paid invoice listed %s", got)
+		}
+		if got := invoiceOf(after, subB).Status; got != "Issued" {
+			t.Errorf("unpaid invoice listed %s before its due date", got)
+		}
+		f.advance(f.invoice(invoiceOf(after, subB).ID).DueAt.Add(24 * time.Hour))
+		if got := invoiceOf(list("/invoice"), subB).Status; got != "Overdue" {
+			t.Errorf("unpaid invoice listed %s after its due date", got)
+		}
+
+		subs := list("/subscription")
+		if subs[subB].CancelReason != "" || subs[subB].Status != "Active" {
+			t.Fatalf("subscription before cancelling: %+v", subs[subB])
+		}
+		f.cancel(subB, "Immediately")
+		subs = list("/subscription")
+		if subs[subB].CancelReason != "test" || subs[subB].Status != "Cancelled" {
+			t.Errorf("cancelled subscription listed %+v", subs[subB])
+		}
+		if subs[subA].CancelReason != "" {
+			t.Errorf("the other subscription listed %+v", subs[subA])
+		}
+	})
 }

@@ -89,6 +89,9 @@ type Invoice struct {
 	Gross               catalog.Amount     `json:"gross"`
 	KID                 string             `json:"kid" description:"Payment reference (KID) with a MOD10 or MOD11 check digit, as the organization's kidAlgorithm was at issue."`
 	CreatedAt           time.Time          `json:"createdAt"`
+	// Version counts the changes of the row; set by lists only
+	// (ListInvoiceItems), which key their caches by it.
+	Version int64 `json:"-"`
 }
 
 // PaymentDemand is the claim to be paid that an invoice documents: one

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/kadens/kadens/internal/rowcache"
 	"slices"
 	"strconv"
 	"strings"
@@ -415,7 +416,8 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 			n := int(chainStep.Int64)
 			sub.ChainStep = &n
 		}
-		s.listedSubs.put(tenant, id, version, listedSubscriptionRow{sub.Subscription, pkgHash})
+		sub.Version = int(version)
+		s.listedSubs.Put(tenant, id, version, listedSubscriptionRow{sub.Subscription, pkgHash})
 		sub.PackageJSON = []byte(pkgHash)
 	}
 	if err := rows.Err(); err != nil {
@@ -453,6 +455,12 @@ func (s *Store) finishSubscriptionPage(ctx context.Context, tenant string, page 
 	return page, nextID, nil
 }
 
+// idVersion is a row of a page as the first, cheap query reads it.
+type idVersion struct {
+	id      string
+	version int64
+}
+
 // pageVersions reads the ids and versions of a page: the rows of from
 // (FROM, WHERE and ORDER/LIMIT of a list query), at most p.Limit+1.
 func (s *Store) pageVersions(ctx context.Context, from string, args []any, p Page) ([]idVersion, error) {
@@ -476,10 +484,10 @@ func (s *Store) pageVersions(ctx context.Context, from string, args []any, p Pag
 // version read; otherwise the page is to be read in full (which caches
 // it). Reading only the missing rows would take a query per page shape
 // for what is the exception: rows new to the process, or just changed.
-func cachedPage[T, R any](c *rowCache[T], tenant string, page []idVersion, item func(*T) R) ([]R, bool) {
+func cachedPage[T, R any](c *rowcache.Cache[T], tenant string, page []idVersion, item func(*T) R) ([]R, bool) {
 	out := make([]R, 0, len(page))
 	for _, r := range page {
-		row, ok := c.get(tenant, r.id, r.version)
+		row, ok := c.Get(tenant, r.id, r.version)
 		if !ok {
 			return nil, false
 		}
@@ -578,6 +586,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 		inv.Number = inv.InvoiceNumber
 		inv.IssuedAt, inv.DueAt, inv.CreatedAt = issued.value(), due.value(), created.value()
 		inv.PeriodStart, inv.PeriodEnd = start.ptr(), end.ptr()
+		inv.Version = version
 		inv.Net, inv.VAT, inv.Gross = catalog.NewAmount(net, cur), catalog.NewAmount(vat, cur), catalog.NewAmount(gross, cur)
 		if parts.Seller {
 			// An organization's invoices mostly carry the same seller.
@@ -607,7 +616,7 @@ func (s *Store) ListInvoiceItems(ctx context.Context, f DocumentFilter, p Page, 
 			inv.VATTotals = []billing.VATTotal{}
 		}
 		if cacheable {
-			s.listedInvoices.put(tenant, inv.ID, version, inv)
+			s.listedInvoices.Put(tenant, inv.ID, version, inv)
 		}
 		out = append(out, inv)
 	}

@@ -19,6 +19,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/rowcache"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -76,15 +77,16 @@ type Store struct {
 	// readTurns admits heavy reads (list pages) first come, first served,
 	// as many at a time as r has connections; see ReadTurn.
 	readTurns chan struct{}
-	// listedSubs and listedInvoices hold list rows by version (rowcache.go).
-	listedSubs     *rowCache[listedSubscriptionRow]
-	listedInvoices *rowCache[Invoice]
+	// listedSubs and listedInvoices hold list rows by version (package
+	// rowcache).
+	listedSubs     *rowcache.Cache[listedSubscriptionRow]
+	listedInvoices *rowcache.Cache[Invoice]
 }
 
 // withCaches gives s its in-process caches.
 func (s *Store) withCaches() *Store {
-	s.listedSubs = newRowCache[listedSubscriptionRow]()
-	s.listedInvoices = newRowCache[Invoice]()
+	s.listedSubs = rowcache.New[listedSubscriptionRow]()
+	s.listedInvoices = rowcache.New[Invoice]()
 	return s
 }
 
