@@ -10,8 +10,8 @@
 # response_type=code&client_id=…&redirect_uri=…&scope=openid&state=x&
 # orgname=Avisa&language=nb' and take its Location. The default size is
 # 390x844 (a common phone). internal/idp's TestLoginPageScreenshot runs this
-# script and checks the PNG whenever Chromium is installed (CI does not
-# install it: it takes over a minute; see docs/LOGIN.md).
+# script and checks the PNG whenever Chromium is installed; .ci/run installs
+# it and requires the test to run (see docs/LOGIN.md).
 set -euo pipefail
 url=${1:?usage: loginshot.sh LOGIN_PAGE_URL OUT.png [WIDTHxHEIGHT]}
 out=${2:?usage: loginshot.sh LOGIN_PAGE_URL OUT.png [WIDTHxHEIGHT]}
