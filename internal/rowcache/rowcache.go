@@ -20,9 +20,12 @@ import (
 // writers. That holds only while every UPDATE of a cached table bumps the
 // row's version (the store's TestCachedTablesBumpVersion).
 
-// Size bounds each cache: about 1 KB per row, so about 10 MB at most, and
-// ten pages of the largest size the API serves.
-const Size = 10_000
+// Size bounds each cache. A row is about 1 KB (a struct, or its JSON), and
+// a process has four caches (the store's rows and the API's JSON, of
+// subscriptions and of invoices): about 20 MB at most, which keeps a
+// server that has paged through a large tenant within the memory a small
+// instance has, while fifty pages of 100 rows per list stay cached.
+const Size = 5_000
 
 // shards spreads the lock: list pages of many connections look up 100 rows
 // each.
