@@ -33,3 +33,25 @@ func TestRowCache(t *testing.T) {
 		t.Fatalf("cache holds %d rows, bound %d", n, Size)
 	}
 }
+
+// TestConcurrentUse: list pages of many connections share a cache; under
+// -race this shows Get and Put need no lock of the caller's.
+func TestConcurrentUse(t *testing.T) {
+	c := New[int]()
+	done := make(chan bool)
+	for g := range 4 {
+		go func() {
+			defer func() { done <- true }()
+			for i := range 2000 {
+				id := strconv.Itoa(i % 300)
+				c.Put("t", id, int64(g), i)
+				if v, ok := c.Get("t", id, int64(g)); ok && *v < 0 {
+					t.Errorf("row %s: %d", id, *v)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+}
