@@ -30,6 +30,10 @@ var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
 // from another site (login CSRF) fails.
 const csrfCookie = "kadens_login"
 
+// ssoCookie carries the browser's login session token (only its SHA-256
+// is stored): a later /authorize of the same tenant skips the form.
+const ssoCookie = "kadens_sso"
+
 // authorize checks Kadens' own rules of an authorization request (known
 // client, exact redirect address, the connection is the client's tenant,
 // PKCE by S256 only) and shows an error page for a bad one instead of
@@ -82,8 +86,73 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		org = org[:200]
 	}
 	ctx := op.ContextWithIssuer(r.Context(), s.cfg.Issuer)
-	ctx = context.WithValue(ctx, authorizeKey{}, authorizeParams{tenantID: client.TenantID, orgName: org, language: lang})
+	sso := &ssoState{session: s.browserSession(r, client.TenantID)}
+	ctx = context.WithValue(ctx, authorizeKey{}, authorizeParams{tenantID: client.TenantID, orgName: org, language: lang, sso: sso})
 	op.Authorize(w, r.WithContext(ctx), s.provider)
+}
+
+// browserSession returns the live login session of the browser that sent
+// r, if it is tenantID's and its user is still active; nil otherwise (then
+// the form is shown, as without a session).
+func (s *Server) browserSession(r *http.Request, tenantID string) *store.LoginSession {
+	c, err := r.Cookie(ssoCookie)
+	if err != nil || c.Value == "" || len(c.Value) > 100 {
+		return nil
+	}
+	sess, err := s.store.LiveLoginSession(r.Context(), sha(c.Value), s.now())
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.ErrorContext(r.Context(), "authorize: login session", "err", err)
+		}
+		return nil
+	}
+	if sess.TenantID != tenantID {
+		return nil // another tenant's login: its users are not this tenant's
+	}
+	u, err := s.store.SubscriberUser(tenancy.With(r.Context(), tenantID), sess.UserID)
+	if err != nil || u.Disabled {
+		return nil
+	}
+	return &sess
+}
+
+// startSession gives the browser a login session for userID after a
+// password check at now. A failure only costs the next login its form.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, tenantID, userID string, now time.Time) {
+	token := randomToken()
+	now = now.UTC()
+	if err := s.store.CreateLoginSession(r.Context(), store.LoginSession{Hash: sha(token), TenantID: tenantID, UserID: userID,
+		AuthTime: now, ExpiresAt: now.Add(SessionTTL)}); err != nil {
+		s.log.ErrorContext(r.Context(), "login session", "err", err)
+		return
+	}
+	if old, err := r.Cookie(ssoCookie); err == nil && old.Value != "" {
+		// The browser's previous session (prompt=login, or another user)
+		// ends with the new one.
+		_ = s.store.EndLoginSession(r.Context(), sha(old.Value))
+	}
+	s.setSessionCookie(w, token, int(SessionTTL.Seconds()))
+}
+
+// setSessionCookie sets the login session cookie (maxAge < 0 removes it).
+func (s *Server) setSessionCookie(w http.ResponseWriter, token string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: ssoCookie, Value: token, Path: s.cookiePath(), HttpOnly: true,
+		Secure: strings.HasPrefix(s.cfg.Issuer, "https://"), SameSite: http.SameSiteLaxMode, MaxAge: maxAge})
+}
+
+// endSession is the library's RP-initiated logout, with the browser's
+// login session ended (and its cookie removed) once the library has
+// accepted the request (opStorage.TerminateSession).
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
+	end := func() error {
+		c, err := r.Cookie(ssoCookie)
+		if err != nil || c.Value == "" {
+			return nil
+		}
+		s.setSessionCookie(w, "", -1)
+		return s.store.EndLoginSession(r.Context(), sha(c.Value))
+	}
+	s.provider.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), endBrowserSession{}, end)))
 }
 
 type loginView struct {
@@ -212,6 +281,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		s.expired(w, r, err)
 		return
 	}
+	s.startSession(w, r, lr.TenantID, u.ID, now)
 	http.Redirect(w, r, op.AuthCallbackURL(s.provider)(op.ContextWithIssuer(r.Context(), s.cfg.Issuer), lr.ID), http.StatusSeeOther)
 }
 

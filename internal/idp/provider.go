@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +44,10 @@ const (
 	CodeTTL = time.Minute
 	// RefreshTTL is how long a refresh token can be used (once).
 	RefreshTTL = 30 * 24 * time.Hour
+	// SessionTTL is how long a browser's login session lets a later
+	// /authorize of the same tenant skip the form (single sign-on),
+	// counted from the password check.
+	SessionTTL = 12 * time.Hour
 )
 
 // authorizeParams are the Kadens parameters of an authorization request,
@@ -50,6 +55,23 @@ const (
 // through the context.
 type authorizeParams struct {
 	tenantID, orgName, language string
+	sso                         *ssoState
+}
+
+// ssoState is shared by one /authorize's CreateAuthRequest, which
+// completes the request from the browser's login session when it may, and
+// the client's LoginURL, which then sends the browser straight to the
+// callback (and so to the client with a code) instead of to the form.
+type ssoState struct {
+	// session is the browser's live login session at the client's tenant
+	// for an active user, or nil.
+	session *store.LoginSession
+	done    bool
+}
+
+func ssoFromContext(ctx context.Context) *ssoState {
+	p, _ := ctx.Value(authorizeKey{}).(authorizeParams)
+	return p.sso
 }
 
 type authorizeKey struct{}
@@ -80,8 +102,9 @@ func randomToken() string {
 // loginClient is a store.LoginClient as the library sees it.
 type loginClient struct {
 	store.LoginClient
-	loginURL string
-	ttl      time.Duration
+	loginURL, callbackURL string
+	sso                   *ssoState // set during /authorize
+	ttl                   time.Duration
 }
 
 func (c *loginClient) GetID() string                       { return c.ID }
@@ -92,7 +115,12 @@ func (c *loginClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMet
 func (c *loginClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
-func (c *loginClient) LoginURL(id string) string            { return c.loginURL + "?id=" + id }
+func (c *loginClient) LoginURL(id string) string {
+	if c.sso != nil && c.sso.done {
+		return c.callbackURL + "?id=" + url.QueryEscape(id)
+	}
+	return c.loginURL + "?id=" + url.QueryEscape(id)
+}
 func (c *loginClient) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
 func (c *loginClient) IDTokenLifetime() time.Duration       { return c.ttl }
 func (c *loginClient) DevMode() bool                        { return false }
@@ -187,11 +215,27 @@ func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest
 		return nil, errors.New("idp: authorization request without its checked parameters")
 	}
 	now := o.srv.now().UTC()
+	var sess *store.LoginSession
+	if p.sso != nil {
+		sess = p.sso.session
+	}
+	prompts := req.Prompt
 	lr := store.LoginRequest{
 		ID: randomToken(), TenantID: p.tenantID, ClientID: req.ClientID, RedirectURI: req.RedirectURI, State: req.State,
 		Nonce: req.Nonce, Scopes: req.Scopes, ResponseMode: string(req.ResponseMode), CodeChallenge: req.CodeChallenge,
 		ChallengeMethod: string(req.CodeChallengeMethod), OrgName: p.orgName, Language: p.language, CSRF: randomToken(),
 		CreatedAt: now, ExpiresAt: now.Add(LoginTTL),
+	}
+	switch {
+	case sess != nil && !slices.Contains(prompts, oidc.PromptLogin) && !tooOld(sess.AuthTime, req.MaxAge, now):
+		// Single sign-on: the user logged in in this browser before; the
+		// request is done with that login's user and time.
+		lr.UserID, lr.AuthTime = sess.UserID, &sess.AuthTime
+		p.sso.done = true
+	case slices.Contains(prompts, oidc.PromptNone):
+		// The client asked not to show any page (OpenID Connect Core
+		// §3.1.2.1); the library redirects this error to it.
+		return nil, oidc.ErrLoginRequired().WithDescription("the user has no login session here")
 	}
 	if err := o.srv.store.CreateLoginRequest(ctx, lr); err != nil {
 		return nil, err
@@ -282,7 +326,25 @@ func (o *opStorage) TokenRequestByRefreshToken(ctx context.Context, token string
 	return &refreshRequest{RefreshToken: t, audience: o.srv.cfg.Audience}, nil
 }
 
+// tooOld reports whether a login at auth is older than the request's
+// max_age allows (prompt=login sets max_age 0).
+func tooOld(auth time.Time, maxAge *uint, now time.Time) bool {
+	return maxAge != nil && now.Sub(auth) >= time.Duration(*maxAge)*time.Second
+}
+
+// endBrowserSession, in the context of an /end_session request, ends the
+// login session of the browser that sent it (Server.endSession).
+type endBrowserSession struct{}
+
+// TerminateSession is a validated logout: the user's refresh tokens at the
+// client are revoked and the browser's login session ends, so the next
+// /authorize shows the form again.
 func (o *opStorage) TerminateSession(ctx context.Context, userID, clientID string) error {
+	if end, ok := ctx.Value(endBrowserSession{}).(func() error); ok {
+		if err := end(); err != nil {
+			return err
+		}
+	}
 	return o.srv.store.EndLoginSessions(ctx, userID, clientID)
 }
 
@@ -330,35 +392,67 @@ func (o *opStorage) KeySet(context.Context) ([]op.Key, error) {
 	return out, nil
 }
 
-func (o *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
-	c, err := o.srv.store.LoginClientByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("unknown client %q", id)
-	}
-	if err != nil {
-		return nil, oidc.ErrServerError().WithParent(err)
-	}
-	return &loginClient{LoginClient: c, loginURL: o.srv.cfg.Issuer + "/login", ttl: o.srv.cfg.TokenTTL}, nil
+// authenticatedClient carries, through a token request's context, the
+// login client the token endpoint authenticated before handing the request
+// to the library, so that the library's own lookups and secret check do
+// not read and check it again.
+type authenticatedClient struct{}
+
+func clientFromContext(ctx context.Context, id string) (store.LoginClient, bool) {
+	c, ok := ctx.Value(authenticatedClient{}).(store.LoginClient)
+	return c, ok && c.ID == id
 }
 
-// AuthorizeClientIDSecret checks a login client's secret with bcrypt (or
-// the remembered hash of one that passed before), limited like the
-// machine clients' failures.
+func (o *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	c, ok := clientFromContext(ctx, id)
+	if !ok {
+		var err error
+		c, err = o.srv.store.LoginClientByID(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("unknown client %q", id)
+		}
+		if err != nil {
+			return nil, oidc.ErrServerError().WithParent(err)
+		}
+	}
+	return &loginClient{LoginClient: c, loginURL: o.srv.cfg.Issuer + "/login", callbackURL: o.srv.cfg.Issuer + "/authorize/callback",
+		sso: ssoFromContext(ctx), ttl: o.srv.cfg.TokenTTL}, nil
+}
+
+// AuthorizeClientIDSecret is the library's client check; the token
+// endpoint has done it already (Server.loginClientAuth) for the client in
+// the context.
 func (o *opStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
+	if _, ok := clientFromContext(ctx, id); ok {
+		return nil
+	}
+	_, err := o.loginClientAuth(ctx, id, secret)
+	return err
+}
+
+var (
+	errLoginClientLimited = errors.New("too many failed authentications for this client; retry later")
+	errBadLoginClient     = errors.New("unknown client or wrong secret")
+)
+
+// loginClientAuth checks a login client's secret with bcrypt (or the
+// remembered hash of one that passed before), limited like the machine
+// clients' failures. An unknown client costs a bcrypt check too.
+func (o *opStorage) loginClientAuth(ctx context.Context, id, secret string) (store.LoginClient, error) {
 	now := o.srv.now()
 	if o.srv.byClient.wait("login:"+id, now) > 0 {
-		return errors.New("too many failed authentications for this client; retry later")
+		return store.LoginClient{}, errLoginClientLimited
 	}
 	c, err := o.srv.store.LoginClientByID(ctx, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return oidc.ErrServerError().WithParent(err)
+		return store.LoginClient{}, oidc.ErrServerError().WithParent(err)
 	}
 	sum := sha256.Sum256([]byte(secret))
 	o.mu.Lock()
 	known, ok := o.secrets[id]
 	o.mu.Unlock()
 	if err == nil && ok && subtle.ConstantTimeCompare(known[:], sum[:]) == 1 {
-		return nil
+		return c, nil
 	}
 	hash := c.SecretHash
 	if err != nil {
@@ -366,7 +460,7 @@ func (o *opStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret stri
 	}
 	if o.srv.compare([]byte(hash), []byte(secret)) != nil || err != nil {
 		o.srv.byClient.fail("login:"+id, now)
-		return errors.New("unknown client or wrong secret")
+		return store.LoginClient{}, errBadLoginClient
 	}
 	o.mu.Lock()
 	if len(o.secrets) > 10_000 {
@@ -374,7 +468,7 @@ func (o *opStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret stri
 	}
 	o.secrets[id] = sum
 	o.mu.Unlock()
-	return nil
+	return c, nil
 }
 
 func (o *opStorage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
