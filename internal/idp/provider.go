@@ -349,23 +349,32 @@ func (o *opStorage) TerminateSession(ctx context.Context, userID, clientID strin
 }
 
 // RevokeToken revokes refresh tokens. Access tokens are self-contained JWTs
-// that live TokenTTL; revoking one is accepted and has no effect (RFC 7009
-// lets a server not support it).
+// that every verifier accepts until their exp (TokenTTL); nothing here
+// could make them stop, so a valid access token is answered
+// unsupported_token_type (RFC 7009 §2.2.1) rather than a 200 that would
+// tell the client it was revoked. Revoking the refresh token ends the
+// session: no new access token after the current one (docs/LOGIN.md).
 func (o *opStorage) RevokeToken(ctx context.Context, token, userID, clientID string) *oidc.Error {
-	if userID != "" {
+	// For a live refresh token the library passes the hash that
+	// GetRefreshTokenInfo returned.
+	t, err := o.srv.store.LiveRefreshToken(ctx, token, o.srv.now())
+	switch {
+	case err == nil:
+		if t.ClientID != clientID {
+			return oidc.ErrInvalidClient().WithDescription("the token belongs to another client")
+		}
+		if err := o.srv.store.RevokeRefreshToken(ctx, t.Hash); err != nil {
+			return oidc.ErrServerError().WithParent(err)
+		}
 		return nil
-	}
-	t, err := o.srv.store.LiveRefreshToken(ctx, sha(token), o.srv.now())
-	if err != nil {
-		return nil // unknown or spent tokens: nothing to do (RFC 7009 §2.2)
-	}
-	if t.ClientID != clientID {
-		return oidc.ErrInvalidClient().WithDescription("the token belongs to another client")
-	}
-	if err := o.srv.store.RevokeRefreshToken(ctx, t.Hash); err != nil {
+	case !errors.Is(err, store.ErrNotFound):
 		return oidc.ErrServerError().WithParent(err)
+	case userID != "":
+		// The library verified token as one of our access tokens.
+		return &oidc.Error{ErrorType: "unsupported_token_type",
+			Description: "access tokens are self-contained and valid until they expire; revoke the refresh token"}
 	}
-	return nil
+	return nil // unknown or spent tokens: nothing to do (RFC 7009 §2.2)
 }
 
 func (o *opStorage) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {

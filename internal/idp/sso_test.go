@@ -160,3 +160,55 @@ func TestSingleSignOn(t *testing.T) {
 		}
 	})
 }
+
+// Revocation (RFC 7009): a refresh token is revoked (200, then refused);
+// an unknown token is 200; a valid access token, which is a
+// self-contained JWT no one can stop before its exp, is
+// unsupported_token_type, not a 200 that would claim it was revoked; a
+// wrong client secret is invalid_client.
+func TestRevocation(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newLoginFixture(t, s)
+		verifier, _ := pkce()
+		r := f.exchange(t, f.code(t), verifier)
+		if r.status != http.StatusOK {
+			t.Fatalf("exchange: %d %v", r.status, r.body)
+		}
+		access, refresh := r.body["access_token"].(string), r.body["refresh_token"].(string)
+		revoke := func(token, hint string, secret string) reply {
+			t.Helper()
+			form := url.Values{"token": {token}}
+			if hint != "" {
+				form.Set("token_type_hint", hint)
+			}
+			req, _ := http.NewRequest("POST", f.url+"/revoke", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.SetBasicAuth(f.client, secret)
+			return do(t, req)
+		}
+		for _, hint := range []string{"access_token", ""} {
+			if got := revoke(access, hint, f.secret); got.status != http.StatusBadRequest || got.body["error"] != "unsupported_token_type" {
+				t.Errorf("revoke the access token (hint %q): %d %v", hint, got.status, got.body)
+			}
+		}
+		if got := revoke(refresh, "", "wrong"); got.status != http.StatusUnauthorized || got.body["error"] != "invalid_client" {
+			t.Errorf("revoke with a wrong secret: %d %v", got.status, got.body)
+		}
+		if got := revoke("no-such-token", "refresh_token", f.secret); got.status != http.StatusOK {
+			t.Errorf("revoke an unknown token: %d %v", got.status, got.body)
+		}
+		if got := revoke(refresh, "refresh_token", f.secret); got.status != http.StatusOK {
+			t.Fatalf("revoke the refresh token: %d %v", got.status, got.body)
+		}
+		if got := f.post(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}, []string{f.client, f.secret}, ""); got.status != http.StatusBadRequest || got.body["error"] != "invalid_grant" {
+			t.Errorf("refresh with a revoked token: %d %v", got.status, got.body)
+		}
+		// The access token lives on until its exp, as documented.
+		req, _ := http.NewRequest("GET", f.url+"/userinfo", nil)
+		req.Header.Set("Authorization", "Bearer "+access)
+		if ui := do(t, req); ui.status != http.StatusOK {
+			t.Errorf("userinfo with the access token: %d %v", ui.status, ui.body)
+		}
+	})
+}
