@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/kadens/kadens/internal/store"
@@ -85,10 +86,43 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if len(org) > 200 {
 		org = org[:200]
 	}
+	// The rest is the library's op.Authorize, step by step with its own
+	// parts, so that a request the browser's login session completes is
+	// answered with the code at once instead of by a redirect to the
+	// login page (or a callback hop), and so that the client read above
+	// is not read again.
 	ctx := op.ContextWithIssuer(r.Context(), s.cfg.Issuer)
 	sso := &ssoState{session: s.browserSession(r, client.TenantID)}
 	ctx = context.WithValue(ctx, authorizeKey{}, authorizeParams{tenantID: client.TenantID, orgName: org, language: lang, sso: sso})
-	op.Authorize(w, r.WithContext(ctx), s.provider)
+	r = r.WithContext(ctx)
+	authReq, err := op.ParseAuthorizeRequest(r, s.provider.Decoder())
+	if err != nil {
+		op.AuthRequestError(w, r, nil, err, s.provider)
+		return
+	}
+	if authReq.ClientID != client.ID || authReq.RedirectURI != q.Get("redirect_uri") {
+		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", t.BadRedirect)
+		return
+	}
+	if authReq.RequestParam != "" {
+		op.AuthRequestError(w, r, authReq, oidc.ErrRequestNotSupported(), s.provider)
+		return
+	}
+	lc := s.opStorage.opClient(client)
+	if _, err := op.ValidateAuthRequestClient(ctx, authReq, lc, s.provider.IDTokenHintVerifier(ctx)); err != nil {
+		op.AuthRequestError(w, r, authReq, err, s.provider)
+		return
+	}
+	req, err := s.opStorage.CreateAuthRequest(ctx, authReq, "")
+	if err != nil {
+		op.AuthRequestError(w, r, authReq, oidc.DefaultToServerError(err, "unable to save the authorization request"), s.provider)
+		return
+	}
+	if sso.done {
+		op.AuthResponse(req, s.provider, w, r) // the code, to the client
+		return
+	}
+	op.RedirectToLogin(req.GetID(), lc, w, r)
 }
 
 // browserSession returns the live login session of the browser that sent

@@ -58,20 +58,15 @@ type authorizeParams struct {
 	sso                         *ssoState
 }
 
-// ssoState is shared by one /authorize's CreateAuthRequest, which
-// completes the request from the browser's login session when it may, and
-// the client's LoginURL, which then sends the browser straight to the
-// callback (and so to the client with a code) instead of to the form.
+// ssoState is shared by one /authorize (Server.authorize) and its
+// CreateAuthRequest, which completes the request from the browser's login
+// session when it may (done); the browser then gets the code at once
+// instead of the form.
 type ssoState struct {
 	// session is the browser's live login session at the client's tenant
 	// for an active user, or nil.
 	session *store.LoginSession
 	done    bool
-}
-
-func ssoFromContext(ctx context.Context) *ssoState {
-	p, _ := ctx.Value(authorizeKey{}).(authorizeParams)
-	return p.sso
 }
 
 type authorizeKey struct{}
@@ -102,9 +97,8 @@ func randomToken() string {
 // loginClient is a store.LoginClient as the library sees it.
 type loginClient struct {
 	store.LoginClient
-	loginURL, callbackURL string
-	sso                   *ssoState // set during /authorize
-	ttl                   time.Duration
+	loginURL string
+	ttl      time.Duration
 }
 
 func (c *loginClient) GetID() string                       { return c.ID }
@@ -115,12 +109,7 @@ func (c *loginClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMet
 func (c *loginClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
-func (c *loginClient) LoginURL(id string) string {
-	if c.sso != nil && c.sso.done {
-		return c.callbackURL + "?id=" + url.QueryEscape(id)
-	}
-	return c.loginURL + "?id=" + url.QueryEscape(id)
-}
+func (c *loginClient) LoginURL(id string) string            { return c.loginURL + "?id=" + url.QueryEscape(id) }
 func (c *loginClient) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
 func (c *loginClient) IDTokenLifetime() time.Duration       { return c.ttl }
 func (c *loginClient) DevMode() bool                        { return false }
@@ -424,8 +413,12 @@ func (o *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Clie
 			return nil, oidc.ErrServerError().WithParent(err)
 		}
 	}
-	return &loginClient{LoginClient: c, loginURL: o.srv.cfg.Issuer + "/login", callbackURL: o.srv.cfg.Issuer + "/authorize/callback",
-		sso: ssoFromContext(ctx), ttl: o.srv.cfg.TokenTTL}, nil
+	return o.opClient(c), nil
+}
+
+// opClient is c as the library sees it.
+func (o *opStorage) opClient(c store.LoginClient) *loginClient {
+	return &loginClient{LoginClient: c, loginURL: o.srv.cfg.Issuer + "/login", ttl: o.srv.cfg.TokenTTL}
 }
 
 // AuthorizeClientIDSecret is the library's client check; the token
