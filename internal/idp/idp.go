@@ -234,7 +234,8 @@ func (s *Server) loginToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusInternalServerError, "server_error", "")
 		return
 	}
-	s.provider.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authenticatedClient{}, c)))
+	ctx := context.WithValue(r.Context(), authenticatedClient{}, c)
+	s.provider.ServeHTTP(w, r.WithContext(context.WithValue(ctx, userMemoKey{}, &userMemo{})))
 }
 
 func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {

@@ -58,8 +58,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if conn := q.Get("connection"); conn != "" {
-		ten, err := s.store.TenantByName(r.Context(), conn)
-		if err != nil || ten.ID != client.TenantID {
+		ten, err := s.store.TenantIDByName(r.Context(), conn)
+		if err != nil || ten != client.TenantID {
 			s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", t.BadConnection)
 			return
 		}
@@ -220,13 +220,21 @@ func (s *Server) logo(ctx context.Context, tenantID, org string) string {
 }
 
 func (s *Server) view(ctx context.Context, lr store.LoginRequest) loginView {
+	v := textView(lr)
+	v.LogoURL = s.logo(ctx, lr.TenantID, lr.OrgName)
+	v.Reset = s.mail != nil
+	return v
+}
+
+// textView is the view of lr without its logo (which costs a read), for
+// the form post, which looks the logo up only for a page it shows.
+func textView(lr store.LoginRequest) loginView {
 	t := texts[Language(lr.Language)]
 	title := t.Title
 	if lr.OrgName != "" {
 		title = lr.OrgName + " – " + t.Title
 	}
-	return loginView{T: t, Lang: Language(lr.Language), Title: title, Org: lr.OrgName, LogoURL: s.logo(ctx, lr.TenantID, lr.OrgName),
-		ID: lr.ID, CSRF: lr.CSRF, Reset: s.mail != nil}
+	return loginView{T: t, Lang: Language(lr.Language), Title: title, Org: lr.OrgName, ID: lr.ID, CSRF: lr.CSRF}
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -274,10 +282,15 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		s.expired(w, r, err)
 		return
 	}
-	v := s.view(r.Context(), lr)
+	v := textView(lr)
+	form := func() loginView { // the form again, whole
+		full := s.view(r.Context(), lr)
+		full.Email, full.Error = v.Email, v.Error
+		return full
+	}
 	cookie, _ := r.Cookie(csrfCookie)
-	form := r.PostForm.Get("csrf")
-	if cookie == nil || subtle.ConstantTimeCompare([]byte(form), []byte(lr.CSRF)) != 1 ||
+	csrf := r.PostForm.Get("csrf")
+	if cookie == nil || subtle.ConstantTimeCompare([]byte(csrf), []byte(lr.CSRF)) != 1 ||
 		subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(lr.CSRF)) != 1 {
 		s.errorPage(w, http.StatusForbidden, v.Lang, "access_denied", v.T.BadForm)
 		return
@@ -295,7 +308,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		v.Error = v.T.TooMany
-		s.render(w, http.StatusTooManyRequests, "login.html", v)
+		s.render(w, http.StatusTooManyRequests, "login.html", form())
 		return
 	}
 	u, err := s.users.Authenticate(r.Context(), lr.TenantID, email, r.PostForm.Get("password"))
@@ -308,7 +321,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		s.byAccount.fail(account, now)
 		s.byLoginAddress.fail(addr, now)
 		v.Error = v.T.Wrong
-		s.render(w, http.StatusUnauthorized, "login.html", v)
+		s.render(w, http.StatusUnauthorized, "login.html", form())
 		return
 	}
 	if err := s.store.CompleteLoginRequest(r.Context(), lr.ID, u.ID, now); err != nil {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -67,6 +68,10 @@ type ssoState struct {
 	// for an active user, or nil.
 	session *store.LoginSession
 	done    bool
+	// pending is the completed request, not stored yet: SaveAuthCode,
+	// which the library calls right after, stores it with its code in one
+	// write instead of two.
+	pending *store.LoginRequest
 }
 
 type authorizeKey struct{}
@@ -81,6 +86,10 @@ type opStorage struct {
 	// looked up anyway and then fails.
 	mu      sync.Mutex
 	secrets map[string][32]byte
+
+	// purged is when (Unix seconds) expired login requests were last
+	// deleted (DeleteAuthRequest).
+	purged atomic.Int64
 }
 
 func sha(s string) string {
@@ -220,7 +229,8 @@ func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest
 		// Single sign-on: the user logged in in this browser before; the
 		// request is done with that login's user and time.
 		lr.UserID, lr.AuthTime = sess.UserID, &sess.AuthTime
-		p.sso.done = true
+		p.sso.done, p.sso.pending = true, &lr
+		return &authRequest{LoginRequest: lr, audience: o.srv.cfg.Audience}, nil
 	case slices.Contains(prompts, oidc.PromptNone):
 		// The client asked not to show any page (OpenID Connect Core
 		// §3.1.2.1); the library redirects this error to it.
@@ -251,19 +261,51 @@ func (o *opStorage) AuthRequestByCode(ctx context.Context, code string) (op.Auth
 }
 
 func (o *opStorage) SaveAuthCode(ctx context.Context, id, code string) error {
+	if p, ok := ctx.Value(authorizeKey{}).(authorizeParams); ok && p.sso != nil && p.sso.pending != nil && p.sso.pending.ID == id {
+		lr := *p.sso.pending
+		p.sso.pending = nil
+		return o.srv.store.CreateLoginRequestWithCode(ctx, lr, sha(code), o.srv.now().Add(CodeTTL))
+	}
 	return o.srv.store.SetLoginCode(ctx, id, sha(code), o.srv.now().Add(CodeTTL))
 }
 
-func (o *opStorage) DeleteAuthRequest(ctx context.Context, id string) error {
-	return o.srv.store.DeleteLoginRequest(ctx, id, o.srv.now())
+// DeleteAuthRequest is called once the code was exchanged. The request's
+// row stays until it expires (CodeTTL after the redirect): its code is
+// spent (code_used) and it cannot get another, so deleting it now would
+// only cost a write per login. Expired requests are deleted at most once
+// a minute instead.
+func (o *opStorage) DeleteAuthRequest(ctx context.Context, _ string) error {
+	now := o.srv.now()
+	last := o.purged.Load()
+	if now.Unix()-last < 60 || !o.purged.CompareAndSwap(last, now.Unix()) {
+		return nil
+	}
+	return o.srv.store.DeleteExpiredLoginRequests(ctx, now)
 }
+
+// userMemo keeps, for one token request, the user it is for: the library
+// asks for the user's claims up to three times per request (the token, the
+// access token's claims, the ID token's), and one read is enough.
+type userMemo struct {
+	tenantID string
+	user     store.SubscriberUser
+}
+
+type userMemoKey struct{}
 
 // activeUser returns the user a token request is for, refusing one who
 // was disabled or deleted since.
 func (o *opStorage) activeUser(ctx context.Context, tenantID, userID string) (store.SubscriberUser, error) {
+	memo, _ := ctx.Value(userMemoKey{}).(*userMemo)
+	if memo != nil && memo.tenantID == tenantID && memo.user.ID == userID && userID != "" {
+		return memo.user, nil
+	}
 	u, err := o.srv.store.SubscriberUser(tenancy.With(ctx, tenantID), userID)
 	if errors.Is(err, store.ErrNotFound) || err == nil && u.Disabled {
 		return store.SubscriberUser{}, oidc.ErrInvalidGrant().WithDescription("the user is disabled or gone")
+	}
+	if err == nil && memo != nil {
+		memo.tenantID, memo.user = tenantID, u
 	}
 	return u, err
 }

@@ -127,18 +127,32 @@ func scanLoginRequest(row scanner) (LoginRequest, error) {
 	return r, nil
 }
 
-// CreateLoginRequest stores r; one that a login session completes at once
-// comes with its UserID and AuthTime.
+// CreateLoginRequest stores r.
 func (s *Store) CreateLoginRequest(ctx context.Context, r LoginRequest) error {
+	return s.createLoginRequest(ctx, r, nil)
+}
+
+// CreateLoginRequestWithCode stores r, which a login session completed
+// (UserID and AuthTime set), with the hash of its code, expiring at
+// expires: SetLoginCode's effect in the same write.
+func (s *Store) CreateLoginRequestWithCode(ctx context.Context, r LoginRequest, codeHash string, expires time.Time) error {
+	if r.UserID == "" || r.AuthTime == nil {
+		return errors.New("store: a login request with a code needs its user")
+	}
+	r.ExpiresAt = expires
+	return s.createLoginRequest(ctx, r, codeHash)
+}
+
+func (s *Store) createLoginRequest(ctx context.Context, r LoginRequest, codeHash any) error {
 	var auth any
 	if r.AuthTime != nil {
 		auth = ts(*r.AuthTime)
 	}
 	_, err := s.writeExec(ctx, `INSERT INTO login_requests (id, tenant_id, client_id, redirect_uri, state, nonce, scopes,
-		response_mode, code_challenge, challenge_method, org_name, language, csrf, user_id, auth_time, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		response_mode, code_challenge, challenge_method, org_name, language, csrf, user_id, auth_time, code_hash, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		r.ID, r.TenantID, r.ClientID, r.RedirectURI, r.State, r.Nonce, strings.Join(r.Scopes, " "), r.ResponseMode,
-		r.CodeChallenge, r.ChallengeMethod, r.OrgName, r.Language, r.CSRF, nullID(r.UserID), auth, ts(r.CreatedAt), ts(r.ExpiresAt))
+		r.CodeChallenge, r.ChallengeMethod, r.OrgName, r.Language, r.CSRF, nullID(r.UserID), auth, codeHash, ts(r.CreatedAt), ts(r.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("store: create login request: %w", err)
 	}
@@ -206,13 +220,23 @@ func (s *Store) UseLoginCode(ctx context.Context, codeHash string, now time.Time
 	return r, nil
 }
 
-// DeleteLoginRequest forgets request id, and with it every request that
-// expired before now (so the table holds live logins only).
-func (s *Store) DeleteLoginRequest(ctx context.Context, id string, now time.Time) error {
-	if _, err := s.writeExec(ctx, `DELETE FROM login_requests WHERE id = $1 OR expires_at < $2`, id, ts(now.Add(-time.Hour))); err != nil {
-		return fmt.Errorf("store: delete login request: %w", err)
+// DeleteExpiredLoginRequests forgets the login requests that expired more
+// than an hour before now (so the table holds recent logins only).
+func (s *Store) DeleteExpiredLoginRequests(ctx context.Context, now time.Time) error {
+	if _, err := s.writeExec(ctx, `DELETE FROM login_requests WHERE expires_at < $1`, ts(now.Add(-time.Hour))); err != nil {
+		return fmt.Errorf("store: delete expired login requests: %w", err)
 	}
 	return nil
+}
+
+// TenantIDByName returns the id of the tenant named name (a login's
+// connection), or ErrNotFound.
+func (s *Store) TenantIDByName(ctx context.Context, name string) (string, error) {
+	var id string
+	if err := s.readRow(ctx, `SELECT id FROM tenants WHERE name = $1`, name).Scan(&id); err != nil {
+		return "", fmt.Errorf("store: tenant %q: %w", name, notFound(err))
+	}
+	return id, nil
 }
 
 // RefreshToken is the stored half of a refresh token: its SHA-256 and what
