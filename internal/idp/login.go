@@ -202,21 +202,17 @@ type loginView struct {
 	Reset    bool // password reset is on: link to it
 }
 
-// orgLook finds the logo of the tenant's organization named org.
+// logo is the logo of the tenant's organization named org, if it is
+// served over https.
 func (s *Server) logo(ctx context.Context, tenantID, org string) string {
 	if org == "" {
 		return ""
 	}
-	orgs, _, err := s.store.ListOrganizations(tenancy.With(ctx, tenantID), store.OrganizationFilter{}, store.Page{Limit: 100})
-	if err != nil {
+	logo, err := s.store.OrganizationLogo(ctx, tenantID, org)
+	if err != nil || !strings.HasPrefix(logo, "https://") {
 		return ""
 	}
-	for _, o := range orgs {
-		if strings.EqualFold(o.Name, org) && strings.HasPrefix(o.LogoURL, "https://") {
-			return o.LogoURL
-		}
-	}
-	return ""
+	return logo
 }
 
 func (s *Server) view(ctx context.Context, lr store.LoginRequest) loginView {

@@ -205,3 +205,35 @@ func TestRevocation(t *testing.T) {
 		}
 	})
 }
+
+// The login page shows the logo of the tenant's organization that orgname
+// names (ignoring case), when it is served over https, both on the page
+// and on a form shown again after a wrong password.
+func TestLoginLogo(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newLoginFixture(t, s)
+		ctx := tenancy.With(context.Background(), f.tenant)
+		for _, o := range []store.Organization{{Name: "Avisa", LogoURL: "https://cdn.example/avisa.png"}, {Name: "Plain", LogoURL: "http://cdn.example/plain.png"}} {
+			o.OrganizationNumber, o.Country, o.Currency, o.TimeZone = "123", "NO", "NOK", "Europe/Oslo"
+			if _, err := s.CreateOrganization(ctx, o, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		page := func(org string) string {
+			c := browser(t)
+			p := fetch(t, c, "GET", f.authorizeURL(url.Values{"orgname": {org}}), nil)
+			return fetch(t, c, "GET", p.location, nil).body
+		}
+		if b := page("avisa"); !strings.Contains(b, `src="https://cdn.example/avisa.png"`) {
+			t.Errorf("avisa: no logo in %s", b)
+		}
+		if b := page("Plain"); strings.Contains(b, "<img") || !strings.Contains(b, `class="org">Plain<`) {
+			t.Errorf("an http logo was shown, or the name was not: %s", b)
+		}
+		if p := f.login(t, browser(t), f.authorizeURL(nil), f.email, "wrong"); p.status != http.StatusUnauthorized ||
+			!strings.Contains(p.body, `src="https://cdn.example/avisa.png"`) {
+			t.Errorf("the form again after a wrong password: %d %s", p.status, p.body)
+		}
+	})
+}

@@ -424,3 +424,29 @@ func (s *Store) SubscriberUserTenant(ctx context.Context, id string) (string, er
 	}
 	return tenant, nil
 }
+
+// OrganizationLogo returns the logo address of tenantID's organization
+// named name (ignoring case), "" when there is none: the login page's
+// logo. A prepared read of the first 100 organizations, as the page
+// always looked.
+func (s *Store) OrganizationLogo(ctx context.Context, tenantID, name string) (string, error) {
+	st, err := s.readStmt(ctx, `SELECT name, logo_url FROM organizations WHERE tenant_id = $1 ORDER BY id LIMIT 100`)
+	if err != nil {
+		return "", fmt.Errorf("store: organization logo: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, tenantID)
+	if err != nil {
+		return "", fmt.Errorf("store: organization logo: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n, logo string
+		if err := rows.Scan(&n, &logo); err != nil {
+			return "", fmt.Errorf("store: organization logo: %w", err)
+		}
+		if strings.EqualFold(n, name) {
+			return logo, nil
+		}
+	}
+	return "", rows.Err()
+}
