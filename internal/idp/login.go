@@ -109,11 +109,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lc := s.opStorage.opClient(client)
-	if _, err := op.ValidateAuthRequestClient(ctx, authReq, lc, s.provider.IDTokenHintVerifier(ctx)); err != nil {
+	hinted, err := op.ValidateAuthRequestClient(ctx, authReq, lc, s.provider.IDTokenHintVerifier(ctx))
+	if err != nil {
 		op.AuthRequestError(w, r, authReq, err, s.provider)
 		return
 	}
-	req, err := s.opStorage.CreateAuthRequest(ctx, authReq, "")
+	req, err := s.opStorage.CreateAuthRequest(ctx, authReq, hinted)
 	if err != nil {
 		op.AuthRequestError(w, r, authReq, oidc.DefaultToServerError(err, "unable to save the authorization request"), s.provider)
 		return

@@ -207,14 +207,17 @@ func (k publicKey) Key() any                           { return k.jwk.Key }
 
 var errNotSupported = errors.New("idp: not supported")
 
-func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
+// CreateAuthRequest stores a new login request. hinted is the user an
+// id_token_hint names, if any: a login session of another user does not
+// complete the request then (OpenID Connect Core §3.1.2.1).
+func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, hinted string) (op.AuthRequest, error) {
 	p, ok := ctx.Value(authorizeKey{}).(authorizeParams)
 	if !ok {
 		return nil, errors.New("idp: authorization request without its checked parameters")
 	}
 	now := o.srv.now().UTC()
 	var sess *store.LoginSession
-	if p.sso != nil {
+	if p.sso != nil && p.sso.session != nil && (hinted == "" || hinted == p.sso.session.UserID) {
 		sess = p.sso.session
 	}
 	prompts := req.Prompt

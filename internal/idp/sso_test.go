@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -70,6 +71,25 @@ func TestSingleSignOn(t *testing.T) {
 		// prompt=none with the session: a code as well.
 		codeOf(t, f.authorizeAgain(t, c, f.authorizeURL(url.Values{"prompt": {"none"}})))
 
+		// An id_token_hint of this user keeps the session; of another
+		// user it does not (prompt=none: login_required).
+		codeOf(t, f.authorizeAgain(t, c, f.authorizeURL(url.Values{"id_token_hint": {r2.body["id_token"].(string)}})))
+		ctx := tenancy.With(context.Background(), f.tenant)
+		other, err := (&subscriberuser.Directory{Store: s, Params: cheapPasswords}).Create(ctx, "other@example.com", testPassword, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		oc := browser(t)
+		otherTokens := f.exchange(t, codeOf(t, f.login(t, oc, f.authorizeURL(nil), other.Email, testPassword)), verifier)
+		hint := url.Values{"id_token_hint": {otherTokens.body["id_token"].(string)}}
+		if p := f.authorizeAgain(t, c, f.authorizeURL(hint)); !isForm(p) {
+			t.Errorf("another user's id_token_hint: %d %q", p.status, p.location)
+		}
+		hint.Set("prompt", "none")
+		if p := f.authorizeAgain(t, c, f.authorizeURL(hint)); !strings.Contains(p.location, "error=login_required") {
+			t.Errorf("another user's id_token_hint with prompt=none: %d %q", p.status, p.location)
+		}
+
 		// prompt=login and an exceeded max_age show the form.
 		if p := f.authorizeAgain(t, c, f.authorizeURL(url.Values{"prompt": {"login"}})); !isForm(p) {
 			t.Errorf("prompt=login: %d %q", p.status, p.location)
@@ -105,7 +125,6 @@ func TestSingleSignOn(t *testing.T) {
 		}
 
 		// A disabled user's session no longer logs in.
-		ctx := tenancy.With(context.Background(), f.tenant)
 		if _, err := s.SetSubscriberUserDisabled(ctx, f.userID, true, time.Now()); err != nil {
 			t.Fatal(err)
 		}
