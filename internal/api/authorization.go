@@ -183,8 +183,12 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	u, err := s.users.CreateUser(r.Context(), store.SubscriberUser{Email: email, SubscriberID: subscriber,
-		Disabled: in.Disabled != nil && *in.Disabled}, password)
+	at, err := s.tenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	u, err := s.users.CreateUserAt(r.Context(), store.SubscriberUser{Email: email, SubscriberID: subscriber,
+		Disabled: in.Disabled != nil && *in.Disabled}, password, at)
 	if err != nil {
 		return userStoreError(err, email, subscriber)
 	}

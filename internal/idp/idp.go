@@ -73,6 +73,7 @@ type Server struct {
 
 	// The subscriber login (provider.go, login.go).
 	provider       *op.Provider
+	opStorage      *opStorage
 	users          *subscriberuser.Directory
 	byAccount      *failures
 	byLoginAddress *failures
@@ -114,12 +115,13 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 		}
 		srv.mail = m
 	}
+	srv.opStorage = &opStorage{srv: srv, secrets: map[string][32]byte{}}
 	var cryptoKey [32]byte // encrypts nothing that outlives the process: codes are looked up by hash
 	_, _ = rand.Read(cryptoKey[:])
 	p, err := op.NewProvider(&op.Config{
 		CryptoKey: cryptoKey, CodeMethodS256: true, AuthMethodPost: true, GrantTypeRefreshToken: true,
 		SupportedUILocales: nil, SupportedScopes: []string{oidc.ScopeOpenID, oidc.ScopeEmail, oidc.ScopeOfflineAccess},
-	}, &opStorage{srv: srv, secrets: map[string][32]byte{}}, op.StaticIssuer(cfg.Issuer),
+	}, srv.opStorage, op.StaticIssuer(cfg.Issuer),
 		op.WithAllowInsecure(), op.WithCustomKeysEndpoint(op.NewEndpoint(".well-known/jwks.json")))
 	if err != nil {
 		panic("idp: OpenID provider: " + err.Error()) // only for a malformed issuer, which config rejects first
@@ -148,8 +150,9 @@ func (s *Server) Handler() http.Handler {
 	for _, p := range []string{"/oauth/introspect", "/device_authorization", "/keys"} {
 		mux.Handle(p, http.NotFoundHandler())
 	}
+	mux.HandleFunc("/end_session", s.endSession)
 	// The library serves the rest: /authorize/callback, /userinfo,
-	// /revoke, /end_session.
+	// /revoke.
 	mux.Handle("/", s.provider)
 	return mux
 }
@@ -193,13 +196,46 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	case "client_credentials":
 		s.clientCredentials(w, r)
 	case "authorization_code", "refresh_token":
-		// Subscriber login: the OpenID provider library (provider.go).
-		s.provider.ServeHTTP(w, r)
+		// Subscriber login: the OpenID provider library (provider.go),
+		// once the client is known good.
+		s.loginToken(w, r)
 	case "":
 		oauthError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", fmt.Sprintf("grant_type %q is not supported", gt))
 	}
+}
+
+// loginToken authenticates the login client of a code or refresh token
+// request before the library sees it: an unknown client or a wrong secret
+// is 401 invalid_client (RFC 6749 §5.2) and spends no code, and the
+// library reuses the client from the context instead of reading and
+// checking it again.
+func (s *Server) loginToken(w http.ResponseWriter, r *http.Request) {
+	id, secret, basic := clientAuth(r)
+	if id == "" || secret == "" {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication is required (HTTP Basic or client_id and client_secret)")
+		return
+	}
+	c, err := s.opStorage.loginClientAuth(r.Context(), id, secret)
+	switch {
+	case errors.Is(err, errLoginClientLimited):
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.byClient.wait("login:"+id, s.now())/time.Second)+1))
+		oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many failed authentications for this client; retry later")
+		return
+	case errors.Is(err, errBadLoginClient):
+		if basic {
+			w.Header().Set("WWW-Authenticate", `Basic realm="kadens"`)
+		}
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret")
+		return
+	case err != nil:
+		s.log.ErrorContext(r.Context(), "login client authentication", "err", err)
+		oauthError(w, http.StatusInternalServerError, "server_error", "")
+		return
+	}
+	ctx := context.WithValue(r.Context(), authenticatedClient{}, c)
+	s.provider.ServeHTTP(w, r.WithContext(context.WithValue(ctx, userMemoKey{}, &userMemo{})))
 }
 
 func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {

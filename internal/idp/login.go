@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/kadens/kadens/internal/store"
@@ -29,6 +30,10 @@ var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
 // opened the page; the form must carry the same token, so a form posted
 // from another site (login CSRF) fails.
 const csrfCookie = "kadens_login"
+
+// ssoCookie carries the browser's login session token (only its SHA-256
+// is stored): a later /authorize of the same tenant skips the form.
+const ssoCookie = "kadens_sso"
 
 // authorize checks Kadens' own rules of an authorization request (known
 // client, exact redirect address, the connection is the client's tenant,
@@ -53,8 +58,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if conn := q.Get("connection"); conn != "" {
-		ten, err := s.store.TenantByName(r.Context(), conn)
-		if err != nil || ten.ID != client.TenantID {
+		ten, err := s.store.TenantIDByName(r.Context(), conn)
+		if err != nil || ten != client.TenantID {
 			s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", t.BadConnection)
 			return
 		}
@@ -81,9 +86,108 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if len(org) > 200 {
 		org = org[:200]
 	}
+	// The rest is the library's op.Authorize, step by step with its own
+	// parts, so that a request the browser's login session completes is
+	// answered with the code at once instead of by a redirect to the
+	// login page (or a callback hop), and so that the client read above
+	// is not read again.
 	ctx := op.ContextWithIssuer(r.Context(), s.cfg.Issuer)
-	ctx = context.WithValue(ctx, authorizeKey{}, authorizeParams{tenantID: client.TenantID, orgName: org, language: lang})
-	op.Authorize(w, r.WithContext(ctx), s.provider)
+	sso := &ssoState{session: s.browserSession(r, client.TenantID)}
+	ctx = context.WithValue(ctx, authorizeKey{}, authorizeParams{tenantID: client.TenantID, orgName: org, language: lang, sso: sso})
+	r = r.WithContext(ctx)
+	authReq, err := op.ParseAuthorizeRequest(r, s.provider.Decoder())
+	if err != nil {
+		op.AuthRequestError(w, r, nil, err, s.provider)
+		return
+	}
+	if authReq.ClientID != client.ID || authReq.RedirectURI != q.Get("redirect_uri") {
+		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", t.BadRedirect)
+		return
+	}
+	if authReq.RequestParam != "" {
+		op.AuthRequestError(w, r, authReq, oidc.ErrRequestNotSupported(), s.provider)
+		return
+	}
+	lc := s.opStorage.opClient(client)
+	hinted, err := op.ValidateAuthRequestClient(ctx, authReq, lc, s.provider.IDTokenHintVerifier(ctx))
+	if err != nil {
+		op.AuthRequestError(w, r, authReq, err, s.provider)
+		return
+	}
+	req, err := s.opStorage.CreateAuthRequest(ctx, authReq, hinted)
+	if err != nil {
+		op.AuthRequestError(w, r, authReq, oidc.DefaultToServerError(err, "unable to save the authorization request"), s.provider)
+		return
+	}
+	if sso.done {
+		op.AuthResponse(req, s.provider, w, r) // the code, to the client
+		return
+	}
+	op.RedirectToLogin(req.GetID(), lc, w, r)
+}
+
+// browserSession returns the live login session of the browser that sent
+// r, if it is tenantID's and its user is still active; nil otherwise (then
+// the form is shown, as without a session).
+func (s *Server) browserSession(r *http.Request, tenantID string) *store.LoginSession {
+	c, err := r.Cookie(ssoCookie)
+	if err != nil || c.Value == "" || len(c.Value) > 100 {
+		return nil
+	}
+	sess, err := s.store.LiveLoginSession(r.Context(), sha(c.Value), s.now())
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.ErrorContext(r.Context(), "authorize: login session", "err", err)
+		}
+		return nil
+	}
+	if sess.TenantID != tenantID {
+		return nil // another tenant's login: its users are not this tenant's
+	}
+	u, err := s.store.SubscriberUser(tenancy.With(r.Context(), tenantID), sess.UserID)
+	if err != nil || u.Disabled {
+		return nil
+	}
+	return &sess
+}
+
+// startSession gives the browser a login session for userID after a
+// password check at now. A failure only costs the next login its form.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, tenantID, userID string, now time.Time) {
+	token := randomToken()
+	now = now.UTC()
+	if err := s.store.CreateLoginSession(r.Context(), store.LoginSession{Hash: sha(token), TenantID: tenantID, UserID: userID,
+		AuthTime: now, ExpiresAt: now.Add(SessionTTL)}); err != nil {
+		s.log.ErrorContext(r.Context(), "login session", "err", err)
+		return
+	}
+	if old, err := r.Cookie(ssoCookie); err == nil && old.Value != "" {
+		// The browser's previous session (prompt=login, or another user)
+		// ends with the new one.
+		_ = s.store.EndLoginSession(r.Context(), sha(old.Value))
+	}
+	s.setSessionCookie(w, token, int(SessionTTL.Seconds()))
+}
+
+// setSessionCookie sets the login session cookie (maxAge < 0 removes it).
+func (s *Server) setSessionCookie(w http.ResponseWriter, token string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: ssoCookie, Value: token, Path: s.cookiePath(), HttpOnly: true,
+		Secure: strings.HasPrefix(s.cfg.Issuer, "https://"), SameSite: http.SameSiteLaxMode, MaxAge: maxAge})
+}
+
+// endSession is the library's RP-initiated logout, with the browser's
+// login session ended (and its cookie removed) once the library has
+// accepted the request (opStorage.TerminateSession).
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
+	end := func() error {
+		c, err := r.Cookie(ssoCookie)
+		if err != nil || c.Value == "" {
+			return nil
+		}
+		s.setSessionCookie(w, "", -1)
+		return s.store.EndLoginSession(r.Context(), sha(c.Value))
+	}
+	s.provider.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), endBrowserSession{}, end)))
 }
 
 type loginView struct {
@@ -99,31 +203,35 @@ type loginView struct {
 	Reset    bool // password reset is on: link to it
 }
 
-// orgLook finds the logo of the tenant's organization named org.
+// logo is the logo of the tenant's organization named org, if it is
+// served over https.
 func (s *Server) logo(ctx context.Context, tenantID, org string) string {
 	if org == "" {
 		return ""
 	}
-	orgs, _, err := s.store.ListOrganizations(tenancy.With(ctx, tenantID), store.OrganizationFilter{}, store.Page{Limit: 100})
-	if err != nil {
+	logo, err := s.store.OrganizationLogo(ctx, tenantID, org)
+	if err != nil || !strings.HasPrefix(logo, "https://") {
 		return ""
 	}
-	for _, o := range orgs {
-		if strings.EqualFold(o.Name, org) && strings.HasPrefix(o.LogoURL, "https://") {
-			return o.LogoURL
-		}
-	}
-	return ""
+	return logo
 }
 
 func (s *Server) view(ctx context.Context, lr store.LoginRequest) loginView {
+	v := textView(lr)
+	v.LogoURL = s.logo(ctx, lr.TenantID, lr.OrgName)
+	v.Reset = s.mail != nil
+	return v
+}
+
+// textView is the view of lr without its logo (which costs a read), for
+// the form post, which looks the logo up only for a page it shows.
+func textView(lr store.LoginRequest) loginView {
 	t := texts[Language(lr.Language)]
 	title := t.Title
 	if lr.OrgName != "" {
 		title = lr.OrgName + " – " + t.Title
 	}
-	return loginView{T: t, Lang: Language(lr.Language), Title: title, Org: lr.OrgName, LogoURL: s.logo(ctx, lr.TenantID, lr.OrgName),
-		ID: lr.ID, CSRF: lr.CSRF, Reset: s.mail != nil}
+	return loginView{T: t, Lang: Language(lr.Language), Title: title, Org: lr.OrgName, ID: lr.ID, CSRF: lr.CSRF}
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -171,10 +279,15 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		s.expired(w, r, err)
 		return
 	}
-	v := s.view(r.Context(), lr)
+	v := textView(lr)
+	form := func() loginView { // the form again, whole
+		full := s.view(r.Context(), lr)
+		full.Email, full.Error = v.Email, v.Error
+		return full
+	}
 	cookie, _ := r.Cookie(csrfCookie)
-	form := r.PostForm.Get("csrf")
-	if cookie == nil || subtle.ConstantTimeCompare([]byte(form), []byte(lr.CSRF)) != 1 ||
+	csrf := r.PostForm.Get("csrf")
+	if cookie == nil || subtle.ConstantTimeCompare([]byte(csrf), []byte(lr.CSRF)) != 1 ||
 		subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(lr.CSRF)) != 1 {
 		s.errorPage(w, http.StatusForbidden, v.Lang, "access_denied", v.T.BadForm)
 		return
@@ -192,7 +305,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		v.Error = v.T.TooMany
-		s.render(w, http.StatusTooManyRequests, "login.html", v)
+		s.render(w, http.StatusTooManyRequests, "login.html", form())
 		return
 	}
 	u, err := s.users.Authenticate(r.Context(), lr.TenantID, email, r.PostForm.Get("password"))
@@ -205,13 +318,14 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		s.byAccount.fail(account, now)
 		s.byLoginAddress.fail(addr, now)
 		v.Error = v.T.Wrong
-		s.render(w, http.StatusUnauthorized, "login.html", v)
+		s.render(w, http.StatusUnauthorized, "login.html", form())
 		return
 	}
 	if err := s.store.CompleteLoginRequest(r.Context(), lr.ID, u.ID, now); err != nil {
 		s.expired(w, r, err)
 		return
 	}
+	s.startSession(w, r, lr.TenantID, u.ID, now)
 	http.Redirect(w, r, op.AuthCallbackURL(s.provider)(op.ContextWithIssuer(r.Context(), s.cfg.Issuer), lr.ID), http.StatusSeeOther)
 }
 

@@ -335,11 +335,23 @@ func TestCodeExchangeErrors(t *testing.T) {
 		if r.body["error"] != "invalid_client" && r.body["error"] != "unauthorized_client" || r.status >= 500 {
 			t.Errorf("wrong secret: %d %v", r.status, r.body)
 		}
+		// An unknown client is invalid_client (RFC 6749 §5.2), by form or
+		// Basic, and spends no code: the client is checked first.
 		code = f.code(t)
 		r = f.post(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {"kl_nope"}, "client_secret": {f.secret},
 			"code": {code}, "redirect_uri": {testRedirect}, "code_verifier": {verifier}}, nil, "")
-		if r.body["error"] != "invalid_client" && r.body["error"] != "invalid_grant" || r.status >= 500 {
-			t.Errorf("unknown client: %d %v", r.status, r.body)
+		want("unknown client", r, 401, "invalid_client")
+		r = f.post(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {testRedirect},
+			"code_verifier": {verifier}}, []string{"kl_nope", f.secret}, "")
+		want("unknown client (basic)", r, 401, "invalid_client")
+		r = f.post(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {f.client},
+			"code": {code}, "redirect_uri": {testRedirect}, "code_verifier": {verifier}}, nil, "")
+		want("no client secret", r, 401, "invalid_client")
+		r = f.post(t, url.Values{"grant_type": {"refresh_token"}, "client_id": {"kl_nope"}, "client_secret": {f.secret},
+			"refresh_token": {"whatever"}}, nil, "")
+		want("unknown client, refresh", r, 401, "invalid_client")
+		if r := f.exchange(t, code, verifier); r.status != 200 {
+			t.Errorf("the code after refused clients: %d %v", r.status, r.body)
 		}
 
 		// HTTP Basic works as well as the form fields.

@@ -9,9 +9,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -43,6 +45,10 @@ const (
 	CodeTTL = time.Minute
 	// RefreshTTL is how long a refresh token can be used (once).
 	RefreshTTL = 30 * 24 * time.Hour
+	// SessionTTL is how long a browser's login session lets a later
+	// /authorize of the same tenant skip the form (single sign-on),
+	// counted from the password check.
+	SessionTTL = 12 * time.Hour
 )
 
 // authorizeParams are the Kadens parameters of an authorization request,
@@ -50,6 +56,22 @@ const (
 // through the context.
 type authorizeParams struct {
 	tenantID, orgName, language string
+	sso                         *ssoState
+}
+
+// ssoState is shared by one /authorize (Server.authorize) and its
+// CreateAuthRequest, which completes the request from the browser's login
+// session when it may (done); the browser then gets the code at once
+// instead of the form.
+type ssoState struct {
+	// session is the browser's live login session at the client's tenant
+	// for an active user, or nil.
+	session *store.LoginSession
+	done    bool
+	// pending is the completed request, not stored yet: SaveAuthCode,
+	// which the library calls right after, stores it with its code in one
+	// write instead of two.
+	pending *store.LoginRequest
 }
 
 type authorizeKey struct{}
@@ -64,6 +86,10 @@ type opStorage struct {
 	// looked up anyway and then fails.
 	mu      sync.Mutex
 	secrets map[string][32]byte
+
+	// purged is when (Unix seconds) expired login requests were last
+	// deleted (DeleteAuthRequest).
+	purged atomic.Int64
 }
 
 func sha(s string) string {
@@ -92,7 +118,7 @@ func (c *loginClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMet
 func (c *loginClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
-func (c *loginClient) LoginURL(id string) string            { return c.loginURL + "?id=" + id }
+func (c *loginClient) LoginURL(id string) string            { return c.loginURL + "?id=" + url.QueryEscape(id) }
 func (c *loginClient) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
 func (c *loginClient) IDTokenLifetime() time.Duration       { return c.ttl }
 func (c *loginClient) DevMode() bool                        { return false }
@@ -181,17 +207,37 @@ func (k publicKey) Key() any                           { return k.jwk.Key }
 
 var errNotSupported = errors.New("idp: not supported")
 
-func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
+// CreateAuthRequest stores a new login request. hinted is the user an
+// id_token_hint names, if any: a login session of another user does not
+// complete the request then (OpenID Connect Core §3.1.2.1).
+func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, hinted string) (op.AuthRequest, error) {
 	p, ok := ctx.Value(authorizeKey{}).(authorizeParams)
 	if !ok {
 		return nil, errors.New("idp: authorization request without its checked parameters")
 	}
 	now := o.srv.now().UTC()
+	var sess *store.LoginSession
+	if p.sso != nil && p.sso.session != nil && (hinted == "" || hinted == p.sso.session.UserID) {
+		sess = p.sso.session
+	}
+	prompts := req.Prompt
 	lr := store.LoginRequest{
 		ID: randomToken(), TenantID: p.tenantID, ClientID: req.ClientID, RedirectURI: req.RedirectURI, State: req.State,
 		Nonce: req.Nonce, Scopes: req.Scopes, ResponseMode: string(req.ResponseMode), CodeChallenge: req.CodeChallenge,
 		ChallengeMethod: string(req.CodeChallengeMethod), OrgName: p.orgName, Language: p.language, CSRF: randomToken(),
 		CreatedAt: now, ExpiresAt: now.Add(LoginTTL),
+	}
+	switch {
+	case sess != nil && !slices.Contains(prompts, oidc.PromptLogin) && !tooOld(sess.AuthTime, req.MaxAge, now):
+		// Single sign-on: the user logged in in this browser before; the
+		// request is done with that login's user and time.
+		lr.UserID, lr.AuthTime = sess.UserID, &sess.AuthTime
+		p.sso.done, p.sso.pending = true, &lr
+		return &authRequest{LoginRequest: lr, audience: o.srv.cfg.Audience}, nil
+	case slices.Contains(prompts, oidc.PromptNone):
+		// The client asked not to show any page (OpenID Connect Core
+		// §3.1.2.1); the library redirects this error to it.
+		return nil, oidc.ErrLoginRequired().WithDescription("the user has no login session here")
 	}
 	if err := o.srv.store.CreateLoginRequest(ctx, lr); err != nil {
 		return nil, err
@@ -218,19 +264,51 @@ func (o *opStorage) AuthRequestByCode(ctx context.Context, code string) (op.Auth
 }
 
 func (o *opStorage) SaveAuthCode(ctx context.Context, id, code string) error {
+	if p, ok := ctx.Value(authorizeKey{}).(authorizeParams); ok && p.sso != nil && p.sso.pending != nil && p.sso.pending.ID == id {
+		lr := *p.sso.pending
+		p.sso.pending = nil
+		return o.srv.store.CreateLoginRequestWithCode(ctx, lr, sha(code), o.srv.now().Add(CodeTTL))
+	}
 	return o.srv.store.SetLoginCode(ctx, id, sha(code), o.srv.now().Add(CodeTTL))
 }
 
-func (o *opStorage) DeleteAuthRequest(ctx context.Context, id string) error {
-	return o.srv.store.DeleteLoginRequest(ctx, id, o.srv.now())
+// DeleteAuthRequest is called once the code was exchanged. The request's
+// row stays until it expires (CodeTTL after the redirect): its code is
+// spent (code_used) and it cannot get another, so deleting it now would
+// only cost a write per login. Expired requests are deleted at most once
+// a minute instead.
+func (o *opStorage) DeleteAuthRequest(ctx context.Context, _ string) error {
+	now := o.srv.now()
+	last := o.purged.Load()
+	if now.Unix()-last < 60 || !o.purged.CompareAndSwap(last, now.Unix()) {
+		return nil
+	}
+	return o.srv.store.DeleteExpiredLoginRequests(ctx, now)
 }
+
+// userMemo keeps, for one token request, the user it is for: the library
+// asks for the user's claims up to three times per request (the token, the
+// access token's claims, the ID token's), and one read is enough.
+type userMemo struct {
+	tenantID string
+	user     store.SubscriberUser
+}
+
+type userMemoKey struct{}
 
 // activeUser returns the user a token request is for, refusing one who
 // was disabled or deleted since.
 func (o *opStorage) activeUser(ctx context.Context, tenantID, userID string) (store.SubscriberUser, error) {
+	memo, _ := ctx.Value(userMemoKey{}).(*userMemo)
+	if memo != nil && memo.tenantID == tenantID && memo.user.ID == userID && userID != "" {
+		return memo.user, nil
+	}
 	u, err := o.srv.store.SubscriberUser(tenancy.With(ctx, tenantID), userID)
 	if errors.Is(err, store.ErrNotFound) || err == nil && u.Disabled {
 		return store.SubscriberUser{}, oidc.ErrInvalidGrant().WithDescription("the user is disabled or gone")
+	}
+	if err == nil && memo != nil {
+		memo.tenantID, memo.user = tenantID, u
 	}
 	return u, err
 }
@@ -282,28 +360,55 @@ func (o *opStorage) TokenRequestByRefreshToken(ctx context.Context, token string
 	return &refreshRequest{RefreshToken: t, audience: o.srv.cfg.Audience}, nil
 }
 
+// tooOld reports whether a login at auth is older than the request's
+// max_age allows (prompt=login sets max_age 0).
+func tooOld(auth time.Time, maxAge *uint, now time.Time) bool {
+	return maxAge != nil && now.Sub(auth) >= time.Duration(*maxAge)*time.Second
+}
+
+// endBrowserSession, in the context of an /end_session request, ends the
+// login session of the browser that sent it (Server.endSession).
+type endBrowserSession struct{}
+
+// TerminateSession is a validated logout: the user's refresh tokens at the
+// client are revoked and the browser's login session ends, so the next
+// /authorize shows the form again.
 func (o *opStorage) TerminateSession(ctx context.Context, userID, clientID string) error {
+	if end, ok := ctx.Value(endBrowserSession{}).(func() error); ok {
+		if err := end(); err != nil {
+			return err
+		}
+	}
 	return o.srv.store.EndLoginSessions(ctx, userID, clientID)
 }
 
 // RevokeToken revokes refresh tokens. Access tokens are self-contained JWTs
-// that live TokenTTL; revoking one is accepted and has no effect (RFC 7009
-// lets a server not support it).
+// that every verifier accepts until their exp (TokenTTL); nothing here
+// could make them stop, so a valid access token is answered
+// unsupported_token_type (RFC 7009 §2.2.1) rather than a 200 that would
+// tell the client it was revoked. Revoking the refresh token ends the
+// session: no new access token after the current one (docs/LOGIN.md).
 func (o *opStorage) RevokeToken(ctx context.Context, token, userID, clientID string) *oidc.Error {
-	if userID != "" {
+	// For a live refresh token the library passes the hash that
+	// GetRefreshTokenInfo returned.
+	t, err := o.srv.store.LiveRefreshToken(ctx, token, o.srv.now())
+	switch {
+	case err == nil:
+		if t.ClientID != clientID {
+			return oidc.ErrInvalidClient().WithDescription("the token belongs to another client")
+		}
+		if err := o.srv.store.RevokeRefreshToken(ctx, t.Hash); err != nil {
+			return oidc.ErrServerError().WithParent(err)
+		}
 		return nil
-	}
-	t, err := o.srv.store.LiveRefreshToken(ctx, sha(token), o.srv.now())
-	if err != nil {
-		return nil // unknown or spent tokens: nothing to do (RFC 7009 §2.2)
-	}
-	if t.ClientID != clientID {
-		return oidc.ErrInvalidClient().WithDescription("the token belongs to another client")
-	}
-	if err := o.srv.store.RevokeRefreshToken(ctx, t.Hash); err != nil {
+	case !errors.Is(err, store.ErrNotFound):
 		return oidc.ErrServerError().WithParent(err)
+	case userID != "":
+		// The library verified token as one of our access tokens.
+		return &oidc.Error{ErrorType: "unsupported_token_type",
+			Description: "access tokens are self-contained and valid until they expire; revoke the refresh token"}
 	}
-	return nil
+	return nil // unknown or spent tokens: nothing to do (RFC 7009 §2.2)
 }
 
 func (o *opStorage) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {
@@ -330,35 +435,71 @@ func (o *opStorage) KeySet(context.Context) ([]op.Key, error) {
 	return out, nil
 }
 
-func (o *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
-	c, err := o.srv.store.LoginClientByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("unknown client %q", id)
-	}
-	if err != nil {
-		return nil, oidc.ErrServerError().WithParent(err)
-	}
-	return &loginClient{LoginClient: c, loginURL: o.srv.cfg.Issuer + "/login", ttl: o.srv.cfg.TokenTTL}, nil
+// authenticatedClient carries, through a token request's context, the
+// login client the token endpoint authenticated before handing the request
+// to the library, so that the library's own lookups and secret check do
+// not read and check it again.
+type authenticatedClient struct{}
+
+func clientFromContext(ctx context.Context, id string) (store.LoginClient, bool) {
+	c, ok := ctx.Value(authenticatedClient{}).(store.LoginClient)
+	return c, ok && c.ID == id
 }
 
-// AuthorizeClientIDSecret checks a login client's secret with bcrypt (or
-// the remembered hash of one that passed before), limited like the
-// machine clients' failures.
+func (o *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	c, ok := clientFromContext(ctx, id)
+	if !ok {
+		var err error
+		c, err = o.srv.store.LoginClientByID(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("unknown client %q", id)
+		}
+		if err != nil {
+			return nil, oidc.ErrServerError().WithParent(err)
+		}
+	}
+	return o.opClient(c), nil
+}
+
+// opClient is c as the library sees it.
+func (o *opStorage) opClient(c store.LoginClient) *loginClient {
+	return &loginClient{LoginClient: c, loginURL: o.srv.cfg.Issuer + "/login", ttl: o.srv.cfg.TokenTTL}
+}
+
+// AuthorizeClientIDSecret is the library's client check; the token
+// endpoint has done it already (Server.loginClientAuth) for the client in
+// the context.
 func (o *opStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
+	if _, ok := clientFromContext(ctx, id); ok {
+		return nil
+	}
+	_, err := o.loginClientAuth(ctx, id, secret)
+	return err
+}
+
+var (
+	errLoginClientLimited = errors.New("too many failed authentications for this client; retry later")
+	errBadLoginClient     = errors.New("unknown client or wrong secret")
+)
+
+// loginClientAuth checks a login client's secret with bcrypt (or the
+// remembered hash of one that passed before), limited like the machine
+// clients' failures. An unknown client costs a bcrypt check too.
+func (o *opStorage) loginClientAuth(ctx context.Context, id, secret string) (store.LoginClient, error) {
 	now := o.srv.now()
 	if o.srv.byClient.wait("login:"+id, now) > 0 {
-		return errors.New("too many failed authentications for this client; retry later")
+		return store.LoginClient{}, errLoginClientLimited
 	}
 	c, err := o.srv.store.LoginClientByID(ctx, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return oidc.ErrServerError().WithParent(err)
+		return store.LoginClient{}, oidc.ErrServerError().WithParent(err)
 	}
 	sum := sha256.Sum256([]byte(secret))
 	o.mu.Lock()
 	known, ok := o.secrets[id]
 	o.mu.Unlock()
 	if err == nil && ok && subtle.ConstantTimeCompare(known[:], sum[:]) == 1 {
-		return nil
+		return c, nil
 	}
 	hash := c.SecretHash
 	if err != nil {
@@ -366,7 +507,7 @@ func (o *opStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret stri
 	}
 	if o.srv.compare([]byte(hash), []byte(secret)) != nil || err != nil {
 		o.srv.byClient.fail("login:"+id, now)
-		return errors.New("unknown client or wrong secret")
+		return store.LoginClient{}, errBadLoginClient
 	}
 	o.mu.Lock()
 	if len(o.secrets) > 10_000 {
@@ -374,7 +515,7 @@ func (o *opStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret stri
 	}
 	o.secrets[id] = sum
 	o.mu.Unlock()
-	return nil
+	return c, nil
 }
 
 func (o *opStorage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {

@@ -190,6 +190,10 @@ func (s *Server) resetChoose(w http.ResponseWriter, r *http.Request, tok string)
 		s.errorPage(w, http.StatusInternalServerError, lang, "server_error", v.T.Failed)
 		return
 	}
+	// Whoever knew the old password is logged out of every browser.
+	if err := s.store.EndUserLoginSessions(context.WithoutCancel(r.Context()), userID); err != nil {
+		s.log.ErrorContext(r.Context(), "end login sessions after a password reset", "err", err)
+	}
 	s.renderReset(w, http.StatusOK, v)
 }
 

@@ -34,15 +34,15 @@ func TestAccountSources(t *testing.T) {
 		subA, accA := account(t, s, ctx, "Kari", "NOK")
 		_, accB := account(t, s, ctx, "Ola", "NOK")
 		_, otherAcc := account(t, s, other, "Per", "NOK")
-		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, t0)
+		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "v@example.no"}, t0)
+		v, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "v@example.no"}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ou, err := s.CreateSubscriberUser(other, store.SubscriberUser{Email: "u@example.no"}, t0)
+		ou, err := s.CreateSubscriberUser(other, store.SubscriberUser{Email: "u@example.no"}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,9 +136,9 @@ func TestIdPAccounts(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx, other := newTenant(t, s, "a"), newTenant(t, s, "b")
-		u, _ := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "kari@example.no"}, t0)
-		v, _ := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "ola@example.no"}, t0)
-		ou, _ := s.CreateSubscriberUser(other, store.SubscriberUser{Email: "per@example.no"}, t0)
+		u, _ := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "kari@example.no"}, t0, t0)
+		v, _ := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "ola@example.no"}, t0, t0)
+		ou, _ := s.CreateSubscriberUser(other, store.SubscriberUser{Email: "per@example.no"}, t0, t0)
 
 		a, err := s.CreateIdPAccount(ctx, store.IdPAccount{Kind: store.IdPA, Identifier: "Kari.N", UserID: u.ID}, t0)
 		if err != nil {

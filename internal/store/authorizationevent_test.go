@@ -44,7 +44,7 @@ func TestAuthorizationEvents(t *testing.T) {
 			}
 			return out
 		}
-		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, t0)
+		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,5 +94,23 @@ func TestAuthorizationEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		next("UserAuthorizationRevoked")
+
+		// A user created already linked gets the subscriber's access as a
+		// later link gives it; a refused creation records nothing.
+		v, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "v@example.no", SubscriberID: subB}, t0, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := next("UserAuthorizationGranted")[0]; d.UserID != v.ID || d.SubscriberID != subB || d.SourceID != subB ||
+			d.SourceType != store.AuthorizationSourceSubscriber || d.SubscriberAccountID != nil || d.ProductIDs == nil {
+			t.Fatalf("created linked %+v", d)
+		}
+		if _, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "V@example.no", SubscriberID: subA}, t0, t0); err == nil {
+			t.Fatal("a taken e-mail was accepted")
+		}
+		if _, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "w@example.no"}, t0, t0); err != nil {
+			t.Fatal(err)
+		}
+		next("") // neither the refused user nor an unlinked one records anything
 	})
 }

@@ -129,11 +129,30 @@ func scanLoginRequest(row scanner) (LoginRequest, error) {
 
 // CreateLoginRequest stores r.
 func (s *Store) CreateLoginRequest(ctx context.Context, r LoginRequest) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO login_requests (id, tenant_id, client_id, redirect_uri, state, nonce, scopes,
-		response_mode, code_challenge, challenge_method, org_name, language, csrf, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+	return s.createLoginRequest(ctx, r, nil)
+}
+
+// CreateLoginRequestWithCode stores r, which a login session completed
+// (UserID and AuthTime set), with the hash of its code, expiring at
+// expires: SetLoginCode's effect in the same write.
+func (s *Store) CreateLoginRequestWithCode(ctx context.Context, r LoginRequest, codeHash string, expires time.Time) error {
+	if r.UserID == "" || r.AuthTime == nil {
+		return errors.New("store: a login request with a code needs its user")
+	}
+	r.ExpiresAt = expires
+	return s.createLoginRequest(ctx, r, codeHash)
+}
+
+func (s *Store) createLoginRequest(ctx context.Context, r LoginRequest, codeHash any) error {
+	var auth any
+	if r.AuthTime != nil {
+		auth = ts(*r.AuthTime)
+	}
+	_, err := s.writeExec(ctx, `INSERT INTO login_requests (id, tenant_id, client_id, redirect_uri, state, nonce, scopes,
+		response_mode, code_challenge, challenge_method, org_name, language, csrf, user_id, auth_time, code_hash, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		r.ID, r.TenantID, r.ClientID, r.RedirectURI, r.State, r.Nonce, strings.Join(r.Scopes, " "), r.ResponseMode,
-		r.CodeChallenge, r.ChallengeMethod, r.OrgName, r.Language, r.CSRF, ts(r.CreatedAt), ts(r.ExpiresAt))
+		r.CodeChallenge, r.ChallengeMethod, r.OrgName, r.Language, r.CSRF, nullID(r.UserID), auth, codeHash, ts(r.CreatedAt), ts(r.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("store: create login request: %w", err)
 	}
@@ -153,7 +172,7 @@ func (s *Store) LiveLoginRequest(ctx context.Context, id string, now time.Time) 
 // CompleteLoginRequest records that userID logged in on request id at now;
 // ErrNotFound if the request expired, is gone or already has a user.
 func (s *Store) CompleteLoginRequest(ctx context.Context, id, userID string, now time.Time) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE login_requests SET user_id = $1, auth_time = $2
+	res, err := s.writeExec(ctx, `UPDATE login_requests SET user_id = $1, auth_time = $2
 		WHERE id = $3 AND user_id IS NULL AND expires_at > $2`, userID, ts(now), id)
 	if err != nil {
 		return fmt.Errorf("store: complete login request: %w", err)
@@ -167,7 +186,7 @@ func (s *Store) CompleteLoginRequest(ctx context.Context, id, userID string, now
 // SetLoginCode attaches the hash of a code to logged-in request id and
 // makes it expire at expires (codes are short-lived).
 func (s *Store) SetLoginCode(ctx context.Context, id, codeHash string, expires time.Time) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE login_requests SET code_hash = $1, expires_at = $2
+	res, err := s.writeExec(ctx, `UPDATE login_requests SET code_hash = $1, expires_at = $2
 		WHERE id = $3 AND user_id IS NOT NULL AND code_hash IS NULL`, codeHash, ts(expires), id)
 	if err != nil {
 		return fmt.Errorf("store: save login code: %w", err)
@@ -186,11 +205,11 @@ var ErrCodeUsed = errors.New("store: code already used")
 // request: the first caller wins; later ones get ErrCodeUsed, an expired or
 // unknown code ErrNotFound.
 func (s *Store) UseLoginCode(ctx context.Context, codeHash string, now time.Time) (LoginRequest, error) {
-	r, err := scanLoginRequest(s.w.QueryRowContext(ctx, `UPDATE login_requests SET code_used = TRUE
+	r, err := scanLoginRequest(s.writeRow(ctx, `UPDATE login_requests SET code_used = TRUE
 		WHERE code_hash = $1 AND NOT code_used AND expires_at > $2 RETURNING `+loginRequestColumns, codeHash, ts(now)))
 	if errors.Is(err, sql.ErrNoRows) {
 		var used bool
-		if e := s.w.QueryRowContext(ctx, `SELECT code_used FROM login_requests WHERE code_hash = $1`, codeHash).Scan(&used); e == nil && used {
+		if e := s.writeRow(ctx, `SELECT code_used FROM login_requests WHERE code_hash = $1`, codeHash).Scan(&used); e == nil && used {
 			return LoginRequest{}, ErrCodeUsed
 		}
 		return LoginRequest{}, fmt.Errorf("store: login code: %w", ErrNotFound)
@@ -201,13 +220,23 @@ func (s *Store) UseLoginCode(ctx context.Context, codeHash string, now time.Time
 	return r, nil
 }
 
-// DeleteLoginRequest forgets request id, and with it every request that
-// expired before now (so the table holds live logins only).
-func (s *Store) DeleteLoginRequest(ctx context.Context, id string, now time.Time) error {
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM login_requests WHERE id = $1 OR expires_at < $2`, id, ts(now.Add(-time.Hour))); err != nil {
-		return fmt.Errorf("store: delete login request: %w", err)
+// DeleteExpiredLoginRequests forgets the login requests that expired more
+// than an hour before now (so the table holds recent logins only).
+func (s *Store) DeleteExpiredLoginRequests(ctx context.Context, now time.Time) error {
+	if _, err := s.writeExec(ctx, `DELETE FROM login_requests WHERE expires_at < $1`, ts(now.Add(-time.Hour))); err != nil {
+		return fmt.Errorf("store: delete expired login requests: %w", err)
 	}
 	return nil
+}
+
+// TenantIDByName returns the id of the tenant named name (a login's
+// connection), or ErrNotFound.
+func (s *Store) TenantIDByName(ctx context.Context, name string) (string, error) {
+	var id string
+	if err := s.readRow(ctx, `SELECT id FROM tenants WHERE name = $1`, name).Scan(&id); err != nil {
+		return "", fmt.Errorf("store: tenant %q: %w", name, notFound(err))
+	}
+	return id, nil
 }
 
 // RefreshToken is the stored half of a refresh token: its SHA-256 and what
@@ -242,17 +271,25 @@ func scanRefresh(row scanner) (RefreshToken, error) {
 // token used in the same transaction (rotation): if previous was used
 // meanwhile, nothing is stored and the answer is ErrCodeUsed.
 func (s *Store) CreateRefreshToken(ctx context.Context, t RefreshToken, previous string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if previous != "" {
-			res, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET used = TRUE WHERE token_hash = $1 AND NOT used`, previous)
-			if err != nil {
-				return fmt.Errorf("store: rotate refresh token: %w", err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return ErrCodeUsed
-			}
+	const insert = `INSERT INTO refresh_tokens (` + refreshColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+	if previous == "" {
+		// A code's first token: one statement, no transaction.
+		_, err := s.writeExec(ctx, insert, t.Hash, t.TenantID, t.ClientID, t.UserID, strings.Join(t.Scopes, " "),
+			ts(t.AuthTime), ts(t.CreatedAt), ts(t.ExpiresAt))
+		if err != nil {
+			return fmt.Errorf("store: create refresh token: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO refresh_tokens (`+refreshColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		return nil
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET used = TRUE WHERE token_hash = $1 AND NOT used`, previous)
+		if err != nil {
+			return fmt.Errorf("store: rotate refresh token: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrCodeUsed
+		}
+		_, err = tx.ExecContext(ctx, insert,
 			t.Hash, t.TenantID, t.ClientID, t.UserID, strings.Join(t.Scopes, " "), ts(t.AuthTime), ts(t.CreatedAt), ts(t.ExpiresAt))
 		if err != nil {
 			return fmt.Errorf("store: create refresh token: %w", err)
@@ -264,7 +301,7 @@ func (s *Store) CreateRefreshToken(ctx context.Context, t RefreshToken, previous
 // LiveRefreshToken returns the unused, unexpired token with hash h, or
 // ErrNotFound.
 func (s *Store) LiveRefreshToken(ctx context.Context, h string, now time.Time) (RefreshToken, error) {
-	t, err := scanRefresh(s.w.QueryRowContext(ctx, `SELECT `+refreshColumns+` FROM refresh_tokens
+	t, err := scanRefresh(s.writeRow(ctx, `SELECT `+refreshColumns+` FROM refresh_tokens
 		WHERE token_hash = $1 AND NOT used AND expires_at > $2`, h, ts(now)))
 	if err != nil {
 		return RefreshToken{}, fmt.Errorf("store: refresh token: %w", notFound(err))
@@ -274,7 +311,7 @@ func (s *Store) LiveRefreshToken(ctx context.Context, h string, now time.Time) (
 
 // RevokeRefreshToken makes the token with hash h unusable.
 func (s *Store) RevokeRefreshToken(ctx context.Context, h string) error {
-	if _, err := s.w.ExecContext(ctx, `UPDATE refresh_tokens SET used = TRUE WHERE token_hash = $1`, h); err != nil {
+	if _, err := s.writeExec(ctx, `UPDATE refresh_tokens SET used = TRUE WHERE token_hash = $1`, h); err != nil {
 		return fmt.Errorf("store: revoke refresh token: %w", err)
 	}
 	return nil
@@ -283,15 +320,73 @@ func (s *Store) RevokeRefreshToken(ctx context.Context, h string) error {
 // EndLoginSessions revokes every refresh token userID holds at clientID
 // (logout).
 func (s *Store) EndLoginSessions(ctx context.Context, userID, clientID string) error {
-	if _, err := s.w.ExecContext(ctx, `UPDATE refresh_tokens SET used = TRUE WHERE user_id = $1 AND client_id = $2`, userID, clientID); err != nil {
+	if _, err := s.writeExec(ctx, `UPDATE refresh_tokens SET used = TRUE WHERE user_id = $1 AND client_id = $2`, userID, clientID); err != nil {
 		return fmt.Errorf("store: end login sessions: %w", err)
+	}
+	return nil
+}
+
+// LoginSession is a browser's login at the identity provider: the SHA-256
+// of its cookie's token, whose user logged in at AuthTime.
+type LoginSession struct {
+	Hash      string
+	TenantID  string
+	UserID    string
+	AuthTime  time.Time
+	ExpiresAt time.Time
+}
+
+// CreateLoginSession stores sess, and forgets the sessions that expired
+// before its AuthTime (so the table holds live sessions only).
+func (s *Store) CreateLoginSession(ctx context.Context, sess LoginSession) error {
+	if _, err := s.writeExec(ctx, `DELETE FROM login_sessions WHERE expires_at < $1`, ts(sess.AuthTime)); err != nil {
+		return fmt.Errorf("store: forget expired login sessions: %w", err)
+	}
+	_, err := s.writeExec(ctx, `INSERT INTO login_sessions (token_hash, tenant_id, user_id, auth_time, expires_at)
+		VALUES ($1, $2, $3, $4, $5)`, sess.Hash, sess.TenantID, sess.UserID, ts(sess.AuthTime), ts(sess.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("store: create login session: %w", err)
+	}
+	return nil
+}
+
+// LiveLoginSession returns the session with hash h if it has not expired
+// at now, or ErrNotFound.
+func (s *Store) LiveLoginSession(ctx context.Context, h string, now time.Time) (LoginSession, error) {
+	var sess LoginSession
+	err := s.readRow(ctx, `SELECT token_hash, tenant_id, user_id, auth_time, expires_at FROM login_sessions
+		WHERE token_hash = $1 AND expires_at > $2`, h, ts(now)).Scan(&sess.Hash, &sess.TenantID, &sess.UserID, &sess.AuthTime, &sess.ExpiresAt)
+	if err != nil {
+		return LoginSession{}, fmt.Errorf("store: login session: %w", notFound(err))
+	}
+	sess.AuthTime, sess.ExpiresAt = sess.AuthTime.UTC(), sess.ExpiresAt.UTC()
+	return sess, nil
+}
+
+// EndLoginSession ends the session with hash h (logout); an unknown one
+// is no error.
+func (s *Store) EndLoginSession(ctx context.Context, h string) error {
+	if _, err := s.writeExec(ctx, `DELETE FROM login_sessions WHERE token_hash = $1`, h); err != nil {
+		return fmt.Errorf("store: end login session: %w", err)
+	}
+	return nil
+}
+
+// EndUserLoginSessions ends every login session of userID (its password
+// changed: a browser that knew the old one must log in again).
+func (s *Store) EndUserLoginSessions(ctx context.Context, userID string) error {
+	if !ValidID(userID) {
+		return nil
+	}
+	if _, err := s.writeExec(ctx, `DELETE FROM login_sessions WHERE user_id = $1`, userID); err != nil {
+		return fmt.Errorf("store: end login sessions of %s: %w", userID, err)
 	}
 	return nil
 }
 
 // CreatePasswordReset stores a reset link's token hash for userID.
 func (s *Store) CreatePasswordReset(ctx context.Context, tokenHash, tenantID, userID string, now, expires time.Time) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO password_resets (token_hash, tenant_id, user_id, created_at, expires_at)
+	_, err := s.writeExec(ctx, `INSERT INTO password_resets (token_hash, tenant_id, user_id, created_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5)`, tokenHash, tenantID, userID, ts(now), ts(expires))
 	if err != nil {
 		return fmt.Errorf("store: create password reset: %w", err)
@@ -302,7 +397,7 @@ func (s *Store) CreatePasswordReset(ctx context.Context, tokenHash, tenantID, us
 // UsePasswordReset spends the reset token with hash h and returns its
 // tenant and user; ErrNotFound when it is unknown, used or expired.
 func (s *Store) UsePasswordReset(ctx context.Context, h string, now time.Time) (tenantID, userID string, err error) {
-	err = s.w.QueryRowContext(ctx, `UPDATE password_resets SET used = TRUE WHERE token_hash = $1 AND NOT used AND expires_at > $2
+	err = s.writeRow(ctx, `UPDATE password_resets SET used = TRUE WHERE token_hash = $1 AND NOT used AND expires_at > $2
 		RETURNING tenant_id, user_id`, h, ts(now)).Scan(&tenantID, &userID)
 	if err != nil {
 		return "", "", fmt.Errorf("store: password reset: %w", notFound(err))
@@ -328,4 +423,30 @@ func (s *Store) SubscriberUserTenant(ctx context.Context, id string) (string, er
 		return "", fmt.Errorf("store: subscriber user %s: %w", id, notFound(err))
 	}
 	return tenant, nil
+}
+
+// OrganizationLogo returns the logo address of tenantID's organization
+// named name (ignoring case), "" when there is none: the login page's
+// logo. A prepared read of the first 100 organizations, as the page
+// always looked.
+func (s *Store) OrganizationLogo(ctx context.Context, tenantID, name string) (string, error) {
+	st, err := s.readStmt(ctx, `SELECT name, logo_url FROM organizations WHERE tenant_id = $1 ORDER BY id LIMIT 100`)
+	if err != nil {
+		return "", fmt.Errorf("store: organization logo: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, tenantID)
+	if err != nil {
+		return "", fmt.Errorf("store: organization logo: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n, logo string
+		if err := rows.Scan(&n, &logo); err != nil {
+			return "", fmt.Errorf("store: organization logo: %w", err)
+		}
+		if strings.EqualFold(n, name) {
+			return logo, nil
+		}
+	}
+	return "", rows.Err()
 }

@@ -110,3 +110,52 @@ func (c *stmtCache) close() {
 	}
 	c.stmts = nil
 }
+
+// poolStmt returns the cached prepared statement for query on the write
+// pool, preparing it on the spot the first time. Only for statements run
+// outside a transaction (on SQLite preparing waits for the one write
+// connection, which the caller does not hold then). The identity
+// provider's single statements use it: compiling them on every login was
+// the largest part of a login's CPU on SQLite.
+func (s *Store) poolStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.wstmts.mu.RLock()
+	st := s.wstmts.stmts[query]
+	s.wstmts.mu.RUnlock()
+	if st != nil {
+		return st, nil
+	}
+	st, err := s.w.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.wstmts.mu.Lock()
+	defer s.wstmts.mu.Unlock()
+	if s.wstmts.stmts == nil {
+		s.wstmts.stmts = map[string]*sql.Stmt{}
+	}
+	if old, dup := s.wstmts.stmts[query]; dup {
+		st.Close()
+		return old, nil
+	}
+	s.wstmts.stmts[query] = st
+	return st, nil
+}
+
+// writeExec runs a fixed statement on the write pool, prepared once
+// (poolStmt).
+func (s *Store) writeExec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := s.poolStmt(ctx, query)
+	if err != nil {
+		return s.w.ExecContext(ctx, query, args...)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// writeRow is writeExec for a statement that returns one row.
+func (s *Store) writeRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := s.poolStmt(ctx, query)
+	if err != nil {
+		return s.w.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}

@@ -83,32 +83,37 @@ func subscriberInTenant(ctx context.Context, q queryer, tenant, id string) error
 }
 
 // CreateSubscriberUser stores u under the context's tenant with a new id
-// and returns it as stored. u.PasswordHash must already be a hash. An
-// e-mail another user of the tenant has is ErrEmailTaken; a SubscriberID
-// the tenant does not have is ErrNoSuchSubscriber.
-func (s *Store) CreateSubscriberUser(ctx context.Context, u SubscriberUser, now time.Time) (SubscriberUser, error) {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
+// and returns it as stored, created at now. u.PasswordHash must already be
+// a hash. An e-mail another user of the tenant has is ErrEmailTaken; a
+// SubscriberID the tenant does not have is ErrNoSuchSubscriber. A user
+// created linked to a subscriber gets that subscriber's access the way a
+// later link gives it: UserAuthorizationGranted at the tenant's time at,
+// in the same transaction.
+func (s *Store) CreateSubscriberUser(ctx context.Context, u SubscriberUser, now, at time.Time) (SubscriberUser, error) {
+	if _, err := tenancy.From(ctx); err != nil {
 		return SubscriberUser{}, err
 	}
 	u.ID = NewID()
 	u.Email = strings.TrimSpace(u.Email)
 	u.CreatedAt = now.UTC().Truncate(time.Microsecond)
 	u.UpdatedAt = u.CreatedAt
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.InTx(ctx, func(t *Tx) error {
 		// Checked in the transaction: the foreign key alone would accept
 		// another tenant's subscriber.
-		if err := subscriberInTenant(ctx, tx, tenant, u.SubscriberID); err != nil {
+		if err := subscriberInTenant(ctx, t.tx, t.tenant, u.SubscriberID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO subscriber_users (id, tenant_id, email, email_key, password_hash,
+		_, err := t.tx.ExecContext(ctx, `INSERT INTO subscriber_users (id, tenant_id, email, email_key, password_hash,
 			disabled, subscriber_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			u.ID, tenant, u.Email, emailKey(u.Email), u.PasswordHash, u.Disabled, nullID(u.SubscriberID),
+			u.ID, t.tenant, u.Email, emailKey(u.Email), u.PasswordHash, u.Disabled, nullID(u.SubscriberID),
 			ts(u.CreatedAt), ts(u.UpdatedAt))
 		if isUniqueViolation(err) {
 			return ErrEmailTaken
 		}
-		return err
+		if err != nil || u.SubscriberID == "" {
+			return err
+		}
+		return t.addSourceEvent(ctx, EventUserAuthorizationGranted, u.ID, u.SubscriberID, "", "", "", at)
 	})
 	if err != nil {
 		return SubscriberUser{}, fmt.Errorf("store: create subscriber user: %w", err)

@@ -23,7 +23,7 @@ func TestSubscriberUsers(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: " Kari@Example.no ", PasswordHash: "$argon2id$x", SubscriberID: sub.ID}, t0)
+		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: " Kari@Example.no ", PasswordHash: "$argon2id$x", SubscriberID: sub.ID}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,10 +40,10 @@ func TestSubscriberUsers(t *testing.T) {
 
 		// E-mail is unique per tenant ignoring case; another tenant may
 		// have the same address.
-		if _, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "kari@example.no"}, t0); !errors.Is(err, store.ErrEmailTaken) || !errors.Is(err, store.ErrConflict) {
+		if _, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "kari@example.no"}, t0, t0); !errors.Is(err, store.ErrEmailTaken) || !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("duplicate e-mail: %v", err)
 		}
-		ou, err := s.CreateSubscriberUser(other, store.SubscriberUser{Email: "kari@example.no"}, t0)
+		ou, err := s.CreateSubscriberUser(other, store.SubscriberUser{Email: "kari@example.no"}, t0, t0)
 		if err != nil {
 			t.Fatalf("same e-mail in another tenant: %v", err)
 		}
@@ -65,7 +65,7 @@ func TestSubscriberUsers(t *testing.T) {
 		if _, err := s.LinkSubscriberUser(ctx, u.ID, otherSub.ID, t0, t0); !errors.Is(err, store.ErrNoSuchSubscriber) {
 			t.Fatalf("link to another tenant's subscriber: %v", err)
 		}
-		if _, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "x@example.no", SubscriberID: otherSub.ID}, t0); !errors.Is(err, store.ErrNoSuchSubscriber) {
+		if _, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "x@example.no", SubscriberID: otherSub.ID}, t0, t0); !errors.Is(err, store.ErrNoSuchSubscriber) {
 			t.Fatalf("create linked to another tenant's subscriber: %v", err)
 		}
 
@@ -80,7 +80,7 @@ func TestSubscriberUsers(t *testing.T) {
 		if d, err = s.SetSubscriberUserPassword(ctx, u.ID, "new", later); err != nil || d.PasswordHash != "new" {
 			t.Fatalf("password: %+v %v", d, err)
 		}
-		b, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "b@example.no", SubscriberID: sub.ID}, t0)
+		b, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "b@example.no", SubscriberID: sub.ID}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,8 +111,16 @@ func (d *Directory) Create(ctx context.Context, email, password, subscriberID st
 }
 
 // CreateUser is Create for a user given whole (e.g. created disabled), in
-// one write.
+// one write. The access a linked user gets is dated at the directory's
+// clock; CreateUserAt takes the tenant's time instead.
 func (d *Directory) CreateUser(ctx context.Context, u store.SubscriberUser, password string) (store.SubscriberUser, error) {
+	return d.CreateUserAt(ctx, u, password, d.now())
+}
+
+// CreateUserAt is CreateUser with the UserAuthorizationGranted of a user
+// created linked to a subscriber dated at the tenant's time at (a test
+// clock's, for a test tenant), as a later link would be.
+func (d *Directory) CreateUserAt(ctx context.Context, u store.SubscriberUser, password string, at time.Time) (store.SubscriberUser, error) {
 	if password != "" {
 		h, err := Hash(password, d.params())
 		if err != nil {
@@ -120,7 +128,7 @@ func (d *Directory) CreateUser(ctx context.Context, u store.SubscriberUser, pass
 		}
 		u.PasswordHash = h
 	}
-	return d.Store.CreateSubscriberUser(ctx, u, d.now())
+	return d.Store.CreateSubscriberUser(ctx, u, d.now(), at)
 }
 
 // SetPassword replaces user id's password (none when "").
