@@ -3,6 +3,7 @@ package analytics_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kadens/kadens/internal/nodetest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,23 +21,7 @@ import (
 // skips).
 func nodeClients(t *testing.T) (node, dir string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-			t.Fatalf("node is required (KADENS_TEST_REQUIRE_NODE is set): %v", err)
-		}
-		t.Skip("node is not installed; CI installs it (see .ci/run)")
-	}
-	dir, _ = filepath.Abs(filepath.Join("testdata", "odataclient"))
-	for _, pkg := range []string{"odata-query", "@odata/client"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err != nil {
-			if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-				t.Fatalf("run `npm ci` in %s first (.ci/run does): %v", dir, err)
-			}
-			t.Skipf("the OData client packages are not installed: run `npm ci` in %s (CI does)", dir)
-		}
-	}
-	return node, dir
+	return nodetest.Find(t, filepath.Join("testdata", "odataclient"), "odata-query", "@odata/client")
 }
 
 // clientPeople are the subscribers the client test expects (its own list,

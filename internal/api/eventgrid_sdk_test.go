@@ -3,6 +3,7 @@ package api_test
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/kadens/kadens/internal/nodetest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,20 +34,7 @@ type sdkLine struct {
 // package is absent and KADENS_TEST_REQUIRE_NODE (set by .ci/run) is not.
 func startSDKReceiver(t *testing.T) (string, func() []sdkLine) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-			t.Fatalf("node is required (KADENS_TEST_REQUIRE_NODE is set): %v", err)
-		}
-		t.Skip("node is not installed; CI installs it (see .ci/run)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("testdata", "eventgrid"))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@azure", "eventgrid")); err != nil {
-		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-			t.Fatalf("run `npm ci` in %s first (.ci/run does): %v", dir, err)
-		}
-		t.Skipf("the receiver's packages are not installed: run `npm ci` in %s (CI does)", dir)
-	}
+	node, dir := nodetest.Find(t, filepath.Join("testdata", "eventgrid"), "@azure/eventgrid")
 	cmd := exec.Command(node, "receiver.js")
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr

@@ -5,12 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/kadens/kadens/internal/nodetest"
 	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -453,20 +453,7 @@ func TestLoginForm(t *testing.T) {
 // skips.
 func TestOpenIDClientInterop(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-			t.Fatalf("node is required (KADENS_TEST_REQUIRE_NODE is set): %v", err)
-		}
-		t.Skip("node is not installed; CI installs it (see .ci/run)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("testdata", "rp"))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openid-client")); err != nil {
-		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-			t.Fatalf("run `npm ci` in %s first (.ci/run does): %v", dir, err)
-		}
-		t.Skipf("the relying party's packages are not installed: run `npm ci` in %s (CI does)", dir)
-	}
+	node, dir := nodetest.Find(t, filepath.Join("testdata", "rp"), "openid-client")
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newLoginFixture(t, s)
 		in, _ := json.Marshal(map[string]string{"issuer": f.url, "clientId": f.client, "clientSecret": f.secret,

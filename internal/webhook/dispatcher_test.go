@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/nodetest"
 	"io"
 	"log/slog"
 	"maps"
@@ -514,22 +515,7 @@ func TestProcessesShareDeliveries(t *testing.T) {
 // verifies Kadens' signatures, in both formats.
 func TestSignaturesVerifyWithStandardWebhooksJS(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		// CI installs node and sets KADENS_TEST_REQUIRE_NODE, so there this
-		// check can never be skipped; a developer without node is told.
-		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-			t.Fatalf("node is required (KADENS_TEST_REQUIRE_NODE is set): %v", err)
-		}
-		t.Skip("node is not installed; CI installs it (see .ci/run)")
-	}
-	dir, _ := filepath.Abs(filepath.Join("testdata", "verify"))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "standardwebhooks")); err != nil {
-		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-			t.Fatalf("run `npm ci` in %s first (.ci/run does): %v", dir, err)
-		}
-		t.Skipf("the verifier's packages are not installed: run `npm ci` in %s (CI does)", dir)
-	}
+	node, dir := nodetest.Find(t, filepath.Join("testdata", "verify"), "standardwebhooks")
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, nil)
 		ctx, eg := setup(t, s, rcv.srv.URL)
