@@ -29,7 +29,7 @@ import (
 const benchTx = 100_000
 
 // benchEnv: 1,000 active mandates with 100 transactions each.
-func benchEnv(b *testing.B, st *store.Store) *env {
+func benchEnv(b testing.TB, st *store.Store) *env {
 	now := at("2026-11-20T08:00:00Z")
 	e := newEnv(b, st, now)
 	for i := range 1000 {
@@ -63,7 +63,7 @@ func uuidExpr(st *store.Store) string {
 	return expr
 }
 
-func resetCreated(b *testing.B, e *env) {
+func resetCreated(b testing.TB, e *env) {
 	if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Created', sent_file_id = NULL, sent_on = NULL,
 		payment_date = '2026-12-01' WHERE tenant_id = $1`, e.tenant); err != nil {
 		b.Fatal(err)
@@ -75,11 +75,11 @@ func resetCreated(b *testing.B, e *env) {
 // refreshes statistics, as autovacuum does on a live PostgreSQL between
 // one day's export and the next; without it every run is slower than the
 // last.
-func vacuum(b *testing.B, e *env) {
+func vacuum(b testing.TB, e *env) {
 	if e.st.Engine() != store.Postgres {
 		return
 	}
-	for _, t := range []string{"autogiro_transactions", "autogiro_mandates", "autogiro_imports"} {
+	for _, t := range []string{"autogiro_transactions", "autogiro_payment_queue", "autogiro_mandates", "autogiro_imports"} {
 		if _, err := e.st.DB().Exec(`VACUUM ANALYZE ` + t); err != nil {
 			b.Fatal(err)
 		}

@@ -97,11 +97,29 @@ type AutogiroPaymentItem struct {
 // earliest (the lead time) to it, and returns them. Transactions of
 // mandates not active yet wait: Bankgirot rejects a payment whose mandate
 // it has not confirmed.
+//
+// On PostgreSQL the claim takes the transactions out of
+// autogiro_payment_queue (migration 00035) and the update touches no
+// indexed column, so it is HOT; a concurrent export's DELETE waits for
+// this one's row locks and then finds the queue rows gone. On SQLite (one
+// writer at a time) it is one UPDATE through the pending index.
 func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, today, earliest string, now time.Time) ([]AutogiroPaymentItem, error) {
-	return queryAll(ctx, tx.tx, func(r scanner) (AutogiroPaymentItem, error) {
+	scan := func(r scanner) (AutogiroPaymentItem, error) {
 		var p AutogiroPaymentItem
 		return p, r.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Amount)
-	}, `UPDATE autogiro_transactions SET status = 'Sent', sent_file_id = $3, sent_on = $4, updated_at = $6,
+	}
+	if tx.s.engine == Postgres {
+		return queryAll(ctx, tx.tx, scan, `WITH q AS (DELETE FROM autogiro_payment_queue p
+			WHERE p.tenant_id = $1 AND p.account_id = $2 AND EXISTS (SELECT 1 FROM autogiro_mandates m
+				WHERE m.id = p.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')
+			RETURNING p.transaction_id)
+		UPDATE autogiro_transactions t SET status = 'Sent', sent_file_id = $3, sent_on = $4, updated_at = $6,
+			payment_date = CASE WHEN t.payment_date < $5 THEN $5 ELSE t.payment_date END
+		FROM q WHERE t.tenant_id = $1 AND t.id = q.transaction_id AND t.status = 'Created'
+		RETURNING t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.amount`,
+			tx.tenant, accountID, fileID, today, earliest, ts(now))
+	}
+	return queryAll(ctx, tx.tx, scan, `UPDATE autogiro_transactions SET status = 'Sent', sent_file_id = $3, sent_on = $4, updated_at = $6,
 		payment_date = CASE WHEN payment_date < $5 THEN $5 ELSE payment_date END
 		WHERE tenant_id = $1 AND account_id = $2 AND status = 'Created' AND EXISTS (SELECT 1 FROM autogiro_mandates m
 			WHERE m.id = autogiro_transactions.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')
