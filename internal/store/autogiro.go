@@ -92,7 +92,7 @@ type AutogiroExportFile struct {
 	ID             string
 	OrganizationID string
 	FileName       string
-	Content        []byte
+	Size           int64  // bytes; the content is read with CopyAutogiroExportFile
 	Counts         string // JSON object: record kind → count
 	DebitTotal     int64
 	RefundTotal    int64

@@ -83,7 +83,12 @@ CREATE TABLE autogiro_export_file_chunks (
     FOREIGN KEY (tenant_id, file_id) REFERENCES autogiro_export_files (tenant_id, id) ON DELETE CASCADE
 );
 
+-- The file's length in bytes, so describing a file does not read its content.
+ALTER TABLE autogiro_export_files ADD COLUMN size bigint NOT NULL DEFAULT 0;
+UPDATE autogiro_export_files SET size = length(content);
+
 -- +goose Down
+ALTER TABLE autogiro_export_files DROP COLUMN size;
 DROP TABLE autogiro_export_file_chunks;
 ALTER TABLE autogiro_transactions RESET (fillfactor);
 DROP INDEX autogiro_transactions_pending;

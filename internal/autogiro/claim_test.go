@@ -1,0 +1,106 @@
+package autogiro_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+// TestConcurrentExportsClaimPaymentsOnce: exports running at the same time
+// send every debit exactly once (PostgreSQL claims through the payment
+// queue of migration 00035, SQLite through the pending index); a debit
+// cancelled before any export never goes out, and one of a mandate not
+// active yet waits for the mandate.
+func TestConcurrentExportsClaimPaymentsOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		d1 := at("2026-11-20T08:00:00Z")
+		e := newEnv(t, st, d1)
+		const nMandates, perMandate = 20, 25
+		var rows [][3]string
+		mandates := make([]string, nMandates)
+		for i := range nMandates {
+			mandates[i] = e.mandate(int64(2000+i), "3300", "121212-1212", "19121212-1212", d1)
+			rows = append(rows, [3]string{fmt.Sprint(2000 + i), "04", "32"})
+		}
+		e.export(d1)
+		e.importFile(advice("20261123", rows...), d1)
+		late := e.mandate(3000, "3300", "121212-1212", "19121212-1212", d1) // not sent yet: its debit waits
+		d2 := at("2026-11-23T08:00:00Z")
+		want := map[string]bool{}
+		for i, m := range mandates {
+			for j := range perMandate {
+				date := fmt.Sprintf("2026-12-%02d", 1+(i*7+j)%5)
+				want[e.payment(m, store.AutogiroDebit, int64(100+j), date, fmt.Sprintf("R%d-%d", i, j), d2)] = true
+			}
+		}
+		cancelled := e.payment(mandates[0], store.AutogiroDebit, 777, "2026-12-01", "CANCELLED", d2)
+		if err := st.CancelAutogiroTransaction(e.ctx, cancelled, d2); err != nil {
+			t.Fatal(err)
+		}
+		waiting := e.payment(late, store.AutogiroDebit, 888, "2026-12-01", "WAITING", d2)
+
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			files []autogiro.ExportFile
+		)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f, err := autogiro.Export(e.ctx, st, e.org, d2, nil)
+				if err != nil && !isNothing(err) && !errors.Is(err, store.ErrConflict) {
+					t.Error(err)
+				}
+				if err == nil {
+					mu.Lock()
+					files = append(files, f)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		seen := map[string]int{}
+		for _, f := range files {
+			var prev *autogiro.PaymentRecord
+			for _, r := range parseRecords(t, e.content(f.ID)) {
+				p, ok := r.(*autogiro.PaymentRecord)
+				if !ok {
+					continue
+				}
+				seen[p.PayerNumber+"/"+p.Reference]++
+				// The file's order: payment date, then payer number.
+				if prev != nil && (p.Date.Before(prev.Date) || p.Date.Equal(prev.Date) &&
+					(len(p.PayerNumber) < len(prev.PayerNumber) || len(p.PayerNumber) == len(prev.PayerNumber) && p.PayerNumber < prev.PayerNumber)) {
+					t.Fatalf("payer %s %s after %s %s", p.PayerNumber, p.Date, prev.PayerNumber, prev.Date)
+				}
+				prev = p
+			}
+		}
+		if len(seen) != nMandates*perMandate {
+			t.Fatalf("%d debits exported, want %d", len(seen), nMandates*perMandate)
+		}
+		for k, n := range seen {
+			if n != 1 {
+				t.Fatalf("debit %s exported %d times", k, n)
+			}
+		}
+		for id := range want {
+			tr, err := st.AutogiroTransaction(e.ctx, id)
+			if err != nil || tr.Status != store.AutogiroSent {
+				t.Fatalf("transaction %s: %s %v", id, tr.Status, err)
+			}
+		}
+		if tr, err := st.AutogiroTransaction(e.ctx, cancelled); err != nil || tr.Status != store.AutogiroCancelled {
+			t.Fatalf("cancelled debit: %s %v", tr.Status, err)
+		}
+		if tr, err := st.AutogiroTransaction(e.ctx, waiting); err != nil || tr.Status != store.AutogiroCreated {
+			t.Fatalf("debit of a mandate not active: %s %v", tr.Status, err)
+		}
+	})
+}
