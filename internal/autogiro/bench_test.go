@@ -135,43 +135,15 @@ func BenchmarkExportMemory(b *testing.B) {
 				for b.Loop() {
 					b.StopTimer()
 					resetCreated(b, e)
-					runtime.GC()
-					base := heapInUse()
-					rss0 := rssKB("VmRSS")
-					resetPeakRSS()
-					stop := make(chan struct{})
-					peak := make(chan uint64)
-					go func() {
-						var max uint64
-						t := time.NewTicker(time.Millisecond)
-						defer t.Stop()
-						for {
-							select {
-							case <-stop:
-								peak <- max
-								return
-							case <-t.C:
-								if h := heapInUse(); h > max {
-									max = h
-								}
-							}
-						}
-					}()
-					b.StartTimer()
-					f, err := autogiro.Export(e.ctx, e.st, e.org, now, nil)
-					b.StopTimer()
-					close(stop)
-					max := <-peak
-					if err != nil {
-						b.Fatal(err)
-					}
+					var f autogiro.ExportFile
+					heap, rss := peakMemory(b, func() (err error) {
+						f, err = autogiro.Export(e.ctx, e.st, e.org, now, nil)
+						return err
+					})
 					if f.Counts.Debits != per*1000 {
 						b.Fatalf("%+v", f.Counts)
 					}
-					if max > base {
-						peakHeap = maxf(peakHeap, float64(max-base)/(1<<20))
-					}
-					peakRSS = maxf(peakRSS, float64(rssKB("VmHWM")-rss0)/1024)
+					peakHeap, peakRSS = maxf(peakHeap, heap), maxf(peakRSS, rss)
 					b.StartTimer()
 				}
 				b.ReportMetric(peakHeap, "peak-heap-MB")
@@ -179,6 +151,90 @@ func BenchmarkExportMemory(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkImportMemory: the import's peak memory for payment
+// specifications of 10,000 and 100,000 records (metrics as
+// BenchmarkExportMemory). The import streams the file but holds the
+// account's open payments to match records against.
+func BenchmarkImportMemory(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		for _, per := range []int{10, 100} {
+			b.Run(fmt.Sprintf("%s/%dk", eng, per), func(b *testing.B) {
+				e := benchEnvN(b, storetest.Open(b, eng), per)
+				now := at("2026-11-24T08:00:00Z")
+				f, err := autogiro.Export(e.ctx, e.st, e.org, now, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				spec := specOf(b, e.content(f.ID))
+				var peakHeap, peakRSS float64
+				for b.Loop() {
+					b.StopTimer()
+					if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Sent', status_code = '' WHERE tenant_id = $1`, e.tenant); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := e.st.DB().Exec(`DELETE FROM autogiro_imports WHERE tenant_id = $1`, e.tenant); err != nil {
+						b.Fatal(err)
+					}
+					vacuum(b, e)
+					var res autogiro.ImportResult
+					heap, rss := peakMemory(b, func() (err error) {
+						res, err = autogiro.Import(e.ctx, e.st, bytes.NewReader(spec), now)
+						return err
+					})
+					if res.PaymentsCompleted != per*1000 {
+						b.Fatalf("%d completed", res.PaymentsCompleted)
+					}
+					peakHeap, peakRSS = maxf(peakHeap, heap), maxf(peakRSS, rss)
+					b.StartTimer()
+				}
+				b.ReportMetric(peakHeap, "peak-heap-MB")
+				b.ReportMetric(peakRSS, "peak-rss-MB")
+				b.ReportMetric(float64(len(spec))/1e6, "file-MB")
+			})
+		}
+	}
+}
+
+// peakMemory runs fn (timed) and returns the most Go heap in use during it
+// above what was in use before, and the process's resident high-water
+// mark during it above its resident size before, in MiB.
+func peakMemory(b *testing.B, fn func() error) (heapMB, rssMB float64) {
+	runtime.GC()
+	base := heapInUse()
+	rss0 := rssKB("VmRSS")
+	resetPeakRSS()
+	stop := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		var max uint64
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				peak <- max
+				return
+			case <-t.C:
+				if h := heapInUse(); h > max {
+					max = h
+				}
+			}
+		}
+	}()
+	b.StartTimer()
+	err := fn()
+	b.StopTimer()
+	close(stop)
+	max := <-peak
+	if err != nil {
+		b.Fatal(err)
+	}
+	if max > base {
+		heapMB = float64(max-base) / (1 << 20)
+	}
+	return heapMB, float64(rssKB("VmHWM")-rss0) / 1024
 }
 
 func maxf(a, b float64) float64 {
