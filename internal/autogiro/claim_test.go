@@ -104,3 +104,49 @@ func TestConcurrentExportsClaimPaymentsOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestExportFileChunks: a file larger than one chunk reads back whole and
+// in order, its size is recorded, and a file stored before migration 00035
+// (its bytes in autogiro_export_files.content) still reads back.
+func TestExportFileChunks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		d1 := at("2026-11-20T08:00:00Z")
+		e := newEnv(t, st, d1)
+		for i := range 4000 { // 4,000 TK04 + TK01 × 82 bytes ≈ 328 KB: two chunks
+			e.mandate(int64(5000+i), "3300", "121212-1212", "19121212-1212", d1)
+		}
+		f := e.export(d1)
+		got := e.content(f.ID)
+		if int64(len(got)) != f.Size || f.Size != 4001*82 {
+			t.Fatalf("size %d, content %d bytes", f.Size, len(got))
+		}
+		recs := parseRecords(t, got)
+		var prev string
+		for _, r := range recs[1:] {
+			m := r.(*autogiro.MandateRecord)
+			if len(m.PayerNumber) < len(prev) || len(m.PayerNumber) == len(prev) && m.PayerNumber <= prev {
+				t.Fatalf("payer %s after %s", m.PayerNumber, prev)
+			}
+			prev = m.PayerNumber
+		}
+		var chunks int
+		if err := st.DB().QueryRow(`SELECT count(*) FROM autogiro_export_file_chunks WHERE tenant_id = $1 AND file_id = $2`,
+			e.tenant, f.ID).Scan(&chunks); err != nil || chunks != 2 {
+			t.Fatalf("%d chunks, %v", chunks, err)
+		}
+
+		legacy := store.NewID()
+		old := []byte("a file stored before chunks\r\n")
+		if _, err := st.DB().Exec(`INSERT INTO autogiro_export_files (tenant_id, id, organization_id, file_name, content, counts,
+			debit_total, refund_total, size, created_at) VALUES ($1, $2, $3, 'OLD', $4, '{}', 0, 0, $5, $6)`,
+			e.tenant, legacy, e.org, old, len(old), d1); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.content(legacy); string(got) != string(old) {
+			t.Fatalf("legacy file %q", got)
+		}
+		if v, err := st.AutogiroExportFile(e.ctx, legacy); err != nil || v.Size != int64(len(old)) {
+			t.Fatalf("legacy file %+v %v", v, err)
+		}
+	})
+}
