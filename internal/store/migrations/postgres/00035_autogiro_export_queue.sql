@@ -70,7 +70,7 @@ CREATE INDEX autogiro_transactions_pending ON autogiro_transactions (tenant_id, 
 -- rewritten.
 ALTER TABLE autogiro_transactions SET (fillfactor = 45);
 
--- A stored export file in pieces of at most 1 MiB, written as the export
+-- A stored export file in pieces of at most 256 KiB, written as the export
 -- writes and read back one at a time by the download, so neither holds the
 -- whole file (8 MB per 100,000 payments). Files stored before keep their
 -- bytes in autogiro_export_files.content; a file in chunks has it empty.
@@ -88,6 +88,8 @@ ALTER TABLE autogiro_export_files ADD COLUMN size bigint NOT NULL DEFAULT 0;
 UPDATE autogiro_export_files SET size = length(content);
 
 -- +goose Down
+-- (Going down drops the chunks: files exported since keep their row but
+-- lose their content.)
 ALTER TABLE autogiro_export_files DROP COLUMN size;
 DROP TABLE autogiro_export_file_chunks;
 ALTER TABLE autogiro_transactions RESET (fillfactor);

@@ -23,7 +23,7 @@ DROP INDEX autogiro_transactions_invoice;
 CREATE UNIQUE INDEX autogiro_transactions_invoice ON autogiro_transactions (tenant_id, open_invoice_id)
     WHERE open_invoice_id IS NOT NULL;
 
--- A stored export file in pieces of at most 1 MiB, written as the export
+-- A stored export file in pieces of at most 256 KiB, written as the export
 -- writes and read back one at a time by the download, so neither holds the
 -- whole file (8 MB per 100,000 payments). Files stored before keep their
 -- bytes in autogiro_export_files.content; a file in chunks has it empty.
@@ -41,6 +41,8 @@ ALTER TABLE autogiro_export_files ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
 UPDATE autogiro_export_files SET size = length(content);
 
 -- +goose Down
+-- (Going down drops the chunks: files exported since keep their row but
+-- lose their content.)
 ALTER TABLE autogiro_export_files DROP COLUMN size;
 DROP TABLE autogiro_export_file_chunks;
 DROP INDEX autogiro_transactions_invoice;
