@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/store"
 )
 
 // The operator commands of Autogiro (docs/AUTOGIRO.md): the same export
@@ -45,12 +46,28 @@ func autogiroExport(ctx context.Context, args []string, stdout, stderr io.Writer
 	if name == "" {
 		name = f.FileName
 	}
-	if err := os.WriteFile(name, f.Content, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+	if err := writeAutogiroFile(tctx, st, f.ID, name); err != nil {
+		return err
 	}
 	c := f.Counts
 	fmt.Fprintf(stdout, "%s: file %s, %d bytes: %d new mandates, %d mandate cancellations, %d debits (%s SEK), %d refunds (%s SEK), %d payment cancellations\n",
-		name, f.ID, len(f.Content), c.NewMandates, c.MandateCancellations, c.Debits, kronor(f.DebitTotal), c.Refunds, kronor(f.RefundTotal), c.PaymentCancellations)
+		name, f.ID, f.Size, c.NewMandates, c.MandateCancellations, c.Debits, kronor(f.DebitTotal), c.Refunds, kronor(f.RefundTotal), c.PaymentCancellations)
+	return nil
+}
+
+// writeAutogiroFile copies a stored export file to name chunk by chunk.
+func writeAutogiroFile(ctx context.Context, st *store.Store, id, name string) error {
+	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := st.CopyAutogiroExportFile(ctx, id, out); err != nil {
+		out.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
 	return nil
 }
 

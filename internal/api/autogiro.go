@@ -599,8 +599,8 @@ func (s *Server) deleteAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 // ExportFileView describes a stored export file.
 func ExportFileView(f autogiro.ExportFile) AutogiroExportFileView {
 	return AutogiroExportFileView{ID: f.ID, OrganizationID: f.OrganizationID, FileName: f.FileName, Counts: f.Counts,
-		Records: len(f.Content) / (autogiro.RecordLen + 2), TotalAmount: catalog.NewAmount(f.DebitTotal, sek), RefundAmount: catalog.NewAmount(f.RefundTotal, sek),
-		Bytes: len(f.Content), CreatedAt: f.CreatedAt}
+		Records: int(f.Size) / (autogiro.RecordLen + 2), TotalAmount: catalog.NewAmount(f.DebitTotal, sek), RefundAmount: catalog.NewAmount(f.RefundTotal, sek),
+		Bytes: int(f.Size), CreatedAt: f.CreatedAt}
 }
 
 func (s *Server) exportAutogiro(w http.ResponseWriter, r *http.Request) error {
@@ -631,10 +631,11 @@ func (s *Server) getAutogiroExportFile(w http.ResponseWriter, r *http.Request) e
 	}
 	w.Header().Set("Content-Type", mediaOctet)
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.FileName}))
-	w.Header().Set("Content-Length", strconv.Itoa(len(f.Content)))
+	w.Header().Set("Content-Length", strconv.FormatInt(f.Size, 10))
 	w.WriteHeader(http.StatusOK)
-	_, err = w.Write(f.Content)
-	if err != nil {
+	// Chunk by chunk from the store: a 100,000-payment file (8 MB) is
+	// never in memory whole.
+	if err := s.store.CopyAutogiroExportFile(r.Context(), id, w); err != nil {
 		return fmt.Errorf("api: write autogiro file: %w", err)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +31,10 @@ import (
 const benchTx = 100_000
 
 // benchEnv: 1,000 active mandates with 100 transactions each.
-func benchEnv(b *testing.B, st *store.Store) *env {
+func benchEnv(b testing.TB, st *store.Store) *env { return benchEnvN(b, st, 100) }
+
+// benchEnvN: 1,000 active mandates with perMandate transactions each.
+func benchEnvN(b testing.TB, st *store.Store, perMandate int) *env {
 	now := at("2026-11-20T08:00:00Z")
 	e := newEnv(b, st, now)
 	for i := range 1000 {
@@ -41,7 +46,7 @@ func benchEnv(b *testing.B, st *store.Store) *env {
 	}
 	// 100,000 rows in one statement: a recursive series joined to the
 	// mandates, ids made unique from the mandate id and the counter.
-	_, err := db.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+	_, err := db.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < `+strconv.Itoa(perMandate)+`)
 		INSERT INTO autogiro_transactions (tenant_id, id, mandate_id, account_id, kind, amount, payment_date, reference,
 			status, status_code, cancel_pending, settle_pending, created_at, updated_at)
 		SELECT m.tenant_id, `+uuidExpr(st)+`, m.id, m.account_id, 'Debit', 1000 + n.i, '2026-12-01', 'R' || n.i,
@@ -63,7 +68,7 @@ func uuidExpr(st *store.Store) string {
 	return expr
 }
 
-func resetCreated(b *testing.B, e *env) {
+func resetCreated(b testing.TB, e *env) {
 	if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Created', sent_file_id = NULL, sent_on = NULL,
 		payment_date = '2026-12-01' WHERE tenant_id = $1`, e.tenant); err != nil {
 		b.Fatal(err)
@@ -75,11 +80,11 @@ func resetCreated(b *testing.B, e *env) {
 // refreshes statistics, as autovacuum does on a live PostgreSQL between
 // one day's export and the next; without it every run is slower than the
 // last.
-func vacuum(b *testing.B, e *env) {
+func vacuum(b testing.TB, e *env) {
 	if e.st.Engine() != store.Postgres {
 		return
 	}
-	for _, t := range []string{"autogiro_transactions", "autogiro_mandates", "autogiro_imports"} {
+	for _, t := range []string{"autogiro_transactions", "autogiro_payment_queue", "autogiro_mandates", "autogiro_imports"} {
 		if _, err := e.st.DB().Exec(`VACUUM ANALYZE ` + t); err != nil {
 			b.Fatal(err)
 		}
@@ -113,6 +118,157 @@ func BenchmarkExport100k(b *testing.B) {
 	}
 }
 
+// BenchmarkExportMemory: the export's peak memory with 10,000 and 100,000
+// payments, to show it does not grow with the file ("memory flat in the
+// file size"). peak-heap-MB is the most Go heap in use during the export
+// above what was in use before it (sampled every millisecond); peak-rss-MB
+// the process's resident high-water mark during the export (reset through
+// /proc/self/clear_refs) above its resident size before. SQLite's own
+// memory (page cache, sorter) is outside the Go heap but inside the RSS.
+func BenchmarkExportMemory(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		for _, per := range []int{10, 100} {
+			b.Run(fmt.Sprintf("%s/%dk", eng, per), func(b *testing.B) {
+				e := benchEnvN(b, storetest.Open(b, eng), per)
+				now := at("2026-11-24T08:00:00Z")
+				var peakHeap, peakRSS float64
+				for b.Loop() {
+					b.StopTimer()
+					resetCreated(b, e)
+					var f autogiro.ExportFile
+					heap, rss := peakMemory(b, func() (err error) {
+						f, err = autogiro.Export(e.ctx, e.st, e.org, now, nil)
+						return err
+					})
+					if f.Counts.Debits != per*1000 {
+						b.Fatalf("%+v", f.Counts)
+					}
+					peakHeap, peakRSS = maxf(peakHeap, heap), maxf(peakRSS, rss)
+					b.StartTimer()
+				}
+				b.ReportMetric(peakHeap, "peak-heap-MB")
+				b.ReportMetric(peakRSS, "peak-rss-MB")
+			})
+		}
+	}
+}
+
+// BenchmarkImportMemory: the import's peak memory for payment
+// specifications of 10,000 and 100,000 records (metrics as
+// BenchmarkExportMemory). The import streams the file but holds the
+// account's open payments to match records against.
+func BenchmarkImportMemory(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		for _, per := range []int{10, 100} {
+			b.Run(fmt.Sprintf("%s/%dk", eng, per), func(b *testing.B) {
+				e := benchEnvN(b, storetest.Open(b, eng), per)
+				now := at("2026-11-24T08:00:00Z")
+				f, err := autogiro.Export(e.ctx, e.st, e.org, now, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				spec := specOf(b, e.content(f.ID))
+				var peakHeap, peakRSS float64
+				for b.Loop() {
+					b.StopTimer()
+					if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Sent', status_code = '' WHERE tenant_id = $1`, e.tenant); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := e.st.DB().Exec(`DELETE FROM autogiro_imports WHERE tenant_id = $1`, e.tenant); err != nil {
+						b.Fatal(err)
+					}
+					vacuum(b, e)
+					var res autogiro.ImportResult
+					heap, rss := peakMemory(b, func() (err error) {
+						res, err = autogiro.Import(e.ctx, e.st, bytes.NewReader(spec), now)
+						return err
+					})
+					if res.PaymentsCompleted != per*1000 {
+						b.Fatalf("%d completed", res.PaymentsCompleted)
+					}
+					peakHeap, peakRSS = maxf(peakHeap, heap), maxf(peakRSS, rss)
+					b.StartTimer()
+				}
+				b.ReportMetric(peakHeap, "peak-heap-MB")
+				b.ReportMetric(peakRSS, "peak-rss-MB")
+				b.ReportMetric(float64(len(spec))/1e6, "file-MB")
+			})
+		}
+	}
+}
+
+// peakMemory runs fn (timed) and returns the most Go heap in use during it
+// above what was in use before, and the process's resident high-water
+// mark during it above its resident size before, in MiB.
+func peakMemory(b *testing.B, fn func() error) (heapMB, rssMB float64) {
+	runtime.GC()
+	base := heapInUse()
+	rss0 := rssKB("VmRSS")
+	resetPeakRSS()
+	stop := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		var max uint64
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				peak <- max
+				return
+			case <-t.C:
+				if h := heapInUse(); h > max {
+					max = h
+				}
+			}
+		}
+	}()
+	b.StartTimer()
+	err := fn()
+	b.StopTimer()
+	close(stop)
+	max := <-peak
+	if err != nil {
+		b.Fatal(err)
+	}
+	if max > base {
+		heapMB = float64(max-base) / (1 << 20)
+	}
+	return heapMB, float64(rssKB("VmHWM")-rss0) / 1024
+}
+
+func maxf(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// heapInUse is the bytes of live and not yet swept heap objects.
+func heapInUse() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// rssKB reads a field of /proc/self/status in kB (0 if unreadable).
+func rssKB(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS sets VmHWM back to the current RSS (Linux: clear_refs 5).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
 func BenchmarkImport100k(b *testing.B) {
 	for _, eng := range storetest.Engines() {
 		b.Run(string(eng), func(b *testing.B) {
@@ -122,7 +278,7 @@ func BenchmarkImport100k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			spec := specOf(b, f.Content)
+			spec := specOf(b, e.content(f.ID))
 			var cpu cpuMeter
 			cpu.watch(b, e.st)
 			for b.Loop() {

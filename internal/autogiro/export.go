@@ -1,11 +1,12 @@
 package autogiro
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"time"
 
@@ -76,7 +77,18 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 		// Bankgirot needs payment orders by the banking day before the
 		// payment date.
 		earliest := AddBankingDays(today, 1).Format(time.DateOnly)
-		var buf bytes.Buffer
+		// The file is spooled to disk and stored in chunks afterwards: on
+		// PostgreSQL the claimed payments stream from the server while they
+		// are written, and the connection cannot store a chunk meanwhile.
+		// So the export holds neither the file nor its payments in memory.
+		spool, err := os.CreateTemp("", "kadens-autogiro-*.tmp")
+		if err != nil {
+			return fmt.Errorf("autogiro: export: %w", err)
+		}
+		defer func() {
+			spool.Close()
+			os.Remove(spool.Name())
+		}()
 		var counts Counts
 		written := 0
 		tick := func() {
@@ -86,7 +98,7 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 			}
 		}
 		for _, a := range accounts {
-			w := NewWriter(&buf, Opening{Written: today, CustomerNumber: a.BankgiroCustomerNumber, Bankgiro: a.BankgiroNumber})
+			w := NewWriter(spool, Opening{Written: today, CustomerNumber: a.BankgiroCustomerNumber, Bankgiro: a.BankgiroNumber})
 			mandates, err := tx.ClaimAutogiroMandates(ctx, a.ID, f.ID, todayS, now)
 			if err != nil {
 				return fmt.Errorf("autogiro: export: %w", err)
@@ -115,16 +127,7 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 				counts.MandateCancellations++
 				tick()
 			}
-			payers, err := tx.AutogiroPayerNumbers(ctx, a.ID)
-			if err != nil {
-				return fmt.Errorf("autogiro: export: %w", err)
-			}
-			payments, err := tx.ClaimAutogiroPayments(ctx, a.ID, f.ID, todayS, earliest, now)
-			if err != nil {
-				return fmt.Errorf("autogiro: export: %w", err)
-			}
-			sortPayments(payments, payers)
-			for _, p := range payments {
+			err = tx.ClaimAutogiroPayments(ctx, a.ID, f.ID, todayS, earliest, now, func(p store.AutogiroPaymentItem) error {
 				rec := PaymentRecord{TK: TKDebit, Date: mustDate(p.PaymentDate), PayerNumber: p.PayerNumber,
 					Amount: p.Amount, Bankgiro: a.BankgiroNumber, Reference: p.Reference}
 				if p.Kind == store.AutogiroRefund {
@@ -137,6 +140,10 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 					return fmt.Errorf("autogiro: export transaction %s: %w", p.ID, err)
 				}
 				tick()
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("autogiro: export: %w", err)
 			}
 			f.DebitTotal += w.DebitTotal
 			f.RefundTotal += w.PayoutTotal
@@ -144,7 +151,13 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 			if err != nil {
 				return fmt.Errorf("autogiro: export: %w", err)
 			}
-			sortPayments(amend, payers)
+			if len(amend) > 0 {
+				payers, err := tx.AutogiroPayerNumbers(ctx, a.ID)
+				if err != nil {
+					return fmt.Errorf("autogiro: export: %w", err)
+				}
+				sortPayments(amend, payers)
+			}
 			for _, p := range amend {
 				code := TKDebit
 				if p.Kind == store.AutogiroRefund {
@@ -169,9 +182,21 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 			return err
 		}
 		f.Counts = string(cj)
-		f.Content = buf.Bytes()
 		f.FileName = FileName(accounts[0].BankgiroCustomerNumber, now)
+		if f.Size, err = spool.Seek(0, io.SeekCurrent); err != nil {
+			return fmt.Errorf("autogiro: export: %w", err)
+		}
 		if err := tx.InsertAutogiroExportFile(ctx, f); err != nil {
+			return err
+		}
+		if _, err := spool.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("autogiro: export: %w", err)
+		}
+		cw := tx.AutogiroExportFileWriter(ctx, f.ID)
+		if _, err := io.Copy(cw, spool); err != nil {
+			return fmt.Errorf("autogiro: export: %w", err)
+		}
+		if err := cw.Close(); err != nil {
 			return err
 		}
 		out = ExportFile{AutogiroExportFile: f, Counts: counts}

@@ -92,7 +92,7 @@ type AutogiroExportFile struct {
 	ID             string
 	OrganizationID string
 	FileName       string
-	Content        []byte
+	Size           int64  // bytes; the content is read with CopyAutogiroExportFile
 	Counts         string // JSON object: record kind → count
 	DebitTotal     int64
 	RefundTotal    int64
@@ -605,7 +605,7 @@ func (s *Store) CreateAutogiroTransaction(ctx context.Context, t AutogiroTransac
 			}
 			if t.Kind == AutogiroDebit {
 				existing, err = scanAGTransaction(tx.tx.QueryRowContext(ctx, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
-					WHERE tenant_id = $1 AND invoice_id = $2 AND kind = 'Debit' AND status <> 'Cancelled'`, tx.tenant, *t.InvoiceID))
+					WHERE tenant_id = $1 AND open_invoice_id = $2`, tx.tenant, *t.InvoiceID))
 				if err == nil {
 					return ErrAutogiroInvoiceDebited
 				}
@@ -656,7 +656,7 @@ func (s *Store) AutogiroInvoiceDebit(ctx context.Context, invoiceID string) (Aut
 		return AutogiroTransaction{}, err
 	}
 	t, err := scanAGTransaction(s.w.QueryRowContext(ctx, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
-		WHERE tenant_id = $1 AND invoice_id = $2 AND kind = 'Debit' AND status <> 'Cancelled'`, tenant, invoiceID))
+		WHERE tenant_id = $1 AND open_invoice_id = $2`, tenant, invoiceID))
 	if err != nil {
 		return AutogiroTransaction{}, fmt.Errorf("store: autogiro debit of invoice %s: %w", invoiceID, notFound(err))
 	}

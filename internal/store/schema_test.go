@@ -90,7 +90,7 @@ func describe(t *testing.T, s *store.Store) map[string][]string {
 	if s.Engine() == store.SQLite {
 		tables = query(`SELECT name, '' FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
 		for _, tb := range tables {
-			columns = append(columns, query(`SELECT ?, name FROM pragma_table_info(?)`, tb[0], tb[0])...)
+			columns = append(columns, query(`SELECT ?, name FROM pragma_table_xinfo(?)`, tb[0], tb[0])...)
 		}
 		indexes = query(`SELECT name, '' FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL`)
 	} else {

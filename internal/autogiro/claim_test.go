@@ -1,0 +1,152 @@
+package autogiro_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+)
+
+// TestConcurrentExportsClaimPaymentsOnce: exports running at the same time
+// send every debit exactly once (PostgreSQL claims through the payment
+// queue of migration 00035, SQLite through the pending index); a debit
+// cancelled before any export never goes out, and one of a mandate not
+// active yet waits for the mandate.
+func TestConcurrentExportsClaimPaymentsOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		d1 := at("2026-11-20T08:00:00Z")
+		e := newEnv(t, st, d1)
+		const nMandates, perMandate = 20, 25
+		var rows [][3]string
+		mandates := make([]string, nMandates)
+		for i := range nMandates {
+			mandates[i] = e.mandate(int64(2000+i), "3300", "121212-1212", "19121212-1212", d1)
+			rows = append(rows, [3]string{fmt.Sprint(2000 + i), "04", "32"})
+		}
+		e.export(d1)
+		e.importFile(advice("20261123", rows...), d1)
+		late := e.mandate(3000, "3300", "121212-1212", "19121212-1212", d1) // not sent yet: its debit waits
+		d2 := at("2026-11-23T08:00:00Z")
+		want := map[string]bool{}
+		for i, m := range mandates {
+			for j := range perMandate {
+				date := fmt.Sprintf("2026-12-%02d", 1+(i*7+j)%5)
+				want[e.payment(m, store.AutogiroDebit, int64(100+j), date, fmt.Sprintf("R%d-%d", i, j), d2)] = true
+			}
+		}
+		cancelled := e.payment(mandates[0], store.AutogiroDebit, 777, "2026-12-01", "CANCELLED", d2)
+		if err := st.CancelAutogiroTransaction(e.ctx, cancelled, d2); err != nil {
+			t.Fatal(err)
+		}
+		waiting := e.payment(late, store.AutogiroDebit, 888, "2026-12-01", "WAITING", d2)
+
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			files []autogiro.ExportFile
+		)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f, err := autogiro.Export(e.ctx, st, e.org, d2, nil)
+				if err != nil && !isNothing(err) && !errors.Is(err, store.ErrConflict) {
+					t.Error(err)
+				}
+				if err == nil {
+					mu.Lock()
+					files = append(files, f)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		seen := map[string]int{}
+		for _, f := range files {
+			var prev *autogiro.PaymentRecord
+			for _, r := range parseRecords(t, e.content(f.ID)) {
+				p, ok := r.(*autogiro.PaymentRecord)
+				if !ok {
+					continue
+				}
+				seen[p.PayerNumber+"/"+p.Reference]++
+				// The file's order: payment date, then payer number.
+				if prev != nil && (p.Date.Before(prev.Date) || p.Date.Equal(prev.Date) &&
+					(len(p.PayerNumber) < len(prev.PayerNumber) || len(p.PayerNumber) == len(prev.PayerNumber) && p.PayerNumber < prev.PayerNumber)) {
+					t.Fatalf("payer %s %s after %s %s", p.PayerNumber, p.Date, prev.PayerNumber, prev.Date)
+				}
+				prev = p
+			}
+		}
+		if len(seen) != nMandates*perMandate {
+			t.Fatalf("%d debits exported, want %d", len(seen), nMandates*perMandate)
+		}
+		for k, n := range seen {
+			if n != 1 {
+				t.Fatalf("debit %s exported %d times", k, n)
+			}
+		}
+		for id := range want {
+			tr, err := st.AutogiroTransaction(e.ctx, id)
+			if err != nil || tr.Status != store.AutogiroSent {
+				t.Fatalf("transaction %s: %s %v", id, tr.Status, err)
+			}
+		}
+		if tr, err := st.AutogiroTransaction(e.ctx, cancelled); err != nil || tr.Status != store.AutogiroCancelled {
+			t.Fatalf("cancelled debit: %s %v", tr.Status, err)
+		}
+		if tr, err := st.AutogiroTransaction(e.ctx, waiting); err != nil || tr.Status != store.AutogiroCreated {
+			t.Fatalf("debit of a mandate not active: %s %v", tr.Status, err)
+		}
+	})
+}
+
+// TestExportFileChunks: a file larger than one chunk reads back whole and
+// in order, its size is recorded, and a file stored before migration 00035
+// (its bytes in autogiro_export_files.content) still reads back.
+func TestExportFileChunks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		d1 := at("2026-11-20T08:00:00Z")
+		e := newEnv(t, st, d1)
+		for i := range 4000 { // 4,000 TK04 + TK01 × 82 bytes ≈ 328 KB: two chunks
+			e.mandate(int64(5000+i), "3300", "121212-1212", "19121212-1212", d1)
+		}
+		f := e.export(d1)
+		got := e.content(f.ID)
+		if int64(len(got)) != f.Size || f.Size != 4001*82 {
+			t.Fatalf("size %d, content %d bytes", f.Size, len(got))
+		}
+		recs := parseRecords(t, got)
+		var prev string
+		for _, r := range recs[1:] {
+			m := r.(*autogiro.MandateRecord)
+			if len(m.PayerNumber) < len(prev) || len(m.PayerNumber) == len(prev) && m.PayerNumber <= prev {
+				t.Fatalf("payer %s after %s", m.PayerNumber, prev)
+			}
+			prev = m.PayerNumber
+		}
+		var chunks int
+		if err := st.DB().QueryRow(`SELECT count(*) FROM autogiro_export_file_chunks WHERE tenant_id = $1 AND file_id = $2`,
+			e.tenant, f.ID).Scan(&chunks); err != nil || chunks != 2 {
+			t.Fatalf("%d chunks, %v", chunks, err)
+		}
+
+		legacy := store.NewID()
+		old := []byte("a file stored before chunks\r\n")
+		if _, err := st.DB().Exec(`INSERT INTO autogiro_export_files (tenant_id, id, organization_id, file_name, content, counts,
+			debit_total, refund_total, size, created_at) VALUES ($1, $2, $3, 'OLD', $4, '{}', 0, 0, $5, $6)`,
+			e.tenant, legacy, e.org, old, len(old), d1); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.content(legacy); string(got) != string(old) {
+			t.Fatalf("legacy file %q", got)
+		}
+		if v, err := st.AutogiroExportFile(e.ctx, legacy); err != nil || v.Size != int64(len(old)) {
+			t.Fatalf("legacy file %+v %v", v, err)
+		}
+	})
+}
