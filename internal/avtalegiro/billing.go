@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/kadens/kadens/internal/invoicing"
@@ -279,10 +280,10 @@ type ImportResult struct {
 	Settlement
 }
 
-// Import imports a file from the bank (store.ImportAvtaleGiroFile: all or
-// nothing, once) and then settles the tenant's unsettled OCR payments.
-func Import(ctx context.Context, st *store.Store, content []byte, now time.Time) (ImportResult, error) {
-	imp, err := st.ImportAvtaleGiroFile(ctx, content, now)
+// Import imports a file from the bank as it is read (store.ImportAvtaleGiroFile:
+// all or nothing, once) and then settles the tenant's unsettled OCR payments.
+func Import(ctx context.Context, st *store.Store, file io.Reader, now time.Time) (ImportResult, error) {
+	imp, err := st.ImportAvtaleGiroFile(ctx, file, now)
 	if err != nil {
 		return ImportResult{}, err
 	}
