@@ -188,8 +188,14 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 				})
 				return id, err
 			}
+			// The claims and invoices the batch's payments may settle,
+			// read in three statements for the batch.
+			reads, err := tx.AvtaleGiroSettlementBatch(ctx, open)
+			if err != nil {
+				return fmt.Errorf("avtalegiro: settle: %w", err)
+			}
 			for _, p := range open {
-				err := settle(ctx, tx, record, p, now, &batch)
+				err := settle(ctx, reads, record, p, now, &batch)
 				if errors.Is(err, invoicing.ErrPaymentRecorded) {
 					repeats = append(repeats, p)
 					continue
@@ -198,7 +204,7 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 					return err
 				}
 			}
-			return nil
+			return reads.Flush(ctx)
 		})
 		if err != nil {
 			return out, err

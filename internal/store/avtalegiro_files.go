@@ -641,7 +641,20 @@ func (s *Store) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, 
 // SettledAvtaleGiroPayment is Store.SettledAvtaleGiroPayment inside the
 // transaction.
 func (tx *Tx) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, claimID, problem string, now time.Time) error {
-	var pay, prob *string
+	pay, prob := settledMark(paymentID, problem)
+	if _, err := tx.exec(ctx, `UPDATE avtalegiro_payments SET payment_id = $3, problem = $4 WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, rowID, pay, prob); err != nil {
+		return err
+	}
+	if claimID == "" {
+		return nil
+	}
+	return tx.paidAvtaleGiroClaim(ctx, claimID, pay, now)
+}
+
+// settledMark is an imported payment's payment_id and problem: a payment
+// without a Kadens payment always says why.
+func settledMark(paymentID, problem string) (pay, prob *string) {
 	if paymentID != "" {
 		pay = &paymentID
 	}
@@ -651,13 +664,10 @@ func (tx *Tx) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, cl
 		}
 		prob = &problem
 	}
-	if _, err := tx.exec(ctx, `UPDATE avtalegiro_payments SET payment_id = $3, problem = $4 WHERE tenant_id = $1 AND id = $2`,
-		tx.tenant, rowID, pay, prob); err != nil {
-		return err
-	}
-	if claimID == "" {
-		return nil
-	}
+	return pay, prob
+}
+
+func (tx *Tx) paidAvtaleGiroClaim(ctx context.Context, claimID string, pay *string, now time.Time) error {
 	_, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Paid', payment_id = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
 		tx.tenant, claimID, pay, ts(now))
 	return err
