@@ -262,7 +262,7 @@ func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, chunks *av
 			FROM avtalegiro_claims WHERE tenant_id = $1 AND account_id = $2 AND ` + where
 		args := []any{tx.tenant, accountID, latest}
 		if n > 0 {
-			q += ` AND (due_date > $4 OR (due_date = $4 AND id > $5))`
+			q += ` AND (due_date, id) > ($4, $5)`
 			args = append(args, lastDue, lastID)
 		}
 		page, err := tx.writeClaims(ctx, w, q+fmt.Sprintf(` ORDER BY due_date, id LIMIT %d`, avgExportPage), args, typ, number, account, &n, &lastDue, &lastID)
