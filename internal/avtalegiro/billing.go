@@ -224,8 +224,9 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 	}
 }
 
-// settler is what settling one payment reads and writes: the store, or
-// a transaction of a batch.
+// settler is what settling one payment reads and writes: the store (a
+// repeat, alone), or a batch's reads (store.AvtaleGiroSettlementBatch,
+// which answers from statements read for the whole batch).
 type settler interface {
 	MatchAvtaleGiroClaim(ctx context.Context, p store.AvtaleGiroPayment) (store.AvtaleGiroClaim, bool, error)
 	PaymentTarget(ctx context.Context, invoiceID, demandID, kid, organizationID string) (string, string, error)
