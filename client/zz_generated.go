@@ -2939,7 +2939,7 @@ func (c *Client) ImportAutogiroReport(ctx context.Context, body io.Reader, opts 
 
 // ImportAvtaleGiroFile is POST /avtalegiro/import: Import a file from the bank.
 //
-// Mandate notifications (new, changed and deleted mandates) or OCR giro payments, which settle invoices by KID. All or nothing; the same file again changes nothing. A malformed file is a 400 naming the line and the reason.
+// Mandate notifications (new, changed and deleted mandates) or OCR giro payments, which settle invoices by KID. The file is the body as it is (application/octet-stream or text/plain; streamed: any size up to 256 MiB) or, for small files, base64 in a JSON object. All or nothing; the same file again changes nothing. A malformed file is a 400 naming the line and the reason.
 func (c *Client) ImportAvtaleGiroFile(ctx context.Context, body AvtaleGiroImportInput, opts ...RequestOption) (AvtaleGiroImportResult, error) {
 	var out AvtaleGiroImportResult
 	_, err := c.do(ctx, http.MethodPost, "/avtalegiro/import", nil, body, &out, opts)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -25,10 +26,12 @@ func avtalegiroImport(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err := parseFlags(fs, cfg, nil); err != nil {
 		return err
 	}
-	content, err := os.ReadFile(file)
+	// The file is streamed into the import: memory does not grow with it.
+	in, err := os.Open(file)
 	if err != nil {
 		return err
 	}
+	defer in.Close()
 	st, err := openStore(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -39,7 +42,7 @@ func avtalegiroImport(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	began := time.Now()
-	res, err := avtalegiro.Import(tctx, st, content, now)
+	res, err := avtalegiro.Import(tctx, st, bufio.NewReaderSize(in, 64<<10), now)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -106,15 +109,13 @@ func avtalegiroExport(ctx context.Context, args []string, stdout, stderr io.Writ
 		fmt.Fprintln(stdout, "nothing to send: no scheduled claims or pending cancellations")
 		return nil
 	}
-	_, content, err := st.AvtaleGiroFile(tctx, f.ID)
-	if err != nil {
-		return err
-	}
 	w, err := os.Create(*out)
 	if err != nil {
 		return err
 	}
-	if _, err := (&progressWriter{w: w, stderr: stderr}).Write(content); err != nil {
+	// From the store's chunks to the file, one chunk at a time.
+	written, err := io.Copy(&progressWriter{w: w, stderr: stderr}, st.AvtaleGiroFileContent(tctx, f.ID))
+	if err != nil {
 		w.Close()
 		return err
 	}
@@ -122,6 +123,6 @@ func avtalegiroExport(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: file %s, transmission %s, %d transactions, %d bytes in %s\n", *out, f.ID, f.TransmissionNumber,
-		f.Transactions, len(content), time.Since(began).Round(time.Millisecond))
+		f.Transactions, written, time.Since(began).Round(time.Millisecond))
 	return nil
 }

@@ -319,6 +319,19 @@ func TestAvtaleGiroImportErrors(t *testing.T) {
 		if !res.Repeated {
 			t.Fatal("second import was not a repeat")
 		}
+		// The file as the body itself (streamed): the same rules.
+		raw := func(b []byte, media string) *apitest.Response {
+			return tn.Do("POST", "/avtalegiro/import", b, "Content-Type", media)
+		}
+		raw(mandates, "application/octet-stream").JSON(t, &res)
+		if !res.Repeated {
+			t.Fatal("the raw file again was not a repeat")
+		}
+		r = raw(broken, "text/plain; charset=iso-8859-1")
+		if r.Status != 400 || !strings.Contains(string(r.Body), "line 4") {
+			t.Fatalf("broken, raw: %d %s", r.Status, r.Body)
+		}
+		wantField(t, raw(nil, "application/octet-stream"), "file")
 		wantField(t, tn.Do("POST", "/avtalegiro/import", map[string]any{"content": "%%%"}), "content")
 		claims, _ := os.ReadFile("../avtalegiro/ocrgiro/testdata/claims.txt")
 		wantField(t, imp(claims), "file")

@@ -134,9 +134,15 @@ func (s *Server) openAPI() ([]byte, error) {
 		}
 		if rt.rawBody != "" {
 			if op, ok := oc.(openapi31.OperationExposer); ok {
-				body := openapi31.RequestBody{Required: new(true)}
-				body.WithContent(map[string]openapi31.MediaType{rt.rawBody: {Schema: map[string]any{"type": "string", "format": "binary"}}})
-				op.Operation().WithRequestBody(openapi31.RequestBodyOrReference{RequestBody: &body})
+				raw := openapi31.MediaType{Schema: map[string]any{"type": "string", "format": "binary"}}
+				// A route with a JSON body too takes either.
+				if rb := op.Operation().RequestBody; rb != nil && rb.RequestBody != nil && rb.RequestBody.Content != nil {
+					rb.RequestBody.Content[rt.rawBody] = raw
+				} else {
+					body := openapi31.RequestBody{Required: new(true)}
+					body.WithContent(map[string]openapi31.MediaType{rt.rawBody: raw})
+					op.Operation().WithRequestBody(openapi31.RequestBodyOrReference{RequestBody: &body})
+				}
 			}
 		}
 		if !rt.public {

@@ -1,9 +1,9 @@
 package avtalegiro
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -85,9 +85,33 @@ func retryable(status int) bool {
 	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
 }
 
-// do sends a request (body may be nil) with retries and returns the final
-// answer's status and body.
-func (b *Bank) do(ctx context.Context, op, method, u, unit string, body []byte) (int, []byte, error) {
+// answerMessageLimit bounds what of a refusal's body is kept as its
+// message.
+const answerMessageLimit = 64 << 10
+
+// retryAnswer is an answer that may pass (408, 429, 5xx).
+type retryAnswer struct {
+	status  int
+	message string
+}
+
+func (e *retryAnswer) Error() string { return fmt.Sprintf("status %d: %s", e.status, e.message) }
+
+// transportError is a request that got no answer.
+type transportError struct{ err error }
+
+func (e *transportError) Error() string { return e.err.Error() }
+
+func message(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, answerMessageLimit))
+	return strings.TrimSpace(string(b))
+}
+
+// do sends a request with retries. body (nil: none) opens the request
+// body afresh for each attempt; the final answer's status and body go to
+// handle, which runs under the attempt's timeout and may stream the body
+// (its error is returned as it is, not retried).
+func (b *Bank) do(ctx context.Context, op, method, u, unit string, body func() (io.Reader, error), handle func(status int, body io.Reader) error) error {
 	attempts := max(b.Attempts, 1)
 	wait := b.Backoff
 	var last BankError
@@ -96,37 +120,49 @@ func (b *Bank) do(ctx context.Context, op, method, u, unit string, body []byte) 
 			// Full jitter in [wait/2, wait): retries of many payees spread out.
 			d := wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1))
 			if err := b.sleep(ctx, d); err != nil {
-				return 0, nil, err
+				return err
 			}
 			wait = min(wait*2, b.MaxBackoff)
 		}
-		status, resp, err := b.once(ctx, method, u, unit, body)
-		if err == nil && !retryable(status) {
-			return status, resp, nil
-		}
-		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
-		}
-		last = BankError{Op: op, URL: u, Status: status, Attempts: i}
-		if err != nil {
-			last.Message = err.Error()
-		} else {
-			last.Message = strings.TrimSpace(string(resp))
+		err := b.once(ctx, method, u, unit, body, func(status int, r io.Reader) error {
+			if retryable(status) {
+				return &retryAnswer{status: status, message: message(r)}
+			}
+			return handle(status, r)
+		})
+		var (
+			ra *retryAnswer
+			te *transportError
+		)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.As(err, &ra):
+			last = BankError{Op: op, URL: u, Status: ra.status, Message: ra.message, Attempts: i}
+		case errors.As(err, &te):
+			last = BankError{Op: op, URL: u, Message: te.Error(), Attempts: i}
+		default:
+			return err
 		}
 	}
-	return 0, nil, &last
+	return &last
 }
 
-func (b *Bank) once(ctx context.Context, method, u, unit string, body []byte) (int, []byte, error) {
+func (b *Bank) once(ctx context.Context, method, u, unit string, body func() (io.Reader, error), handle func(int, io.Reader) error) error {
 	ctx, cancel := context.WithTimeout(ctx, b.Timeout)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
-		rd = bytes.NewReader(body)
+		var err error
+		if rd, err = body(); err != nil {
+			return err
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	req.Header.Set("X-Customer-Unit-Id", unit)
 	if body != nil {
@@ -134,14 +170,10 @@ func (b *Bank) once(ctx context.Context, method, u, unit string, body []byte) (i
 	}
 	resp, err := b.HTTP.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return &transportError{err}
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
-	if err != nil {
-		return 0, nil, err
-	}
-	return resp.StatusCode, data, nil
+	return handle(resp.StatusCode, resp.Body)
 }
 
 func endpoint(base string, parts ...string) string {
@@ -152,48 +184,47 @@ func endpoint(base string, parts ...string) string {
 	return u
 }
 
-// Submit sends a claim file under its transmission number. Sending it
-// again (after a lost answer) is safe: the bank keeps one file per number.
-func (b *Bank) Submit(ctx context.Context, a store.AvtaleGiroAccount, transmission string, content []byte) error {
+// Submit sends a claim file under its transmission number; open returns
+// a reader of the file's bytes, called once per attempt, so the file is
+// streamed, never held. Sending it again (after a lost answer) is safe:
+// the bank keeps one file per number.
+func (b *Bank) Submit(ctx context.Context, a store.AvtaleGiroAccount, transmission string, open func() (io.Reader, error)) error {
 	u := endpoint(a.BaseComboAPIEndpointURL, "claimfiles", transmission)
-	status, resp, err := b.do(ctx, "submit", http.MethodPut, u, a.CustomerUnitID, content)
-	if err != nil {
-		return err
-	}
-	if status != http.StatusOK && status != http.StatusCreated && status != http.StatusNoContent {
-		return &BankError{Op: "submit", URL: u, Status: status, Message: strings.TrimSpace(string(resp)), Attempts: 1}
-	}
-	return nil
+	return b.do(ctx, "submit", http.MethodPut, u, a.CustomerUnitID, open, func(status int, r io.Reader) error {
+		if status != http.StatusOK && status != http.StatusCreated && status != http.StatusNoContent {
+			return &BankError{Op: "submit", URL: u, Status: status, Message: message(r), Attempts: 1}
+		}
+		return nil
+	})
 }
 
 // Files lists the files the bank has for the payee.
 func (b *Bank) Files(ctx context.Context, a store.AvtaleGiroAccount) ([]RemoteFile, error) {
 	u := endpoint(a.BaseComboAPIEndpointURL, "files")
-	status, resp, err := b.do(ctx, "list", http.MethodGet, u, a.CustomerUnitID, nil)
-	if err != nil {
-		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, &BankError{Op: "list", URL: u, Status: status, Message: strings.TrimSpace(string(resp)), Attempts: 1}
-	}
 	var out []RemoteFile
-	if err := json.Unmarshal(resp, &out); err != nil {
-		return nil, &BankError{Op: "list", URL: u, Status: status, Message: "not a JSON list of files: " + err.Error(), Attempts: 1}
-	}
-	return out, nil
+	err := b.do(ctx, "list", http.MethodGet, u, a.CustomerUnitID, nil, func(status int, r io.Reader) error {
+		if status != http.StatusOK {
+			return &BankError{Op: "list", URL: u, Status: status, Message: message(r), Attempts: 1}
+		}
+		if err := json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(&out); err != nil {
+			return &BankError{Op: "list", URL: u, Status: status, Message: "not a JSON list of files: " + err.Error(), Attempts: 1}
+		}
+		return nil
+	})
+	return out, err
 }
 
-// Fetch returns one file's bytes.
-func (b *Bank) Fetch(ctx context.Context, a store.AvtaleGiroAccount, id string) ([]byte, error) {
+// Fetch hands one file's bytes to read as they arrive (read runs under
+// the attempt's timeout; its error is returned, not retried: the next
+// Sync fetches the file again).
+func (b *Bank) Fetch(ctx context.Context, a store.AvtaleGiroAccount, id string, read func(io.Reader) error) error {
 	u := endpoint(a.BaseComboAPIEndpointURL, "files", id)
-	status, resp, err := b.do(ctx, "fetch", http.MethodGet, u, a.CustomerUnitID, nil)
-	if err != nil {
-		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, &BankError{Op: "fetch", URL: u, Status: status, Message: strings.TrimSpace(string(resp)), Attempts: 1}
-	}
-	return resp, nil
+	return b.do(ctx, "fetch", http.MethodGet, u, a.CustomerUnitID, nil, func(status int, r io.Reader) error {
+		if status != http.StatusOK {
+			return &BankError{Op: "fetch", URL: u, Status: status, Message: message(r), Attempts: 1}
+		}
+		return read(r)
+	})
 }
 
 // SyncResult says what Sync did.
@@ -226,11 +257,8 @@ func Sync(ctx context.Context, st *store.Store, bank *Bank, tenant, accountID st
 		return out, err
 	}
 	for _, f := range files {
-		_, content, err := st.AvtaleGiroFile(ctx, f.ID)
-		if err != nil {
-			return out, err
-		}
-		if err := bank.Submit(ctx, account, f.TransmissionNumber, content); err != nil {
+		open := func() (io.Reader, error) { return st.AvtaleGiroFileContent(ctx, f.ID), nil }
+		if err := bank.Submit(ctx, account, f.TransmissionNumber, open); err != nil {
 			return out, fmt.Errorf("avtalegiro: submit file %s (transmission %s): %w", f.ID, f.TransmissionNumber, err)
 		}
 		if err := st.MarkAvtaleGiroFileSubmitted(ctx, f.ID, now); err != nil {
@@ -243,13 +271,17 @@ func Sync(ctx context.Context, st *store.Store, bank *Bank, tenant, accountID st
 		return out, err
 	}
 	for _, rf := range remote {
-		content, err := bank.Fetch(ctx, account, rf.ID)
+		var imp store.AvtaleGiroImport
+		err := bank.Fetch(ctx, account, rf.ID, func(r io.Reader) error {
+			var err error
+			imp, err = st.ImportAvtaleGiroFile(ctx, r, now)
+			if err != nil {
+				return fmt.Errorf("avtalegiro: import bank file %s: %w", rf.ID, err)
+			}
+			return nil
+		})
 		if err != nil {
 			return out, err
-		}
-		imp, err := st.ImportAvtaleGiroFile(ctx, content, now)
-		if err != nil {
-			return out, fmt.Errorf("avtalegiro: import bank file %s: %w", rf.ID, err)
 		}
 		if !imp.Repeated {
 			out.Imported++

@@ -3,7 +3,11 @@ package avtalegiro_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
+	"io"
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,10 +30,106 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// pgBackends returns the PostgreSQL backends serving this process's
+// connections: its TCP sockets' local ports (from /proc) are their
+// client ports in pg_stat_activity. Linux only; nil elsewhere.
+func pgBackends(db *sql.DB) []int {
+	inodes := map[string]bool{}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if l, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	var ports []string
+	for _, f := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+		b, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 10 || !inodes[fs[9]] {
+				continue
+			}
+			if i := strings.LastIndexByte(fs[1], ':'); i >= 0 {
+				if port, err := strconv.ParseInt(fs[1][i+1:], 16, 32); err == nil {
+					ports = append(ports, strconv.FormatInt(port, 10))
+				}
+			}
+		}
+	}
+	if len(ports) == 0 {
+		return nil
+	}
+	rows, err := db.Query(`SELECT pid FROM pg_stat_activity WHERE client_port IN (` + strings.Join(ports, ",") + `)`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var pids []int
+	for rows.Next() {
+		var pid int
+		if rows.Scan(&pid) == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// backendCPU is the user + system CPU time of the given processes.
+func backendCPU(pids []int) map[int]time.Duration {
+	out := map[int]time.Duration{}
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = time.Duration(u+s) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+	}
+	return out
+}
+
+// pgMeter measures the CPU the store's PostgreSQL backends spend.
+type pgMeter struct {
+	db     *sql.DB
+	before map[int]time.Duration
+}
+
+func startPG(st *store.Store, eng store.Engine) *pgMeter {
+	if eng != store.Postgres {
+		return nil
+	}
+	return &pgMeter{db: st.DB(), before: backendCPU(pgBackends(st.DB()))}
+}
+
+// stop returns the CPU spent since start by the backends serving the
+// store now (a backend started meanwhile counts whole).
+func (m *pgMeter) stop() time.Duration {
+	if m == nil {
+		return 0
+	}
+	var d time.Duration
+	for pid, t := range backendCPU(pgBackends(m.db)) {
+		d += t - m.before[pid]
+	}
+	return d
+}
+
+// reportPostgresCPU reports cpu as pg-cpu-ms/op on PostgreSQL.
+func reportPostgresCPU(b *testing.B, eng store.Engine, cpu time.Duration) {
+	if eng == store.Postgres {
+		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "pg-cpu-ms/op")
+	}
+}
+
 var benchNow = time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
 
 // benchTenant: a store with a tenant, an account and a mandate.
-func benchTenant(b *testing.B, eng store.Engine) (*store.Store, context.Context, string, string) {
+func benchTenant(b testing.TB, eng store.Engine) (*store.Store, context.Context, string, string) {
 	st := storetest.Open(b, eng)
 	tn, err := st.CreateTenant(context.Background(), "bench", false, benchNow)
 	if err != nil {
@@ -50,7 +150,7 @@ func benchTenant(b *testing.B, eng store.Engine) (*store.Store, context.Context,
 
 // scheduleClaims writes n Scheduled claims on the mandate (half with two
 // notice lines) in multi-row inserts.
-func scheduleClaims(b *testing.B, st *store.Store, tenant, account, mandate string, n int) {
+func scheduleClaims(b testing.TB, st *store.Store, tenant, account, mandate string, n int) {
 	const rows = 500
 	for i := 0; i < n; i += rows {
 		var sb strings.Builder
@@ -87,14 +187,15 @@ func BenchmarkExportClaims100k(b *testing.B) {
 			tenant, _ := tenancy.From(ctx)
 			scheduleClaims(b, st, tenant, account, mandate, benchClaims)
 			b.ResetTimer()
-			var cpu time.Duration
+			var cpu, pg time.Duration
 			for i := 0; i < b.N; i++ {
-				began := cpuTime()
+				began, meter := cpuTime(), startPG(st, eng)
 				f, ok, err := avtalegiro.Export(ctx, st, account, benchNow)
 				if err != nil || !ok || f.Transactions != benchClaims {
 					b.Fatalf("export: %+v %v %v", f, ok, err)
 				}
 				cpu += cpuTime() - began
+				pg += meter.stop()
 				b.StopTimer()
 				if _, err := st.DB().Exec(`UPDATE avtalegiro_claims SET status = 'Scheduled', claim_file_id = NULL`); err != nil {
 					b.Fatal(err)
@@ -102,27 +203,34 @@ func BenchmarkExportClaims100k(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+			reportPostgresCPU(b, eng, pg)
 		})
 	}
 }
 
-func ocrFile(b *testing.B, serial, n int) []byte {
+func ocrFile(b testing.TB, serial, n int) []byte {
 	var buf bytes.Buffer
-	w := ocrgiro.NewWriter(&buf)
+	writeOCR(b, &buf, serial, n)
+	return buf.Bytes()
+}
+
+// writeOCR writes an OCR giro file of n payments of the bench mandate.
+func writeOCR(b testing.TB, out io.Writer, serial, n int) {
+	w := ocrgiro.NewWriter(out)
 	d := ocrgiro.Date{Year: 2027, Month: 2, Day: 15}
 	_ = w.Begin(ocrgiro.Start{Sender: ocrgiro.NetsID, Number: fmt.Sprintf("%07d", serial), Recipient: "12345678"})
 	_ = w.BeginAssignment(ocrgiro.AssignmentStart{Service: 9, Type: 0, AgreementID: "001234567", Number: fmt.Sprintf("%07d", serial), Account: "12345678903"})
 	for i := 1; i <= n; i++ {
 		if err := w.Payment(ocrgiro.Payment{Type: 15, Number: i, NetsDate: d, Centre: "13", DayCode: "15", PartialSettlement: "1",
 			Serial: "00042", Amount: 29900, KID: mandateKID, FormNumber: "0", ArchiveRef: "150112345", BankDate: d, PayerAccount: "98765432103"}); err != nil {
-			b.Fatal(err)
+			b.Error(err)
+			return
 		}
 	}
 	_ = w.EndAssignment(ocrgiro.AssignmentEnd{Date1: d, Date2: d, Date3: d})
 	if err := w.Close(d); err != nil {
-		b.Fatal(err)
+		b.Error(err)
 	}
-	return buf.Bytes()
 }
 
 // BenchmarkImportOCR100k: importing an OCR giro file of 100,000 payments
@@ -138,14 +246,15 @@ func BenchmarkImportOCR100k(b *testing.B) {
 			}
 			b.SetBytes(int64(len(files[0])))
 			b.ResetTimer()
-			began := cpuTime()
+			began, meter := cpuTime(), startPG(st, eng)
 			for i := 0; i < b.N; i++ {
-				res, err := st.ImportAvtaleGiroFile(ctx, files[i], benchNow)
+				res, err := st.ImportAvtaleGiroFile(ctx, bytes.NewReader(files[i]), benchNow)
 				if err != nil || res.Payments != benchClaims {
 					b.Fatalf("import: %+v %v", res, err)
 				}
 			}
 			b.ReportMetric(float64((cpuTime()-began).Milliseconds())/float64(b.N), "cpu-ms/op")
+			reportPostgresCPU(b, eng, meter.stop())
 		})
 	}
 }
@@ -162,21 +271,25 @@ func BenchmarkSettle10k(b *testing.B) {
 			st, ctx, _, _ := benchTenant(b, eng)
 			tenant, _ := tenancy.From(ctx)
 			var took time.Duration
-			var cpu time.Duration
+			var cpu, pg time.Duration
 			for i := 0; i < b.N; i++ {
-				if _, err := st.ImportAvtaleGiroFile(ctx, ocrFile(b, 100+i, n), benchNow); err != nil {
+				if _, err := st.ImportAvtaleGiroFile(ctx, bytes.NewReader(ocrFile(b, 100+i, n)), benchNow); err != nil {
 					b.Fatal(err)
 				}
-				c0, t0 := cpuTime(), time.Now()
+				c0, t0, meter := cpuTime(), time.Now(), startPG(st, eng)
 				res, err := avtalegiro.SettlePayments(ctx, st, tenant, benchNow)
 				took += time.Since(t0)
 				cpu += cpuTime() - c0
+				pg += meter.stop()
 				if err != nil || res.Problems != n {
 					b.Fatalf("settle: %+v %v", res, err)
 				}
 			}
 			b.ReportMetric(float64(took.Milliseconds())/float64(b.N), "settle-ms/op")
 			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "settle-cpu-ms/op")
+			if eng == store.Postgres {
+				b.ReportMetric(float64(pg.Milliseconds())/float64(b.N), "settle-pg-cpu-ms/op")
+			}
 		})
 	}
 }

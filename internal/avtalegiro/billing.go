@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/kadens/kadens/internal/invoicing"
@@ -187,8 +188,14 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 				})
 				return id, err
 			}
+			// The claims and invoices the batch's payments may settle,
+			// read in three statements for the batch.
+			reads, err := tx.AvtaleGiroSettlementBatch(ctx, open)
+			if err != nil {
+				return fmt.Errorf("avtalegiro: settle: %w", err)
+			}
 			for _, p := range open {
-				err := settle(ctx, tx, record, p, now, &batch)
+				err := settle(ctx, reads, record, p, now, &batch)
 				if errors.Is(err, invoicing.ErrPaymentRecorded) {
 					repeats = append(repeats, p)
 					continue
@@ -197,7 +204,7 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 					return err
 				}
 			}
-			return nil
+			return reads.Flush(ctx)
 		})
 		if err != nil {
 			return out, err
@@ -217,8 +224,9 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 	}
 }
 
-// settler is what settling one payment reads and writes: the store, or
-// a transaction of a batch.
+// settler is what settling one payment reads and writes: the store (a
+// repeat, alone), or a batch's reads (store.AvtaleGiroSettlementBatch,
+// which answers from statements read for the whole batch).
 type settler interface {
 	MatchAvtaleGiroClaim(ctx context.Context, p store.AvtaleGiroPayment) (store.AvtaleGiroClaim, bool, error)
 	PaymentTarget(ctx context.Context, invoiceID, demandID, kid, organizationID string) (string, string, error)
@@ -279,10 +287,10 @@ type ImportResult struct {
 	Settlement
 }
 
-// Import imports a file from the bank (store.ImportAvtaleGiroFile: all or
-// nothing, once) and then settles the tenant's unsettled OCR payments.
-func Import(ctx context.Context, st *store.Store, content []byte, now time.Time) (ImportResult, error) {
-	imp, err := st.ImportAvtaleGiroFile(ctx, content, now)
+// Import imports a file from the bank as it is read (store.ImportAvtaleGiroFile:
+// all or nothing, once) and then settles the tenant's unsettled OCR payments.
+func Import(ctx context.Context, st *store.Store, file io.Reader, now time.Time) (ImportResult, error) {
+	imp, err := st.ImportAvtaleGiroFile(ctx, file, now)
 	if err != nil {
 		return ImportResult{}, err
 	}

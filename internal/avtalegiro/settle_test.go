@@ -3,12 +3,15 @@ package avtalegiro_test
 import (
 	"bytes"
 	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/avtalegiro/ocrgiro"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // TestSettlementBatch: the payments of one OCR file are settled in one
@@ -82,4 +85,57 @@ func TestSettlementBatch(t *testing.T) {
 			t.Fatalf("ledger: %+v %v", rep.Problems, err)
 		}
 	})
+}
+
+// TestSettlementBatchSameKey: payments with the same KID and amount pay
+// the mandate's sent claims one each, earliest due first, within one
+// batch; a payment left over is a problem (no invoice has the KID).
+func TestSettlementBatchSameKey(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		t.Run(string(eng), func(t *testing.T) {
+			st, ctx, account, mandate := benchTenant(t, eng)
+			tenant, _ := tenancy.From(ctx)
+			var ids []string
+			for _, due := range []string{"2027-03-15", "2027-02-15"} {
+				c, _, err := st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
+					KID: mandateKID, Amount: 29900, DueDate: due, ShortName: "Kari"}, benchNow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, c.ID)
+			}
+			if _, ok, err := avtalegiro.Export(ctx, st, account, benchNow); err != nil || !ok {
+				t.Fatalf("export: %v %v", ok, err)
+			}
+			if _, err := st.ImportAvtaleGiroFile(ctx, bytes.NewReader(ocrFile(t, 9, 3)), benchNow); err != nil {
+				t.Fatal(err)
+			}
+			res, err := avtalegiro.SettlePayments(ctx, st, tenant, benchNow)
+			if err != nil || res.Settled != 2 || res.Problems != 1 {
+				t.Fatalf("settle: %+v %v", res, err)
+			}
+			for _, id := range ids {
+				if c, err := st.AvtaleGiroClaim(ctx, id); err != nil || c.Status != store.ClaimPaid {
+					t.Fatalf("claim due %s: %+v %v", c.DueDate, c.Status, err)
+				}
+			}
+			rows, err := st.DB().Query(`SELECT problem FROM avtalegiro_payments ORDER BY line`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var problems []string
+			for rows.Next() {
+				var p string
+				if err := rows.Scan(&p); err != nil {
+					t.Fatal(err)
+				}
+				problems = append(problems, p)
+			}
+			rows.Close()
+			if len(problems) != 3 || problems[0] != "settled without an invoice" || problems[1] != problems[0] ||
+				!strings.Contains(problems[2], "no invoice has KID") {
+				t.Fatalf("problems %q", problems)
+			}
+		})
+	}
 }

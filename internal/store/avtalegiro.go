@@ -811,3 +811,192 @@ func (s *Store) CancelAvtaleGiroClaimsOfInvoice(ctx context.Context, invoiceID, 
 	})
 	return n, err
 }
+
+// AvtaleGiroSettlementBatch answers what settling a batch of imported
+// payments asks (the claim each pays, the payment demand it settles) from
+// three statements read for the whole batch, instead of two statements
+// per payment; it is the transaction's settler for the batch.
+type AvtaleGiroSettlementBatch struct {
+	tx *Tx
+	// claims: the sent claims each payment may pay, by account, KID and
+	// amount, earliest due first; a claim leaves when it is paid, so the
+	// next payment with the same key pays the next claim.
+	claims   map[avgClaimKey][]AvtaleGiroClaim
+	invoices map[string]avgTarget // by invoice id
+	kids     map[string]avgTarget // by KID: the one invoice with it, or n = 0 or 2
+	// marks: how the batch's payments were settled, written by Flush in
+	// one statement.
+	marks []any
+}
+
+type avgClaimKey struct {
+	account, kid string
+	amount       int64
+}
+
+type avgTarget struct {
+	demand, currency string
+	n                int
+}
+
+// AvtaleGiroSettlementBatch reads what settling payments needs.
+func (tx *Tx) AvtaleGiroSettlementBatch(ctx context.Context, payments []AvtaleGiroPayment) (*AvtaleGiroSettlementBatch, error) {
+	b := &AvtaleGiroSettlementBatch{tx: tx, claims: map[avgClaimKey][]AvtaleGiroClaim{}, invoices: map[string]avgTarget{}, kids: map[string]avgTarget{}}
+	if len(payments) == 0 {
+		return b, nil
+	}
+	perKey := map[avgClaimKey]int{}
+	kids := map[string]bool{}
+	most := 0
+	for _, p := range payments {
+		k := avgClaimKey{p.AccountID, p.KID, p.Amount}
+		perKey[k]++
+		most = max(most, perKey[k])
+		kids[p.KID] = true
+	}
+	kidArgs := []any{tx.tenant}
+	for kid := range kids {
+		kidArgs = append(kidArgs, kid)
+	}
+	in := placeholders(2, len(kidArgs)-1)
+	// At most as many claims per key as the batch has payments with it:
+	// a mandate's KID may have many sent claims of the same amount.
+	rows, err := tx.query(ctx, `SELECT `+avgClaimColumns+` FROM (SELECT `+avgClaimColumns+`, ROW_NUMBER() OVER
+		(PARTITION BY account_id, kid, amount ORDER BY due_date, id) AS rn FROM avtalegiro_claims WHERE tenant_id = $1
+		AND status IN ('Sent', 'CancellationPending') AND kid IN (`+in+`)) c WHERE rn <= `+fmt.Sprint(most)+` ORDER BY due_date, id`, kidArgs...)
+	if err != nil {
+		return nil, fmt.Errorf("store: settlement claims: %w", err)
+	}
+	var invoiceArgs []any
+	for rows.Next() {
+		c, err := scanAvgClaim(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		k := avgClaimKey{c.AccountID, c.KID, c.AmountOre}
+		if perKey[k] == 0 {
+			continue
+		}
+		b.claims[k] = append(b.claims[k], c)
+		if c.InvoiceID != nil {
+			invoiceArgs = append(invoiceArgs, *c.InvoiceID)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(invoiceArgs) > 0 {
+		rows, err := tx.query(ctx, `SELECT id, payment_demand_id, currency FROM invoices WHERE tenant_id = $1 AND id IN (`+
+			placeholders(2, len(invoiceArgs))+`)`, append([]any{tx.tenant}, invoiceArgs...)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: settlement invoices: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			t := avgTarget{n: 1}
+			if err := rows.Scan(&id, &t.demand, &t.currency); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			b.invoices[id] = t
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	// Invoices by KID, for payments no claim takes (as PaymentTarget
+	// finds them: one invoice with the KID, else a problem).
+	rows, err = tx.query(ctx, `SELECT kid, COUNT(*), MIN(CAST(payment_demand_id AS TEXT)), MIN(currency) FROM invoices
+		WHERE tenant_id = $1 AND kid IN (`+in+`) GROUP BY kid`, kidArgs...)
+	if err != nil {
+		return nil, fmt.Errorf("store: settlement invoices by KID: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kid string
+		var t avgTarget
+		if err := rows.Scan(&kid, &t.n, &t.demand, &t.currency); err != nil {
+			return nil, err
+		}
+		b.kids[kid] = t
+	}
+	return b, rows.Err()
+}
+
+// MatchAvtaleGiroClaim is Tx.MatchAvtaleGiroClaim from the batch's claims.
+func (b *AvtaleGiroSettlementBatch) MatchAvtaleGiroClaim(_ context.Context, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error) {
+	if cs := b.claims[avgClaimKey{p.AccountID, p.KID, p.Amount}]; len(cs) > 0 {
+		return cs[0], true, nil
+	}
+	return AvtaleGiroClaim{}, false, nil
+}
+
+// PaymentTarget is Tx.PaymentTarget from the batch's invoices; what the
+// batch did not read (another kind of target) is asked the transaction.
+func (b *AvtaleGiroSettlementBatch) PaymentTarget(ctx context.Context, invoiceID, demandID, kid, organizationID string) (string, string, error) {
+	switch {
+	case demandID != "" || organizationID != "":
+	case invoiceID != "":
+		if t, ok := b.invoices[invoiceID]; ok {
+			return t.demand, t.currency, nil
+		}
+	default:
+		t, ok := b.kids[kid]
+		switch {
+		case !ok:
+			return "", "", validation.Field("kid", "no invoice has KID %s", kid)
+		case t.n == 1:
+			return t.demand, t.currency, nil
+		default:
+			return "", "", validation.Field("organizationId", "is required: KID %s belongs to invoices of several organizations", kid)
+		}
+	}
+	return b.tx.PaymentTarget(ctx, invoiceID, demandID, kid, organizationID)
+}
+
+// SettledAvtaleGiroPayment is Tx.SettledAvtaleGiroPayment, the payment's
+// mark kept for Flush; a claim it pays is no longer matched.
+func (b *AvtaleGiroSettlementBatch) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, claimID, problem string, now time.Time) error {
+	pay, prob := settledMark(paymentID, problem)
+	b.marks = append(b.marks, rowID, pay, prob)
+	if claimID == "" {
+		return nil
+	}
+	if err := b.tx.paidAvtaleGiroClaim(ctx, claimID, pay, now); err != nil {
+		return err
+	}
+	for k, cs := range b.claims {
+		for i, c := range cs {
+			if c.ID == claimID {
+				b.claims[k] = append(cs[:i:i], cs[i+1:]...)
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// Flush writes the marks of the batch's settled payments.
+func (b *AvtaleGiroSettlementBatch) Flush(ctx context.Context) error {
+	if len(b.marks) == 0 {
+		return nil
+	}
+	rows, cast := make([]string, 0, len(b.marks)/3), ""
+	if b.tx.s.engine == Postgres {
+		cast = "::uuid"
+	}
+	for i := 0; i < len(b.marks); i += 3 {
+		rows = append(rows, fmt.Sprintf("($%d%s, $%d%s, $%d)", i+2, cast, i+3, cast, i+4))
+	}
+	_, err := b.tx.exec(ctx, `WITH m (id, payment_id, problem) AS (VALUES `+strings.Join(rows, ", ")+`)
+		UPDATE avtalegiro_payments SET payment_id = m.payment_id, problem = m.problem FROM m
+		WHERE avtalegiro_payments.tenant_id = $1 AND avtalegiro_payments.id = m.id`, append([]any{b.tx.tenant}, b.marks...)...)
+	if err != nil {
+		return fmt.Errorf("store: mark settled avtalegiro payments: %w", err)
+	}
+	b.marks = b.marks[:0]
+	return nil
+}

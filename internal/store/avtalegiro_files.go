@@ -1,13 +1,13 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strings"
 	"time"
@@ -32,31 +32,114 @@ func scanAvgFile(r scanner) (AvtaleGiroFile, error) {
 	return f, err
 }
 
-// AvtaleGiroFile returns file id with its content.
-func (s *Store) AvtaleGiroFile(ctx context.Context, id string) (AvtaleGiroFile, []byte, error) {
+// AvtaleGiroFile returns file id (AvtaleGiroFileContent reads its bytes).
+func (s *Store) AvtaleGiroFile(ctx context.Context, id string) (AvtaleGiroFile, error) {
 	tenant, err := avgTenant(ctx)
 	if err != nil {
-		return AvtaleGiroFile{}, nil, err
+		return AvtaleGiroFile{}, err
 	}
 	if !ValidID(id) {
-		return AvtaleGiroFile{}, nil, ErrNotFound
+		return AvtaleGiroFile{}, ErrNotFound
 	}
-	var content []byte
-	f, err := scanAvgFile(&appendScanner{s.r.QueryRowContext(ctx, `SELECT `+avgFileColumns+`, content FROM avtalegiro_files
-		WHERE tenant_id = $1 AND id = $2`, tenant, id), &content})
+	f, err := scanAvgFile(s.r.QueryRowContext(ctx, `SELECT `+avgFileColumns+` FROM avtalegiro_files
+		WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
-		return AvtaleGiroFile{}, nil, fmt.Errorf("store: avtalegiro file %s: %w", id, notFound(err))
+		return AvtaleGiroFile{}, fmt.Errorf("store: avtalegiro file %s: %w", id, notFound(err))
 	}
-	return f, content, nil
+	return f, nil
 }
 
-// appendScanner scans one more column after the ones its caller asks for.
-type appendScanner struct {
-	r     scanner
-	extra any
+// avgChunkSize is how many bytes of a file one row of
+// avtalegiro_file_chunks holds: what reading or writing a file keeps in
+// memory, whatever the file's size.
+const avgChunkSize = 256 << 10
+
+// AvtaleGiroFileContent returns a reader of file id's bytes that reads
+// one chunk at a time (a query per chunk: no statement stays open while
+// the caller writes to a slow client or a bank). A file that does not
+// exist reads as ErrNotFound.
+func (s *Store) AvtaleGiroFileContent(ctx context.Context, id string) io.Reader {
+	tenant, err := avgTenant(ctx)
+	if err == nil && !ValidID(id) {
+		err = ErrNotFound
+	}
+	return &avgFileReader{ctx: ctx, s: s, tenant: tenant, id: id, err: err}
 }
 
-func (a *appendScanner) Scan(dest ...any) error { return a.r.Scan(append(dest, a.extra)...) }
+type avgFileReader struct {
+	ctx        context.Context
+	s          *Store
+	tenant, id string
+	seq        int
+	cur        []byte
+	err        error
+}
+
+func (r *avgFileReader) Read(p []byte) (int, error) {
+	for len(r.cur) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		err := r.s.r.QueryRowContext(r.ctx, `SELECT data FROM avtalegiro_file_chunks WHERE tenant_id = $1 AND file_id = $2 AND seq = $3`,
+			r.tenant, r.id, r.seq).Scan(&r.cur)
+		switch {
+		case errors.Is(err, sql.ErrNoRows) && r.seq == 0:
+			r.err = fmt.Errorf("store: avtalegiro file %s: %w", r.id, ErrNotFound)
+		case errors.Is(err, sql.ErrNoRows):
+			r.err = io.EOF
+		case err != nil:
+			r.err = fmt.Errorf("store: avtalegiro file %s chunk %d: %w", r.id, r.seq, err)
+		}
+		r.seq++
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// avgChunks collects a file's bytes as they are written or read, hashes
+// them, and stores them in chunk rows when flushed: between statements,
+// never while a query's rows are open (PostgreSQL's connection cannot
+// run a statement then).
+type avgChunks struct {
+	tx     *Tx
+	fileID string
+	seq    int
+	buf    []byte
+	sum    hash.Hash
+	// ready: the file's row exists (the chunks refer to it); until then
+	// bytes are only collected.
+	ready bool
+}
+
+func newAvgChunks(tx *Tx, fileID string) *avgChunks {
+	return &avgChunks{tx: tx, fileID: fileID, sum: sha256.New(), buf: make([]byte, 0, avgChunkSize+64<<10)}
+}
+
+func (c *avgChunks) Write(p []byte) (int, error) {
+	c.sum.Write(p)
+	c.buf = append(c.buf, p...)
+	return len(p), nil
+}
+
+// flush stores every full chunk, and with last the rest too.
+func (c *avgChunks) flush(ctx context.Context, last bool) error {
+	if !c.ready {
+		return nil
+	}
+	for len(c.buf) >= avgChunkSize || (last && len(c.buf) > 0) {
+		n := min(len(c.buf), avgChunkSize)
+		if _, err := c.tx.exec(ctx, `INSERT INTO avtalegiro_file_chunks (tenant_id, file_id, seq, data) VALUES ($1,$2,$3,$4)`,
+			c.tx.tenant, c.fileID, c.seq, c.buf[:n]); err != nil {
+			return fmt.Errorf("store file chunk %d: %w", c.seq, err)
+		}
+		c.seq++
+		c.buf = c.buf[:copy(c.buf, c.buf[n:])]
+	}
+	return nil
+}
+
+func (c *avgChunks) hash() string { return hex.EncodeToString(c.sum.Sum(nil)) }
 
 // UnsubmittedAvtaleGiroFiles returns the account's claim files not yet
 // accepted by the bank, oldest first.
@@ -104,8 +187,16 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		// reads is the set the UPDATE below marks, on PostgreSQL too.
 		f = AvtaleGiroFile{ID: NewID(), AccountID: &accountID, Direction: "Out", Kind: "Claims",
 			TransmissionNumber: fmt.Sprintf("%07d", transmission%10_000_000), CreatedAt: now}
-		var buf bytes.Buffer
-		w := ocrgiro.NewWriter(&buf)
+		// The row first (its chunks refer to it); the hash and the count
+		// are known at the end.
+		if _, err := tx.exec(ctx, `INSERT INTO avtalegiro_files (id, tenant_id, account_id, direction, kind, transmission_number,
+			sha256, transactions, created_at) VALUES ($1,$2,$3,'Out','Claims',$4,'',0,$5)`,
+			f.ID, tx.tenant, accountID, f.TransmissionNumber, ts(now)); err != nil {
+			return fmt.Errorf("insert file: %w", err)
+		}
+		chunks := newAvgChunks(tx, f.ID)
+		chunks.ready = true
+		w := ocrgiro.NewWriter(chunks)
 		if err := w.Begin(ocrgiro.Start{Sender: unit, Number: f.TransmissionNumber, Recipient: ocrgiro.NetsID}); err != nil {
 			return err
 		}
@@ -115,7 +206,7 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		}{{"status = 'Scheduled' AND due_date <= $3", ocrgiro.AssignmentClaims},
 			// (due_date <= $3 OR due_date > $3) only types $3 on PostgreSQL.
 			{"status = 'CancellationPending' AND (due_date <= $3 OR due_date > $3)", ocrgiro.AssignmentCancellations}} {
-			n, err := tx.writeAssignment(ctx, w, q.where, accountID, latest, q.typ, fmt.Sprintf("%07d", (assignment-1+int64(i))%10_000_000), number)
+			n, err := tx.writeAssignment(ctx, w, chunks, q.where, accountID, latest, q.typ, fmt.Sprintf("%07d", (assignment-1+int64(i))%10_000_000), number)
 			if err != nil {
 				return err
 			}
@@ -127,12 +218,13 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		if err := w.Close(ocrgiro.Date{}); err != nil {
 			return err
 		}
-		sum := sha256.Sum256(buf.Bytes())
-		f.SHA256 = hex.EncodeToString(sum[:])
-		if _, err := tx.exec(ctx, `INSERT INTO avtalegiro_files (id, tenant_id, account_id, direction, kind, transmission_number,
-			sha256, content, transactions, created_at) VALUES ($1,$2,$3,'Out','Claims',$4,$5,$6,$7,$8)`,
-			f.ID, tx.tenant, accountID, f.TransmissionNumber, f.SHA256, buf.Bytes(), f.Transactions, ts(now)); err != nil {
-			return fmt.Errorf("insert file: %w", err)
+		if err := chunks.flush(ctx, true); err != nil {
+			return err
+		}
+		f.SHA256 = chunks.hash()
+		if _, err := tx.exec(ctx, `UPDATE avtalegiro_files SET sha256 = $3, transactions = $4 WHERE tenant_id = $1 AND id = $2`,
+			tx.tenant, f.ID, f.SHA256, f.Transactions); err != nil {
+			return fmt.Errorf("update file: %w", err)
 		}
 		if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
 			WHERE tenant_id = $1 AND account_id = $2 AND status = 'Scheduled' AND due_date <= $4`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
@@ -153,32 +245,73 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 
 var errNothingToExport = errors.New("nothing to export")
 
+// avgExportPage is how many claims writeAssignment reads per statement;
+// the file's full chunks are stored between statements.
+const avgExportPage = 1000
+
 // writeAssignment writes the account's claims that match where (with
-// $3 = latest) as one assignment of type typ; none, no assignment.
-func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, where, accountID, latest string, typ int, number, account string) (int, error) {
-	rows, err := tx.query(ctx, `SELECT kid, amount, due_date, notify, short_name, external_reference, notice_lines
-		FROM avtalegiro_claims WHERE tenant_id = $1 AND account_id = $2 AND `+where+` ORDER BY due_date, id`, tx.tenant, accountID, latest)
+// $3 = latest) as one assignment of type typ; none, no assignment. The
+// claims are read a page at a time in file order (due date, id) and the
+// file's bytes stored as they fill chunks, so memory does not grow with
+// the file.
+func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, chunks *avgChunks, where, accountID, latest string, typ int, number, account string) (int, error) {
+	n := 0
+	var lastDue, lastID string
+	for {
+		q := `SELECT id, kid, amount, due_date, notify, short_name, external_reference, notice_lines
+			FROM avtalegiro_claims WHERE tenant_id = $1 AND account_id = $2 AND ` + where
+		args := []any{tx.tenant, accountID, latest}
+		if n > 0 {
+			q += ` AND (due_date, id) > ($4, $5)`
+			args = append(args, lastDue, lastID)
+		}
+		page, err := tx.writeClaims(ctx, w, q+fmt.Sprintf(` ORDER BY due_date, id LIMIT %d`, avgExportPage), args, typ, number, account, &n, &lastDue, &lastID)
+		if err != nil {
+			return 0, err
+		}
+		if err := chunks.flush(ctx, false); err != nil {
+			return 0, err
+		}
+		if page < avgExportPage {
+			break
+		}
+	}
+	if n > 0 {
+		if err := w.EndAssignment(ocrgiro.AssignmentEnd{}); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// writeClaims writes the claims query q reads (one page) and returns how
+// many it read; n counts the assignment's claims, lastDue and lastID are
+// where the page ended.
+func (tx *Tx) writeClaims(ctx context.Context, w *ocrgiro.Writer, q string, args []any, typ int, number, account string, n *int, lastDue, lastID *string) (int, error) {
+	rows, err := tx.query(ctx, q, args...)
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
-	n := 0
+	page := 0
 	for rows.Next() {
 		var (
 			c              ocrgiro.Claim
 			due, noticeRaw string
 			notify         bool
 		)
-		if err := rows.Scan(&c.KID, &c.Amount, &due, &notify, &c.ShortName, &c.ExternalRef, &noticeRaw); err != nil {
+		if err := rows.Scan(lastID, &c.KID, &c.Amount, &due, &notify, &c.ShortName, &c.ExternalRef, &noticeRaw); err != nil {
 			return 0, err
 		}
-		if n == 0 {
+		if *n == 0 {
 			if err := w.BeginAssignment(ocrgiro.AssignmentStart{Service: ocrgiro.ServiceAvtaleGiro, Type: typ, Number: number, Account: account}); err != nil {
 				return 0, err
 			}
 		}
-		n++
-		c.Number = n
+		page++
+		*n++
+		*lastDue = due
+		c.Number = *n
 		d, err := time.Parse(time.DateOnly, due)
 		if err != nil {
 			return 0, fmt.Errorf("claim due date %q: %w", due, err)
@@ -204,15 +337,7 @@ func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, where, acc
 			return 0, err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	if n > 0 {
-		if err := w.EndAssignment(ocrgiro.AssignmentEnd{}); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
+	return page, rows.Err()
 }
 
 // AvtaleGiroImport says what importing a file did.
@@ -232,30 +357,71 @@ type AvtaleGiroImport struct {
 // deleted mandate ends its agreements, see deleteMandate); payments are
 // stored for SettleAvtaleGiroPayments. A malformed file is a 400 on file
 // naming the line.
-func (s *Store) ImportAvtaleGiroFile(ctx context.Context, content []byte, now time.Time) (AvtaleGiroImport, error) {
-	sum := sha256.Sum256(content)
-	hash := hex.EncodeToString(sum[:])
+//
+// The file is streamed: it is parsed, hashed and stored in chunks as it
+// is read, and payments are written in batches, so memory does not grow
+// with its size. Its hash is known only at its end, so a file seen before
+// is recognized there (or at the first error, e.g. its payments' unique
+// references, after the rest is read to hash it) and the transaction is
+// rolled back.
+func (s *Store) ImportAvtaleGiroFile(ctx context.Context, file io.Reader, now time.Time) (AvtaleGiroImport, error) {
 	now = now.UTC().Truncate(time.Microsecond)
-	var out AvtaleGiroImport
+	var (
+		out    AvtaleGiroImport
+		chunks *avgChunks
+		hash   string
+	)
 	err := s.InTx(ctx, func(tx *Tx) error {
-		out = AvtaleGiroImport{}
-		var kind string
-		err := tx.queryRow(ctx, `SELECT id, kind FROM avtalegiro_files WHERE tenant_id = $1 AND direction = 'In' AND sha256 = $2`,
-			tx.tenant, hash).Scan(&out.FileID, &kind)
+		out = AvtaleGiroImport{FileID: NewID()}
+		chunks = newAvgChunks(tx, out.FileID)
+		err := tx.importFile(ctx, io.TeeReader(file, chunks), chunks, now, &out)
+		if err != nil {
+			// The rest of the file, for the hash that says whether it
+			// was imported before (then the error is no error).
+			if _, derr := io.Copy(chunks.sum, file); derr != nil {
+				return errors.Join(err, fmt.Errorf("read file: %w", derr))
+			}
+			hash = chunks.hash()
+			return err
+		}
+		hash = chunks.hash()
+		var seen string
+		err = tx.queryRow(ctx, `SELECT id FROM avtalegiro_files WHERE tenant_id = $1 AND direction = 'In' AND sha256 = $2`,
+			tx.tenant, hash).Scan(&seen)
 		if err == nil {
-			out.Kind, out.Repeated = kind, true
-			return nil
+			return errFileSeen
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		return tx.importFile(ctx, content, hash, now, &out)
+		_, err = tx.exec(ctx, `UPDATE avtalegiro_files SET sha256 = $3 WHERE tenant_id = $1 AND id = $2`, tx.tenant, out.FileID, hash)
+		return err
 	})
+	if err != nil && hash != "" && ctx.Err() == nil {
+		// Imported before (also by a concurrent import that committed
+		// first: the unique index on the hash or the payments' references).
+		tenant, terr := avgTenant(ctx)
+		if terr != nil {
+			return AvtaleGiroImport{}, terr
+		}
+		var seen AvtaleGiroImport
+		qerr := s.r.QueryRowContext(ctx, `SELECT id, kind FROM avtalegiro_files WHERE tenant_id = $1 AND direction = 'In' AND sha256 = $2`,
+			tenant, hash).Scan(&seen.FileID, &seen.Kind)
+		if qerr == nil {
+			seen.Repeated = true
+			return seen, nil
+		}
+		if !errors.Is(qerr, sql.ErrNoRows) {
+			err = errors.Join(err, qerr)
+		}
+	}
 	if err != nil {
 		return AvtaleGiroImport{}, fmt.Errorf("store: import avtalegiro file: %w", err)
 	}
 	return out, nil
 }
+
+var errFileSeen = errors.New("file imported before")
 
 func fileErr(err error) error {
 	var se *ocrgiro.SyntaxError
@@ -275,18 +441,16 @@ const avgPaymentBatch = 2048
 
 func lineOf(r *ocrgiro.Reader) int { return r.Line() }
 
-func (tx *Tx) importFile(ctx context.Context, content []byte, hash string, now time.Time, out *AvtaleGiroImport) error {
-	r := ocrgiro.NewReader(bytes.NewReader(content))
+func (tx *Tx) importFile(ctx context.Context, file io.Reader, chunks *avgChunks, now time.Time, out *AvtaleGiroImport) error {
+	r := ocrgiro.NewReader(file)
 	start, err := r.Start()
 	if err != nil {
 		return fileErr(err)
 	}
-	out.FileID = NewID()
 	var (
 		account, accountID string
 		assignment         string
 		transactions       int
-		inserted           bool
 	)
 	var rows [][]any
 	flush := func() error {
@@ -298,13 +462,16 @@ func (tx *Tx) importFile(ctx context.Context, content []byte, hash string, now t
 		return err
 	}
 	insertFile := func(kind string) error {
-		if inserted {
+		if chunks.ready {
 			return nil
 		}
-		inserted, out.Kind = true, kind
+		out.Kind = kind
+		// The hash is set at the end; until then the row holds its own
+		// id there, unique like a hash.
 		_, err := tx.exec(ctx, `INSERT INTO avtalegiro_files (id, tenant_id, account_id, direction, kind, transmission_number,
-			sha256, content, transactions, created_at) VALUES ($1,$2,$3,'In',$4,$5,$6,$7,0,$8)`,
-			out.FileID, tx.tenant, accountID, kind, start.Number, hash, content, ts(now))
+			sha256, transactions, created_at) VALUES ($1,$2,$3,'In',$4,$5,$6,0,$7)`,
+			out.FileID, tx.tenant, accountID, kind, start.Number, "pending:"+out.FileID, ts(now))
+		chunks.ready = err == nil
 		return err
 	}
 	for {
@@ -358,12 +525,18 @@ func (tx *Tx) importFile(ctx context.Context, content []byte, hash string, now t
 				}
 			}
 		}
+		if err := chunks.flush(ctx, false); err != nil {
+			return err
+		}
 	}
 	if err := flush(); err != nil {
 		return err
 	}
-	if !inserted {
+	if !chunks.ready {
 		return validation.Field("file", "holds no assignment")
+	}
+	if err := chunks.flush(ctx, true); err != nil {
+		return err
 	}
 	_, err = tx.exec(ctx, `UPDATE avtalegiro_files SET transactions = $3 WHERE tenant_id = $1 AND id = $2`, tx.tenant, out.FileID, transactions)
 	return err
@@ -468,7 +641,20 @@ func (s *Store) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, 
 // SettledAvtaleGiroPayment is Store.SettledAvtaleGiroPayment inside the
 // transaction.
 func (tx *Tx) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, claimID, problem string, now time.Time) error {
-	var pay, prob *string
+	pay, prob := settledMark(paymentID, problem)
+	if _, err := tx.exec(ctx, `UPDATE avtalegiro_payments SET payment_id = $3, problem = $4 WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, rowID, pay, prob); err != nil {
+		return err
+	}
+	if claimID == "" {
+		return nil
+	}
+	return tx.paidAvtaleGiroClaim(ctx, claimID, pay, now)
+}
+
+// settledMark is an imported payment's payment_id and problem: a payment
+// without a Kadens payment always says why.
+func settledMark(paymentID, problem string) (pay, prob *string) {
 	if paymentID != "" {
 		pay = &paymentID
 	}
@@ -478,13 +664,10 @@ func (tx *Tx) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, cl
 		}
 		prob = &problem
 	}
-	if _, err := tx.exec(ctx, `UPDATE avtalegiro_payments SET payment_id = $3, problem = $4 WHERE tenant_id = $1 AND id = $2`,
-		tx.tenant, rowID, pay, prob); err != nil {
-		return err
-	}
-	if claimID == "" {
-		return nil
-	}
+	return pay, prob
+}
+
+func (tx *Tx) paidAvtaleGiroClaim(ctx context.Context, claimID string, pay *string, now time.Time) error {
 	_, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Paid', payment_id = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
 		tx.tenant, claimID, pay, ts(now))
 	return err
