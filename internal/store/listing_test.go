@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"github.com/kadens/kadens/internal/tenancy"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -183,5 +185,28 @@ func TestListPagesFollowChanges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInvoiceIndexPlans: the first query of an invoice list page reads
+// ids and versions from an index alone, and finding invoices by KID (a
+// payment's reference) searches an index instead of reading the tenant's
+// invoices.
+func TestInvoiceIndexPlans(t *testing.T) {
+	t.Parallel()
+	s := storetest.Open(t, store.SQLite)
+	ctx := fillLists(t, s, 20)
+	tenant, _ := tenancy.From(ctx)
+	for _, c := range []struct{ query, want string }{
+		{"SELECT id, version FROM invoices WHERE tenant_id = $1 ORDER BY id LIMIT 1001", "USING COVERING INDEX invoices_versions"},
+		{"SELECT payment_demand_id, currency FROM invoices WHERE tenant_id = $1 AND kid = '0001'", "USING INDEX invoices_kid"},
+	} {
+		plan, err := s.QueryPlan(ctx, c.query, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(plan, "\n"); !strings.Contains(got, c.want) {
+			t.Errorf("%s\nplan:\n%s\nwant a step %s", c.query, got, c.want)
+		}
 	}
 }
