@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -81,4 +82,59 @@ func TestUserAccessUntil(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkUserAccess: the entitlement read of a user whose subscriber has
+// four live periods of two packages (bench/api.sh's access route), on
+// SQLite. Reports the process CPU per read (cpu-ns/op), which a busy
+// machine disturbs less than the wall time.
+func BenchmarkUserAccess(b *testing.B) {
+	s := storetest.Open(b, store.SQLite)
+	ctx := seed.Tenant(b, s, "a", t0)
+	sd := seed.NewStore(b, s, ctx, catalogNow)
+	org := sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
+		PricesIncludeVAT: seed.Bool(false)})
+	sub := sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
+	pa, _, err := s.CreatePaymentAgreement(ctx, store.PaymentAgreement{SubscriberID: sub.ID, ProviderType: store.ProviderInvoice}, catalogNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := struct {
+		org store.Organization
+		sub store.Subscriber
+	}{org, sub}
+	agreement := pa.ID
+	u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	pkgs := []catalog.SubscriptionPackage{
+		{Name: "Digital", Products: []catalog.Line{{ProductID: store.NewID(), Name: "Digital", Category: "digital"}}},
+		{Name: "Both", Products: []catalog.Line{{ProductID: store.NewID(), Name: "Paper", Category: "paper"}, {ProductID: store.NewID(), Name: "App", Category: "digital"}}},
+	}
+	if err := s.InTx(ctx, func(tx *store.Tx) error {
+		for i := range 4 {
+			if err := tx.InsertSubscription(ctx, store.Subscription{ID: store.NewID(), SubscriberID: f.sub.ID, OrganizationID: f.org.ID,
+				PaymentAgreementID: &agreement, Currency: "NOK", Package: pkgs[i%2], TimeZone: "Europe/Oslo", StepPeriod: 1,
+				Anchor: start, PeriodStart: start, PeriodEnd: start.AddDate(0, 1+i, 0), CreatedAt: catalogNow}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	at := start.AddDate(0, 0, 10)
+	if a, err := s.UserAccess(ctx, u.ID, at); err != nil || len(a.Products) != 3 {
+		b.Fatalf("access %+v %v", a, err)
+	}
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := s.UserAccess(ctx, u.ID, at); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
