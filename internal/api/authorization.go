@@ -370,7 +370,7 @@ func (s *Server) userAccess(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, access)
+	writeAccess(w, access)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,15 +65,17 @@ const liveAt3 = ` s.period_end > $3 AND s.period_start <= $3
 // SQLite (parseDBTime's layout): the driver's layout guessing is a large
 // part of a short read's cost there.
 func entitlementQuery(textTimes bool) string {
-	col := func(c string) string {
-		if textTimes {
-			return "CAST(" + c + " AS TEXT)"
-		}
-		return c
+	// until: when the period's access ends, the earliest of its end, its
+	// cancellation and its deactivation, computed here so that one
+	// timestamp a row is read rather than three. SQLite's scalar MIN
+	// compares the stored texts, whose fixed-width layout sorts as time;
+	// PostgreSQL's LEAST skips NULLs.
+	until := `LEAST(s.period_end, s.cancel_effective_at, s.deactivated_at)`
+	if textTimes {
+		until = `CAST(MIN(s.period_end, COALESCE(s.cancel_effective_at, s.period_end), COALESCE(s.deactivated_at, s.period_end)) AS TEXT)`
 	}
-	periods := `s.id, s.subscriber_id, s.package_hash, ` + col("s.period_end") + `, ` +
-		col("s.cancel_effective_at") + `, ` + col("s.deactivated_at")
-	return `SELECT 0, u.disabled, u.subscriber_id, NULL, NULL, NULL, NULL, NULL, NULL
+	periods := `s.id, s.subscriber_id, s.package_hash, ` + until
+	return `SELECT 0, u.disabled, u.subscriber_id, NULL, NULL, NULL, NULL
 	FROM subscriber_users u WHERE u.tenant_id = $1 AND u.id = $2
 	UNION ALL
 	SELECT 1, u.disabled, NULL, ` + periods + `
@@ -88,10 +91,22 @@ func entitlementQuery(textTimes bool) string {
 		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency AND` + liveAt3
 }
 
+// entitlementQueries are entitlementQuery for each engine, built once: the
+// statement cache is keyed by the text, and building it on every request
+// was a measurable part of the busiest route's cost.
+var entitlementQueries = [2]string{entitlementQuery(false), entitlementQuery(true)}
+
 // UserAccess returns what user id of the context's tenant may use at at,
 // or ErrNotFound. A disabled user has no products. Products are sorted by
 // id; a product several periods grant appears once, with the period that
 // grants it longest.
+//
+// It is the busiest read of the service (issue 18), so it allocates little:
+// the scan targets are reused across rows, and the statement runs without
+// the request's cancellation (context.WithoutCancel): with a cancellable
+// context database/sql and the SQLite driver each start a goroutine per
+// query to watch it, which cost more than this read's index look-ups, and a
+// read this short gains nothing from being interrupted.
 func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAccess, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
@@ -100,7 +115,12 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 	if !ValidID(id) {
 		return UserAccess{}, ErrNotFound
 	}
-	st, err := s.readStmt(ctx, entitlementQuery(s.engine == SQLite))
+	q := entitlementQueries[0]
+	if s.engine == SQLite {
+		q = entitlementQueries[1]
+	}
+	ctx = context.WithoutCancel(ctx)
+	st, err := s.readStmt(ctx, q)
 	if err != nil {
 		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
 	}
@@ -110,22 +130,17 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 	}
 	defer rows.Close()
 	out := UserAccess{UserID: id, At: at.UTC(), Products: []ProductAccess{}}
-	type grant struct {
-		subscription, subscriber, hash string
-		until                          time.Time
-	}
 	var (
-		grants []grant
-		found  bool
+		grants                       []accessGrant
+		found                        bool
+		branch                       int
+		disabled                     bool
+		sub, subID, subscriber, hash sql.NullString
+		until                        accessTime
 	)
+	dest := []any{&branch, &disabled, &sub, &subID, &subscriber, &hash, &until}
 	for rows.Next() {
-		var (
-			branch                       int
-			disabled                     bool
-			sub, subID, subscriber, hash sql.NullString
-			end, cancel, deactivated     anyTime
-		)
-		if err := rows.Scan(&branch, &disabled, &sub, &subID, &subscriber, &hash, &end, &cancel, &deactivated); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
 		}
 		if branch == 0 {
@@ -133,17 +148,11 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 			out.Disabled, out.SubscriberID = disabled, sub.String
 			continue
 		}
-		if !subID.Valid || end.t == nil {
+		if !subID.Valid || !until.ok {
 			continue
 		}
-		until := *end.t
-		for _, t := range []*time.Time{cancel.t, deactivated.t} {
-			if t != nil && t.Before(until) {
-				until = *t
-			}
-		}
-		if !slices.ContainsFunc(grants, func(g grant) bool { return g.subscription == subID.String }) {
-			grants = append(grants, grant{subID.String, subscriber.String, hash.String, until.UTC()})
+		if !slices.ContainsFunc(grants, func(g accessGrant) bool { return g.subscription == subID.String }) {
+			grants = append(grants, accessGrant{subID.String, subscriber.String, hash.String, until.t.UTC()})
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -155,37 +164,78 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 	if len(grants) == 0 {
 		return out, nil
 	}
-	hashes := make([]string, 0, len(grants))
-	for _, g := range grants {
-		hashes = append(hashes, g.hash)
+	// The packages' products come from the cache nearly always; the map
+	// packageProducts builds is for when some are missing.
+	lines := make([][]packageLine, len(grants))
+	cached := true
+	packageProductsCache.RLock()
+	for i, g := range grants {
+		var ok bool
+		lines[i], ok = packageProductsCache.m[g.hash]
+		cached = cached && ok
 	}
-	products, err := s.packageProducts(ctx, tenant, hashes)
-	if err != nil {
-		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+	packageProductsCache.RUnlock()
+	if !cached {
+		hashes := make([]string, 0, len(grants))
+		for _, g := range grants {
+			hashes = append(hashes, g.hash)
+		}
+		products, err := s.packageProducts(ctx, tenant, hashes)
+		if err != nil {
+			return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+		}
+		for i, g := range grants {
+			lines[i] = products[g.hash]
+		}
 	}
-	byProduct := map[string]int{}
-	for _, g := range grants {
-		for _, p := range products[g.hash] {
+	// A user has a handful of products: a linear search beats a map.
+	for i, g := range grants {
+		for _, p := range lines[i] {
 			pa := ProductAccess{ProductID: p.ProductID, Name: p.Name, Category: p.Category,
 				SubscriptionID: g.subscription, SubscriberID: g.subscriber, Until: g.until}
-			if i, ok := byProduct[p.ProductID]; !ok {
-				byProduct[p.ProductID] = len(out.Products)
+			if i := slices.IndexFunc(out.Products, func(o ProductAccess) bool { return o.ProductID == p.ProductID }); i < 0 {
 				out.Products = append(out.Products, pa)
 			} else if pa.Until.After(out.Products[i].Until) {
 				out.Products[i] = pa
 			}
 		}
 	}
-	slices.SortFunc(out.Products, func(a, b ProductAccess) int {
-		switch {
-		case a.ProductID < b.ProductID:
-			return -1
-		case a.ProductID > b.ProductID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out.Products, func(a, b ProductAccess) int { return strings.Compare(a.ProductID, b.ProductID) })
 	return out, nil
+}
+
+// accessGrant is a live period as UserAccess collects them.
+type accessGrant struct {
+	subscription, subscriber, hash string
+	until                          time.Time
+}
+
+// accessTime is anyTime without the pointer (one allocation less per
+// timestamp of the busiest read): PostgreSQL returns a time, SQLite the
+// text the query casts to.
+type accessTime struct {
+	t  time.Time
+	ok bool
+}
+
+func (a *accessTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*a = accessTime{}
+	case time.Time:
+		*a = accessTime{x.UTC(), true}
+	case string:
+		t, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return fmt.Errorf("store: timestamp %q: %w", x, err)
+		}
+		*a = accessTime{t, true}
+	case []byte:
+		return a.Scan(string(x))
+	default:
+		return fmt.Errorf("store: cannot read %T as a timestamp", v)
+	}
+	return nil
 }
 
 // packageLine is what access needs of a package's product.
