@@ -40,7 +40,7 @@ func TestUserAccessUntil(t *testing.T) {
 		ctx := newTenant(t, s, "a")
 		f := newAgreementFixture(t, s, ctx)
 		agreement := f.agreement(t, f.sub.ID, store.ProviderInvoice, "", "").ID
-		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0)
+		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func BenchmarkUserAccess(b *testing.B) {
 		sub store.Subscriber
 	}{org, sub}
 	agreement := pa.ID
-	u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0)
+	u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
 	if err != nil {
 		b.Fatal(err)
 	}
