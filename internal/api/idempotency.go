@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/kadens/kadens/internal/store"
@@ -71,14 +72,14 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next handler
 	if err := checkIdempotencyKey(key); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(r.Body)
+	h := sha256.New()
+	h.Write([]byte(r.Method + " " + r.URL.RequestURI() + "\n"))
+	body, err := spoolBody(r.Body, h)
 	if err != nil {
 		return err // *http.MaxBytesError → 413
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	h := sha256.New()
-	h.Write([]byte(r.Method + " " + r.URL.RequestURI() + "\n"))
-	h.Write(body)
+	defer body.Close()
+	r.Body = body
 	rec := store.IdempotencyRecord{
 		Key: key, Method: r.Method, Path: r.URL.RequestURI(),
 		RequestHash: hex.EncodeToString(h.Sum(nil)), CreatedAt: s.now(),
@@ -123,4 +124,52 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next handler
 		logger(r.Context()).Error("store idempotent response", "err", err)
 	}
 	return nil
+}
+
+// spoolMemory is the largest request body spoolBody keeps in memory.
+const spoolMemory = 1 << 20
+
+// spoolBody reads body, writing it to h as it goes, and returns a reader
+// of the same bytes: from memory up to spoolMemory, else from a temporary
+// file that Close removes. An idempotent request is hashed before it runs,
+// and a bank file uploaded with an Idempotency-Key (Autogiro and AvtaleGiro
+// imports, up to 256 MiB) must not be held in memory for it.
+func spoolBody(body io.Reader, h io.Writer) (io.ReadCloser, error) {
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.TeeReader(io.LimitReader(body, spoolMemory+1), h))
+	if err != nil {
+		return nil, err
+	}
+	if n <= spoolMemory {
+		return io.NopCloser(bytes.NewReader(buf.Bytes())), nil
+	}
+	f, err := os.CreateTemp("", "kadens-request-*")
+	if err != nil {
+		return nil, fmt.Errorf("spool request body: %w", err)
+	}
+	spooled := &tempFile{f}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		spooled.Close()
+		return nil, fmt.Errorf("spool request body: %w", err)
+	}
+	if _, err := io.Copy(f, io.TeeReader(body, h)); err != nil {
+		spooled.Close()
+		return nil, err // the body's error as it is: *http.MaxBytesError → 413
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		spooled.Close()
+		return nil, fmt.Errorf("spool request body: %w", err)
+	}
+	return spooled, nil
+}
+
+// tempFile is a spooled body; Close removes it.
+type tempFile struct{ *os.File }
+
+func (t *tempFile) Close() error {
+	err := t.File.Close()
+	if rmErr := os.Remove(t.Name()); err == nil {
+		err = rmErr
+	}
+	return err
 }
