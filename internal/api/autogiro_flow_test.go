@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"github.com/kadens/kadens/internal/catalog"
 	"net/http"
 	"strings"
 	"testing"
@@ -206,10 +207,10 @@ func TestAutogiroBilling(t *testing.T) {
 		// debit stays Completed and is marked, the amount is charged to the
 		// subscriber's account again, and the ledger stays balanced.
 		var acc struct {
-			Balance, OutstandingCharges float64
+			Balance, OutstandingCharges catalog.Amount // exact minor units, not a float
 		}
 		tn.Do("GET", "/subscriberaccount/"+inv.SubscriberAccountID, nil).JSON(t, &acc)
-		if acc.Balance != 0 {
+		if acc.Balance.Minor != 0 {
 			t.Fatalf("balance after the debit: %v", acc.Balance)
 		}
 		refund := agRefundSpec(today, "20261201", records(file, "82")[0], "02")
@@ -228,7 +229,7 @@ func TestAutogiroBilling(t *testing.T) {
 			t.Fatalf("transaction after TK77: %+v", tv)
 		}
 		tn.Do("GET", "/subscriberaccount/"+inv.SubscriberAccountID, nil).JSON(t, &acc)
-		if acc.Balance != 149 || acc.OutstandingCharges != 149 {
+		if acc.Balance.Minor != 14900 || acc.OutstandingCharges.Minor != 14900 {
 			t.Fatalf("account after TK77: %+v", acc)
 		}
 		ledgerClean(t, e, tn)
@@ -245,7 +246,7 @@ func TestAutogiroBilling(t *testing.T) {
 			t.Fatalf("TK77 in a second report: %d %s", r.Status, r.Body)
 		}
 		tn.Do("GET", "/subscriberaccount/"+inv.SubscriberAccountID, nil).JSON(t, &acc)
-		if acc.Balance != 149 {
+		if acc.Balance.Minor != 14900 {
 			t.Fatalf("account after the repeated TK77: %+v", acc)
 		}
 		ledgerClean(t, e, tn)
