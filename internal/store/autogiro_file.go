@@ -355,7 +355,11 @@ type AutogiroPaymentKey struct {
 // naming a payment an earlier batch of the same section settled still
 // finds it. In id order, so a tie between equal payments resolves the
 // same way every time. One statement per batch keeps the import's memory
-// independent of how many transactions the account has open.
+// independent of how many transactions the account has open. CROSS JOIN
+// makes SQLite start from the batch's mandates: without statistics it
+// otherwise walked every transaction of the tenant (100,000 rows per
+// batch) and sorted by id through the primary key; PostgreSQL reads it as
+// an inner join.
 func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID, section string, keys []AutogiroPaymentKey, fn func(AutogiroPaymentItem) error) error {
 	if len(keys) == 0 {
 		return nil
@@ -383,9 +387,9 @@ func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID, section strin
 		}
 	}
 	rows, err := tx.tx.QueryContext(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.status, t.amount,
-		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_mandates m
-		JOIN autogiro_transactions t ON t.tenant_id = m.tenant_id AND t.mandate_id = m.id
-		WHERE m.tenant_id = $1 AND m.account_id = $2 AND m.payer_number IN (`+pin.String()+`)
+		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_mandates m CROSS JOIN autogiro_transactions t
+		WHERE t.tenant_id = m.tenant_id AND t.mandate_id = m.id
+		AND m.tenant_id = $1 AND m.account_id = $2 AND m.payer_number IN (`+pin.String()+`)
 		AND t.amount IN (`+ain.String()+`) AND t.sent_file_id IS NOT NULL
 		AND (t.status IN ('Sent', 'Cancelled') OR t.report_section = $3) ORDER BY t.id`,
 		args...)
