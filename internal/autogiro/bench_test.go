@@ -167,7 +167,18 @@ func BenchmarkImportMemory(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				// The report is read from a file, as a request body streams:
+				// holding it in this process would raise the garbage
+				// collector's allowance in proportion to its size and make
+				// the peak grow with the file even though the import holds
+				// none of it.
 				spec := specOf(b, e.content(f.ID))
+				size := len(spec)
+				path := b.TempDir() + "/report"
+				if err := os.WriteFile(path, spec, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				spec = nil
 				var peakHeap, peakRSS float64
 				for b.Loop() {
 					b.StopTimer()
@@ -179,10 +190,15 @@ func BenchmarkImportMemory(b *testing.B) {
 					}
 					vacuum(b, e)
 					var res autogiro.ImportResult
+					file, err := os.Open(path)
+					if err != nil {
+						b.Fatal(err)
+					}
 					heap, rss := peakMemory(b, func() (err error) {
-						res, err = autogiro.Import(e.ctx, e.st, bytes.NewReader(spec), now)
+						res, err = autogiro.Import(e.ctx, e.st, file, now)
 						return err
 					})
+					file.Close()
 					if res.PaymentsCompleted != per*1000 {
 						b.Fatalf("%d completed", res.PaymentsCompleted)
 					}
@@ -191,7 +207,7 @@ func BenchmarkImportMemory(b *testing.B) {
 				}
 				b.ReportMetric(peakHeap, "peak-heap-MB")
 				b.ReportMetric(peakRSS, "peak-rss-MB")
-				b.ReportMetric(float64(len(spec))/1e6, "file-MB")
+				b.ReportMetric(float64(size)/1e6, "file-MB")
 			})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kadens/kadens/internal/store"
@@ -59,7 +60,7 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, now time.Time) (I
 	h := sha256.New()
 	err := st.InTx(ctx, func(tx *store.Tx) error {
 		res = ImportResult{ImportID: store.NewID(), Notes: []string{}}
-		ap := applier{ctx: ctx, tx: tx, res: &res, now: now}
+		ap := applier{ctx: ctx, tx: tx, res: &res, now: now, batchSize: int(batchRecords.Load())}
 		rd := NewReader(io.TeeReader(r, h))
 		for {
 			rec, err := rd.Next()
@@ -76,6 +77,9 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, now time.Time) (I
 			if err := ap.apply(rec); err != nil {
 				return err
 			}
+		}
+		if err := ap.applyBatch(); err != nil {
+			return err
 		}
 		if err := ap.flush(); err != nil {
 			return err
@@ -121,18 +125,37 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, now time.Time) (I
 var errAlreadyImported = errors.New("autogiro: file imported before")
 
 // applier applies records of one report inside the import's transaction.
+// Records are applied in batches (batchRecords): the transactions a
+// batch's payment records can name are read with one statement, so
+// memory stays the same whatever the file's or the account's size.
 type applier struct {
 	ctx     context.Context
 	tx      *store.Tx
 	res     *ImportResult
 	now     time.Time
 	account store.AutogiroAccount
-	// open payments of the section's account by payer, kind, amount and
+	// sectionID marks the transactions this section changed, so a later
+	// batch of it finds them again (store.AutogiroOpenPayments).
+	sectionID string
+	// matching: the section's records name transactions.
+	matching bool
+	// batch holds records read but not applied yet, up to batchSize.
+	batch     []Record
+	batchSize int
+	// open payments the current batch can name by payer, kind, amount and
 	// reference; a record takes the first.
 	open map[paymentKey][]*store.AutogiroPaymentItem
 	// pending are transaction states not written yet, by state.
 	pending map[result][]string
 }
+
+// batchRecords is how many records are matched against the database at
+// once: large enough that the per-statement cost vanishes, small enough
+// that the batch and its transactions take a few hundred kilobytes.
+// Atomic because tests shrink it while other imports run.
+var batchRecords atomic.Int64
+
+func init() { batchRecords.Store(1000) }
 
 type paymentKey struct {
 	payer, kind, ref string
@@ -144,6 +167,9 @@ type paymentKey struct {
 func normRef(s string) string { return strings.TrimLeft(strings.TrimSpace(s), "0") }
 
 func (a *applier) section(o *ReportOpening) error {
+	if err := a.applyBatch(); err != nil {
+		return err
+	}
 	if err := a.flush(); err != nil {
 		return err
 	}
@@ -156,18 +182,62 @@ func (a *applier) section(o *ReportOpening) error {
 		return err
 	}
 	a.account = acc
-	a.open = nil
-	if o.Kind == KindPaymentSpec || o.Kind == KindRejected || o.Kind == KindCancellations {
-		a.open = map[paymentKey][]*store.AutogiroPaymentItem{}
-		err := a.tx.AutogiroOpenPayments(a.ctx, acc.ID, func(p store.AutogiroPaymentItem) error {
+	a.sectionID = store.NewID()
+	a.matching = o.Kind == KindPaymentSpec || o.Kind == KindRejected || o.Kind == KindCancellations
+	return nil
+}
+
+// keyOf is the transaction a record names, if it names one.
+func keyOf(rec Record) (paymentKey, bool) {
+	switch r := rec.(type) {
+	case *PaymentResult:
+		return paymentKey{r.PayerNumber, kindOf(r.TK), normRef(r.Reference), r.Amount}, true
+	case *RejectedPayment:
+		return paymentKey{r.PayerNumber, kindOf(r.TK), normRef(r.Reference), r.Amount}, true
+	case *CancellationResult:
+		return paymentKey{r.PayerNumber, kindOf(r.PaymentTK), normRef(r.Reference), r.Amount}, true
+	}
+	return paymentKey{}, false
+}
+
+// applyBatch reads the open payments the batch's records name (after
+// writing the states already decided, so the database has them) and
+// applies the records in file order.
+func (a *applier) applyBatch() error {
+	if len(a.batch) == 0 {
+		return nil
+	}
+	a.open = map[paymentKey][]*store.AutogiroPaymentItem{}
+	if a.matching {
+		if err := a.flush(); err != nil {
+			return err
+		}
+		var keys []store.AutogiroPaymentKey
+		for _, rec := range a.batch {
+			if k, ok := keyOf(rec); ok {
+				a.open[k] = nil
+				keys = append(keys, store.AutogiroPaymentKey{Payer: k.payer, Amount: k.amount})
+			}
+		}
+		err := a.tx.AutogiroOpenPayments(a.ctx, a.account.ID, a.sectionID, keys, func(p store.AutogiroPaymentItem) error {
 			k := paymentKey{p.PayerNumber, p.Kind, normRef(p.Reference), p.Amount}
-			a.open[k] = append(a.open[k], &p)
+			if list, ok := a.open[k]; ok { // the query's payer × amount is wider than the keys
+				a.open[k] = append(list, &p)
+			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
 	}
+	for i, rec := range a.batch {
+		a.batch[i] = nil
+		if err := a.applyRecord(rec); err != nil {
+			return err
+		}
+	}
+	a.batch = a.batch[:0]
+	a.open = nil
 	return nil
 }
 
@@ -207,6 +277,16 @@ func (a *applier) apply(rec Record) error {
 	case *Opening, *MandateRecord, *PaymentRecord, *AmendmentRecord:
 		return validation.Field("file", "line %d: a submission file (Kadens' own export), not a report from Bankgirot", rec.LineNumber())
 	}
+	a.batch = append(a.batch, rec)
+	if len(a.batch) >= a.batchSize {
+		return a.applyBatch()
+	}
+	return nil
+}
+
+// applyRecord applies one record of a section, with a.open holding the
+// payments of its batch.
+func (a *applier) applyRecord(rec Record) error {
 	a.res.Records++
 	switch r := rec.(type) {
 	case *MandateAdvice:
@@ -297,7 +377,7 @@ type result struct {
 func (a *applier) flushOne(k result) error {
 	ids := a.pending[k]
 	delete(a.pending, k)
-	return a.tx.SetAutogiroTransactionResults(a.ctx, ids, k.status, k.code, k.settle, a.now)
+	return a.tx.SetAutogiroTransactionResults(a.ctx, ids, a.sectionID, k.status, k.code, k.settle, a.now)
 }
 
 // flush writes every batched state.

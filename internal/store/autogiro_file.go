@@ -338,14 +338,61 @@ func (tx *Tx) SetAutogiroImportSummary(ctx context.Context, id, summary string) 
 	return err
 }
 
-// AutogiroOpenPayments returns the account's transactions a report can
-// speak of (sent, or cancelled after being sent), with their payer numbers.
-func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID string, fn func(AutogiroPaymentItem) error) error {
+// AutogiroPaymentKey names what a report record matches transactions by
+// in the database: the payer number and the amount (kind and reference
+// are compared by the caller, since Bankgirot may return references
+// zero-padded).
+type AutogiroPaymentKey struct {
+	Payer  string
+	Amount int64
+}
+
+// AutogiroOpenPayments returns the account's transactions that a batch of
+// report records can speak of: those with one of the keys' payer numbers
+// and one of their amounts (a superset of the keys; the caller matches
+// exactly) that are sent, or cancelled after being sent, or were changed
+// by report section `section` (SetAutogiroTransactionResults): a record
+// naming a payment an earlier batch of the same section settled still
+// finds it. In id order, so a tie between equal payments resolves the
+// same way every time. One statement per batch keeps the import's memory
+// independent of how many transactions the account has open. CROSS JOIN
+// makes SQLite start from the batch's mandates: without statistics it
+// otherwise walked every transaction of the tenant (100,000 rows per
+// batch) and sorted by id through the primary key; PostgreSQL reads it as
+// an inner join.
+func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID, section string, keys []AutogiroPaymentKey, fn func(AutogiroPaymentItem) error) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	args := []any{tx.tenant, accountID, section}
+	payers := map[string]bool{}
+	amounts := map[int64]bool{}
+	var pin, ain strings.Builder
+	for _, k := range keys {
+		if !payers[k.Payer] {
+			payers[k.Payer] = true
+			if pin.Len() > 0 {
+				pin.WriteString(", ")
+			}
+			args = append(args, k.Payer)
+			fmt.Fprintf(&pin, "$%d", len(args))
+		}
+		if !amounts[k.Amount] {
+			amounts[k.Amount] = true
+			if ain.Len() > 0 {
+				ain.WriteString(", ")
+			}
+			args = append(args, k.Amount)
+			fmt.Fprintf(&ain, "$%d", len(args))
+		}
+	}
 	rows, err := tx.tx.QueryContext(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.status, t.amount,
-		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_mandates m
-		JOIN autogiro_transactions t ON t.tenant_id = m.tenant_id AND t.mandate_id = m.id
-		WHERE m.tenant_id = $1 AND m.account_id = $2 AND t.sent_file_id IS NOT NULL AND t.status IN ('Sent', 'Cancelled')`,
-		tx.tenant, accountID)
+		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_mandates m CROSS JOIN autogiro_transactions t
+		WHERE t.tenant_id = m.tenant_id AND t.mandate_id = m.id
+		AND m.tenant_id = $1 AND m.account_id = $2 AND m.payer_number IN (`+pin.String()+`)
+		AND t.amount IN (`+ain.String()+`) AND t.sent_file_id IS NOT NULL
+		AND (t.status IN ('Sent', 'Cancelled') OR t.report_section = $3) ORDER BY t.id`,
+		args...)
 	if err != nil {
 		return fmt.Errorf("store: open autogiro payments: %w", err)
 	}
@@ -375,12 +422,13 @@ func (tx *Tx) SetAutogiroTransactionResult(ctx context.Context, id, status, code
 
 // SetAutogiroTransactionResults is SetAutogiroTransactionResult for many
 // transactions at once (an import applies a report in batches: one
-// statement per few hundred records instead of one per record).
-func (tx *Tx) SetAutogiroTransactionResults(ctx context.Context, ids []string, status, code string, settle bool, now time.Time) error {
+// statement per few hundred records instead of one per record), marked
+// as changed by report section `section` (AutogiroOpenPayments).
+func (tx *Tx) SetAutogiroTransactionResults(ctx context.Context, ids []string, section, status, code string, settle bool, now time.Time) error {
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
-		args := make([]any, 0, n+5)
-		args = append(args, tx.tenant, status, code, settle, ts(now))
+		args := make([]any, 0, n+6)
+		args = append(args, tx.tenant, status, code, settle, ts(now), section)
 		var in strings.Builder
 		for i, id := range ids[:n] {
 			if i > 0 {
@@ -390,7 +438,7 @@ func (tx *Tx) SetAutogiroTransactionResults(ctx context.Context, ids []string, s
 			args = append(args, id)
 		}
 		if _, err := tx.tx.ExecContext(ctx, `UPDATE autogiro_transactions SET status = $2, status_code = $3, settle_pending = $4,
-			updated_at = $5 WHERE tenant_id = $1 AND id IN (`+in.String()+`)`, args...); err != nil {
+			updated_at = $5, report_section = $6 WHERE tenant_id = $1 AND id IN (`+in.String()+`)`, args...); err != nil {
 			return fmt.Errorf("store: autogiro transaction results: %w", err)
 		}
 		ids = ids[n:]
