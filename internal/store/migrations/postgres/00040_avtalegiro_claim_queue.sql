@@ -64,6 +64,12 @@ ALTER TABLE avtalegiro_claims ADD COLUMN cancel_pending boolean
     GENERATED ALWAYS AS (status = 'CancellationPending') STORED;
 DROP INDEX avtalegiro_claims_due;
 DROP INDEX avtalegiro_claims_cancelling;
+-- The same names and columns as SQLite's indexes (TestSchemasMatch
+-- compares those, not predicates; so did 00035's pending index), with
+-- predicates the export's change leaves alone. The due index now holds
+-- the cancellations to send, in file order, which is how the export reads
+-- them; the next file's claims are in the queue.
+CREATE INDEX avtalegiro_claims_due ON avtalegiro_claims (tenant_id, account_id, due_date, id) WHERE cancel_pending;
 CREATE INDEX avtalegiro_claims_cancelling ON avtalegiro_claims (tenant_id, account_id) WHERE cancel_pending;
 ALTER TABLE avtalegiro_claims DROP CONSTRAINT avtalegiro_claims_tenant_id_claim_file_id_fkey;
 -- Room on each page for the export's new row versions (a HOT update needs
@@ -81,6 +87,7 @@ ALTER TABLE avtalegiro_file_chunks ALTER COLUMN data SET COMPRESSION default;
 ALTER TABLE avtalegiro_claims RESET (fillfactor);
 ALTER TABLE avtalegiro_claims ADD FOREIGN KEY (tenant_id, claim_file_id) REFERENCES avtalegiro_files (tenant_id, id);
 DROP INDEX avtalegiro_claims_cancelling;
+DROP INDEX avtalegiro_claims_due;
 ALTER TABLE avtalegiro_claims DROP COLUMN cancel_pending;
 CREATE INDEX avtalegiro_claims_due ON avtalegiro_claims (tenant_id, account_id, due_date, id) WHERE status = 'Scheduled';
 CREATE INDEX avtalegiro_claims_cancelling ON avtalegiro_claims (tenant_id, account_id) WHERE status = 'CancellationPending';
