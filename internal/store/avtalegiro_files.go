@@ -236,20 +236,25 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 			tx.tenant, f.ID, f.SHA256, f.Transactions); err != nil {
 			return fmt.Errorf("update file: %w", err)
 		}
-		// Sent: on PostgreSQL the claims leave the queue here (the unqueue
-		// trigger leaves Scheduled → Sent alone) and the update is HOT.
-		// The account's row lock (above) keeps a concurrent export out, and
-		// claims are created under a share lock on it, so the set marked is
-		// the set written.
-		mark := `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
-			WHERE tenant_id = $1 AND account_id = $2 AND status = 'Scheduled' AND due_date <= $4`
+		// Sent: on PostgreSQL the update finds the claims through the queue
+		// and is HOT; then they leave the queue (the unqueue trigger leaves
+		// Scheduled → Sent alone). Claims first, queue second, the order a
+		// cancellation takes its locks in (the claim, then its trigger's
+		// queue row), so the two cannot deadlock. The account's row lock
+		// (above) keeps a concurrent export out, and claims are created
+		// under a share lock on it, so the set marked is the set written.
 		if tx.s.engine == Postgres {
-			mark = `WITH q AS (DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $4
-				RETURNING claim_id)
-			UPDATE avtalegiro_claims c SET status = 'Sent', claim_file_id = $3, updated_at = $5
-			FROM q WHERE c.tenant_id = $1 AND c.id = q.claim_id AND c.status = 'Scheduled'`
-		}
-		if _, err := tx.exec(ctx, mark, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
+			if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims c SET status = 'Sent', claim_file_id = $3, updated_at = $5
+				FROM avtalegiro_claim_queue q WHERE q.tenant_id = $1 AND q.account_id = $2 AND q.due_date <= $4
+				AND c.tenant_id = $1 AND c.id = q.claim_id AND c.status = 'Scheduled'`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
+				return fmt.Errorf("mark claims sent: %w", err)
+			}
+			if _, err := tx.exec(ctx, `DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $3`,
+				tx.tenant, accountID, latest); err != nil {
+				return fmt.Errorf("unqueue sent claims: %w", err)
+			}
+		} else if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
+			WHERE tenant_id = $1 AND account_id = $2 AND status = 'Scheduled' AND due_date <= $4`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
 			return fmt.Errorf("mark claims sent: %w", err)
 		}
 		_, err = tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Cancelled', cancellation_file_id = $3, updated_at = $4
