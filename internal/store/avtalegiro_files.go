@@ -200,13 +200,23 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		if err := w.Begin(ocrgiro.Start{Sender: unit, Number: f.TransmissionNumber, Recipient: ocrgiro.NetsID}); err != nil {
 			return err
 		}
+		// The claims to send: on PostgreSQL through avtalegiro_claim_queue
+		// (migration 00040; no index of avtalegiro_claims names status), on
+		// SQLite through the due index, whose predicate this repeats.
+		send := claimsSource{from: "avtalegiro_claims c", where: "c.status = 'Scheduled' AND c.due_date <= $3", order: "c.due_date, c.id"}
+		if tx.s.engine == Postgres {
+			send = claimsSource{from: `avtalegiro_claim_queue q JOIN avtalegiro_claims c ON c.tenant_id = q.tenant_id AND c.id = q.claim_id`,
+				where: "q.due_date <= $3 AND c.status = 'Scheduled'", order: "q.due_date, q.claim_id", account: "q."}
+		}
 		for i, q := range []struct {
-			where string
-			typ   int
-		}{{"status = 'Scheduled' AND due_date <= $3", ocrgiro.AssignmentClaims},
-			// (due_date <= $3 OR due_date > $3) only types $3 on PostgreSQL.
-			{"status = 'CancellationPending' AND (due_date <= $3 OR due_date > $3)", ocrgiro.AssignmentCancellations}} {
-			n, err := tx.writeAssignment(ctx, w, chunks, q.where, accountID, latest, q.typ, fmt.Sprintf("%07d", (assignment-1+int64(i))%10_000_000), number)
+			src claimsSource
+			typ int
+		}{{send, ocrgiro.AssignmentClaims},
+			// (due_date <= $3 OR due_date > $3) only types $3 on PostgreSQL;
+			// cancel_pending is PostgreSQL's index, status SQLite's.
+			{claimsSource{from: "avtalegiro_claims c", where: "c.cancel_pending AND c.status = 'CancellationPending' AND (c.due_date <= $3 OR c.due_date > $3)",
+				order: "c.due_date, c.id"}, ocrgiro.AssignmentCancellations}} {
+			n, err := tx.writeAssignment(ctx, w, chunks, q.src, accountID, latest, q.typ, fmt.Sprintf("%07d", (assignment-1+int64(i))%10_000_000), number)
 			if err != nil {
 				return err
 			}
@@ -226,12 +236,29 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 			tx.tenant, f.ID, f.SHA256, f.Transactions); err != nil {
 			return fmt.Errorf("update file: %w", err)
 		}
-		if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
+		// Sent: on PostgreSQL the update finds the claims through the queue
+		// and is HOT; then they leave the queue (the unqueue trigger leaves
+		// Scheduled → Sent alone). Claims first, queue second, the order a
+		// cancellation takes its locks in (the claim, then its trigger's
+		// queue row), so the two cannot deadlock. The account's row lock
+		// (above) keeps a concurrent export out, and claims are created
+		// under a share lock on it, so the set marked is the set written.
+		if tx.s.engine == Postgres {
+			if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims c SET status = 'Sent', claim_file_id = $3, updated_at = $5
+				FROM avtalegiro_claim_queue q WHERE q.tenant_id = $1 AND q.account_id = $2 AND q.due_date <= $4
+				AND c.tenant_id = $1 AND c.id = q.claim_id AND c.status = 'Scheduled'`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
+				return fmt.Errorf("mark claims sent: %w", err)
+			}
+			if _, err := tx.exec(ctx, `DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $3`,
+				tx.tenant, accountID, latest); err != nil {
+				return fmt.Errorf("unqueue sent claims: %w", err)
+			}
+		} else if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
 			WHERE tenant_id = $1 AND account_id = $2 AND status = 'Scheduled' AND due_date <= $4`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
-			return err
+			return fmt.Errorf("mark claims sent: %w", err)
 		}
 		_, err = tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Cancelled', cancellation_file_id = $3, updated_at = $4
-			WHERE tenant_id = $1 AND account_id = $2 AND status = 'CancellationPending'`, tx.tenant, accountID, f.ID, ts(now))
+			WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND status = 'CancellationPending'`, tx.tenant, accountID, f.ID, ts(now))
 		return err
 	})
 	if errors.Is(err, errNothingToExport) {
@@ -249,23 +276,32 @@ var errNothingToExport = errors.New("nothing to export")
 // the file's full chunks are stored between statements.
 const avgExportPage = 1000
 
-// writeAssignment writes the account's claims that match where (with
-// $3 = latest) as one assignment of type typ; none, no assignment. The
-// claims are read a page at a time in file order (due date, id) and the
-// file's bytes stored as they fill chunks, so memory does not grow with
-// the file.
-func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, chunks *avgChunks, where, accountID, latest string, typ int, number, account string) (int, error) {
+// claimsSource says where an assignment's claims are read from: from
+// (with the claims as c), where (with $3 = latest) and order, the file's
+// order (due date, id) as the columns of an index. account is the alias
+// whose tenant_id and account_id select the account ("" for c).
+type claimsSource struct{ from, where, order, account string }
+
+// writeAssignment writes the account's claims that src selects as one
+// assignment of type typ; none, no assignment. The claims are read a page
+// at a time in file order (due date, id) and the file's bytes stored as
+// they fill chunks, so memory does not grow with the file.
+func (tx *Tx) writeAssignment(ctx context.Context, w *ocrgiro.Writer, chunks *avgChunks, src claimsSource, accountID, latest string, typ int, number, account string) (int, error) {
 	n := 0
 	var lastDue, lastID string
+	by := src.account
+	if by == "" {
+		by = "c."
+	}
 	for {
-		q := `SELECT id, kid, amount, due_date, notify, short_name, external_reference, notice_lines
-			FROM avtalegiro_claims WHERE tenant_id = $1 AND account_id = $2 AND ` + where
+		q := `SELECT c.id, c.kid, c.amount, c.due_date, c.notify, c.short_name, c.external_reference, c.notice_lines
+			FROM ` + src.from + ` WHERE ` + by + `tenant_id = $1 AND ` + by + `account_id = $2 AND ` + src.where
 		args := []any{tx.tenant, accountID, latest}
 		if n > 0 {
-			q += ` AND (due_date, id) > ($4, $5)`
+			q += ` AND (` + src.order + `) > ($4, $5)`
 			args = append(args, lastDue, lastID)
 		}
-		page, err := tx.writeClaims(ctx, w, q+fmt.Sprintf(` ORDER BY due_date, id LIMIT %d`, avgExportPage), args, typ, number, account, &n, &lastDue, &lastID)
+		page, err := tx.writeClaims(ctx, w, q+fmt.Sprintf(` ORDER BY %s LIMIT %d`, src.order, avgExportPage), args, typ, number, account, &n, &lastDue, &lastID)
 		if err != nil {
 			return 0, err
 		}
