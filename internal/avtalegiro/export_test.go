@@ -145,3 +145,84 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 		})
 	}
 }
+
+// TestExportRacingCancellations: claims cancelled while exports run never
+// end up in a claim file as anything but Sent. On PostgreSQL a cancellation
+// can commit between an export reading a claim into its file and marking
+// it Sent; the export then starts over without it (store.ErrConflict,
+// retried), so the bank is never sent a claim Kadens holds cancelled.
+func TestExportRacingCancellations(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		t.Run(string(eng), func(t *testing.T) {
+			st, ctx, account, mandate := benchTenant(t, eng)
+			const n = 300
+			ids := make([]string, n)
+			for i := range n {
+				c, _, err := st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
+					KID: mandateKID, Amount: int64(1000 + i), DueDate: "2027-02-15", ShortName: "Kari"}, benchNow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[i] = c.ID
+			}
+			var files []store.AvtaleGiroFile
+			done := make(chan error, 1)
+			go func() {
+				for range 20 {
+					f, ok, err := avtalegiro.Export(ctx, st, account, benchNow)
+					if err != nil {
+						done <- err
+						return
+					}
+					if ok {
+						files = append(files, f)
+					}
+				}
+				done <- nil
+			}()
+			for i := n - 1; i >= 0; i -= 2 { // from the end of the file, where a written claim waits longest
+				_, _ = st.CancelAvtaleGiroClaim(ctx, ids[i], "2027-01-04", benchNow) // refused once processed: fine
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			inClaimFile := map[int64]bool{}
+			for _, f := range files {
+				r := ocrgiro.NewReader(st.AvtaleGiroFileContent(ctx, f.ID))
+				if _, err := r.Start(); err != nil {
+					t.Fatal(err)
+				}
+				typ := 0
+				for {
+					item, err := r.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					switch v := item.(type) {
+					case ocrgiro.AssignmentStart:
+						typ = v.Type
+					case ocrgiro.Claim:
+						if typ == ocrgiro.AssignmentClaims {
+							inClaimFile[v.Amount] = true
+						}
+					}
+				}
+			}
+			for i, id := range ids {
+				c, err := st.AvtaleGiroClaim(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if inClaimFile[int64(1000+i)] && c.ClaimFileID == nil {
+					t.Errorf("claim %d is in a claim file but %s without one", i, c.Status)
+				}
+				if c.ClaimFileID != nil && !inClaimFile[int64(1000+i)] {
+					t.Errorf("claim %d is marked sent in %s but in no claim file", i, *c.ClaimFileID)
+				}
+			}
+		})
+	}
+}

@@ -172,7 +172,9 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		return AvtaleGiroFile{}, false, ErrNotFound
 	}
 	now = now.UTC().Truncate(time.Microsecond)
-	err = s.InTx(ctx, func(tx *Tx) error {
+	// Retrying: a claim cancelled while its file was written makes the
+	// attempt a conflict (below), and the export is run again without it.
+	err = s.InTxRetrying(ctx, func(tx *Tx) error {
 		var number, unit string
 		var transmission, assignment int64
 		err := tx.queryRow(ctx, `UPDATE avtalegiro_accounts SET transmission_serial = transmission_serial + 1,
@@ -203,6 +205,7 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		// The claims to send: on PostgreSQL through avtalegiro_claim_queue
 		// (migration 00040; no index of avtalegiro_claims names status), on
 		// SQLite through the due index, whose predicate this repeats.
+		written := 0 // claims in the claim assignment
 		send := claimsSource{from: "avtalegiro_claims c", where: "c.status = 'Scheduled' AND c.due_date <= $3", order: "c.due_date, c.id"}
 		if tx.s.engine == Postgres {
 			send = claimsSource{from: `avtalegiro_claim_queue q JOIN avtalegiro_claims c ON c.tenant_id = q.tenant_id AND c.id = q.claim_id`,
@@ -219,6 +222,9 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 			n, err := tx.writeAssignment(ctx, w, chunks, q.src, accountID, latest, q.typ, fmt.Sprintf("%07d", (assignment-1+int64(i))%10_000_000), number)
 			if err != nil {
 				return err
+			}
+			if i == 0 {
+				written = n
 			}
 			f.Transactions += n
 		}
@@ -243,8 +249,9 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		// queue row), so the two cannot deadlock. The account's row lock
 		// (above) keeps a concurrent export out, and claims are created
 		// under a share lock on it, so the set marked is the set written.
+		var marked sql.Result
 		if tx.s.engine == Postgres {
-			if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims c SET status = 'Sent', claim_file_id = $3, updated_at = $5
+			if marked, err = tx.exec(ctx, `UPDATE avtalegiro_claims c SET status = 'Sent', claim_file_id = $3, updated_at = $5
 				FROM avtalegiro_claim_queue q WHERE q.tenant_id = $1 AND q.account_id = $2 AND q.due_date <= $4
 				AND c.tenant_id = $1 AND c.id = q.claim_id AND c.status = 'Scheduled'`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
 				return fmt.Errorf("mark claims sent: %w", err)
@@ -253,9 +260,18 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 				tx.tenant, accountID, latest); err != nil {
 				return fmt.Errorf("unqueue sent claims: %w", err)
 			}
-		} else if _, err := tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
+		} else if marked, err = tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
 			WHERE tenant_id = $1 AND account_id = $2 AND status = 'Scheduled' AND due_date <= $4`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
 			return fmt.Errorf("mark claims sent: %w", err)
+		}
+		// A claim cancelled (on PostgreSQL, by another transaction) after
+		// it was read into the file is not marked Sent: the file would
+		// collect a claim Kadens holds cancelled. Then nothing of this
+		// export stands, and it is to be run again.
+		if n, err := marked.RowsAffected(); err != nil {
+			return fmt.Errorf("mark claims sent: %w", err)
+		} else if n != int64(written) {
+			return fmt.Errorf("%d of the %d claims written changed while the file was written: %w", int64(written)-n, written, ErrConflict)
 		}
 		_, err = tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Cancelled', cancellation_file_id = $3, updated_at = $4
 			WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND status = 'CancellationPending'`, tx.tenant, accountID, f.ID, ts(now))
