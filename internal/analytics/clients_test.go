@@ -3,7 +3,6 @@ package analytics_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kadens/kadens/internal/nodetest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/nodetest"
 	"github.com/kadens/kadens/internal/seed"
 )
 

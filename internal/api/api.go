@@ -8,7 +8,6 @@ package api
 import (
 	"context"
 	"errors"
-	"github.com/kadens/kadens/internal/rowcache"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -20,6 +19,7 @@ import (
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
+	"github.com/kadens/kadens/internal/rowcache"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/validation"

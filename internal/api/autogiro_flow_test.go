@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"fmt"
-	"github.com/kadens/kadens/internal/catalog"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/store"
 )
 

@@ -3,7 +3,6 @@ package api_test
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/kadens/kadens/internal/nodetest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/nodetest"
 )
 
 // sdkLine is one line the Event Grid SDK receiver prints.

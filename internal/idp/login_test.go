@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/kadens/kadens/internal/nodetest"
 	"html"
 	"io"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/kadens/kadens/internal/nodetest"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/kadens/kadens/internal/rowcache"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/rowcache"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"github.com/kadens/kadens/internal/tenancy"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // BenchmarkListPage reads one page of 100 subscriptions or invoices of a

@@ -19,7 +19,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/kadens/kadens/internal/rowcache"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -32,6 +31,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+
+	"github.com/kadens/kadens/internal/rowcache"
 )
 
 // Engine names a database engine.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kadens/kadens/internal/nodetest"
 	"io"
 	"log/slog"
 	"maps"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kadens/kadens/internal/nodetest"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
