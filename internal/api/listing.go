@@ -202,15 +202,6 @@ func (s *Server) writeRendered(w http.ResponseWriter, r *http.Request, n int, it
 	}
 }
 
-// appendSubscriptionItem appends sub as encoding/json would write its
-// SubscriptionListItem: the fields of store.Subscription in declaration
-// order without the package, then the package and the status.
-func appendSubscriptionItem(b []byte, sub *store.ListedSubscription, now time.Time) []byte {
-	b = appendSubscriptionHead(b, sub)
-	b = appendSubscriptionMiddle(b, sub, now)
-	return appendSubscriptionTail(b, sub)
-}
-
 // appendSubscriptionHead appends the fields of store.Subscription, which
 // a row's version fixes.
 func appendSubscriptionHead(b []byte, sub *store.ListedSubscription) []byte {
