@@ -108,6 +108,14 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(st.DB(), "write"),
 	)
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kadens_access_cache_hits_total",
+			Help: "Entitlement answers served from the answer cache."},
+			func() float64 { h, _ := st.AccessCacheStats(); return float64(h) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kadens_access_cache_misses_total",
+			Help: "Entitlement answers read from the database."},
+			func() float64 { _, m := st.AccessCacheStats(); return float64(m) }),
+	)
 	if st.ReadDB() != st.DB() {
 		reg.MustRegister(collectors.NewDBStatsCollector(st.ReadDB(), "read"))
 	}

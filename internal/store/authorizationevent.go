@@ -71,7 +71,7 @@ func (tx *Tx) liveProductIDs(ctx context.Context, subscriberID, currency string,
 		return []string{}, nil
 	}
 	q := `SELECT DISTINCT s.package_hash FROM subscriptions s
-		WHERE s.tenant_id = $1 AND s.subscriber_id = $2 AND` + liveAt3
+		WHERE s.tenant_id = $1 AND s.subscriber_id = $2 AND s.period_start <= $3 AND` + notOverAt3
 	args := []any{tx.tenant, subscriberID, ts(at)}
 	if currency != "" {
 		q += ` AND s.currency = $4`

@@ -42,9 +42,11 @@ type UserAccess struct {
 	Products []ProductAccess `json:"products"`
 }
 
-// liveAt3 is true for a subscription period s that grants access at $3:
-// started, not ended, no cancellation or deactivation in effect.
-const liveAt3 = ` s.period_end > $3 AND s.period_start <= $3
+// notOverAt3 is true for a subscription period s that grants access at $3
+// or will later: not ended, no cancellation or deactivation in effect. Of
+// those, the started ones (period_start <= $3, decided in Go) grant it
+// now; the others' starts are when the answer changes next.
+const notOverAt3 = ` s.period_end > $3
 		AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
 		AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)`
 
@@ -71,24 +73,26 @@ func entitlementQuery(textTimes bool) string {
 	// compares the stored texts, whose fixed-width layout sorts as time;
 	// PostgreSQL's LEAST skips NULLs.
 	until := `LEAST(s.period_end, s.cancel_effective_at, s.deactivated_at)`
+	start := `s.period_start`
 	if textTimes {
 		until = `CAST(MIN(s.period_end, COALESCE(s.cancel_effective_at, s.period_end), COALESCE(s.deactivated_at, s.period_end)) AS TEXT)`
+		start = `CAST(s.period_start AS TEXT)`
 	}
-	periods := `s.id, s.subscriber_id, s.package_hash, ` + until
-	return `SELECT 0, u.disabled, u.subscriber_id, NULL, NULL, NULL, NULL
+	periods := `s.id, s.subscriber_id, s.package_hash, ` + until + `, ` + start
+	return `SELECT 0, u.disabled, u.subscriber_id, NULL, NULL, NULL, NULL, NULL
 	FROM subscriber_users u WHERE u.tenant_id = $1 AND u.id = $2
 	UNION ALL
 	SELECT 1, u.disabled, NULL, ` + periods + `
 	FROM subscriber_users u CROSS JOIN subscriptions s
 	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
-		AND s.tenant_id = $1 AND s.subscriber_id = u.subscriber_id AND` + liveAt3 + `
+		AND s.tenant_id = $1 AND s.subscriber_id = u.subscriber_id AND` + notOverAt3 + `
 	UNION ALL
 	SELECT 2, u.disabled, NULL, ` + periods + `
 	FROM subscriber_users u CROSS JOIN account_sources a CROSS JOIN subscriber_accounts sa CROSS JOIN subscriptions s
 	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
 		AND a.tenant_id = $1 AND a.user_id = u.id
 		AND sa.tenant_id = $1 AND sa.id = a.account_id
-		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency AND` + liveAt3
+		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency AND` + notOverAt3
 }
 
 // entitlementQueries are entitlementQuery for each engine, built once: the
@@ -99,14 +103,8 @@ var entitlementQueries = [2]string{entitlementQuery(false), entitlementQuery(tru
 // UserAccess returns what user id of the context's tenant may use at at,
 // or ErrNotFound. A disabled user has no products. Products are sorted by
 // id; a product several periods grant appears once, with the period that
-// grants it longest.
-//
-// It is the busiest read of the service (issue 18), so it allocates little:
-// the scan targets are reused across rows, and the statement runs without
-// the request's cancellation (context.WithoutCancel): with a cancellable
-// context database/sql and the SQLite driver each start a goroutine per
-// query to watch it, which cost more than this read's index look-ups, and a
-// read this short gains nothing from being interrupted.
+// grants it longest. The products may be shared with the answer cache
+// (accesscache.go): callers read them, never change them.
 func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAccess, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
@@ -115,18 +113,49 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 	if !ValidID(id) {
 		return UserAccess{}, ErrNotFound
 	}
+	// The read runs without the request's cancellation: with a cancellable
+	// context database/sql and the SQLite driver each start a goroutine per
+	// query to watch it, which cost more than this read's index look-ups,
+	// and a read this short gains nothing from being interrupted.
+	ctx = context.WithoutCancel(ctx)
+	var version uint64
+	cacheable := false
+	if s.access.signal != nil {
+		// Before the read: see accessCache.
+		version, cacheable = s.access.signal.current(ctx)
+	}
+	if cacheable {
+		if a, ok := s.access.get(tenant, id, version, at); ok {
+			return a, nil
+		}
+	} else {
+		s.access.misses.Add(1)
+	}
+	a, until, err := s.readUserAccess(ctx, tenant, id, at)
+	if err == nil && cacheable {
+		s.access.put(tenant, id, version, at, until, a)
+	}
+	return a, err
+}
+
+// readUserAccess is UserAccess read from the database, with the first
+// moment after at when the answer changes by time alone (a period starts
+// or its access ends); zero when none is in sight.
+//
+// It is the busiest read of the service (issue 18), so it allocates little:
+// the scan targets are reused across rows.
+func (s *Store) readUserAccess(ctx context.Context, tenant, id string, at time.Time) (UserAccess, time.Time, error) {
 	q := entitlementQueries[0]
 	if s.engine == SQLite {
 		q = entitlementQueries[1]
 	}
-	ctx = context.WithoutCancel(ctx)
 	st, err := s.readStmt(ctx, q)
 	if err != nil {
-		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+		return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
 	}
 	rows, err := st.QueryContext(ctx, tenant, id, ts(at))
 	if err != nil {
-		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+		return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
 	}
 	defer rows.Close()
 	out := UserAccess{UserID: id, At: at.UTC(), Products: []ProductAccess{}}
@@ -136,33 +165,45 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 		branch                       int
 		disabled                     bool
 		sub, subID, subscriber, hash sql.NullString
-		until                        accessTime
+		until, start                 accessTime
+		next                         time.Time
 	)
-	dest := []any{&branch, &disabled, &sub, &subID, &subscriber, &hash, &until}
+	// sooner makes next the earlier of next and t.
+	sooner := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	dest := []any{&branch, &disabled, &sub, &subID, &subscriber, &hash, &until, &start}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+			return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
 		}
 		if branch == 0 {
 			found = true
 			out.Disabled, out.SubscriberID = disabled, sub.String
 			continue
 		}
-		if !subID.Valid || !until.ok {
+		if !subID.Valid || !until.ok || !start.ok {
 			continue
 		}
+		if start.t.After(at) {
+			sooner(start.t.UTC())
+			continue
+		}
+		sooner(until.t.UTC())
 		if !slices.ContainsFunc(grants, func(g accessGrant) bool { return g.subscription == subID.String }) {
 			grants = append(grants, accessGrant{subID.String, subscriber.String, hash.String, until.t.UTC()})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+		return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
 	}
 	if !found {
-		return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, ErrNotFound)
+		return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, ErrNotFound)
 	}
 	if len(grants) == 0 {
-		return out, nil
+		return out, next, nil
 	}
 	// The packages' products come from the cache nearly always; the map
 	// packageProducts builds is for when some are missing.
@@ -182,7 +223,7 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 		}
 		products, err := s.packageProducts(ctx, tenant, hashes)
 		if err != nil {
-			return UserAccess{}, fmt.Errorf("store: access of user %s: %w", id, err)
+			return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
 		}
 		for i, g := range grants {
 			lines[i] = products[g.hash]
@@ -201,7 +242,7 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 		}
 	}
 	slices.SortFunc(out.Products, func(a, b ProductAccess) int { return strings.Compare(a.ProductID, b.ProductID) })
-	return out, nil
+	return out, next, nil
 }
 
 // accessGrant is a live period as UserAccess collects them.

@@ -83,12 +83,19 @@ type Store struct {
 	// rowcache).
 	listedSubs     *rowcache.Cache[listedSubscriptionRow]
 	listedInvoices *rowcache.Cache[Invoice]
+	// access keeps entitlement answers while the database and the time
+	// leave them standing (accesscache.go); its signal is nil where there
+	// is none (PostgreSQL), and nothing is cached there.
+	access *accessCache
 }
 
 // withCaches gives s its in-process caches.
 func (s *Store) withCaches() *Store {
 	s.listedSubs = rowcache.New[listedSubscriptionRow]()
 	s.listedInvoices = rowcache.New[Invoice]()
+	if s.access == nil {
+		s.access = newAccessCache(nil)
+	}
 	return s
 }
 
@@ -233,7 +240,15 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	ck.SetMaxIdleConns(1)
 	ck.SetConnMaxIdleTime(0)
 	ck.SetConnMaxLifetime(0)
-	return (&Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck), readTurns: make(chan struct{}, n)}).withCaches(), nil
+	signal, err := sqliteChangeSignal(ctx, path, base+"&_pragma=query_only(1)", opts.Log)
+	if err != nil {
+		w.Close()
+		r.Close()
+		ck.Close()
+		return nil, err
+	}
+	return (&Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck), readTurns: make(chan struct{}, n),
+		access: newAccessCache(signal)}).withCaches(), nil
 }
 
 // sqliteURI is the file: URI of the database at path. SQLite decodes %HH
@@ -424,9 +439,15 @@ func (s *Store) Close() error {
 	if s.stopCheckpoints != nil {
 		s.stopCheckpoints()
 	}
+	// The change signal first: the WAL index it maps stays while the
+	// database's connections do.
+	var err error
+	if s.access.signal != nil {
+		err = s.access.signal.close()
+	}
 	s.stmts.close()
 	s.wstmts.close()
-	err := s.w.Close()
+	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}
