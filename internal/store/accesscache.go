@@ -155,7 +155,8 @@ func (d *sqliteDataVersion) current(ctx context.Context) (uint64, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var v uint64
-	if err := d.stmt.QueryRowContext(ctx).Scan(&v); err != nil {
+	// Not interruptible, like the entitlement read (entitlement.go).
+	if err := d.stmt.QueryRowContext(context.WithoutCancel(ctx)).Scan(&v); err != nil {
 		return 0, false
 	}
 	if d.version == 0 || v != d.last {

@@ -113,11 +113,6 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 	if !ValidID(id) {
 		return UserAccess{}, ErrNotFound
 	}
-	// The read runs without the request's cancellation: with a cancellable
-	// context database/sql and the SQLite driver each start a goroutine per
-	// query to watch it, which cost more than this read's index look-ups,
-	// and a read this short gains nothing from being interrupted.
-	ctx = context.WithoutCancel(ctx)
 	var version uint64
 	cacheable := false
 	if s.access.signal != nil {
@@ -131,7 +126,11 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 	} else {
 		s.access.misses.Add(1)
 	}
-	a, until, err := s.readUserAccess(ctx, tenant, id, at)
+	// The read runs without the request's cancellation: with a cancellable
+	// context database/sql and the SQLite driver each start a goroutine per
+	// query to watch it, which cost more than this read's index look-ups,
+	// and a read this short gains nothing from being interrupted.
+	a, until, err := s.readUserAccess(context.WithoutCancel(ctx), tenant, id, at)
 	if err == nil && cacheable {
 		s.access.put(tenant, id, version, at, until, a)
 	}
