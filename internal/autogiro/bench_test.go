@@ -69,8 +69,11 @@ func uuidExpr(st *store.Store) string {
 }
 
 func resetCreated(b testing.TB, e *env) {
-	if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Created', sent_file_id = NULL, sent_on = NULL,
-		payment_date = '2026-12-01' WHERE tenant_id = $1`, e.tenant); err != nil {
+	if _, err := e.st.DB().Exec(`UPDATE autogiro_transactions SET status = 'Created', payment_date = '2026-12-01'
+		WHERE tenant_id = $1`, e.tenant); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.st.DB().Exec(`DELETE FROM autogiro_sent_payments WHERE tenant_id = $1`, e.tenant); err != nil {
 		b.Fatal(err)
 	}
 	vacuum(b, e)
@@ -84,7 +87,7 @@ func vacuum(b testing.TB, e *env) {
 	if e.st.Engine() != store.Postgres {
 		return
 	}
-	for _, t := range []string{"autogiro_transactions", "autogiro_payment_queue", "autogiro_mandates", "autogiro_imports"} {
+	for _, t := range []string{"autogiro_transactions", "autogiro_payment_queue", "autogiro_sent_payments", "autogiro_mandates", "autogiro_imports"} {
 		if _, err := e.st.DB().Exec(`VACUUM ANALYZE ` + t); err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/kadens/kadens/internal/autogiro"
@@ -147,6 +148,81 @@ func TestExportFileChunks(t *testing.T) {
 		}
 		if v, err := st.AutogiroExportFile(e.ctx, legacy); err != nil || v.Size != int64(len(old)) {
 			t.Fatalf("legacy file %+v %v", v, err)
+		}
+	})
+}
+
+// TestSentIsRecordedNotRewritten: the export records a payment it sends
+// as a row of autogiro_sent_payments and leaves the transaction's row as
+// it was (migration 00043), except a payment date it had to move; every
+// reader still sees the payment Sent: the view (file, updated time, moved
+// date), the list's filters, the next export (nothing again), a
+// cancellation (a TK25 the next day, not the same day) and the import (a
+// sent payment completes).
+func TestSentIsRecordedNotRewritten(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		d1 := at("2026-11-20T08:00:00Z")
+		e := newEnv(t, st, d1)
+		m := e.mandate(4100, "3300", "121212-1212", "19121212-1212", d1)
+		e.export(d1)
+		e.importFile(advice("20261123", [3]string{"4100", "04", "32"}), d1)
+		d2 := at("2026-11-24T08:00:00Z") // a Tuesday: the earliest payment date is the 25th
+		kept := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "KEPT", d2)
+		moved := e.payment(m, store.AutogiroDebit, 600, "2026-11-24", "MOVED", d2)
+		cancelled := e.payment(m, store.AutogiroDebit, 700, "2026-12-02", "CANCELLED", d2)
+		d3 := d2.Add(time.Hour)
+		f := e.export(d3)
+		if f.Counts.Debits != 3 {
+			t.Fatalf("counts %+v", f.Counts)
+		}
+
+		var stored string
+		var updated time.Time
+		if err := st.DB().QueryRow(`SELECT status, updated_at FROM autogiro_transactions WHERE tenant_id = $1 AND id = $2`,
+			e.tenant, kept).Scan(&stored, &updated); err != nil || stored != store.AutogiroCreated || !updated.Equal(d2) {
+			t.Fatalf("the sent transaction's row was rewritten: %s %s %v", stored, updated, err)
+		}
+		var file, on string
+		if err := st.DB().QueryRow(`SELECT file_id, sent_on FROM autogiro_sent_payments WHERE tenant_id = $1 AND transaction_id = $2`,
+			e.tenant, kept).Scan(&file, &on); err != nil || file != f.ID || on != "2026-11-24" {
+			t.Fatalf("sent row: %s %s %v", file, on, err)
+		}
+		for id, date := range map[string]string{kept: "2026-12-01", moved: "2026-11-25", cancelled: "2026-12-02"} {
+			tr, err := st.AutogiroTransaction(e.ctx, id)
+			if err != nil || tr.Status != store.AutogiroSent || tr.SentFileID == nil || *tr.SentFileID != f.ID ||
+				!tr.UpdatedAt.Equal(d3) || tr.PaymentDate != date {
+				t.Fatalf("transaction %s: %+v %v", id, tr, err)
+			}
+		}
+		notCancelled := false
+		list, _, err := st.ListAutogiroTransactions(e.ctx, store.AutogiroTransactionFilter{MandateID: m, IsCancelled: &notCancelled},
+			store.Page{Limit: 10})
+		if err != nil || len(list) != 3 || list[0].Status != store.AutogiroSent {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		if _, err := autogiro.Export(e.ctx, st, e.org, d3, nil); !isNothing(err) {
+			t.Fatalf("a second export: %v", err)
+		}
+
+		if err := st.CancelAutogiroTransaction(e.ctx, cancelled, d3); err != nil {
+			t.Fatal(err)
+		}
+		if tr, err := st.AutogiroTransaction(e.ctx, cancelled); err != nil || tr.Status != store.AutogiroCancelled || !tr.CancelPending {
+			t.Fatalf("a sent payment cancelled: %+v %v", tr, err)
+		}
+		if _, err := autogiro.Export(e.ctx, st, e.org, d3, nil); !isNothing(err) {
+			t.Fatalf("a TK25 on the day the payment was sent: %v", err)
+		}
+		if f := e.export(d3.Add(24 * time.Hour)); f.Counts.PaymentCancellations != 1 || f.Counts.Debits != 0 {
+			t.Fatalf("next day: %+v", f.Counts)
+		}
+
+		res := e.importFile(paymentSpecOf("20261201120000000001", [][5]string{{"4100", "20261201", "500", "KEPT", "0"}}, nil), d3)
+		if res.PaymentsCompleted != 1 {
+			t.Fatalf("import: %+v", res)
+		}
+		if tr, err := st.AutogiroTransaction(e.ctx, kept); err != nil || tr.Status != store.AutogiroCompleted || tr.SentFileID == nil {
+			t.Fatalf("completed: %+v %v", tr, err)
 		}
 	})
 }
