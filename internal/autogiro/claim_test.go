@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/store"
