@@ -226,3 +226,35 @@ func TestSentIsRecordedNotRewritten(t *testing.T) {
 		}
 	})
 }
+
+// TestExportWritesWaitingPaymentAsItIs: the file carries a waiting
+// payment's kind, amount, date and reference as the transaction has them
+// when the export runs, even if they changed after it was created (on
+// PostgreSQL the queue row holds a copy, kept by a trigger since migration
+// 00043; no API changes them today, so the change is made in SQL).
+func TestExportWritesWaitingPaymentAsItIs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		d1 := at("2026-11-20T08:00:00Z")
+		e := newEnv(t, st, d1)
+		m := e.mandate(4300, "3300", "121212-1212", "19121212-1212", d1)
+		e.export(d1)
+		e.importFile(advice("20261123", [3]string{"4300", "04", "32"}), d1)
+		d2 := at("2026-11-24T08:00:00Z")
+		id := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "BEFORE", d2)
+		if _, err := st.DB().Exec(`UPDATE autogiro_transactions SET kind = 'Refund', amount = 650, payment_date = '2026-12-03',
+			reference = 'AFTER' WHERE tenant_id = $1 AND id = $2`, e.tenant, id); err != nil {
+			t.Fatal(err)
+		}
+		f := e.export(d2)
+		var got []*autogiro.PaymentRecord
+		for _, r := range parseRecords(t, e.content(f.ID)) {
+			if p, ok := r.(*autogiro.PaymentRecord); ok {
+				got = append(got, p)
+			}
+		}
+		if len(got) != 1 || got[0].TK != autogiro.TKPayout || got[0].Amount != 650 || got[0].Reference != "AFTER" ||
+			got[0].Date.Format(time.DateOnly) != "2026-12-03" || f.Counts.Refunds != 1 {
+			t.Fatalf("records %+v, counts %+v", got, f.Counts)
+		}
+	})
+}

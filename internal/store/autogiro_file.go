@@ -107,12 +107,14 @@ type AutogiroPaymentItem struct {
 // date moves is updated (rare: it was created too close to its date).
 //
 // On PostgreSQL the claim takes the transactions out of
-// autogiro_payment_queue (migration 00035): a concurrent export's DELETE
-// waits for this one's row locks and then finds the queue rows gone. The
-// server sorts what was claimed. On SQLite, whose one write connection
-// this transaction holds, the claimed rows are read in order through the
-// pending index and then recorded by statements with the same condition:
-// no other writer can change the set in between.
+// autogiro_payment_queue (migration 00035), whose rows are exactly the
+// waiting transactions (kept by triggers) and carry what the records need
+// (migration 00043): a concurrent export's DELETE waits for this one's row
+// locks and then finds the queue rows gone. The server sorts what was
+// claimed. On SQLite, whose one write connection this transaction holds,
+// the claimed rows are read in order through the pending index and then
+// recorded by statements with the same condition: no other writer can
+// change the set in between.
 func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, today, earliest string, now time.Time,
 	fn func(AutogiroPaymentItem) error) error {
 	if tx.s.engine == Postgres {
@@ -126,12 +128,10 @@ func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, toda
 		if _, err := tx.tx.ExecContext(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
 			return fmt.Errorf("store: claim autogiro payments: %w", err)
 		}
-		return tx.eachAGPayment(ctx, fn, `WITH q AS (DELETE FROM autogiro_payment_queue p
+		return tx.eachAGPayment(ctx, fn, `WITH c AS (DELETE FROM autogiro_payment_queue p
 			WHERE p.tenant_id = $1 AND p.account_id = $2 AND EXISTS (SELECT 1 FROM autogiro_mandates m
 				WHERE m.id = p.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')
-			RETURNING p.transaction_id),
-		c AS (SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.amount
-			FROM q JOIN autogiro_transactions t ON t.tenant_id = $1 AND t.id = q.transaction_id WHERE t.status = 'Created'),
+			RETURNING p.transaction_id AS id, p.mandate_id, p.kind, p.payment_date, p.reference, p.amount),
 		sent AS (INSERT INTO autogiro_sent_payments (tenant_id, transaction_id, file_id, sent_on) SELECT $1, c.id, $3, $4 FROM c),
 		moved AS (UPDATE autogiro_transactions t SET payment_date = $5, updated_at = $6
 			FROM c WHERE c.payment_date < $5 AND t.tenant_id = $1 AND t.id = c.id),

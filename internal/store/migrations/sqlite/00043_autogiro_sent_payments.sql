@@ -18,7 +18,18 @@ INSERT INTO autogiro_sent_payments (tenant_id, transaction_id, file_id, sent_on)
 ALTER TABLE autogiro_transactions DROP COLUMN sent_file_id;
 ALTER TABLE autogiro_transactions DROP COLUMN sent_on;
 
+-- PostgreSQL's queue rows carry what a payment's record needs; the table
+-- stays empty here (SQLite claims through the pending index).
+ALTER TABLE autogiro_payment_queue ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE autogiro_payment_queue ADD COLUMN amount INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE autogiro_payment_queue ADD COLUMN payment_date TEXT NOT NULL DEFAULT '';
+ALTER TABLE autogiro_payment_queue ADD COLUMN reference TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE autogiro_payment_queue DROP COLUMN reference;
+ALTER TABLE autogiro_payment_queue DROP COLUMN payment_date;
+ALTER TABLE autogiro_payment_queue DROP COLUMN amount;
+ALTER TABLE autogiro_payment_queue DROP COLUMN kind;
 ALTER TABLE autogiro_transactions ADD COLUMN sent_file_id TEXT;
 ALTER TABLE autogiro_transactions ADD COLUMN sent_on TEXT;
 UPDATE autogiro_transactions SET sent_file_id = (SELECT s.file_id FROM autogiro_sent_payments s
