@@ -258,3 +258,65 @@ func TestExportWritesWaitingPaymentAsItIs(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelDuringClaim (PostgreSQL): a cancellation that runs while an
+// export has claimed the payment but not committed waits for the export
+// and then sees the payment Sent, so a TK25 is due; before, it read the
+// payment as unsent and cancelled it without one. The export's claim is
+// played by hand (delete the queue row, record it sent) so the
+// cancellation can be caught waiting on it.
+// (SQLite has one writer: an export and a cancellation never overlap.)
+func TestCancelDuringClaim(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		if eng == store.Postgres {
+			t.Run(string(eng), func(t *testing.T) { cancelDuringClaim(t, storetest.Open(t, eng)) })
+		}
+	}
+}
+
+func cancelDuringClaim(t *testing.T, st *store.Store) {
+	d1 := at("2026-11-20T08:00:00Z")
+	e := newEnv(t, st, d1)
+	m := e.mandate(4400, "3300", "121212-1212", "19121212-1212", d1)
+	id := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "RACE", d1)
+	claim, err := st.DB().Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer claim.Rollback()
+	var pid int
+	if err := claim.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := claim.Exec(`DELETE FROM autogiro_payment_queue WHERE tenant_id = $1 AND transaction_id = $2`, e.tenant, id); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d queue rows", n)
+	}
+	if _, err := claim.Exec(`INSERT INTO autogiro_sent_payments (tenant_id, transaction_id, file_id, sent_on) VALUES ($1, $2, $3, '2026-11-20')`,
+		e.tenant, id, store.NewID()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- st.CancelAutogiroTransaction(e.ctx, id, d1.Add(24*time.Hour)) }()
+	for waiting := 0; waiting == 0; {
+		select {
+		case err := <-done:
+			t.Fatalf("the cancellation did not wait for the claim: %v", err)
+		default:
+		}
+		if err := st.DB().QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := claim.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := st.AutogiroTransaction(e.ctx, id); err != nil || tr.Status != store.AutogiroCancelled || !tr.CancelPending {
+		t.Fatalf("cancelled while being sent: %+v %v", tr, err)
+	}
+}

@@ -724,6 +724,28 @@ func (s *Store) ListAutogiroTransactions(ctx context.Context, f AutogiroTransact
 	return out, next, nil
 }
 
+// waitForAutogiroClaim makes a cancellation and PostgreSQL's export claim
+// (which deletes the queue row and records the payment sent without
+// touching the transaction, ClaimAutogiroPayments) take turns: it locks the
+// transaction's queue row, so it waits for an export that deleted the row
+// to commit and the status read after it sees the payment Sent (a TK25 is
+// due); a cancellation that locks first makes the export wait and then
+// find the row gone. Without it a cancellation reading during an export
+// took a sent payment for an unsent one and no TK25 went out. SQLite has
+// one writer: nothing to wait for.
+func (tx *Tx) waitForAutogiroClaim(ctx context.Context, id string) error {
+	if tx.s.engine != Postgres {
+		return nil
+	}
+	_, err := tx.tx.ExecContext(ctx, `SELECT 1 FROM autogiro_transactions t JOIN autogiro_payment_queue q
+		ON q.tenant_id = t.tenant_id AND q.account_id = t.account_id AND q.transaction_id = t.id
+		WHERE t.tenant_id = $1 AND t.id = $2 FOR UPDATE OF q`, tx.tenant, id)
+	if err != nil {
+		return fmt.Errorf("store: autogiro transaction %s: %w", id, err)
+	}
+	return nil
+}
+
 // CancelAutogiroTransaction cancels a transaction: an unsent one never
 // goes out; a sent one is cancelled at Bankgirot by a TK25 in the next
 // export. A completed or failed one is settled: a 400 says so. Cancelling
@@ -733,6 +755,9 @@ func (s *Store) CancelAutogiroTransaction(ctx context.Context, id string, now ti
 		return ErrNotFound
 	}
 	err := s.InTx(ctx, func(tx *Tx) error {
+		if err := tx.waitForAutogiroClaim(ctx, id); err != nil {
+			return err
+		}
 		var status string
 		if err := tx.tx.QueryRowContext(ctx, `SELECT `+agTransactionStatus+` FROM autogiro_transactions t
 			LEFT JOIN autogiro_sent_payments s ON s.tenant_id = t.tenant_id AND s.transaction_id = t.id
