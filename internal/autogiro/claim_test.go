@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/store"
@@ -149,4 +150,173 @@ func TestExportFileChunks(t *testing.T) {
 			t.Fatalf("legacy file %+v %v", v, err)
 		}
 	})
+}
+
+// TestSentIsRecordedNotRewritten: the export records a payment it sends
+// as a row of autogiro_sent_payments and leaves the transaction's row as
+// it was (migration 00043), except a payment date it had to move; every
+// reader still sees the payment Sent: the view (file, updated time, moved
+// date), the list's filters, the next export (nothing again), a
+// cancellation (a TK25 the next day, not the same day) and the import (a
+// sent payment completes).
+func TestSentIsRecordedNotRewritten(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		d1 := at("2026-11-20T08:00:00Z")
+		e := newEnv(t, st, d1)
+		m := e.mandate(4100, "3300", "121212-1212", "19121212-1212", d1)
+		e.export(d1)
+		e.importFile(advice("20261123", [3]string{"4100", "04", "32"}), d1)
+		d2 := at("2026-11-24T08:00:00Z") // a Tuesday: the earliest payment date is the 25th
+		kept := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "KEPT", d2)
+		moved := e.payment(m, store.AutogiroDebit, 600, "2026-11-24", "MOVED", d2)
+		cancelled := e.payment(m, store.AutogiroDebit, 700, "2026-12-02", "CANCELLED", d2)
+		d3 := d2.Add(time.Hour)
+		f := e.export(d3)
+		if f.Counts.Debits != 3 {
+			t.Fatalf("counts %+v", f.Counts)
+		}
+
+		var stored string
+		var updated time.Time
+		if err := st.DB().QueryRow(`SELECT status, updated_at FROM autogiro_transactions WHERE tenant_id = $1 AND id = $2`,
+			e.tenant, kept).Scan(&stored, &updated); err != nil || stored != store.AutogiroCreated || !updated.Equal(d2) {
+			t.Fatalf("the sent transaction's row was rewritten: %s %s %v", stored, updated, err)
+		}
+		var file, on string
+		if err := st.DB().QueryRow(`SELECT file_id, sent_on FROM autogiro_sent_payments WHERE tenant_id = $1 AND transaction_id = $2`,
+			e.tenant, kept).Scan(&file, &on); err != nil || file != f.ID || on != "2026-11-24" {
+			t.Fatalf("sent row: %s %s %v", file, on, err)
+		}
+		for id, date := range map[string]string{kept: "2026-12-01", moved: "2026-11-25", cancelled: "2026-12-02"} {
+			tr, err := st.AutogiroTransaction(e.ctx, id)
+			if err != nil || tr.Status != store.AutogiroSent || tr.SentFileID == nil || *tr.SentFileID != f.ID ||
+				!tr.UpdatedAt.Equal(d3) || tr.PaymentDate != date {
+				t.Fatalf("transaction %s: %+v %v", id, tr, err)
+			}
+		}
+		notCancelled := false
+		list, _, err := st.ListAutogiroTransactions(e.ctx, store.AutogiroTransactionFilter{MandateID: m, IsCancelled: &notCancelled},
+			store.Page{Limit: 10})
+		if err != nil || len(list) != 3 || list[0].Status != store.AutogiroSent {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		if _, err := autogiro.Export(e.ctx, st, e.org, d3, nil); !isNothing(err) {
+			t.Fatalf("a second export: %v", err)
+		}
+
+		if err := st.CancelAutogiroTransaction(e.ctx, cancelled, d3); err != nil {
+			t.Fatal(err)
+		}
+		if tr, err := st.AutogiroTransaction(e.ctx, cancelled); err != nil || tr.Status != store.AutogiroCancelled || !tr.CancelPending {
+			t.Fatalf("a sent payment cancelled: %+v %v", tr, err)
+		}
+		if _, err := autogiro.Export(e.ctx, st, e.org, d3, nil); !isNothing(err) {
+			t.Fatalf("a TK25 on the day the payment was sent: %v", err)
+		}
+		if f := e.export(d3.Add(24 * time.Hour)); f.Counts.PaymentCancellations != 1 || f.Counts.Debits != 0 {
+			t.Fatalf("next day: %+v", f.Counts)
+		}
+
+		res := e.importFile(paymentSpecOf("20261201120000000001", [][5]string{{"4100", "20261201", "500", "KEPT", "0"}}, nil), d3)
+		if res.PaymentsCompleted != 1 {
+			t.Fatalf("import: %+v", res)
+		}
+		if tr, err := st.AutogiroTransaction(e.ctx, kept); err != nil || tr.Status != store.AutogiroCompleted || tr.SentFileID == nil {
+			t.Fatalf("completed: %+v %v", tr, err)
+		}
+	})
+}
+
+// TestExportWritesWaitingPaymentAsItIs: the file carries a waiting
+// payment's kind, amount, date and reference as the transaction has them
+// when the export runs, even if they changed after it was created (on
+// PostgreSQL the queue row holds a copy, kept by a trigger since migration
+// 00043; no API changes them today, so the change is made in SQL).
+func TestExportWritesWaitingPaymentAsItIs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		d1 := at("2026-11-20T08:00:00Z")
+		e := newEnv(t, st, d1)
+		m := e.mandate(4300, "3300", "121212-1212", "19121212-1212", d1)
+		e.export(d1)
+		e.importFile(advice("20261123", [3]string{"4300", "04", "32"}), d1)
+		d2 := at("2026-11-24T08:00:00Z")
+		id := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "BEFORE", d2)
+		if _, err := st.DB().Exec(`UPDATE autogiro_transactions SET kind = 'Refund', amount = 650, payment_date = '2026-12-03',
+			reference = 'AFTER' WHERE tenant_id = $1 AND id = $2`, e.tenant, id); err != nil {
+			t.Fatal(err)
+		}
+		f := e.export(d2)
+		var got []*autogiro.PaymentRecord
+		for _, r := range parseRecords(t, e.content(f.ID)) {
+			if p, ok := r.(*autogiro.PaymentRecord); ok {
+				got = append(got, p)
+			}
+		}
+		if len(got) != 1 || got[0].TK != autogiro.TKPayout || got[0].Amount != 650 || got[0].Reference != "AFTER" ||
+			got[0].Date.Format(time.DateOnly) != "2026-12-03" || f.Counts.Refunds != 1 {
+			t.Fatalf("records %+v, counts %+v", got, f.Counts)
+		}
+	})
+}
+
+// TestCancelDuringClaim (PostgreSQL): a cancellation that runs while an
+// export has claimed the payment but not committed waits for the export
+// and then sees the payment Sent, so a TK25 is due; before, it read the
+// payment as unsent and cancelled it without one. The export's claim is
+// played by hand (delete the queue row, record it sent) so the
+// cancellation can be caught waiting on it.
+// (SQLite has one writer: an export and a cancellation never overlap.)
+func TestCancelDuringClaim(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		if eng == store.Postgres {
+			t.Run(string(eng), func(t *testing.T) { cancelDuringClaim(t, storetest.Open(t, eng)) })
+		}
+	}
+}
+
+func cancelDuringClaim(t *testing.T, st *store.Store) {
+	d1 := at("2026-11-20T08:00:00Z")
+	e := newEnv(t, st, d1)
+	m := e.mandate(4400, "3300", "121212-1212", "19121212-1212", d1)
+	id := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "RACE", d1)
+	claim, err := st.DB().Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer claim.Rollback()
+	var pid int
+	if err := claim.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := claim.Exec(`DELETE FROM autogiro_payment_queue WHERE tenant_id = $1 AND transaction_id = $2`, e.tenant, id); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d queue rows", n)
+	}
+	if _, err := claim.Exec(`INSERT INTO autogiro_sent_payments (tenant_id, transaction_id, file_id, sent_on) VALUES ($1, $2, $3, '2026-11-20')`,
+		e.tenant, id, store.NewID()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- st.CancelAutogiroTransaction(e.ctx, id, d1.Add(24*time.Hour)) }()
+	for waiting := 0; waiting == 0; {
+		select {
+		case err := <-done:
+			t.Fatalf("the cancellation did not wait for the claim: %v", err)
+		default:
+		}
+		if err := st.DB().QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := claim.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := st.AutogiroTransaction(e.ctx, id); err != nil || tr.Status != store.AutogiroCancelled || !tr.CancelPending {
+		t.Fatalf("cancelled while being sent: %+v %v", tr, err)
+	}
 }

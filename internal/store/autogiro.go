@@ -545,17 +545,34 @@ func (s *Store) MarkAutogiroMandateReleased(ctx context.Context, id string) erro
 	return nil
 }
 
-const agTransactionColumns = `id, mandate_id, account_id, kind, amount, payment_date, reference, invoice_id, status,
-	status_code, cancel_pending, payment_id, sent_file_id, refund_date, refund_code, refund_item_id, created_at, updated_at`
+// A transaction's status as the API shows it. The export does not rewrite
+// the transactions it sends (migration 00043): it records each in
+// autogiro_sent_payments, and a transaction stored as Created with such a
+// row is Sent. Every other status is stored (the import and cancellations
+// write them).
+const agTransactionStatus = `CASE WHEN t.status = 'Created' AND s.file_id IS NOT NULL THEN 'Sent' ELSE t.status END`
+
+// agTransactionColumns are read FROM agTransactionFrom by scanAGTransaction.
+const agTransactionColumns = `t.id, t.mandate_id, t.account_id, t.kind, t.amount, t.payment_date, t.reference, t.invoice_id,
+	` + agTransactionStatus + `, t.status_code, t.cancel_pending, t.payment_id, s.file_id, t.refund_date, t.refund_code,
+	t.refund_item_id, t.created_at, t.updated_at, f.created_at`
+
+// agTransactionFrom joins a transaction (alias t) to its sending, if any,
+// and that file, whose time is the transaction's last update if later.
+const agTransactionFrom = ` FROM autogiro_transactions t
+	LEFT JOIN autogiro_sent_payments s ON s.tenant_id = t.tenant_id AND s.transaction_id = t.id
+	LEFT JOIN autogiro_export_files f ON f.tenant_id = s.tenant_id AND f.id = s.file_id`
 
 func scanAGTransaction(row scanner) (AutogiroTransaction, error) {
 	var (
 		t                      AutogiroTransaction
 		invoice, payment, sent sql.NullString
 		refundDate, refundItem sql.NullString
+		sentAt                 anyTime
 	)
 	err := row.Scan(&t.ID, &t.MandateID, &t.AccountID, &t.Kind, &t.AmountMinor, &t.PaymentDate, &t.Reference, &invoice,
-		&t.Status, &t.StatusCode, &t.CancelPending, &payment, &sent, &refundDate, &t.PayerRefundCode, &refundItem, &t.CreatedAt, &t.UpdatedAt)
+		&t.Status, &t.StatusCode, &t.CancelPending, &payment, &sent, &refundDate, &t.PayerRefundCode, &refundItem, &t.CreatedAt, &t.UpdatedAt,
+		&sentAt)
 	for _, p := range []struct {
 		n  sql.NullString
 		to **string
@@ -564,6 +581,9 @@ func scanAGTransaction(row scanner) (AutogiroTransaction, error) {
 			v := p.n.String
 			*p.to = &v
 		}
+	}
+	if sentAt.t != nil && sentAt.t.After(t.UpdatedAt) {
+		t.UpdatedAt = *sentAt.t
 	}
 	t.IsCancelled = t.Status == AutogiroCancelled
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
@@ -604,8 +624,8 @@ func (s *Store) CreateAutogiroTransaction(ctx context.Context, t AutogiroTransac
 				return err
 			}
 			if t.Kind == AutogiroDebit {
-				existing, err = scanAGTransaction(tx.tx.QueryRowContext(ctx, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
-					WHERE tenant_id = $1 AND open_invoice_id = $2`, tx.tenant, *t.InvoiceID))
+				existing, err = scanAGTransaction(tx.tx.QueryRowContext(ctx, `SELECT `+agTransactionColumns+agTransactionFrom+`
+					WHERE t.tenant_id = $1 AND t.open_invoice_id = $2`, tx.tenant, *t.InvoiceID))
 				if err == nil {
 					return ErrAutogiroInvoiceDebited
 				}
@@ -641,8 +661,8 @@ func (s *Store) AutogiroTransaction(ctx context.Context, id string) (AutogiroTra
 	if !ValidID(id) {
 		return AutogiroTransaction{}, ErrNotFound
 	}
-	t, err := scanAGTransaction(s.readRow(ctx, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
-		WHERE tenant_id = $1 AND id = $2`, tenant, id))
+	t, err := scanAGTransaction(s.readRow(ctx, `SELECT `+agTransactionColumns+agTransactionFrom+`
+		WHERE t.tenant_id = $1 AND t.id = $2`, tenant, id))
 	if err != nil {
 		return AutogiroTransaction{}, fmt.Errorf("store: autogiro transaction %s: %w", id, notFound(err))
 	}
@@ -655,8 +675,8 @@ func (s *Store) AutogiroInvoiceDebit(ctx context.Context, invoiceID string) (Aut
 	if err != nil {
 		return AutogiroTransaction{}, err
 	}
-	t, err := scanAGTransaction(s.w.QueryRowContext(ctx, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
-		WHERE tenant_id = $1 AND open_invoice_id = $2`, tenant, invoiceID))
+	t, err := scanAGTransaction(s.w.QueryRowContext(ctx, `SELECT `+agTransactionColumns+agTransactionFrom+`
+		WHERE t.tenant_id = $1 AND t.open_invoice_id = $2`, tenant, invoiceID))
 	if err != nil {
 		return AutogiroTransaction{}, fmt.Errorf("store: autogiro debit of invoice %s: %w", invoiceID, notFound(err))
 	}
@@ -681,19 +701,19 @@ func (s *Store) ListAutogiroTransactions(ctx context.Context, f AutogiroTransact
 			return nil, "", fmt.Errorf("store: list autogiro transactions: %w", err)
 		}
 	}
-	q := tenantFilter(tenant)
+	q := tenantFilterOn("t", tenant)
 	if f.MandateID != "" {
-		q.add("mandate_id = ?", f.MandateID)
+		q.add("t.mandate_id = ?", f.MandateID)
 	}
 	if f.IsCancelled != nil {
 		if *f.IsCancelled {
-			q.conds = append(q.conds, "status = 'Cancelled'")
+			q.conds = append(q.conds, "t.status = 'Cancelled'")
 		} else {
-			q.conds = append(q.conds, "status <> 'Cancelled'")
+			q.conds = append(q.conds, "t.status <> 'Cancelled'")
 		}
 	}
-	tail := q.page(p)
-	out, err := queryAll(ctx, s.r, scanAGTransaction, `SELECT `+agTransactionColumns+` FROM autogiro_transactions`+q.where()+tail, q.args...)
+	tail := q.pageOn("t.id", p)
+	out, err := queryAll(ctx, s.r, scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+q.where()+tail, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list autogiro transactions: %w", err)
 	}
@@ -702,6 +722,28 @@ func (s *Store) ListAutogiroTransactions(ctx context.Context, f AutogiroTransact
 	}
 	out, next := trimPage(out, p, func(t AutogiroTransaction) string { return t.ID })
 	return out, next, nil
+}
+
+// waitForAutogiroClaim makes a cancellation and PostgreSQL's export claim
+// (which deletes the queue row and records the payment sent without
+// touching the transaction, ClaimAutogiroPayments) take turns: it locks the
+// transaction's queue row, so it waits for an export that deleted the row
+// to commit and the status read after it sees the payment Sent (a TK25 is
+// due); a cancellation that locks first makes the export wait and then
+// find the row gone. Without it a cancellation reading during an export
+// took a sent payment for an unsent one and no TK25 went out. SQLite has
+// one writer: nothing to wait for.
+func (tx *Tx) waitForAutogiroClaim(ctx context.Context, id string) error {
+	if tx.s.engine != Postgres {
+		return nil
+	}
+	_, err := tx.tx.ExecContext(ctx, `SELECT 1 FROM autogiro_transactions t JOIN autogiro_payment_queue q
+		ON q.tenant_id = t.tenant_id AND q.account_id = t.account_id AND q.transaction_id = t.id
+		WHERE t.tenant_id = $1 AND t.id = $2 FOR UPDATE OF q`, tx.tenant, id)
+	if err != nil {
+		return fmt.Errorf("store: autogiro transaction %s: %w", id, err)
+	}
+	return nil
 }
 
 // CancelAutogiroTransaction cancels a transaction: an unsent one never
@@ -713,9 +755,13 @@ func (s *Store) CancelAutogiroTransaction(ctx context.Context, id string, now ti
 		return ErrNotFound
 	}
 	err := s.InTx(ctx, func(tx *Tx) error {
+		if err := tx.waitForAutogiroClaim(ctx, id); err != nil {
+			return err
+		}
 		var status string
-		if err := tx.tx.QueryRowContext(ctx, `SELECT status FROM autogiro_transactions WHERE tenant_id = $1 AND id = $2`,
-			tx.tenant, id).Scan(&status); err != nil {
+		if err := tx.tx.QueryRowContext(ctx, `SELECT `+agTransactionStatus+` FROM autogiro_transactions t
+			LEFT JOIN autogiro_sent_payments s ON s.tenant_id = t.tenant_id AND s.transaction_id = t.id
+			WHERE t.tenant_id = $1 AND t.id = $2`, tx.tenant, id).Scan(&status); err != nil {
 			return notFound(err)
 		}
 		switch status {

@@ -93,58 +93,81 @@ type AutogiroPaymentItem struct {
 	Refunded bool
 }
 
-// ClaimAutogiroPayments marks the account's new transactions of active
-// mandates Sent in file fileID, moving a payment date earlier than
-// earliest (the lead time) to it, and hands them to fn in the file's
-// order (payment date, payer number, id) with their payer numbers, one
-// row at a time: the export holds none of them, so its memory does not
-// grow with the file. Transactions of mandates not active yet wait:
-// Bankgirot rejects a payment whose mandate it has not confirmed.
+// ClaimAutogiroPayments sends the account's new transactions of active
+// mandates in file fileID, moving a payment date earlier than earliest
+// (the lead time) to it, and hands them to fn in the file's order
+// (payment date, payer number, id) with their payer numbers, one row at a
+// time: the export holds none of them, so its memory does not grow with
+// the file. Transactions of mandates not active yet wait: Bankgirot
+// rejects a payment whose mandate it has not confirmed.
+//
+// Sending a transaction is a narrow row of autogiro_sent_payments
+// (migration 00043), not a rewrite of the transaction: the transaction
+// stays stored as Created and reads as Sent. Only a transaction whose
+// date moves is updated (rare: it was created too close to its date).
 //
 // On PostgreSQL the claim takes the transactions out of
-// autogiro_payment_queue (migration 00035) and the update touches no
-// indexed column, so it is HOT; a concurrent export's DELETE waits for
-// this one's row locks and then finds the queue rows gone. The server
-// sorts what the update returned. On SQLite, whose one write connection
-// this transaction holds, the claimed rows are read in order through the
-// pending index and then updated by one statement with the same
-// condition: no other writer can change the set in between.
+// autogiro_payment_queue (migration 00035), whose rows are exactly the
+// waiting transactions (kept by triggers) and carry what the records need
+// (migration 00043): a concurrent export's DELETE waits for this one's row
+// locks and then finds the queue rows gone. The server sorts what was
+// claimed. On SQLite, whose one write connection this transaction holds,
+// the claimed rows are read in order through the pending index and then
+// recorded by statements with the same condition: no other writer can
+// change the set in between.
 func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, today, earliest string, now time.Time,
 	fn func(AutogiroPaymentItem) error) error {
 	if tx.s.engine == Postgres {
-		// The server materializes what the update returned and sorts it
-		// (≈100 bytes a payment): with the default 4 MB both went to
-		// temporary files for 100,000 payments.
+		// The server materializes the claimed rows and sorts them (≈100
+		// bytes a payment): with the default 4 MB both went to temporary
+		// files for 100,000 payments. The file's order (date, payer number
+		// by length and digits, id) is sorted on one bigint, the day and
+		// the payer's rank among the account's mandates (ranked once per
+		// mandate), then the id: comparing text keys was a third of the
+		// server's time (200 → 45 ms per 100,000 in EXPLAIN ANALYZE).
 		if _, err := tx.tx.ExecContext(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
 			return fmt.Errorf("store: claim autogiro payments: %w", err)
 		}
-		return tx.eachAGPayment(ctx, fn, `WITH q AS (DELETE FROM autogiro_payment_queue p
+		return tx.eachAGPayment(ctx, fn, `WITH c AS (DELETE FROM autogiro_payment_queue p
 			WHERE p.tenant_id = $1 AND p.account_id = $2 AND EXISTS (SELECT 1 FROM autogiro_mandates m
 				WHERE m.id = p.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')
-			RETURNING p.transaction_id),
-		c AS (UPDATE autogiro_transactions t SET status = 'Sent', sent_file_id = $3, sent_on = $4, updated_at = $6,
-			payment_date = CASE WHEN t.payment_date < $5 THEN $5 ELSE t.payment_date END
-			FROM q WHERE t.tenant_id = $1 AND t.id = q.transaction_id AND t.status = 'Created'
-			RETURNING t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.amount)
-		SELECT c.id, c.mandate_id, c.kind, c.payment_date, c.reference, c.amount, m.payer_number
-		FROM c JOIN autogiro_mandates m ON m.tenant_id = $1 AND m.id = c.mandate_id
-		ORDER BY c.payment_date COLLATE "C", length(m.payer_number), m.payer_number COLLATE "C", c.id`,
+			RETURNING p.transaction_id AS id, p.mandate_id, p.kind, p.payment_date, p.reference, p.amount),
+		sent AS (INSERT INTO autogiro_sent_payments (tenant_id, transaction_id, file_id, sent_on) SELECT $1, c.id, $3, $4 FROM c),
+		moved AS (UPDATE autogiro_transactions t SET payment_date = $5, updated_at = $6
+			FROM c WHERE c.payment_date < $5 AND t.tenant_id = $1 AND t.id = c.id),
+		due AS (SELECT c.id, c.mandate_id, c.kind, CASE WHEN c.payment_date < $5 THEN $5 ELSE c.payment_date END AS payment_date,
+			c.reference, c.amount, m.payer_number, m.payer_rank
+			FROM c JOIN (SELECT id, payer_number, row_number() OVER (ORDER BY length(payer_number), payer_number COLLATE "C") AS payer_rank
+				FROM autogiro_mandates WHERE tenant_id = $1 AND account_id = $2) m ON m.id = c.mandate_id)
+		SELECT id, mandate_id, kind, payment_date, reference, amount, payer_number FROM due
+		ORDER BY ((payment_date::date - DATE '2000-01-01')::bigint << 32) + payer_rank, id`,
 			tx.tenant, accountID, fileID, today, earliest, ts(now))
 	}
+	// What waits: stored Created, not sent, of an active mandate.
+	const waiting = `t.tenant_id = $1 AND t.account_id = $2 AND t.status = 'Created'
+		AND NOT EXISTS (SELECT 1 FROM autogiro_sent_payments s WHERE s.tenant_id = t.tenant_id AND s.transaction_id = t.id)
+		AND EXISTS (SELECT 1 FROM autogiro_mandates m WHERE m.id = t.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')`
 	err := tx.eachAGPayment(ctx, fn, `SELECT t.id, t.mandate_id, t.kind,
 			CASE WHEN t.payment_date < $3 THEN $3 ELSE t.payment_date END AS due, t.reference, t.amount, m.payer_number
 		FROM autogiro_transactions t JOIN autogiro_mandates m ON m.tenant_id = t.tenant_id AND m.id = t.mandate_id
 		WHERE t.tenant_id = $1 AND t.account_id = $2 AND t.status = 'Created' AND m.status = 'Active'
+			AND NOT EXISTS (SELECT 1 FROM autogiro_sent_payments s WHERE s.tenant_id = t.tenant_id AND s.transaction_id = t.id)
 		ORDER BY due, length(m.payer_number), m.payer_number, t.id`, tx.tenant, accountID, earliest)
 	if err != nil {
 		return err
 	}
-	_, err = tx.tx.ExecContext(ctx, `UPDATE autogiro_transactions SET status = 'Sent', sent_file_id = $3, sent_on = $4, updated_at = $6,
-		payment_date = CASE WHEN payment_date < $5 THEN $5 ELSE payment_date END
-		WHERE tenant_id = $1 AND account_id = $2 AND status = 'Created' AND EXISTS (SELECT 1 FROM autogiro_mandates m
-			WHERE m.id = autogiro_transactions.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')`,
-		tx.tenant, accountID, fileID, today, earliest, ts(now))
-	if err != nil {
+	if _, err := tx.tx.ExecContext(ctx, `UPDATE autogiro_transactions AS t SET payment_date = $3, updated_at = $4
+		WHERE `+waiting+` AND t.payment_date < $3`, tx.tenant, accountID, earliest, ts(now)); err != nil {
+		return fmt.Errorf("store: claim autogiro payments: %w", err)
+	}
+	// OR IGNORE instead of the NOT EXISTS: SQLite would otherwise copy the
+	// whole SELECT to a temporary table first, since it reads the table
+	// it inserts into; a row already there is exactly one already sent.
+	if _, err := tx.tx.ExecContext(ctx, `INSERT OR IGNORE INTO autogiro_sent_payments (tenant_id, transaction_id, file_id, sent_on)
+		SELECT t.tenant_id, t.id, $3, $4 FROM autogiro_transactions t
+		WHERE t.tenant_id = $1 AND t.account_id = $2 AND t.status = 'Created'
+			AND EXISTS (SELECT 1 FROM autogiro_mandates m WHERE m.id = t.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')`,
+		tx.tenant, accountID, fileID, today); err != nil {
 		return fmt.Errorf("store: claim autogiro payments: %w", err)
 	}
 	return nil
@@ -181,7 +204,8 @@ func (tx *Tx) ClaimAutogiroPaymentCancellations(ctx context.Context, accountID, 
 		var p AutogiroPaymentItem
 		return p, r.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Amount)
 	}, `UPDATE autogiro_transactions SET cancel_pending = FALSE, cancel_file_id = $3, updated_at = $5
-		WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND sent_on < $4
+		WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND EXISTS (SELECT 1 FROM autogiro_sent_payments s
+			WHERE s.tenant_id = autogiro_transactions.tenant_id AND s.transaction_id = autogiro_transactions.id AND s.sent_on < $4)
 		RETURNING id, mandate_id, kind, payment_date, reference, amount`,
 		tx.tenant, accountID, fileID, today, ts(now))
 }
@@ -386,12 +410,13 @@ func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID, section strin
 			fmt.Fprintf(&ain, "$%d", len(args))
 		}
 	}
-	rows, err := tx.tx.QueryContext(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference, t.status, t.amount,
-		m.payer_number, t.invoice_id IS NOT NULL FROM autogiro_mandates m CROSS JOIN autogiro_transactions t
-		WHERE t.tenant_id = m.tenant_id AND t.mandate_id = m.id
+	rows, err := tx.tx.QueryContext(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference,
+		CASE WHEN t.status = 'Created' THEN 'Sent' ELSE t.status END, t.amount, m.payer_number, t.invoice_id IS NOT NULL
+		FROM autogiro_mandates m CROSS JOIN autogiro_transactions t CROSS JOIN autogiro_sent_payments s
+		WHERE t.tenant_id = m.tenant_id AND t.mandate_id = m.id AND s.tenant_id = t.tenant_id AND s.transaction_id = t.id
 		AND m.tenant_id = $1 AND m.account_id = $2 AND m.payer_number IN (`+pin.String()+`)
-		AND t.amount IN (`+ain.String()+`) AND t.sent_file_id IS NOT NULL
-		AND (t.status IN ('Sent', 'Cancelled') OR t.report_section = $3) ORDER BY t.id`,
+		AND t.amount IN (`+ain.String()+`)
+		AND (t.status IN ('Created', 'Sent', 'Cancelled') OR t.report_section = $3) ORDER BY t.id`,
 		args...)
 	if err != nil {
 		return fmt.Errorf("store: open autogiro payments: %w", err)
@@ -453,8 +478,8 @@ func (s *Store) AutogiroToSettle(ctx context.Context, limit int) ([]AutogiroTran
 	if err != nil {
 		return nil, err
 	}
-	out, err := queryAll(ctx, s.w, scanAGTransaction, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
-		WHERE tenant_id = $1 AND settle_pending ORDER BY id LIMIT $2`, tenant, limit)
+	out, err := queryAll(ctx, s.w, scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+`
+		WHERE t.tenant_id = $1 AND t.settle_pending ORDER BY t.id LIMIT $2`, tenant, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: autogiro transactions to settle: %w", err)
 	}
@@ -513,8 +538,8 @@ func (s *Store) AutogiroRefundsToBook(ctx context.Context, limit int) ([]Autogir
 	if err != nil {
 		return nil, err
 	}
-	out, err := queryAll(ctx, s.w, scanAGTransaction, `SELECT `+agTransactionColumns+` FROM autogiro_transactions
-		WHERE tenant_id = $1 AND refund_pending ORDER BY id LIMIT $2`, tenant, limit)
+	out, err := queryAll(ctx, s.w, scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+`
+		WHERE t.tenant_id = $1 AND t.refund_pending ORDER BY t.id LIMIT $2`, tenant, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: autogiro refunds to book: %w", err)
 	}
