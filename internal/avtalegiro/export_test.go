@@ -19,8 +19,8 @@ import (
 // deleted mandate and one due later are not sent. What is sent comes from
 // avtalegiro_claim_queue (migrations 00040, 00042), kept by triggers: after
 // every step it holds exactly the Scheduled claims (as readers see them:
-// on SQLite a sent claim's row still says Scheduled, and its sending is
-// an avtalegiro_sent_claims row).
+// a sent claim's row still says Scheduled, and its sending is an
+// avtalegiro_sent_claims row).
 func TestExportSendsWhatIsScheduled(t *testing.T) {
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
@@ -135,7 +135,7 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 			if got := listed(store.ClaimScheduled); !slices.Equal(got, []string{beyond}) {
 				t.Fatalf("listed Scheduled: %v, want %s", got, beyond)
 			}
-			if eng == store.SQLite {
+			{
 				// The sending is recorded apart and the claim rows are not
 				// rewritten (migration 00042).
 				var rewritten, sendings int
@@ -266,6 +266,67 @@ func TestExportRacingCancellations(t *testing.T) {
 				if c.ClaimFileID != nil && !inClaimFile[int64(1000+i)] {
 					t.Errorf("claim %d is marked sent in %s but in no claim file", i, *c.ClaimFileID)
 				}
+			}
+		})
+	}
+}
+
+// TestCancellationWaitsForExport: a cancellation of a scheduled claim that
+// an export has taken out of the queue (recorded sent, not yet committed)
+// waits for the export and then finds the claim Sent: it becomes
+// CancellationPending and goes to the bank as a cancellation, instead of
+// being Cancelled while the bank collects it. PostgreSQL only: SQLite
+// runs one writing transaction at a time.
+func TestCancellationWaitsForExport(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		if eng != store.Postgres {
+			continue
+		}
+		t.Run(string(eng), func(t *testing.T) {
+			st, ctx, _, mandate := benchTenant(t, eng)
+			c, _, err := st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
+				KID: mandateKID, Amount: 100, DueDate: "2027-02-15", ShortName: "Kari"}, benchNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The export's marking statement, in a transaction left open.
+			export, err := st.DB().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = export.Rollback() }()
+			var pid int
+			if err := export.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := export.Exec(`WITH taken AS (DELETE FROM avtalegiro_claim_queue WHERE claim_id = $1 RETURNING tenant_id, claim_id)
+				INSERT INTO avtalegiro_sent_claims (tenant_id, claim_id, file_id) SELECT tenant_id, claim_id, $2 FROM taken`, c.ID, store.NewID()); err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				c   store.AvtaleGiroClaim
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				got, err := st.CancelAvtaleGiroClaim(ctx, c.ID, "2027-01-04", benchNow)
+				done <- result{got, err}
+			}()
+			// Commit once the cancellation waits for the export.
+			for waiting := 0; waiting == 0; {
+				if err := st.DB().QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := export.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if r.err != nil || r.c.Status != store.ClaimCancellationPending {
+				t.Fatalf("cancelled during the export: %s %v, want CancellationPending", r.c.Status, r.err)
+			}
+			if got, err := st.AvtaleGiroClaim(ctx, c.ID); err != nil || got.Status != store.ClaimCancellationPending {
+				t.Fatalf("claim after: %s %v", got.Status, err)
 			}
 		})
 	}

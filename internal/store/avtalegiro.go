@@ -749,8 +749,9 @@ func (s *Store) CancelAvtaleGiroClaim(ctx context.Context, id, today string, now
 	var out AvtaleGiroClaim
 	err := s.InTx(ctx, func(tx *Tx) error {
 		// The claim's row is locked first (PostgreSQL cannot lock through
-		// the view's outer joins), so an export marking it Sent waits for
-		// this cancellation, or this for the export.
+		// the view's outer joins), so two cancellations of it wait for each
+		// other; an export and a cancellation meet at the claim's queue row
+		// (unqueueClaim).
 		if tx.s.engine == Postgres {
 			var one int
 			if err := tx.queryRow(ctx, `SELECT 1 FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, tx.tenant, id).Scan(&one); err != nil {
@@ -783,6 +784,13 @@ func (tx *Tx) cancelClaim(ctx context.Context, c *AvtaleGiroClaim, today string,
 	case c.DueDate <= today:
 		return validation.Field("id", "the bank has processed the claim (due %s); it can no longer be cancelled", c.DueDate)
 	case c.Status == ClaimScheduled:
+		unsent, err := tx.unqueueClaim(ctx, c)
+		if err != nil {
+			return err
+		}
+		if !unsent {
+			return tx.cancelTakenClaim(ctx, c, today, now, out)
+		}
 		next = ClaimCancelled
 	default:
 		next = ClaimCancellationPending
@@ -794,6 +802,40 @@ func (tx *Tx) cancelClaim(ctx context.Context, c *AvtaleGiroClaim, today string,
 	c.Status, c.UpdatedAt = next, now
 	*out = *c
 	return nil
+}
+
+// unqueueClaim takes scheduled claim c out of the queue of claims to send
+// and reports whether it was there. The export takes the claims it sends
+// out of the queue in the statement that records them sent (migration
+// 00042), so the queue row is where a cancellation and an export meet on
+// PostgreSQL: whichever deletes it first has the claim, and the other's
+// delete waits for that one's commit and then finds nothing. A claim
+// taken out here can no longer be sent (an export that wrote it into its
+// file takes fewer claims than it wrote and starts over).
+func (tx *Tx) unqueueClaim(ctx context.Context, c *AvtaleGiroClaim) (bool, error) {
+	res, err := tx.exec(ctx, `DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date = $3 AND claim_id = $4`,
+		tx.tenant, c.AccountID, c.DueDate, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("unqueue claim: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// cancelTakenClaim cancels claim c that an export took out of the queue
+// after c was read: that export has committed (unqueueClaim waited for
+// it), so c, read again, is Sent.
+func (tx *Tx) cancelTakenClaim(ctx context.Context, c *AvtaleGiroClaim, today string, now time.Time, out *AvtaleGiroClaim) error {
+	fresh, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, c.ID))
+	if err != nil {
+		return err
+	}
+	if fresh.Status == ClaimScheduled {
+		return fmt.Errorf("claim %s is scheduled but not queued to be sent", c.ID)
+	}
+	*c = fresh
+	return tx.cancelClaim(ctx, c, today, now, out)
 }
 
 // CancelAvtaleGiroClaimsOfInvoice cancels the invoice's claim if the bank

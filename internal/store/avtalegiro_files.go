@@ -238,7 +238,7 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 			tx.tenant, f.ID, f.SHA256, f.Transactions); err != nil {
 			return fmt.Errorf("update file: %w", err)
 		}
-		marked, err := tx.markClaimsSent(ctx, accountID, f.ID, latest, now)
+		marked, err := tx.markClaimsSent(ctx, accountID, f.ID, latest)
 		if err != nil {
 			return err
 		}
@@ -265,40 +265,40 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 var errNothingToExport = errors.New("nothing to export")
 
 // markClaimsSent records that the account's queued claims due by latest
-// went in file fileID, takes them out of the queue and returns how many
-// it marked.
+// went in file fileID (one narrow avtalegiro_sent_claims row per claim;
+// the wide claim rows are not rewritten, and avtalegiro_claim_states
+// derives Sent from it: migration 00042), takes them out of the queue and
+// returns how many it took.
 //
-// PostgreSQL marks the claim rows Sent: the update finds them through the
-// queue and is HOT (migration 00040); then they leave the queue (the
-// unqueue trigger leaves Scheduled → Sent alone). Claims first, queue
-// second, the order a cancellation takes its locks in (the claim, then its
-// trigger's queue row), so the two cannot deadlock, and a claim cancelled
-// meanwhile is not marked (the caller then starts over).
-//
-// SQLite leaves the wide claim rows alone (rewriting 100,000 of them was
-// half the export) and writes one narrow avtalegiro_sent_claims row per
-// claim; avtalegiro_claim_states derives Sent from it (migration 00042).
-// The transaction holds SQLite's only write lock from its start, so the
-// queue is the set the file was written from.
+// On PostgreSQL the queue rows are deleted and the sendings written from
+// what the delete returns, in one statement: a cancellation deletes its
+// claim's queue row before it cancels (unqueueClaim), so a claim cancelled
+// after it was read into the file is not taken (the delete waits for the
+// cancellation's commit and finds the row gone) and the caller starts
+// over; a cancellation after this delete waits for the export's commit
+// and finds the claim Sent. On SQLite the transaction holds the only write
+// lock from its start, so the queue is the set the file was written from.
 //
 // Either way the account's row lock (taken by the export) keeps a
 // concurrent export out, and claims are created under a share lock on it.
-func (tx *Tx) markClaimsSent(ctx context.Context, accountID, fileID, latest string, now time.Time) (int64, error) {
-	var marked sql.Result
-	var err error
+func (tx *Tx) markClaimsSent(ctx context.Context, accountID, fileID, latest string) (int64, error) {
 	if tx.s.engine == Postgres {
-		marked, err = tx.exec(ctx, `UPDATE avtalegiro_claims c SET status = 'Sent', claim_file_id = $3, updated_at = $5
-			FROM avtalegiro_claim_queue q WHERE q.tenant_id = $1 AND q.account_id = $2 AND q.due_date <= $4
-			AND c.tenant_id = $1 AND c.id = q.claim_id AND c.status = 'Scheduled'`, tx.tenant, accountID, fileID, latest, ts(now))
-	} else {
-		marked, err = tx.exec(ctx, `INSERT INTO avtalegiro_sent_claims (tenant_id, claim_id, file_id)
-			SELECT tenant_id, claim_id, $3 FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $4`,
+		res, err := tx.exec(ctx, `WITH taken AS (DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $4
+			RETURNING tenant_id, claim_id)
+			INSERT INTO avtalegiro_sent_claims (tenant_id, claim_id, file_id) SELECT tenant_id, claim_id, $3 FROM taken`,
 			tx.tenant, accountID, fileID, latest)
+		if err != nil {
+			return 0, fmt.Errorf("mark claims sent: %w", err)
+		}
+		return res.RowsAffected()
 	}
+	res, err := tx.exec(ctx, `INSERT INTO avtalegiro_sent_claims (tenant_id, claim_id, file_id)
+		SELECT tenant_id, claim_id, $3 FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $4`,
+		tx.tenant, accountID, fileID, latest)
 	if err != nil {
 		return 0, fmt.Errorf("mark claims sent: %w", err)
 	}
-	n, err := marked.RowsAffected()
+	n, err := res.RowsAffected()
 	if err != nil {
 		return 0, fmt.Errorf("mark claims sent: %w", err)
 	}

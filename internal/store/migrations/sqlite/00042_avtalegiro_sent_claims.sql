@@ -22,8 +22,8 @@
 -- * The due and cancelling indexes take PostgreSQL's predicates
 --   (cancel_pending): the export reads the cancellations through them.
 --
--- PostgreSQL's 00042 has the same table and view, but its export keeps its
--- HOT update of the claims (00040): there the table stays empty.
+-- PostgreSQL's 00042 has the same table and view, and its export records
+-- sendings the same way.
 DROP TABLE avtalegiro_claim_queue;
 CREATE TABLE avtalegiro_claim_queue (
     tenant_id   TEXT NOT NULL,
@@ -83,10 +83,12 @@ CREATE INDEX avtalegiro_claims_due ON avtalegiro_claims (tenant_id, account_id, 
 CREATE INDEX avtalegiro_claims_cancelling ON avtalegiro_claims (tenant_id, account_id) WHERE cancel_pending;
 
 -- +goose Down
--- Sent claims become Sent rows again; their sendings go.
-UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = (SELECT s.file_id FROM avtalegiro_sent_claims s
+-- Sendings recorded apart go back into the claim rows.
+UPDATE avtalegiro_claims SET claim_file_id = (SELECT s.file_id FROM avtalegiro_sent_claims s
     WHERE s.tenant_id = avtalegiro_claims.tenant_id AND s.claim_id = avtalegiro_claims.id)
-    WHERE status = 'Scheduled' AND EXISTS (SELECT 1 FROM avtalegiro_sent_claims s
+    WHERE claim_file_id IS NULL AND EXISTS (SELECT 1 FROM avtalegiro_sent_claims s
+    WHERE s.tenant_id = avtalegiro_claims.tenant_id AND s.claim_id = avtalegiro_claims.id);
+UPDATE avtalegiro_claims SET status = 'Sent' WHERE status = 'Scheduled' AND EXISTS (SELECT 1 FROM avtalegiro_sent_claims s
     WHERE s.tenant_id = avtalegiro_claims.tenant_id AND s.claim_id = avtalegiro_claims.id);
 DROP INDEX avtalegiro_claims_cancelling;
 DROP INDEX avtalegiro_claims_due;
