@@ -563,10 +563,9 @@ func (s *Store) ActiveAvtaleGiroMandate(ctx context.Context, id string) (bool, e
 // --- claims -------------------------------------------------------------
 
 // avgClaimColumns are read from avtalegiro_claim_states (migration 00042):
-// the claims with their status as sent derived from avtalegiro_sent_claims
-// on SQLite, where the export records a sending there instead of
-// rewriting the claim row. Statements that change claims write
-// avtalegiro_claims itself.
+// the claims with their status as sent derived from avtalegiro_sent_claims,
+// where the export records a sending instead of rewriting the claim row.
+// Statements that change claims write avtalegiro_claims itself.
 const avgClaimColumns = `id, account_id, mandate_id, transaction_id, invoice_id, kid, amount, due_date, notify, short_name,
 	external_reference, notice_lines, status, claim_file_id, cancellation_file_id, payment_id, created_at, updated_at, sent_at`
 
