@@ -3,7 +3,9 @@ package avtalegiro_test
 import (
 	"errors"
 	"io"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/avtalegiro/ocrgiro"
@@ -14,22 +16,21 @@ import (
 // TestExportSendsWhatIsScheduled: an export sends exactly the account's
 // Scheduled claims due by its horizon, in due-date order, and the
 // pending cancellations; a claim cancelled while scheduled, one of a
-// deleted mandate and one due later are not sent. On PostgreSQL what is
-// sent comes from avtalegiro_claim_queue (migration 00040), kept by
-// triggers: after every step it holds exactly the Scheduled claims.
+// deleted mandate and one due later are not sent. What is sent comes from
+// avtalegiro_claim_queue (migrations 00040, 00042), kept by triggers: after
+// every step it holds exactly the Scheduled claims (as readers see them:
+// a sent claim's row still says Scheduled, and its sending is an
+// avtalegiro_sent_claims row).
 func TestExportSendsWhatIsScheduled(t *testing.T) {
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			st, ctx, account, mandate := benchTenant(t, eng)
 			queueHoldsScheduled := func(step string) {
 				t.Helper()
-				if eng != store.Postgres {
-					return
-				}
 				var queued, scheduled, mismatched int
 				if err := st.DB().QueryRow(`SELECT (SELECT count(*) FROM avtalegiro_claim_queue),
-					(SELECT count(*) FROM avtalegiro_claims WHERE status = 'Scheduled'),
-					(SELECT count(*) FROM avtalegiro_claims c WHERE c.status = 'Scheduled' AND NOT EXISTS (SELECT 1 FROM avtalegiro_claim_queue q
+					(SELECT count(*) FROM avtalegiro_claim_states WHERE status = 'Scheduled'),
+					(SELECT count(*) FROM avtalegiro_claim_states c WHERE c.status = 'Scheduled' AND NOT EXISTS (SELECT 1 FROM avtalegiro_claim_queue q
 						WHERE q.tenant_id = c.tenant_id AND q.account_id = c.account_id AND q.due_date = c.due_date AND q.claim_id = c.id))`).Scan(
 					&queued, &scheduled, &mismatched); err != nil {
 					t.Fatal(err)
@@ -80,14 +81,32 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 					}
 				}
 			}
+			// An hour after the claims were made: a claim's updatedAt says
+			// when it was sent.
+			exportAt := benchNow.Add(time.Hour)
 			export := func(wantOK bool) store.AvtaleGiroFile {
 				t.Helper()
-				f, ok, err := avtalegiro.Export(ctx, st, account, benchNow)
+				f, ok, err := avtalegiro.Export(ctx, st, account, exportAt)
 				if err != nil || ok != wantOK {
 					t.Fatalf("export: %v %v, want ok %v", ok, err, wantOK)
 				}
 				return f
 			}
+			// listed: the ids the claim list gives for a status filter.
+			listed := func(status string) []string {
+				t.Helper()
+				cs, _, err := st.ListAvtaleGiroClaims(ctx, store.AvtaleGiroClaimFilter{Status: status}, store.Page{Limit: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, c := range cs {
+					ids = append(ids, c.ID)
+				}
+				slices.Sort(ids)
+				return ids
+			}
+			sorted := func(ids ...string) []string { slices.Sort(ids); return ids }
 
 			later := claim("2027-03-01", 300)
 			first := claim("2027-02-15", 100)
@@ -106,8 +125,26 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 				t.Fatalf("first file: %d transactions, claims %v", f.Transactions, got)
 			}
 			for _, id := range []string{first, later} {
-				if c := status(id, store.ClaimSent); c.ClaimFileID == nil || *c.ClaimFileID != f.ID {
-					t.Fatalf("sent claim's file %v, want %s", c.ClaimFileID, f.ID)
+				if c := status(id, store.ClaimSent); c.ClaimFileID == nil || *c.ClaimFileID != f.ID || !c.UpdatedAt.Equal(exportAt) {
+					t.Fatalf("sent claim's file %v, updated %v, want %s at %v", c.ClaimFileID, c.UpdatedAt, f.ID, exportAt)
+				}
+			}
+			if got, want := listed(store.ClaimSent), sorted(first, later); !slices.Equal(got, want) {
+				t.Fatalf("listed Sent: %v, want %v", got, want)
+			}
+			if got := listed(store.ClaimScheduled); !slices.Equal(got, []string{beyond}) {
+				t.Fatalf("listed Scheduled: %v, want %s", got, beyond)
+			}
+			{
+				// The sending is recorded apart and the claim rows are not
+				// rewritten (migration 00042).
+				var rewritten, sendings int
+				if err := st.DB().QueryRow(`SELECT (SELECT count(*) FROM avtalegiro_claims WHERE status = 'Sent' OR claim_file_id IS NOT NULL),
+					(SELECT count(*) FROM avtalegiro_sent_claims WHERE file_id = $1)`, f.ID).Scan(&rewritten, &sendings); err != nil {
+					t.Fatal(err)
+				}
+				if rewritten != 0 || sendings != 2 {
+					t.Fatalf("%d claim rows rewritten, %d sendings recorded; want 0 and 2", rewritten, sendings)
 				}
 			}
 			if c := status(cancelled, store.ClaimCancelled); c.ClaimFileID != nil {
@@ -122,13 +159,20 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 			if _, err := st.CancelAvtaleGiroClaim(ctx, later, "2027-01-04", benchNow); err != nil {
 				t.Fatal(err)
 			}
-			status(later, store.ClaimCancellationPending)
+			if c := status(later, store.ClaimCancellationPending); c.ClaimFileID == nil || *c.ClaimFileID != f.ID {
+				t.Fatalf("cancelling claim's file %v, want %s", c.ClaimFileID, f.ID)
+			}
+			if got := listed(store.ClaimSent); !slices.Equal(got, []string{first}) {
+				t.Fatalf("listed Sent after a cancellation: %v, want %s", got, first)
+			}
+			claimFile := f.ID
 			f = export(true)
 			if got := sent(f); f.Transactions != 1 || len(got) != 1 || len(got[ocrgiro.AssignmentCancellations]) != 1 {
 				t.Fatalf("cancellation file: %d transactions, %v", f.Transactions, got)
 			}
-			if c := status(later, store.ClaimCancelled); c.CancellationFileID == nil || *c.CancellationFileID != f.ID {
-				t.Fatalf("cancellation file %v, want %s", c.CancellationFileID, f.ID)
+			if c := status(later, store.ClaimCancelled); c.CancellationFileID == nil || *c.CancellationFileID != f.ID ||
+				c.ClaimFileID == nil || *c.ClaimFileID != claimFile {
+				t.Fatalf("cancellation file %v, want %s; claim file %v, want %s", c.CancellationFileID, f.ID, c.ClaimFileID, claimFile)
 			}
 			export(false)
 
@@ -222,6 +266,67 @@ func TestExportRacingCancellations(t *testing.T) {
 				if c.ClaimFileID != nil && !inClaimFile[int64(1000+i)] {
 					t.Errorf("claim %d is marked sent in %s but in no claim file", i, *c.ClaimFileID)
 				}
+			}
+		})
+	}
+}
+
+// TestCancellationWaitsForExport: a cancellation of a scheduled claim that
+// an export has taken out of the queue (recorded sent, not yet committed)
+// waits for the export and then finds the claim Sent: it becomes
+// CancellationPending and goes to the bank as a cancellation, instead of
+// being Cancelled while the bank collects it. PostgreSQL only: SQLite
+// runs one writing transaction at a time.
+func TestCancellationWaitsForExport(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		if eng != store.Postgres {
+			continue
+		}
+		t.Run(string(eng), func(t *testing.T) {
+			st, ctx, _, mandate := benchTenant(t, eng)
+			c, _, err := st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
+				KID: mandateKID, Amount: 100, DueDate: "2027-02-15", ShortName: "Kari"}, benchNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The export's marking statement, in a transaction left open.
+			export, err := st.DB().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = export.Rollback() }()
+			var pid int
+			if err := export.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := export.Exec(`WITH taken AS (DELETE FROM avtalegiro_claim_queue WHERE claim_id = $1 RETURNING tenant_id, claim_id)
+				INSERT INTO avtalegiro_sent_claims (tenant_id, claim_id, file_id) SELECT tenant_id, claim_id, $2 FROM taken`, c.ID, store.NewID()); err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				c   store.AvtaleGiroClaim
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				got, err := st.CancelAvtaleGiroClaim(ctx, c.ID, "2027-01-04", benchNow)
+				done <- result{got, err}
+			}()
+			// Commit once the cancellation waits for the export.
+			for waiting := 0; waiting == 0; {
+				if err := st.DB().QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := export.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if r.err != nil || r.c.Status != store.ClaimCancellationPending {
+				t.Fatalf("cancelled during the export: %s %v, want CancellationPending", r.c.Status, r.err)
+			}
+			if got, err := st.AvtaleGiroClaim(ctx, c.ID); err != nil || got.Status != store.ClaimCancellationPending {
+				t.Fatalf("claim after: %s %v", got.Status, err)
 			}
 		})
 	}

@@ -264,6 +264,8 @@ func (s *Store) DeleteAvtaleGiroAccount(ctx context.Context, id string, now time
 	}
 	return s.InTx(ctx, func(tx *Tx) error {
 		var mandates, claims int
+		// The claim rows' own status: a sent claim whose sending is
+		// recorded apart (migration 00042) still says Scheduled there.
 		if err := tx.queryRow(ctx, `SELECT
 			(SELECT COUNT(*) FROM avtalegiro_mandates WHERE tenant_id = $1 AND account_id = $2 AND deleted_at IS NULL),
 			(SELECT COUNT(*) FROM avtalegiro_claims WHERE tenant_id = $1 AND account_id = $2 AND status IN ('Scheduled', 'Sent', 'CancellationPending'))`,
@@ -519,6 +521,7 @@ func (tx *Tx) deleteMandate(ctx context.Context, id string, now time.Time) (Mand
 		return MandateDeletion{}, nil
 	}
 	out := MandateDeletion{Deleted: true}
+	// Scheduled here is sent or not (migration 00042): both are cancelled.
 	res, err = tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Cancelled', updated_at = $3
 		WHERE tenant_id = $1 AND mandate_id = $2 AND status IN ('Scheduled', 'Sent', 'CancellationPending')`, tx.tenant, id, ts(now))
 	if err != nil {
@@ -559,8 +562,12 @@ func (s *Store) ActiveAvtaleGiroMandate(ctx context.Context, id string) (bool, e
 
 // --- claims -------------------------------------------------------------
 
+// avgClaimColumns are read from avtalegiro_claim_states (migration 00042):
+// the claims with their status as sent derived from avtalegiro_sent_claims,
+// where the export records a sending instead of rewriting the claim row.
+// Statements that change claims write avtalegiro_claims itself.
 const avgClaimColumns = `id, account_id, mandate_id, transaction_id, invoice_id, kid, amount, due_date, notify, short_name,
-	external_reference, notice_lines, status, claim_file_id, cancellation_file_id, payment_id, created_at, updated_at`
+	external_reference, notice_lines, status, claim_file_id, cancellation_file_id, payment_id, created_at, updated_at, sent_at`
 
 func scanAvgClaim(r scanner) (AvtaleGiroClaim, error) {
 	var (
@@ -568,11 +575,17 @@ func scanAvgClaim(r scanner) (AvtaleGiroClaim, error) {
 		invoice, claimFile, cancelFile sql.NullString
 		payment                        sql.NullString
 		notice                         string
+		sentAt                         sql.NullTime
 	)
 	err := r.Scan(&c.ID, &c.AccountID, &c.MandateID, &c.TransactionID, &invoice, &c.KID, &c.AmountOre, &c.DueDate, &c.Notify,
-		&c.ShortName, &c.ExternalReference, &notice, &c.Status, &claimFile, &cancelFile, &payment, &c.CreatedAt, &c.UpdatedAt)
+		&c.ShortName, &c.ExternalReference, &notice, &c.Status, &claimFile, &cancelFile, &payment, &c.CreatedAt, &c.UpdatedAt, &sentAt)
 	if err != nil {
 		return c, err
+	}
+	// Sending a claim recorded in avtalegiro_sent_claims changes it then
+	// without touching its row.
+	if sentAt.Valid && sentAt.Time.After(c.UpdatedAt) {
+		c.UpdatedAt = sentAt.Time
 	}
 	opt := func(v sql.NullString) *string {
 		if v.Valid {
@@ -613,7 +626,7 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 		created bool
 	)
 	create := func(tx *Tx) error {
-		existing, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
+		existing, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1
 			AND (transaction_id = $2 OR invoice_id = $3) ORDER BY id LIMIT 1`, tx.tenant, in.TransactionID, in.InvoiceID))
 		if err == nil {
 			out = existing
@@ -652,7 +665,7 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 			return fmt.Errorf("insert claim: %w", err)
 		}
 		created = true
-		out, err = scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
+		out, err = scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
 		return err
 	}
 	err := s.InTx(ctx, create)
@@ -677,7 +690,7 @@ func (s *Store) AvtaleGiroClaim(ctx context.Context, id string) (AvtaleGiroClaim
 	if !ValidID(id) {
 		return AvtaleGiroClaim{}, ErrNotFound
 	}
-	c, err := scanAvgClaim(s.r.QueryRowContext(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`, tenant, id))
+	c, err := scanAvgClaim(s.r.QueryRowContext(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
 		return AvtaleGiroClaim{}, fmt.Errorf("store: avtalegiro claim %s: %w", id, notFound(err))
 	}
@@ -710,7 +723,7 @@ func (s *Store) ListAvtaleGiroClaims(ctx context.Context, f AvtaleGiroClaimFilte
 		}
 	}
 	tail := q.page(p)
-	out, err := queryAll(ctx, s.r, scanAvgClaim, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims`+q.where()+tail, q.args...)
+	out, err := queryAll(ctx, s.r, scanAvgClaim, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states`+q.where()+tail, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list avtalegiro claims: %w", err)
 	}
@@ -734,7 +747,17 @@ func (s *Store) CancelAvtaleGiroClaim(ctx context.Context, id, today string, now
 	}
 	var out AvtaleGiroClaim
 	err := s.InTx(ctx, func(tx *Tx) error {
-		c, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2`+tx.forUpdate(), tx.tenant, id))
+		// The claim's row is locked first (PostgreSQL cannot lock through
+		// the view's outer joins), so two cancellations of it wait for each
+		// other; an export and a cancellation meet at the claim's queue row
+		// (unqueueClaim).
+		if tx.s.engine == Postgres {
+			var one int
+			if err := tx.queryRow(ctx, `SELECT 1 FROM avtalegiro_claims WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, tx.tenant, id).Scan(&one); err != nil {
+				return notFound(err)
+			}
+		}
+		c, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1 AND id = $2`, tx.tenant, id))
 		if err != nil {
 			return notFound(err)
 		}
@@ -744,13 +767,6 @@ func (s *Store) CancelAvtaleGiroClaim(ctx context.Context, id, today string, now
 		return AvtaleGiroClaim{}, fmt.Errorf("store: cancel avtalegiro claim %s: %w", id, err)
 	}
 	return out, nil
-}
-
-func (tx *Tx) forUpdate() string {
-	if tx.s.engine == Postgres {
-		return " FOR UPDATE"
-	}
-	return ""
 }
 
 func (tx *Tx) cancelClaim(ctx context.Context, c *AvtaleGiroClaim, today string, now time.Time, out *AvtaleGiroClaim) error {
@@ -767,6 +783,13 @@ func (tx *Tx) cancelClaim(ctx context.Context, c *AvtaleGiroClaim, today string,
 	case c.DueDate <= today:
 		return validation.Field("id", "the bank has processed the claim (due %s); it can no longer be cancelled", c.DueDate)
 	case c.Status == ClaimScheduled:
+		unsent, err := tx.unqueueClaim(ctx, c)
+		if err != nil {
+			return err
+		}
+		if !unsent {
+			return tx.cancelTakenClaim(ctx, c, today, now, out)
+		}
 		next = ClaimCancelled
 	default:
 		next = ClaimCancellationPending
@@ -780,12 +803,46 @@ func (tx *Tx) cancelClaim(ctx context.Context, c *AvtaleGiroClaim, today string,
 	return nil
 }
 
+// unqueueClaim takes scheduled claim c out of the queue of claims to send
+// and reports whether it was there. The export takes the claims it sends
+// out of the queue in the statement that records them sent (migration
+// 00042), so the queue row is where a cancellation and an export meet on
+// PostgreSQL: whichever deletes it first has the claim, and the other's
+// delete waits for that one's commit and then finds nothing. A claim
+// taken out here can no longer be sent (an export that wrote it into its
+// file takes fewer claims than it wrote and starts over).
+func (tx *Tx) unqueueClaim(ctx context.Context, c *AvtaleGiroClaim) (bool, error) {
+	res, err := tx.exec(ctx, `DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date = $3 AND claim_id = $4`,
+		tx.tenant, c.AccountID, c.DueDate, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("unqueue claim: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// cancelTakenClaim cancels claim c that an export took out of the queue
+// after c was read: that export has committed (unqueueClaim waited for
+// it), so c, read again, is Sent.
+func (tx *Tx) cancelTakenClaim(ctx context.Context, c *AvtaleGiroClaim, today string, now time.Time, out *AvtaleGiroClaim) error {
+	fresh, err := scanAvgClaim(tx.queryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1 AND id = $2`,
+		tx.tenant, c.ID))
+	if err != nil {
+		return err
+	}
+	if fresh.Status == ClaimScheduled {
+		return fmt.Errorf("claim %s is scheduled but not queued to be sent", c.ID)
+	}
+	*c = fresh
+	return tx.cancelClaim(ctx, c, today, now, out)
+}
+
 // CancelAvtaleGiroClaimsOfInvoice cancels the invoice's claim if the bank
 // has not processed it; a processed or paid claim is left alone (nil).
 func (s *Store) CancelAvtaleGiroClaimsOfInvoice(ctx context.Context, invoiceID, today string, now time.Time) (int, error) {
 	n := 0
 	err := s.InTx(ctx, func(tx *Tx) error {
-		rows, err := tx.query(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1 AND invoice_id = $2
+		rows, err := tx.query(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1 AND invoice_id = $2
 			AND status IN ('Scheduled', 'Sent') AND due_date > $3`, tx.tenant, invoiceID, today)
 		if err != nil {
 			return err
@@ -862,7 +919,7 @@ func (tx *Tx) AvtaleGiroSettlementBatch(ctx context.Context, payments []AvtaleGi
 	// At most as many claims per key as the batch has payments with it:
 	// a mandate's KID may have many sent claims of the same amount.
 	rows, err := tx.query(ctx, `SELECT `+avgClaimColumns+` FROM (SELECT `+avgClaimColumns+`, ROW_NUMBER() OVER
-		(PARTITION BY account_id, kid, amount ORDER BY due_date, id) AS rn FROM avtalegiro_claims WHERE tenant_id = $1
+		(PARTITION BY account_id, kid, amount ORDER BY due_date, id) AS rn FROM avtalegiro_claim_states WHERE tenant_id = $1
 		AND status IN ('Sent', 'CancellationPending') AND kid IN (`+in+`)) c WHERE rn <= `+fmt.Sprint(most)+` ORDER BY due_date, id`, kidArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("store: settlement claims: %w", err)

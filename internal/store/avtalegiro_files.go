@@ -202,15 +202,11 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 		if err := w.Begin(ocrgiro.Start{Sender: unit, Number: f.TransmissionNumber, Recipient: ocrgiro.NetsID}); err != nil {
 			return err
 		}
-		// The claims to send: on PostgreSQL through avtalegiro_claim_queue
-		// (migration 00040; no index of avtalegiro_claims names status), on
-		// SQLite through the due index, whose predicate this repeats.
+		// The claims to send: through avtalegiro_claim_queue (migrations
+		// 00040 and 00042), which holds the claims scheduled and not sent.
 		written := 0 // claims in the claim assignment
-		send := claimsSource{from: "avtalegiro_claims c", where: "c.status = 'Scheduled' AND c.due_date <= $3", order: "c.due_date, c.id"}
-		if tx.s.engine == Postgres {
-			send = claimsSource{from: `avtalegiro_claim_queue q JOIN avtalegiro_claims c ON c.tenant_id = q.tenant_id AND c.id = q.claim_id`,
-				where: "q.due_date <= $3 AND c.status = 'Scheduled'", order: "q.due_date, q.claim_id", account: "q."}
-		}
+		send := claimsSource{from: `avtalegiro_claim_queue q JOIN avtalegiro_claims c ON c.tenant_id = q.tenant_id AND c.id = q.claim_id`,
+			where: "q.due_date <= $3 AND c.status = 'Scheduled'", order: "q.due_date, q.claim_id", account: "q."}
 		for i, q := range []struct {
 			src claimsSource
 			typ int
@@ -242,36 +238,16 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 			tx.tenant, f.ID, f.SHA256, f.Transactions); err != nil {
 			return fmt.Errorf("update file: %w", err)
 		}
-		// Sent: on PostgreSQL the update finds the claims through the queue
-		// and is HOT; then they leave the queue (the unqueue trigger leaves
-		// Scheduled → Sent alone). Claims first, queue second, the order a
-		// cancellation takes its locks in (the claim, then its trigger's
-		// queue row), so the two cannot deadlock. The account's row lock
-		// (above) keeps a concurrent export out, and claims are created
-		// under a share lock on it, so the set marked is the set written.
-		var marked sql.Result
-		if tx.s.engine == Postgres {
-			if marked, err = tx.exec(ctx, `UPDATE avtalegiro_claims c SET status = 'Sent', claim_file_id = $3, updated_at = $5
-				FROM avtalegiro_claim_queue q WHERE q.tenant_id = $1 AND q.account_id = $2 AND q.due_date <= $4
-				AND c.tenant_id = $1 AND c.id = q.claim_id AND c.status = 'Scheduled'`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
-				return fmt.Errorf("mark claims sent: %w", err)
-			}
-			if _, err := tx.exec(ctx, `DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $3`,
-				tx.tenant, accountID, latest); err != nil {
-				return fmt.Errorf("unqueue sent claims: %w", err)
-			}
-		} else if marked, err = tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Sent', claim_file_id = $3, updated_at = $5
-			WHERE tenant_id = $1 AND account_id = $2 AND status = 'Scheduled' AND due_date <= $4`, tx.tenant, accountID, f.ID, latest, ts(now)); err != nil {
-			return fmt.Errorf("mark claims sent: %w", err)
+		marked, err := tx.markClaimsSent(ctx, accountID, f.ID, latest)
+		if err != nil {
+			return err
 		}
 		// A claim cancelled (on PostgreSQL, by another transaction) after
 		// it was read into the file is not marked Sent: the file would
 		// collect a claim Kadens holds cancelled. Then nothing of this
 		// export stands, and it is to be run again.
-		if n, err := marked.RowsAffected(); err != nil {
-			return fmt.Errorf("mark claims sent: %w", err)
-		} else if n != int64(written) {
-			return fmt.Errorf("%d of the %d claims written changed while the file was written: %w", int64(written)-n, written, ErrConflict)
+		if marked != int64(written) {
+			return fmt.Errorf("%d of the %d claims written changed while the file was written: %w", int64(written)-marked, written, ErrConflict)
 		}
 		_, err = tx.exec(ctx, `UPDATE avtalegiro_claims SET status = 'Cancelled', cancellation_file_id = $3, updated_at = $4
 			WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND status = 'CancellationPending'`, tx.tenant, accountID, f.ID, ts(now))
@@ -287,6 +263,51 @@ func (s *Store) ExportAvtaleGiroClaims(ctx context.Context, accountID, latest st
 }
 
 var errNothingToExport = errors.New("nothing to export")
+
+// markClaimsSent records that the account's queued claims due by latest
+// went in file fileID (one narrow avtalegiro_sent_claims row per claim;
+// the wide claim rows are not rewritten, and avtalegiro_claim_states
+// derives Sent from it: migration 00042), takes them out of the queue and
+// returns how many it took.
+//
+// On PostgreSQL the queue rows are deleted and the sendings written from
+// what the delete returns, in one statement: a cancellation deletes its
+// claim's queue row before it cancels (unqueueClaim), so a claim cancelled
+// after it was read into the file is not taken (the delete waits for the
+// cancellation's commit and finds the row gone) and the caller starts
+// over; a cancellation after this delete waits for the export's commit
+// and finds the claim Sent. On SQLite the transaction holds the only write
+// lock from its start, so the queue is the set the file was written from.
+//
+// Either way the account's row lock (taken by the export) keeps a
+// concurrent export out, and claims are created under a share lock on it.
+func (tx *Tx) markClaimsSent(ctx context.Context, accountID, fileID, latest string) (int64, error) {
+	if tx.s.engine == Postgres {
+		res, err := tx.exec(ctx, `WITH taken AS (DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $4
+			RETURNING tenant_id, claim_id)
+			INSERT INTO avtalegiro_sent_claims (tenant_id, claim_id, file_id) SELECT tenant_id, claim_id, $3 FROM taken`,
+			tx.tenant, accountID, fileID, latest)
+		if err != nil {
+			return 0, fmt.Errorf("mark claims sent: %w", err)
+		}
+		return res.RowsAffected()
+	}
+	res, err := tx.exec(ctx, `INSERT INTO avtalegiro_sent_claims (tenant_id, claim_id, file_id)
+		SELECT tenant_id, claim_id, $3 FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $4`,
+		tx.tenant, accountID, fileID, latest)
+	if err != nil {
+		return 0, fmt.Errorf("mark claims sent: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("mark claims sent: %w", err)
+	}
+	if _, err := tx.exec(ctx, `DELETE FROM avtalegiro_claim_queue WHERE tenant_id = $1 AND account_id = $2 AND due_date <= $3`,
+		tx.tenant, accountID, latest); err != nil {
+		return 0, fmt.Errorf("unqueue sent claims: %w", err)
+	}
+	return n, nil
+}
 
 // avgExportPage is how many claims writeAssignment reads per statement;
 // the file's full chunks are stored between statements.
@@ -669,7 +690,7 @@ func (tx *Tx) MatchAvtaleGiroClaim(ctx context.Context, p AvtaleGiroPayment) (Av
 }
 
 func matchAvgClaim(ctx context.Context, q queryer, tenant string, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error) {
-	c, err := scanAvgClaim(q.QueryRowContext(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claims WHERE tenant_id = $1
+	c, err := scanAvgClaim(q.QueryRowContext(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1
 		AND account_id = $2 AND kid = $3 AND amount = $4 AND status IN ('Sent', 'CancellationPending')
 		ORDER BY due_date, id LIMIT 1`, tenant, p.AccountID, p.KID, p.Amount))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -140,3 +140,67 @@ func TestMigrationAvtaleGiroFileChunks(t *testing.T) {
 		}
 	})
 }
+
+// TestMigrationAvtaleGiroSentClaims: migration 00042 keeps a claim sent
+// before it (its row says Sent) Sent in its file, and queues a claim
+// scheduled before it for the next file (SQLite had no queue triggers);
+// reverting it turns sendings recorded apart (SQLite) back into Sent rows.
+func TestMigrationAvtaleGiroSentClaims(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		tenant, err := tenancy.From(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := s.CreateAvtaleGiroAccount(ctx, store.AvtaleGiroAccount{Name: "a", BankAccountNumber: "12345678903", CustomerUnitID: "12345678",
+			KIDAlgorithm: "MOD10", KIDLength: 15, LeadDays: 4, BaseComboAPIEndpointURL: "http://bank"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const kid = "000123400000018"
+		m, err := s.CreateAvtaleGiroMandate(ctx, store.NewAvtaleGiroMandate{AccountID: a.ID, KID: kid}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _, err := s.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: m, TransactionID: store.NewID(), KID: kid, Amount: 100,
+			DueDate: "2026-03-02", ShortName: "Kari"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		export := func() store.AvtaleGiroFile {
+			t.Helper()
+			f, ok, err := s.ExportAvtaleGiroClaims(ctx, a.ID, "2026-12-31", t0)
+			if err != nil || !ok || f.Transactions != 1 {
+				t.Fatalf("export: %+v %v %v", f, ok, err)
+			}
+			return f
+		}
+		first := export()
+		scheduled := store.NewID()
+		err = s.RedoMigration(context.Background(), 42, func() error {
+			var status, file string
+			if err := s.DB().QueryRow(`SELECT status, claim_file_id FROM avtalegiro_claims WHERE id = $1`, c.ID).Scan(&status, &file); err != nil {
+				return err
+			}
+			if status != store.ClaimSent || file != first.ID {
+				return fmt.Errorf("reverted: the sent claim's row says %s in %s, want Sent in %s", status, file, first.ID)
+			}
+			_, err := s.DB().Exec(`INSERT INTO avtalegiro_claims (id, tenant_id, account_id, mandate_id, transaction_id, kid, amount, due_date,
+				notify, short_name, external_reference, notice_lines, status, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, 200, '2026-03-02', false, 'Kari', '', '', 'Scheduled', $7, $7)`,
+				scheduled, tenant, a.ID, m, store.NewID(), kid, t0.Format("2006-01-02T15:04:05.000000Z"))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.AvtaleGiroClaim(ctx, c.ID); err != nil || got.Status != store.ClaimSent || got.ClaimFileID == nil || *got.ClaimFileID != first.ID {
+			t.Fatalf("claim sent before the migration: %+v %v", got, err)
+		}
+		second := export()
+		if got, err := s.AvtaleGiroClaim(ctx, scheduled); err != nil || got.Status != store.ClaimSent || got.ClaimFileID == nil || *got.ClaimFileID != second.ID {
+			t.Fatalf("claim scheduled before the migration: %+v %v", got, err)
+		}
+	})
+}

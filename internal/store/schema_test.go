@@ -89,7 +89,9 @@ func describe(t *testing.T, s *store.Store) map[string][]string {
 	var tables, columns, indexes [][2]string
 	if s.Engine() == store.SQLite {
 		tables = query(`SELECT name, '' FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
-		for _, tb := range tables {
+		// Views' columns too, as PostgreSQL's information_schema lists them.
+		views := query(`SELECT name, '' FROM sqlite_master WHERE type = 'view'`)
+		for _, tb := range append(slices.Clone(tables), views...) {
 			columns = append(columns, query(`SELECT ?, name FROM pragma_table_xinfo(?)`, tb[0], tb[0])...)
 		}
 		indexes = query(`SELECT name, '' FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL`)
