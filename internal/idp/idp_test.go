@@ -2,6 +2,7 @@ package idp
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -126,10 +127,11 @@ func TestUnknownClientComparesDummyHash(t *testing.T) {
 	})
 }
 
-// Failed authentications are limited per client id and per remote
-// address: past the burst the endpoint answers 429 with Retry-After without
-// comparing the secret, alike for known and unknown ids, and the bucket
-// refills with time. Successes take nothing.
+// Failed authentications are limited per client id and remote address
+// and per address: past a burst the endpoint answers 429 with Retry-After
+// without comparing the secret, alike for known and unknown ids, and the
+// bucket refills with time. Successes take nothing, and failures from one
+// address never refuse the right secret from another.
 func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -140,17 +142,18 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 				t.Fatalf("right secret: %d", r.StatusCode)
 			}
 		}
-		// Per client id: three failures from three addresses, then 429
-		// even from a fourth address and even with the right secret.
+		// Per client id and address: three failures from one address,
+		// then 429 from there even with the right secret; the right secret
+		// from another address is a token.
 		for i, id := range []string{ts.id, "kc_unknown"} {
+			from := "127.0.0." + strconv.Itoa(10+i)
 			for j := range 3 {
-				from := "127.0.0." + strconv.Itoa(10+i*10+j)
 				if r := ts.post(t, from, id, "wrong"); r.StatusCode != http.StatusUnauthorized {
 					t.Fatalf("%s failure %d: %d", id, j, r.StatusCode)
 				}
 			}
 			ts.comparedHashes = nil
-			r := ts.post(t, "127.0.0."+strconv.Itoa(19+i*10), id, ts.secret)
+			r := ts.post(t, from, id, ts.secret)
 			if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "10" {
 				t.Fatalf("%s after its burst: %d Retry-After %q, want 429 and 10", id, r.StatusCode, r.Header.Get("Retry-After"))
 			}
@@ -158,8 +161,16 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 				t.Fatalf("%s: a limited request still compared the secret", id)
 			}
 		}
+		if r := ts.post(t, "127.0.0.12", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("right secret from another address: %d", r.StatusCode)
+		}
+		// The address that failed may try other ids (its own bucket has
+		// two failures left).
+		if r := ts.post(t, "127.0.0.10", "kc_other", "wrong"); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("another id from the failing address: %d", r.StatusCode)
+		}
 		ts.advance(10 * time.Second)
-		if r := ts.post(t, "127.0.0.30", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+		if r := ts.post(t, "127.0.0.10", ts.id, ts.secret); r.StatusCode != http.StatusOK {
 			t.Fatalf("after the refill: %d", r.StatusCode)
 		}
 
@@ -179,6 +190,80 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 		ts.advance(4 * time.Second)
 		if r := ts.post(t, "127.0.0.40", ts.id, ts.secret); r.StatusCode != http.StatusOK {
 			t.Fatalf("address after the refill: %d", r.StatusCode)
+		}
+	})
+}
+
+// Anyone who knows a client id cannot lock the client out: failures from
+// other addresses, however many, never refuse the right secret from the
+// client's own, for machine clients (client_credentials) and login clients
+// (the code and refresh grants and /revoke alike); the failing addresses
+// themselves are refused.
+func TestFailuresDoNotLockOutTheClient(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ts := newTokenServer(t, s, DefaultLimits)
+		for a := range 4 {
+			from := "127.0.0." + strconv.Itoa(100+a)
+			for range DefaultLimits.ClientBurst + 2 {
+				ts.post(t, from, ts.id, "wrong")
+			}
+			if r := ts.post(t, from, ts.id, ts.secret); r.StatusCode != http.StatusTooManyRequests {
+				t.Fatalf("the right secret from an attacking address: %d, want 429", r.StatusCode)
+			}
+		}
+		if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("machine client from its own address after the attack: %d", r.StatusCode)
+		}
+
+		f := newLoginFixture(t, s)
+		f.byClientAddress = newFailures(time.Hour, 3, 100)
+		f.byAddress = newFailures(time.Hour, 1000, 100)
+		post := func(from, path string, form url.Values, secret string) reply {
+			t.Helper()
+			req, _ := http.NewRequest("POST", f.url+path, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.SetBasicAuth(f.client, secret)
+			resp, err := fromAddress(t, from).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			return reply{status: resp.StatusCode, header: resp.Header, body: body}
+		}
+		refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"made-up"}}
+		revoke := url.Values{"token": {"made-up"}}
+		for a := range 3 {
+			from := "127.0.0." + strconv.Itoa(50+a)
+			for i := range 4 {
+				want := http.StatusUnauthorized
+				if i >= 3 {
+					want = http.StatusTooManyRequests
+				}
+				if r := post(from, "/oauth/token", refresh, "wrong"); r.status != want {
+					t.Fatalf("failure %d from %s: %d %v, want %d", i, from, r.status, r.body, want)
+				}
+			}
+			if r := post(from, "/revoke", revoke, f.secret); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+				t.Fatalf("/revoke with the right secret from an attacking address: %d %v", r.status, r.body)
+			}
+		}
+		// The real client, from its own address: the code exchange, the
+		// refresh and the revocation all work.
+		verifier, _ := pkce()
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {f.code(t)}, "redirect_uri": {testRedirect}, "code_verifier": {verifier}}
+		r := post("127.0.0.60", "/oauth/token", form, f.secret)
+		if r.status != http.StatusOK {
+			t.Fatalf("code exchange from the client's address: %d %v", r.status, r.body)
+		}
+		r = post("127.0.0.60", "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r.body["refresh_token"].(string)}}, f.secret)
+		if r.status != http.StatusOK {
+			t.Fatalf("refresh from the client's address: %d %v", r.status, r.body)
+		}
+		if r := post("127.0.0.60", "/revoke", url.Values{"token": {r.body["refresh_token"].(string)}}, f.secret); r.status != http.StatusOK {
+			t.Fatalf("revoke from the client's address: %d %v", r.status, r.body)
 		}
 	})
 }
