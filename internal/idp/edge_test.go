@@ -36,7 +36,7 @@ func TestParamProblem(t *testing.T) {
 		{"code_challenge", strings.Repeat("a", 42), false},
 		{"code_challenge", strings.Repeat("a", 129), false},
 		{"code_challenge", strings.Repeat("a", 42) + "+", false}, // standard base64, not base64url
-		{"code_challenge", "", true},                            // left out: no PKCE
+		{"code_challenge", "", true},                             // left out: no PKCE
 		{"code_verifier", "v-" + strings.Repeat("0123456789", 5) + "._~", true},
 		{"code_verifier", strings.Repeat("é", 43), false},
 		{"client_id", "kc_abc", true},
@@ -229,10 +229,10 @@ func TestMalformedInputIsRefused(t *testing.T) {
 			{name: "authorize, NUL in nonce", method: "GET", path: f.authorizeURL(url.Values{"nonce": {"\x00"}})[len(f.url):],
 				status: http.StatusBadRequest, contains: "nonce must not"},
 			{name: "authorize by POST, NUL in nonce", method: "POST", path: "/authorize",
-				form: func() url.Values { u, _ := url.Parse(f.authorizeURL(url.Values{"nonce": {"\x00"}})); return u.Query() }(),
+				form:   func() url.Values { u, _ := url.Parse(f.authorizeURL(url.Values{"nonce": {"\x00"}})); return u.Query() }(),
 				status: http.StatusBadRequest, contains: "nonce must not"},
 			{name: "authorize by POST", method: "POST", path: "/authorize",
-				form: func() url.Values { u, _ := url.Parse(f.authorizeURL(nil)); return u.Query() }(),
+				form:   func() url.Values { u, _ := url.Parse(f.authorizeURL(nil)); return u.Query() }(),
 				status: http.StatusFound, location: f.url + "/login?id="},
 			{name: "authorize by PUT", method: "PUT", path: "/authorize", status: http.StatusMethodNotAllowed},
 			{name: "authorize, orgname cut inside a character", method: "GET", path: f.authorizeURL(url.Values{"orgname": {"a" + strings.Repeat("é", 150)}})[len(f.url):],
