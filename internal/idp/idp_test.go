@@ -130,21 +130,18 @@ func TestUnknownClientComparesDummyHash(t *testing.T) {
 // Failed authentications are limited per client id and remote address
 // and per address: past a burst the endpoint answers 429 with Retry-After
 // without comparing the secret, alike for known and unknown ids, and the
-// bucket refills with time. Successes take nothing, and failures from one
-// address never refuse the right secret from another.
+// bucket refills with time. Successes take nothing; failures from one
+// address never refuse the right secret from another; and a secret that
+// passed before is admitted even from a limited address.
 func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		limits := Limits{ClientBurst: 3, ClientEvery: 10 * time.Second, AddressBurst: 5, AddressEvery: 4 * time.Second, MaxKeysByKind: 100}
 		ts := newTokenServer(t, s, limits)
-		for range 10 { // successes are not limited
-			if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
-				t.Fatalf("right secret: %d", r.StatusCode)
-			}
-		}
 		// Per client id and address: three failures from one address,
-		// then 429 from there even with the right secret; the right secret
-		// from another address is a token.
+		// then 429 from there (even the right secret, never verified by
+		// this process yet); the right secret from another address is a
+		// token.
 		for i, id := range []string{ts.id, "kc_unknown"} {
 			from := "127.0.0." + strconv.Itoa(10+i)
 			for j := range 3 {
@@ -164,31 +161,49 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 		if r := ts.post(t, "127.0.0.12", ts.id, ts.secret); r.StatusCode != http.StatusOK {
 			t.Fatalf("right secret from another address: %d", r.StatusCode)
 		}
+		for range 10 { // successes are not limited
+			if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+				t.Fatalf("right secret: %d", r.StatusCode)
+			}
+		}
+		// Now that the secret passed, the limited address gets a token with
+		// it too (no bcrypt), and still a 429 for anything else.
+		ts.comparedHashes = nil
+		if r := ts.post(t, "127.0.0.10", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("a verified secret from the limited address: %d", r.StatusCode)
+		}
+		if r := ts.post(t, "127.0.0.10", ts.id, "wrong again"); r.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("a wrong secret from the limited address: %d", r.StatusCode)
+		}
+		if len(ts.comparedHashes) != 0 {
+			t.Fatalf("%d bcrypt comparisons for a verified secret and a limited request", len(ts.comparedHashes))
+		}
 		// The address that failed may try other ids (its own bucket has
 		// two failures left).
 		if r := ts.post(t, "127.0.0.10", "kc_other", "wrong"); r.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("another id from the failing address: %d", r.StatusCode)
 		}
 		ts.advance(10 * time.Second)
-		if r := ts.post(t, "127.0.0.10", ts.id, ts.secret); r.StatusCode != http.StatusOK {
-			t.Fatalf("after the refill: %d", r.StatusCode)
+		if r := ts.post(t, "127.0.0.10", ts.id, "wrong"); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("after the refill: %d, want a plain 401", r.StatusCode)
 		}
 
 		// Per address: five failures with five made-up ids from one
-		// address, then that address is refused for any id, others not.
+		// address, then that address is refused for any unverified secret,
+		// others not.
 		for j := range 5 {
 			if r := ts.post(t, "127.0.0.40", "kc_made_up_"+strconv.Itoa(j), "wrong"); r.StatusCode != http.StatusUnauthorized {
 				t.Fatalf("address failure %d: %d", j, r.StatusCode)
 			}
 		}
-		if r := ts.post(t, "127.0.0.40", ts.id, ts.secret); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "4" {
+		if r := ts.post(t, "127.0.0.40", ts.id, "wrong"); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "4" {
 			t.Fatalf("address after its burst: %d Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
 		}
-		if r := ts.post(t, "127.0.0.41", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+		if r := ts.post(t, "127.0.0.41", ts.id, "wrong"); r.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("another address: %d", r.StatusCode)
 		}
 		ts.advance(4 * time.Second)
-		if r := ts.post(t, "127.0.0.40", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+		if r := ts.post(t, "127.0.0.40", ts.id, "wrong"); r.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("address after the refill: %d", r.StatusCode)
 		}
 	})
@@ -198,7 +213,7 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 // other addresses, however many, never refuse the right secret from the
 // client's own, for machine clients (client_credentials) and login clients
 // (the code and refresh grants and /revoke alike); the failing addresses
-// themselves are refused.
+// themselves are refused, except for a secret that passed before.
 func TestFailuresDoNotLockOutTheClient(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -214,6 +229,14 @@ func TestFailuresDoNotLockOutTheClient(t *testing.T) {
 		}
 		if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
 			t.Fatalf("machine client from its own address after the attack: %d", r.StatusCode)
+		}
+		// Behind a reverse proxy everyone has the proxy's address: failures
+		// from there still do not refuse a secret that passed before.
+		for range DefaultLimits.AddressBurst + 2 {
+			ts.post(t, "127.0.0.1", "kc_made_up", "wrong")
+		}
+		if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("machine client from its own, limited address: %d", r.StatusCode)
 		}
 
 		f := newLoginFixture(t, s)
@@ -264,6 +287,17 @@ func TestFailuresDoNotLockOutTheClient(t *testing.T) {
 		}
 		if r := post("127.0.0.60", "/revoke", url.Values{"token": {r.body["refresh_token"].(string)}}, f.secret); r.status != http.StatusOK {
 			t.Fatalf("revoke from the client's address: %d %v", r.status, r.body)
+		}
+		// Its own address limited too (a shared proxy's): the verified
+		// secret still passes, a wrong one does not.
+		for range 3 {
+			post("127.0.0.60", "/revoke", revoke, "wrong")
+		}
+		if r := post("127.0.0.60", "/revoke", revoke, "wrong"); r.status != http.StatusTooManyRequests {
+			t.Fatalf("a wrong secret from the limited address: %d %v", r.status, r.body)
+		}
+		if r := post("127.0.0.60", "/revoke", revoke, f.secret); r.status != http.StatusOK {
+			t.Fatalf("the verified secret from the limited address: %d %v", r.status, r.body)
 		}
 	})
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,14 +75,6 @@ type authorizeKey struct{}
 
 type opStorage struct {
 	srv *Server
-
-	// secrets remembers, per login client, the SHA-256 of a secret that
-	// passed bcrypt, so that each token request does not pay ~50 ms of
-	// bcrypt (secrets are 256-bit random, so the hash is as strong; the
-	// database still holds bcrypt only). A changed or deleted client is
-	// looked up anyway and then fails.
-	mu      sync.Mutex
-	secrets map[string][32]byte
 
 	// purged is when (Unix seconds) expired login requests and reset links
 	// were last deleted (sweep).
@@ -511,22 +501,20 @@ var (
 
 // loginClientAuth checks a login client's secret, sent from address addr
 // (addressKey), with bcrypt (or the remembered hash of one that passed
-// before), limited like the machine clients' failures. An unknown client
-// costs a bcrypt check too.
+// before, knownSecrets), limited like the machine clients' failures. An
+// unknown client costs a bcrypt check too.
 func (o *opStorage) loginClientAuth(ctx context.Context, id, secret, addr string) (store.LoginClient, error) {
 	now := o.srv.now()
-	if o.srv.failureWait("login:"+id, addr, now) > 0 {
+	key := "login:" + id
+	known := o.srv.known.matches(key, secret)
+	if !known && o.srv.failureWait(key, addr, now) > 0 {
 		return store.LoginClient{}, errLoginClientLimited
 	}
 	c, err := o.srv.store.LoginClientByID(ctx, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return store.LoginClient{}, oidc.ErrServerError().WithParent(err)
 	}
-	sum := sha256.Sum256([]byte(secret))
-	o.mu.Lock()
-	known, ok := o.secrets[id]
-	o.mu.Unlock()
-	if err == nil && ok && subtle.ConstantTimeCompare(known[:], sum[:]) == 1 {
+	if err == nil && known {
 		return c, nil
 	}
 	hash := c.SecretHash
@@ -534,15 +522,10 @@ func (o *opStorage) loginClientAuth(ctx context.Context, id, secret, addr string
 		hash = string(o.srv.dummyHash())
 	}
 	if o.srv.compare([]byte(hash), []byte(secret)) != nil || err != nil {
-		o.srv.failed("login:"+id, addr, now)
+		o.srv.failed(key, addr, now)
 		return store.LoginClient{}, errBadLoginClient
 	}
-	o.mu.Lock()
-	if len(o.secrets) > 10_000 {
-		clear(o.secrets)
-	}
-	o.secrets[id] = sum
-	o.mu.Unlock()
+	o.srv.known.remember(key, secret)
 	return c, nil
 }
 
