@@ -73,7 +73,9 @@ var fuzzEndpoints = []struct {
 	{"GET", "/userinfo", func(*fuzzTarget) url.Values { return url.Values{} }},
 	{"POST", "/userinfo", func(*fuzzTarget) url.Values { return url.Values{"access_token": {"a"}} }},
 	{"GET", "/reset", func(ft *fuzzTarget) url.Values { return url.Values{"id": {ft.id}} }},
-	{"POST", "/reset", func(ft *fuzzTarget) url.Values { return url.Values{"id": {ft.id}, "csrf": {ft.csrf}, "email": {ft.email}} }},
+	{"POST", "/reset", func(ft *fuzzTarget) url.Values {
+		return url.Values{"id": {ft.id}, "csrf": {ft.csrf}, "email": {ft.email}}
+	}},
 	{"GET", "/.well-known/openid-configuration", func(*fuzzTarget) url.Values { return url.Values{} }},
 	{"GET", "/.well-known/jwks.json", func(*fuzzTarget) url.Values { return url.Values{} }},
 }
