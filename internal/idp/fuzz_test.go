@@ -33,6 +33,13 @@ func fuzzTargets(f *testing.F) []*fuzzTarget {
 		for _, b := range []**failures{&lf.byClientAddress, &lf.byAddress, &lf.byAccount, &lf.byLoginAddress} {
 			*b = newFailures(time.Nanosecond, 1<<30, 1000)
 		}
+		// Password reset on, mailing a local sink.
+		sink, _ := smtpSink(f)
+		m, err := parseSMTP("smtp://" + sink + "?from=idp@example.com")
+		if err != nil {
+			f.Fatal(err)
+		}
+		lf.Server.mail = m
 		ft := &fuzzTarget{loginFixture: lf, browser: browser(f)}
 		ft.id, ft.csrf = lf.loginForm(f, ft.browser)
 		out = append(out, ft)
@@ -75,6 +82,10 @@ var fuzzEndpoints = []struct {
 	{"GET", "/reset", func(ft *fuzzTarget) url.Values { return url.Values{"id": {ft.id}} }},
 	{"POST", "/reset", func(ft *fuzzTarget) url.Values {
 		return url.Values{"id": {ft.id}, "csrf": {ft.csrf}, "email": {ft.email}}
+	}},
+	{"GET", "/reset", func(*fuzzTarget) url.Values { return url.Values{"token": {"t"}, "language": {"nb"}} }},
+	{"POST", "/reset", func(*fuzzTarget) url.Values {
+		return url.Values{"token": {"t"}, "language": {"nb"}, "password": {"a new password"}}
 	}},
 	{"GET", "/.well-known/openid-configuration", func(*fuzzTarget) url.Values { return url.Values{} }},
 	{"GET", "/.well-known/jwks.json", func(*fuzzTarget) url.Values { return url.Values{} }},
@@ -122,6 +133,10 @@ func FuzzIdP(f *testing.F) {
 		{11, "access_token=\x00", "", "", false},
 		{12, "token=\xff", "", "", false},
 		{13, "email=\x00", "", "", false},
+		{13, "email=READER@example.com", "", "", false},
+		{14, "token=\x00", "", "", false},
+		{15, "password=\x00", "", "", false},
+		{15, "password=short", "", "", false},
 		{6, "a=1;b=2", "", "", true},
 		{2, "grant_type=authorization_code&grant_type=refresh_token", "", "", true},
 		{2, "%zz", "", "", true},
