@@ -14,7 +14,7 @@ import (
 // The fuzz targets drive the identity provider on a real listener, on
 // every engine of the run (PostgreSQL too when KADENS_TEST_POSTGRES_URL
 // is set), and fail on any 5xx. Their seed corpus runs with the ordinary
-// `go test`; `go test -fuzz=FuzzIdP ./internal/idp` (or FuzzLoginForm)
+// `go test`; `go test -run '^$' -fuzz FuzzIdP ./internal/idp` (or FuzzLoginForm)
 // searches further.
 
 // fuzzTarget is one engine's identity provider for the fuzz targets, with
