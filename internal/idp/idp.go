@@ -289,7 +289,7 @@ func (s *Server) tooManyFailures(w http.ResponseWriter, client, addr string) {
 	secs := int((s.failureWait(client, addr, s.now()) + time.Second - 1) / time.Second)
 	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 	oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
-		fmt.Sprintf("too many failed authentications of this client from this address, or from this address; retry in %d s", max(secs, 1)))
+		fmt.Sprintf("too many failed client authentications from this address; retry in %d s", max(secs, 1)))
 }
 
 func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {

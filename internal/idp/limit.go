@@ -22,8 +22,8 @@ import (
 // no bucket per client id alone: it would let anyone who knows a client id
 // lock the real client out, and it guards nothing, since client secrets
 // are 256-bit random values that cannot be guessed; the buckets bound the
-// bcrypt work an address can cause. (LoginLimits reuse the type: Client* per account, Address* per
-// address.)
+// bcrypt work an address can cause. (LoginLimits reuse the type: Client*
+// per account, Address* per address.)
 type Limits struct {
 	ClientBurst   int // per client id and address
 	ClientEvery   time.Duration

@@ -495,7 +495,7 @@ func (o *opStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret stri
 }
 
 var (
-	errLoginClientLimited = errors.New("too many failed authentications of this client from this address; retry later")
+	errLoginClientLimited = errors.New("too many failed client authentications from this address; retry later")
 	errBadLoginClient     = errors.New("unknown client or wrong secret")
 )
 
