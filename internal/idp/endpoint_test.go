@@ -64,8 +64,11 @@ func newIdP(t testing.TB, s *store.Store) *idpServer {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	is.url = "http://" + srv.Listener.Addr().String()
 	is.Server = New(Config{Issuer: is.url, Audience: testAudience, ClaimsNamespace: testNS, TokenTTL: time.Hour,
-		Limits:    Limits{ClientBurst: 100, ClientEvery: time.Second, AddressBurst: 100, AddressEvery: time.Second, MaxKeysByKind: 100},
-		Passwords: cheapPasswords},
+		Limits: Limits{ClientBurst: 100, ClientEvery: time.Second, AddressBurst: 100, AddressEvery: time.Second, MaxKeysByKind: 100},
+		// Tests start many logins from one loopback address; the rate
+		// itself is TestAuthorizeRateAndSweep's.
+		AuthorizeRate: Rate{Burst: 1 << 30, Every: time.Nanosecond},
+		Passwords:     cheapPasswords},
 		s, keys, log)
 	h = is.Handler()
 	srv.Start()

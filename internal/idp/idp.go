@@ -44,6 +44,9 @@ type Config struct {
 	TokenTTL        time.Duration
 	// Limits bound failed client authentications; zero means DefaultLimits.
 	Limits Limits
+	// AuthorizeRate bounds the authorization requests per address; zero
+	// means DefaultAuthorizeRate.
+	AuthorizeRate Rate
 	// LoginLimits bound failed subscriber logins per account (Client*)
 	// and per address (Address*); zero means DefaultLoginLimits.
 	LoginLimits Limits
@@ -68,8 +71,14 @@ type Server struct {
 	// the timing does not tell which client ids exist.
 	dummyHash func() []byte
 	compare   func(hash, secret []byte) error
-	byClient  *failures
-	byAddress *failures
+	// Failed client authentications per client id and address, and per
+	// address (limit.go).
+	byClientAddress *failures
+	byAddress       *failures
+	// Authorization requests per address.
+	byAuthorizeAddress *failures
+	// Secrets that passed bcrypt before, machine and login clients'.
+	known knownSecrets
 
 	// The subscriber login (provider.go, login.go).
 	provider       *op.Provider
@@ -85,6 +94,9 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits
 	}
+	if cfg.AuthorizeRate == (Rate{}) {
+		cfg.AuthorizeRate = DefaultAuthorizeRate
+	}
 	cost := SecretHashCost
 	srv := &Server{cfg: cfg, store: s, keys: keys, log: log, now: time.Now,
 		dummyHash: sync.OnceValue(func() []byte {
@@ -96,10 +108,15 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 			}
 			return h
 		}),
-		compare:   bcrypt.CompareHashAndPassword,
-		byClient:  newFailures(cfg.Limits.ClientEvery, cfg.Limits.ClientBurst, cfg.Limits.MaxKeysByKind),
-		byAddress: newFailures(cfg.Limits.AddressEvery, cfg.Limits.AddressBurst, cfg.Limits.MaxKeysByKind),
+		compare:         bcrypt.CompareHashAndPassword,
+		byClientAddress: newFailures(cfg.Limits.ClientEvery, cfg.Limits.ClientBurst, cfg.Limits.MaxKeysByKind),
+		byAddress:       newFailures(cfg.Limits.AddressEvery, cfg.Limits.AddressBurst, cfg.Limits.MaxKeysByKind),
 	}
+	maxKeys := cfg.Limits.MaxKeysByKind
+	if maxKeys == 0 {
+		maxKeys = DefaultLimits.MaxKeysByKind
+	}
+	srv.byAuthorizeAddress = newFailures(cfg.AuthorizeRate.Every, cfg.AuthorizeRate.Burst, maxKeys)
 	go srv.dummyHash() // ready before the first unknown client id, whose answer would be slower otherwise
 	ll := cfg.LoginLimits
 	if ll == (Limits{}) {
@@ -115,7 +132,7 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 		}
 		srv.mail = m
 	}
-	srv.opStorage = &opStorage{srv: srv, secrets: map[string][32]byte{}}
+	srv.opStorage = &opStorage{srv: srv}
 	var cryptoKey [32]byte // encrypts nothing that outlives the process: codes are looked up by hash
 	_, _ = rand.Read(cryptoKey[:])
 	p, err := op.NewProvider(&op.Config{
@@ -140,7 +157,7 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("Allow", "POST")
 		oauthError(w, http.StatusMethodNotAllowed, "invalid_request", "the token endpoint takes POST")
 	})
-	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("/authorize", s.authorize)
 	mux.HandleFunc("GET /login", s.loginPage)
 	mux.HandleFunc("POST /login", s.loginPost)
 	mux.HandleFunc("GET /reset", s.resetPage)
@@ -151,10 +168,10 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle(p, http.NotFoundHandler())
 	}
 	mux.HandleFunc("/end_session", s.endSession)
-	// The library serves the rest: /authorize/callback, /userinfo,
-	// /revoke.
+	mux.HandleFunc("POST /revoke", s.revoke)
+	// The library serves the rest: /authorize/callback, /userinfo.
 	mux.Handle("/", s.provider)
-	return mux
+	return s.edge(mux)
 }
 
 // TenantClaim is the name of the claim that carries the tenant id.
@@ -212,30 +229,67 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 // library reuses the client from the context instead of reading and
 // checking it again.
 func (s *Server) loginToken(w http.ResponseWriter, r *http.Request) {
+	if ctx, ok := s.authenticateLoginClient(w, r); ok {
+		s.provider.ServeHTTP(w, r.WithContext(context.WithValue(ctx, userMemoKey{}, &userMemo{})))
+	}
+}
+
+// revoke is the library's token revocation (RFC 7009) with the client
+// authenticated first, as at the token endpoint, so that its failures are
+// limited per client and address alike.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	if ctx, ok := s.authenticateLoginClient(w, r); ok {
+		s.provider.ServeHTTP(w, r.WithContext(ctx))
+	}
+}
+
+// authenticateLoginClient checks the login client credentials of r and
+// returns r's context with the client in it; when they fail it has
+// answered (401, or 429 while r's failure buckets are empty).
+func (s *Server) authenticateLoginClient(w http.ResponseWriter, r *http.Request) (context.Context, bool) {
 	id, secret, basic := clientAuth(r)
 	if id == "" || secret == "" {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication is required (HTTP Basic or client_id and client_secret)")
-		return
+		return nil, false
 	}
-	c, err := s.opStorage.loginClientAuth(r.Context(), id, secret)
+	addr := addressKey(r.RemoteAddr)
+	c, err := s.opStorage.loginClientAuth(r.Context(), id, secret, addr)
 	switch {
 	case errors.Is(err, errLoginClientLimited):
-		w.Header().Set("Retry-After", strconv.Itoa(int(s.byClient.wait("login:"+id, s.now())/time.Second)+1))
-		oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many failed authentications for this client; retry later")
-		return
+		s.tooManyFailures(w, "login:"+id, addr)
+		return nil, false
 	case errors.Is(err, errBadLoginClient):
 		if basic {
 			w.Header().Set("WWW-Authenticate", `Basic realm="kadens"`)
 		}
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret")
-		return
+		return nil, false
 	case err != nil:
 		s.log.ErrorContext(r.Context(), "login client authentication", "err", err)
 		oauthError(w, http.StatusInternalServerError, "server_error", "")
-		return
+		return nil, false
 	}
-	ctx := context.WithValue(r.Context(), authenticatedClient{}, c)
-	s.provider.ServeHTTP(w, r.WithContext(context.WithValue(ctx, userMemoKey{}, &userMemo{})))
+	return context.WithValue(r.Context(), authenticatedClient{}, c), true
+}
+
+// failureWait is how long client (an id, "login:"-prefixed for login
+// clients) must wait before its next try from addr; 0 means now.
+func (s *Server) failureWait(client, addr string, now time.Time) time.Duration {
+	return max(s.byClientAddress.wait(clientAddressKey(client, addr), now), s.byAddress.wait(addr, now))
+}
+
+// failed counts a failed authentication of client from addr.
+func (s *Server) failed(client, addr string, now time.Time) {
+	s.byClientAddress.fail(clientAddressKey(client, addr), now)
+	s.byAddress.fail(addr, now)
+}
+
+// tooManyFailures answers 429 for client from addr.
+func (s *Server) tooManyFailures(w http.ResponseWriter, client, addr string) {
+	secs := int((s.failureWait(client, addr, s.now()) + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+	oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
+		fmt.Sprintf("too many failed client authentications from this address; retry in %d s", max(secs, 1)))
 }
 
 func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
@@ -244,19 +298,18 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication is required (HTTP Basic or client_id and client_secret)")
 		return
 	}
-	// Failed authentications are limited per client id and per address
-	// before any bcrypt work, for every client id alike (known or not, so
-	// the limit tells nothing either).
+	// Failed authentications are limited per client id and address and
+	// per address before any bcrypt work, for every client id alike (known
+	// or not, so the limit tells nothing either). Failures from one address
+	// never refuse the right secret from another (limit.go).
 	addr := addressKey(r.RemoteAddr)
 	now := s.now()
-	if wait := max(s.byClient.wait(id, now), s.byAddress.wait(addr, now)); wait > 0 {
-		secs := int((wait + time.Second - 1) / time.Second)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		oauthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
-			fmt.Sprintf("too many failed authentications for this client or from this address; retry in %d s", secs))
+	known := s.known.matches(id, secret)
+	if !known && s.failureWait(id, addr, now) > 0 {
+		s.tooManyFailures(w, id, addr)
 		return
 	}
-	client, err := s.authenticate(r.Context(), id, secret)
+	client, err := s.authenticate(r.Context(), id, secret, known)
 	if err != nil {
 		if basic {
 			w.Header().Set("WWW-Authenticate", `Basic realm="kadens"`)
@@ -266,8 +319,7 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusInternalServerError, "server_error", "")
 			return
 		}
-		s.byClient.fail(id, now)
-		s.byAddress.fail(addr, now)
+		s.failed(id, addr, now)
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client or wrong secret")
 		return
 	}
@@ -313,7 +365,10 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 
 var errBadClient = errors.New("idp: bad client credentials")
 
-func (s *Server) authenticate(ctx context.Context, id, secret string) (store.Client, error) {
+// authenticate checks a machine client's secret with bcrypt, or, when
+// known (knownSecrets matched it), only that the client still exists and
+// is not revoked.
+func (s *Server) authenticate(ctx context.Context, id, secret string, known bool) (store.Client, error) {
 	c, err := s.store.ClientByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && c.RevokedAt != nil {
 		// The same work as for a wrong secret: no client-id timing oracle.
@@ -323,9 +378,13 @@ func (s *Server) authenticate(ctx context.Context, id, secret string) (store.Cli
 	if err != nil {
 		return store.Client{}, err
 	}
+	if known {
+		return c, nil
+	}
 	if s.compare([]byte(c.SecretHash), []byte(secret)) != nil {
 		return store.Client{}, errBadClient
 	}
+	s.known.remember(id, secret)
 	return c, nil
 }
 

@@ -2,6 +2,7 @@ package idp
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -126,31 +127,30 @@ func TestUnknownClientComparesDummyHash(t *testing.T) {
 	})
 }
 
-// Failed authentications are limited per client id and per remote
-// address: past the burst the endpoint answers 429 with Retry-After without
-// comparing the secret, alike for known and unknown ids, and the bucket
-// refills with time. Successes take nothing.
+// Failed authentications are limited per client id and remote address
+// and per address: past a burst the endpoint answers 429 with Retry-After
+// without comparing the secret, alike for known and unknown ids, and the
+// bucket refills with time. Successes take nothing; failures from one
+// address never refuse the right secret from another; and a secret that
+// passed before is admitted even from a limited address.
 func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		limits := Limits{ClientBurst: 3, ClientEvery: 10 * time.Second, AddressBurst: 5, AddressEvery: 4 * time.Second, MaxKeysByKind: 100}
 		ts := newTokenServer(t, s, limits)
-		for range 10 { // successes are not limited
-			if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
-				t.Fatalf("right secret: %d", r.StatusCode)
-			}
-		}
-		// Per client id: three failures from three addresses, then 429
-		// even from a fourth address and even with the right secret.
+		// Per client id and address: three failures from one address,
+		// then 429 from there (even the right secret, never verified by
+		// this process yet); the right secret from another address is a
+		// token.
 		for i, id := range []string{ts.id, "kc_unknown"} {
+			from := "127.0.0." + strconv.Itoa(10+i)
 			for j := range 3 {
-				from := "127.0.0." + strconv.Itoa(10+i*10+j)
 				if r := ts.post(t, from, id, "wrong"); r.StatusCode != http.StatusUnauthorized {
 					t.Fatalf("%s failure %d: %d", id, j, r.StatusCode)
 				}
 			}
 			ts.comparedHashes = nil
-			r := ts.post(t, "127.0.0."+strconv.Itoa(19+i*10), id, ts.secret)
+			r := ts.post(t, from, id, ts.secret)
 			if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "10" {
 				t.Fatalf("%s after its burst: %d Retry-After %q, want 429 and 10", id, r.StatusCode, r.Header.Get("Retry-After"))
 			}
@@ -158,27 +158,146 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 				t.Fatalf("%s: a limited request still compared the secret", id)
 			}
 		}
+		if r := ts.post(t, "127.0.0.12", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("right secret from another address: %d", r.StatusCode)
+		}
+		for range 10 { // successes are not limited
+			if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+				t.Fatalf("right secret: %d", r.StatusCode)
+			}
+		}
+		// Now that the secret passed, the limited address gets a token with
+		// it too (no bcrypt), and still a 429 for anything else.
+		ts.comparedHashes = nil
+		if r := ts.post(t, "127.0.0.10", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("a verified secret from the limited address: %d", r.StatusCode)
+		}
+		if r := ts.post(t, "127.0.0.10", ts.id, "wrong again"); r.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("a wrong secret from the limited address: %d", r.StatusCode)
+		}
+		if len(ts.comparedHashes) != 0 {
+			t.Fatalf("%d bcrypt comparisons for a verified secret and a limited request", len(ts.comparedHashes))
+		}
+		// The address that failed may try other ids (its own bucket has
+		// two failures left).
+		if r := ts.post(t, "127.0.0.10", "kc_other", "wrong"); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("another id from the failing address: %d", r.StatusCode)
+		}
 		ts.advance(10 * time.Second)
-		if r := ts.post(t, "127.0.0.30", ts.id, ts.secret); r.StatusCode != http.StatusOK {
-			t.Fatalf("after the refill: %d", r.StatusCode)
+		if r := ts.post(t, "127.0.0.10", ts.id, "wrong"); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("after the refill: %d, want a plain 401", r.StatusCode)
 		}
 
 		// Per address: five failures with five made-up ids from one
-		// address, then that address is refused for any id, others not.
+		// address, then that address is refused for any unverified secret,
+		// others not.
 		for j := range 5 {
 			if r := ts.post(t, "127.0.0.40", "kc_made_up_"+strconv.Itoa(j), "wrong"); r.StatusCode != http.StatusUnauthorized {
 				t.Fatalf("address failure %d: %d", j, r.StatusCode)
 			}
 		}
-		if r := ts.post(t, "127.0.0.40", ts.id, ts.secret); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "4" {
+		if r := ts.post(t, "127.0.0.40", ts.id, "wrong"); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "4" {
 			t.Fatalf("address after its burst: %d Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
 		}
-		if r := ts.post(t, "127.0.0.41", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+		if r := ts.post(t, "127.0.0.41", ts.id, "wrong"); r.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("another address: %d", r.StatusCode)
 		}
 		ts.advance(4 * time.Second)
-		if r := ts.post(t, "127.0.0.40", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+		if r := ts.post(t, "127.0.0.40", ts.id, "wrong"); r.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("address after the refill: %d", r.StatusCode)
+		}
+	})
+}
+
+// Anyone who knows a client id cannot lock the client out: failures from
+// other addresses, however many, never refuse the right secret from the
+// client's own, for machine clients (client_credentials) and login clients
+// (the code and refresh grants and /revoke alike); the failing addresses
+// themselves are refused, except for a secret that passed before.
+func TestFailuresDoNotLockOutTheClient(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ts := newTokenServer(t, s, DefaultLimits)
+		for a := range 4 {
+			from := "127.0.0." + strconv.Itoa(100+a)
+			for range DefaultLimits.ClientBurst + 2 {
+				ts.post(t, from, ts.id, "wrong")
+			}
+			if r := ts.post(t, from, ts.id, ts.secret); r.StatusCode != http.StatusTooManyRequests {
+				t.Fatalf("the right secret from an attacking address: %d, want 429", r.StatusCode)
+			}
+		}
+		if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("machine client from its own address after the attack: %d", r.StatusCode)
+		}
+		// Behind a reverse proxy everyone has the proxy's address: failures
+		// from there still do not refuse a secret that passed before.
+		for range DefaultLimits.AddressBurst + 2 {
+			ts.post(t, "127.0.0.1", "kc_made_up", "wrong")
+		}
+		if r := ts.post(t, "127.0.0.1", ts.id, ts.secret); r.StatusCode != http.StatusOK {
+			t.Fatalf("machine client from its own, limited address: %d", r.StatusCode)
+		}
+
+		f := newLoginFixture(t, s)
+		f.byClientAddress = newFailures(time.Hour, 3, 100)
+		f.byAddress = newFailures(time.Hour, 1000, 100)
+		post := func(from, path string, form url.Values, secret string) reply {
+			t.Helper()
+			req, _ := http.NewRequest("POST", f.url+path, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.SetBasicAuth(f.client, secret)
+			resp, err := fromAddress(t, from).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			return reply{status: resp.StatusCode, header: resp.Header, body: body}
+		}
+		refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"made-up"}}
+		revoke := url.Values{"token": {"made-up"}}
+		for a := range 3 {
+			from := "127.0.0." + strconv.Itoa(50+a)
+			for i := range 4 {
+				want := http.StatusUnauthorized
+				if i >= 3 {
+					want = http.StatusTooManyRequests
+				}
+				if r := post(from, "/oauth/token", refresh, "wrong"); r.status != want {
+					t.Fatalf("failure %d from %s: %d %v, want %d", i, from, r.status, r.body, want)
+				}
+			}
+			if r := post(from, "/revoke", revoke, f.secret); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+				t.Fatalf("/revoke with the right secret from an attacking address: %d %v", r.status, r.body)
+			}
+		}
+		// The real client, from its own address: the code exchange, the
+		// refresh and the revocation all work.
+		verifier, _ := pkce()
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {f.code(t)}, "redirect_uri": {testRedirect}, "code_verifier": {verifier}}
+		r := post("127.0.0.60", "/oauth/token", form, f.secret)
+		if r.status != http.StatusOK {
+			t.Fatalf("code exchange from the client's address: %d %v", r.status, r.body)
+		}
+		r = post("127.0.0.60", "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r.body["refresh_token"].(string)}}, f.secret)
+		if r.status != http.StatusOK {
+			t.Fatalf("refresh from the client's address: %d %v", r.status, r.body)
+		}
+		if r := post("127.0.0.60", "/revoke", url.Values{"token": {r.body["refresh_token"].(string)}}, f.secret); r.status != http.StatusOK {
+			t.Fatalf("revoke from the client's address: %d %v", r.status, r.body)
+		}
+		// Its own address limited too (a shared proxy's): the verified
+		// secret still passes, a wrong one does not.
+		for range 3 {
+			post("127.0.0.60", "/revoke", revoke, "wrong")
+		}
+		if r := post("127.0.0.60", "/revoke", revoke, "wrong"); r.status != http.StatusTooManyRequests {
+			t.Fatalf("a wrong secret from the limited address: %d %v", r.status, r.body)
+		}
+		if r := post("127.0.0.60", "/revoke", revoke, f.secret); r.status != http.StatusOK {
+			t.Fatalf("the verified secret from the limited address: %d %v", r.status, r.body)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
@@ -35,14 +37,50 @@ const csrfCookie = "kadens_login"
 // is stored): a later /authorize of the same tenant skips the form.
 const ssoCookie = "kadens_sso"
 
-// authorize checks Kadens' own rules of an authorization request (known
-// client, exact redirect address, the connection is the client's tenant,
-// PKCE by S256 only) and shows an error page for a bad one instead of
-// redirecting anywhere; the rest of the request is the library's.
+// authorize checks Kadens' own rules of an authorization request (its
+// parameters' bounds, known client, exact redirect address, the connection
+// is the client's tenant, PKCE by S256 only) and shows an error page for a
+// bad one instead of redirecting anywhere; the rest of the request is the
+// library's. Each address may make Config.AuthorizeRate requests (every
+// request counts, good or bad), and a request is stored only once all of
+// it is valid.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost: // OpenID Connect Core §3.1.2.1: GET and POST
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		s.errorPage(w, http.StatusMethodNotAllowed, "", "invalid_request", "the authorization endpoint takes GET or POST")
+		return
+	}
+	addr, now := addressKey(r.RemoteAddr), s.now()
+	if wait := s.byAuthorizeAddress.wait(addr, now); wait > 0 {
+		lang := Language(r.URL.Query().Get("language"))
+		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		s.errorPage(w, http.StatusTooManyRequests, lang, "temporarily_unavailable", texts[lang].TooMany)
+		return
+	}
+	s.byAuthorizeAddress.fail(addr, now)
+	// A parameter beyond its bounds is an error page, before anything is
+	// looked up: no well-behaved client sends one, and refusing it costs
+	// no database read (as for Kadens' other own checks below, the page
+	// rather than a redirect to the client).
+	if len(r.URL.RawQuery) > maxQuery {
+		s.errorPage(w, http.StatusBadRequest, "", "invalid_request", (&paramError{"query", fmt.Sprintf("is longer than %d bytes", maxQuery)}).Error())
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	formErr := r.ParseForm()
+	q := r.Form
 	lang := Language(q.Get("language"))
 	t := texts[lang]
+	if formErr != nil {
+		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", "the query or form cannot be read: "+formErr.Error())
+		return
+	}
+	if e := checkValues(q); e != nil {
+		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", e.Error())
+		return
+	}
 	client, err := s.store.LoginClientByID(r.Context(), q.Get("client_id"))
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
@@ -53,7 +91,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, lang, "invalid_client", t.UnknownClient)
 		return
 	}
-	if !slices.Contains(client.RedirectURIs, q.Get("redirect_uri")) {
+	redirect := q.Get("redirect_uri")
+	if !slices.Contains(client.RedirectURIs, redirect) {
 		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", t.BadRedirect)
 		return
 	}
@@ -71,21 +110,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if !slices.Contains(strings.Fields(q.Get("scope")), "openid") {
 		// The client and its address are known good: tell it there, as
 		// RFC 6749 §4.1.2.1 asks.
-		back, _ := url.Parse(q.Get("redirect_uri"))
-		bq := back.Query()
-		bq.Set("error", "invalid_scope")
-		bq.Set("error_description", "the scope must include openid")
-		if st := q.Get("state"); st != "" {
-			bq.Set("state", st)
-		}
-		back.RawQuery = bq.Encode()
-		http.Redirect(w, r, back.String(), http.StatusFound)
+		redirectError(w, r, redirect, "invalid_scope", "the scope must include openid", q.Get("state"))
 		return
 	}
-	org := strings.TrimSpace(q.Get("orgname"))
-	if len(org) > 200 {
-		org = org[:200]
-	}
+	org := clip(strings.TrimSpace(q.Get("orgname")), 200)
 	// The rest is the library's op.Authorize, step by step with its own
 	// parts, so that a request the browser's login session completes is
 	// answered with the code at once instead of by a redirect to the
@@ -124,6 +152,35 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	op.RedirectToLogin(req.GetID(), lc, w, r)
+}
+
+// redirectError sends the browser back to the client's registered
+// redirect address with an OAuth error (RFC 6749 §4.1.2.1) and state.
+func redirectError(w http.ResponseWriter, r *http.Request, redirect, code, desc, state string) {
+	back, err := url.Parse(redirect)
+	if err != nil {
+		http.Error(w, desc, http.StatusBadRequest) // not reached: registered addresses parse
+		return
+	}
+	bq := back.Query()
+	bq.Set("error", code)
+	bq.Set("error_description", desc)
+	if state != "" {
+		bq.Set("state", state)
+	}
+	back.RawQuery = bq.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+// clip is s cut to at most n bytes, at a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // browserSession returns the live login session of the browser that sent

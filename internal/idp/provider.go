@@ -4,15 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,16 +76,8 @@ type authorizeKey struct{}
 type opStorage struct {
 	srv *Server
 
-	// secrets remembers, per login client, the SHA-256 of a secret that
-	// passed bcrypt, so that each token request does not pay ~50 ms of
-	// bcrypt (secrets are 256-bit random, so the hash is as strong; the
-	// database still holds bcrypt only). A changed or deleted client is
-	// looked up anyway and then fails.
-	mu      sync.Mutex
-	secrets map[string][32]byte
-
-	// purged is when (Unix seconds) expired login requests were last
-	// deleted (DeleteAuthRequest).
+	// purged is when (Unix seconds) expired login requests and reset links
+	// were last deleted (sweep).
 	purged atomic.Int64
 }
 
@@ -216,6 +205,7 @@ func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest
 		return nil, errors.New("idp: authorization request without its checked parameters")
 	}
 	now := o.srv.now().UTC()
+	o.sweep(ctx, now)
 	var sess *store.LoginSession
 	if p.sso != nil && p.sso.session != nil && (hinted == "" || hinted == p.sso.session.UserID) {
 		sess = p.sso.session
@@ -275,15 +265,30 @@ func (o *opStorage) SaveAuthCode(ctx context.Context, id, code string) error {
 // DeleteAuthRequest is called once the code was exchanged. The request's
 // row stays until it expires (CodeTTL after the redirect): its code is
 // spent (code_used) and it cannot get another, so deleting it now would
-// only cost a write per login. Expired requests are deleted at most once
-// a minute instead.
+// only cost a write per login. The sweep deletes it later.
 func (o *opStorage) DeleteAuthRequest(ctx context.Context, _ string) error {
-	now := o.srv.now()
+	o.sweep(ctx, o.srv.now())
+	return nil
+}
+
+// sweep deletes the login requests (pending ones abandoned at the form
+// included) and the password reset links that have expired, at most once
+// a minute per process: before each new login request is stored and after
+// each code exchange. The tables then hold at most LoginTTL's worth of
+// requests (and ResetTTL's of links), which the per-address rates bound.
+// A failure costs nothing but the rows' room until the next sweep.
+func (o *opStorage) sweep(ctx context.Context, now time.Time) {
 	last := o.purged.Load()
 	if now.Unix()-last < 60 || !o.purged.CompareAndSwap(last, now.Unix()) {
-		return nil
+		return
 	}
-	return o.srv.store.DeleteExpiredLoginRequests(ctx, now)
+	ctx = context.WithoutCancel(ctx)
+	if err := o.srv.store.DeleteExpiredLoginRequests(ctx, now); err != nil {
+		o.srv.log.ErrorContext(ctx, "sweep expired login requests", "err", err)
+	}
+	if err := o.srv.store.DeleteExpiredPasswordResets(ctx, now); err != nil {
+		o.srv.log.ErrorContext(ctx, "sweep expired password reset links", "err", err)
+	}
 }
 
 // userMemo keeps, for one token request, the user it is for: the library
@@ -373,11 +378,18 @@ type endBrowserSession struct{}
 // TerminateSession is a validated logout: the user's refresh tokens at the
 // client are revoked and the browser's login session ends, so the next
 // /authorize shows the form again.
+//
+// Without an id_token_hint the library knows no user (userID ""): then
+// only the browser's login session ends; whose refresh tokens to revoke
+// is not known.
 func (o *opStorage) TerminateSession(ctx context.Context, userID, clientID string) error {
 	if end, ok := ctx.Value(endBrowserSession{}).(func() error); ok {
 		if err := end(); err != nil {
 			return err
 		}
+	}
+	if userID == "" || clientID == "" {
+		return nil
 	}
 	return o.srv.store.EndLoginSessions(ctx, userID, clientID)
 }
@@ -452,7 +464,9 @@ func (o *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Clie
 		var err error
 		c, err = o.srv.store.LoginClientByID(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("unknown client %q", id)
+			// The library answers this error as it is (400 at
+			// /end_session); a plain error would be its 500.
+			return nil, oidc.ErrInvalidRequest().WithDescription("unknown client_id")
 		}
 		if err != nil {
 			return nil, oidc.ErrServerError().WithParent(err)
@@ -473,32 +487,34 @@ func (o *opStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret stri
 	if _, ok := clientFromContext(ctx, id); ok {
 		return nil
 	}
-	_, err := o.loginClientAuth(ctx, id, secret)
+	// Every route that authenticates clients does it before the library
+	// (Server.authenticateLoginClient); this is only a fallback, limited
+	// as one address.
+	_, err := o.loginClientAuth(ctx, id, secret, "")
 	return err
 }
 
 var (
-	errLoginClientLimited = errors.New("too many failed authentications for this client; retry later")
+	errLoginClientLimited = errors.New("too many failed client authentications from this address; retry later")
 	errBadLoginClient     = errors.New("unknown client or wrong secret")
 )
 
-// loginClientAuth checks a login client's secret with bcrypt (or the
-// remembered hash of one that passed before), limited like the machine
-// clients' failures. An unknown client costs a bcrypt check too.
-func (o *opStorage) loginClientAuth(ctx context.Context, id, secret string) (store.LoginClient, error) {
+// loginClientAuth checks a login client's secret, sent from address addr
+// (addressKey), with bcrypt (or the remembered hash of one that passed
+// before, knownSecrets), limited like the machine clients' failures. An
+// unknown client costs a bcrypt check too.
+func (o *opStorage) loginClientAuth(ctx context.Context, id, secret, addr string) (store.LoginClient, error) {
 	now := o.srv.now()
-	if o.srv.byClient.wait("login:"+id, now) > 0 {
+	key := "login:" + id
+	known := o.srv.known.matches(key, secret)
+	if !known && o.srv.failureWait(key, addr, now) > 0 {
 		return store.LoginClient{}, errLoginClientLimited
 	}
 	c, err := o.srv.store.LoginClientByID(ctx, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return store.LoginClient{}, oidc.ErrServerError().WithParent(err)
 	}
-	sum := sha256.Sum256([]byte(secret))
-	o.mu.Lock()
-	known, ok := o.secrets[id]
-	o.mu.Unlock()
-	if err == nil && ok && subtle.ConstantTimeCompare(known[:], sum[:]) == 1 {
+	if err == nil && known {
 		return c, nil
 	}
 	hash := c.SecretHash
@@ -506,15 +522,10 @@ func (o *opStorage) loginClientAuth(ctx context.Context, id, secret string) (sto
 		hash = string(o.srv.dummyHash())
 	}
 	if o.srv.compare([]byte(hash), []byte(secret)) != nil || err != nil {
-		o.srv.byClient.fail("login:"+id, now)
+		o.srv.failed(key, addr, now)
 		return store.LoginClient{}, errBadLoginClient
 	}
-	o.mu.Lock()
-	if len(o.secrets) > 10_000 {
-		clear(o.secrets)
-	}
-	o.secrets[id] = sum
-	o.mu.Unlock()
+	o.srv.known.remember(key, secret)
 	return c, nil
 }
 

@@ -220,11 +220,22 @@ func (s *Store) UseLoginCode(ctx context.Context, codeHash string, now time.Time
 	return r, nil
 }
 
-// DeleteExpiredLoginRequests forgets the login requests that expired more
-// than an hour before now (so the table holds recent logins only).
+// DeleteExpiredLoginRequests forgets the login requests that have expired
+// at now, whatever their state (pending at the form, logged in, with a
+// code, spent): none can be used any more, and the table holds live
+// logins only.
 func (s *Store) DeleteExpiredLoginRequests(ctx context.Context, now time.Time) error {
-	if _, err := s.writeExec(ctx, `DELETE FROM login_requests WHERE expires_at < $1`, ts(now.Add(-time.Hour))); err != nil {
+	if _, err := s.writeExec(ctx, `DELETE FROM login_requests WHERE expires_at <= $1`, ts(now)); err != nil {
 		return fmt.Errorf("store: delete expired login requests: %w", err)
+	}
+	return nil
+}
+
+// DeleteExpiredPasswordResets forgets the password reset links that have
+// expired at now, used or not.
+func (s *Store) DeleteExpiredPasswordResets(ctx context.Context, now time.Time) error {
+	if _, err := s.writeExec(ctx, `DELETE FROM password_resets WHERE expires_at <= $1`, ts(now)); err != nil {
+		return fmt.Errorf("store: delete expired password resets: %w", err)
 	}
 	return nil
 }

@@ -109,3 +109,62 @@ func TestLoginSessions(t *testing.T) {
 		}
 	})
 }
+
+// TestLoginSweep: the sweep's deletes forget the login requests and the
+// password reset links that have expired, whatever their state, and keep
+// the live ones.
+func TestLoginSweep(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "sweep")
+		tenant, _ := tenancy.From(ctx)
+		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, t0, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := store.LoginClient{ID: "kl_sweep", TenantID: tenant, Name: "web", SecretHash: "x", CreatedAt: t0}
+		if err := s.CreateLoginClient(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []struct {
+			id      string
+			expires time.Duration
+		}{{"abandoned", 15 * time.Minute}, {"at-the-edge", time.Hour}, {"live", 2 * time.Hour}} {
+			if err := s.CreateLoginRequest(ctx, store.LoginRequest{ID: r.id, TenantID: tenant, ClientID: c.ID, RedirectURI: "https://x/cb",
+				Scopes: []string{"openid"}, CSRF: "c", CreatedAt: t0, ExpiresAt: t0.Add(r.expires)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, r := range []struct {
+			hash    string
+			expires time.Duration
+		}{{"old", time.Minute}, {"live", 2 * time.Hour}} {
+			if err := s.CreatePasswordReset(ctx, r.hash, tenant, u.ID, t0, t0.Add(r.expires)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := t0.Add(time.Hour)
+		if err := s.DeleteExpiredLoginRequests(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteExpiredPasswordResets(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]bool{"abandoned": false, "at-the-edge": false, "live": true} {
+			var n int
+			if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM login_requests WHERE id = $1`, id).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if (n == 1) != want {
+				t.Errorf("login request %s: %d rows, want kept %v", id, n, want)
+			}
+		}
+		if s.LivePasswordReset(ctx, "old", t0) || !s.LivePasswordReset(ctx, "live", now) {
+			t.Error("password resets: the expired one was kept or the live one forgotten")
+		}
+		var n int
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM password_resets`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("password resets left: %d %v, want 1", n, err)
+		}
+	})
+}
