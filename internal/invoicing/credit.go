@@ -28,6 +28,14 @@ func Credit(ctx context.Context, tx *store.Tx, id, reason string, at time.Time, 
 	if err != nil {
 		return store.CreditNote{}, err
 	}
+	// The demand's lock comes before reading what earlier notes credited:
+	// on PostgreSQL (READ COMMITTED) a read before it sees the state
+	// before a concurrent credit commits, and both would credit the same
+	// amount (the second's surplus an allowance out of nothing). Once the
+	// lock is held, every later statement sees the winner's note.
+	if _, err := tx.LockDemand(ctx, inv.PaymentDemandID); err != nil {
+		return store.CreditNote{}, err
+	}
 	credited, err := creditedLines(ctx, tx, id)
 	if err != nil {
 		return store.CreditNote{}, err
