@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/billing"
@@ -207,6 +208,295 @@ func TestCreditsUnderConcurrency(t *testing.T) {
 			}
 			if a := allowancesOf(t, e, tn, inv.SubscriberAccountID); len(a) != 0 {
 				t.Fatalf("%d allowances booked", len(a))
+			}
+		}},
+	})
+}
+
+// entryKinds lists the kinds of account id's ledger entries, oldest first
+// (ids are time-ordered, and a transaction takes its ids after the lock
+// it waited for, so this is the order the writers were serialised in).
+func entryKinds(t *testing.T, e *apitest.Env, tn apitest.Tenant, account string) []store.AccountEntry {
+	t.Helper()
+	entries, _, err := e.Store.AccountEntries(tenantCtx(tn), account, store.Page{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+func cancelNow(tn apitest.Tenant, sub string) func(int) *apitest.Response {
+	return func(int) *apitest.Response {
+		return tn.Do("POST", "/subscription/"+sub+"/cancel", map[string]any{"mode": "Immediately", "reason": "test"})
+	}
+}
+
+// TestCancellationsUnderConcurrency: 16 concurrent cancellations of a
+// running period cancel it once (the others: 400, already cancelled) and
+// prorate it once; cancellations racing full credits never give back the
+// unused days of a period the merchant has already credited in full.
+func TestCancellationsUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	// started orders a subscription, pays its invoice when paid, and moves
+	// the clock ten days into the period, so a cancellation ends it early.
+	started := func(t *testing.T, e *apitest.Env, tn apitest.Tenant, paid bool) (*billingFixture, string, store.Invoice) {
+		f := newBillingFixture(t, e, tn)
+		sub := f.order(nil)
+		inv := f.invoices("")[0]
+		if paid {
+			f.payInvoice(inv, inv.Gross.String())
+		}
+		f.advance(tenantClock(t, e, tn).AddDate(0, 0, 10))
+		return f, sub, inv
+	}
+	half := func(rs []*apitest.Response, want int) map[int]int { return statuses(rs[want : want+burst/2]) }
+	runMoneyScenarios(t, []moneyScenario{
+		{"identical cancellations of a paid period", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f, sub, inv := started(t, e, tn, true)
+			wantStatuses(t, fire(burst, cancelNow(tn, sub)), map[int]int{http.StatusOK: 1, http.StatusBadRequest: burst - 1})
+			// One allowance per VAT rate of the period lines (two here).
+			a := allowancesOf(t, e, tn, inv.SubscriberAccountID)
+			var sum int64
+			for _, x := range a {
+				sum += x
+			}
+			if len(a) != len(inv.VATTotals) || sum <= 0 || sum >= inv.Gross.Minor {
+				t.Fatalf("allowances %v, want one per VAT rate for the unused days", a)
+			}
+			if n := len(f.creditNotes("invoiceId=" + inv.ID)); n != 0 {
+				t.Fatalf("%d credit notes", n)
+			}
+		}},
+		{"identical cancellations of an unpaid period", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f, sub, inv := started(t, e, tn, false)
+			wantStatuses(t, fire(burst, cancelNow(tn, sub)), map[int]int{http.StatusOK: 1, http.StatusBadRequest: burst - 1})
+			if cs := f.creditNotes("invoiceId=" + inv.ID); len(cs) != 1 || cs[0].Reason != store.CreditReasonProration {
+				t.Fatalf("credit notes %+v, want one proration", cs)
+			}
+		}},
+		{"cancellations and full credits of a paid period", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f, sub, inv := started(t, e, tn, true)
+			rs := fire(burst, func(i int) *apitest.Response {
+				if i < burst/2 {
+					return cancelNow(tn, sub)(i)
+				}
+				return credit(tn, inv.ID, map[string]any{})(i)
+			})
+			if c, n := half(rs, 0), half(rs, burst/2); c[http.StatusOK] != 1 || c[http.StatusBadRequest] != burst/2-1 ||
+				n[http.StatusCreated] != 1 || n[http.StatusBadRequest] != burst/2-1 {
+				t.Fatalf("cancellations %v, credits %v", c, n)
+			}
+			// The credit note's surplus is an allowance of the whole gross;
+			// the unused days give one only if the cancellation came first.
+			var credited bool
+			for _, en := range entryKinds(t, e, tn, inv.SubscriberAccountID) {
+				if en.Kind != store.EntryAllowance {
+					continue
+				}
+				if credited {
+					t.Fatalf("an allowance of %s was booked after the invoice was credited in full", en.Amount)
+				}
+				credited = -en.Amount.Minor == inv.Gross.Minor
+			}
+			if !credited {
+				t.Fatal("no allowance for the credit note's surplus")
+			}
+			_ = f
+		}},
+		{"cancellations and full credits of an unpaid period", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f, sub, inv := started(t, e, tn, false)
+			rs := fire(burst, func(i int) *apitest.Response {
+				if i < burst/2 {
+					return cancelNow(tn, sub)(i)
+				}
+				return credit(tn, inv.ID, map[string]any{})(i)
+			})
+			if c, n := half(rs, 0), half(rs, burst/2); c[http.StatusOK] != 1 || c[http.StatusBadRequest] != burst/2-1 ||
+				n[http.StatusCreated] != 1 || n[http.StatusBadRequest] != burst/2-1 {
+				t.Fatalf("cancellations %v, credits %v", c, n)
+			}
+			if _, total := f.creditedPerLine(inv); total != inv.Gross.Minor {
+				t.Fatalf("credited %d of %s", total, inv.Gross)
+			}
+			if a := allowancesOf(t, e, tn, inv.SubscriberAccountID); len(a) != 0 {
+				t.Fatalf("allowances %v", a)
+			}
+		}},
+	})
+}
+
+func payBody(inv store.Invoice, ref string, amount string, by string) map[string]any {
+	b := map[string]any{"status": "Succeeded", "amount": json.Number(amount), "currency": inv.Currency, "provider": "Bank",
+		"providerReference": ref}
+	switch by {
+	case "invoiceId":
+		b["invoiceId"] = inv.ID
+	case "kid":
+		b["kid"] = inv.KID
+	case "externalIdentifier":
+		b["matchingType"], b["externalInvoiceIdentifier"] = "UseExternalIdentifier", inv.KID
+	case "subscriber":
+		b["matchingType"], b["externalInvoiceIdentifier"] = "UseSubscriberFromExternalIdentifier", inv.KID
+	}
+	return b
+}
+
+// paymentsOf lists the payments of invoice id.
+func (f *billingFixture) paymentsOf(inv store.Invoice) []store.Payment {
+	f.t.Helper()
+	var ps []store.Payment
+	f.tn.Do("GET", "/payment?invoiceId="+inv.ID, nil).JSON(f.t, &ps)
+	return ps
+}
+
+// TestPaymentsUnderConcurrency: a payment reported 16 times at once, by
+// invoice, KID or external identifier, is recorded once (one 201, the
+// repeats 200 with its id); one reference with 16 different amounts is
+// one payment and 15 × 409; 16 different payments of the whole amount pay
+// the invoice once and leave 15 overpayments as allowances; a payment
+// matched only by its subscriber is matched again under the demand's lock,
+// so only one of 16 such payments settles the one outstanding demand.
+func TestPaymentsUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	unpaid := func(t *testing.T, e *apitest.Env, tn apitest.Tenant) (*billingFixture, store.Invoice) {
+		f := newBillingFixture(t, e, tn)
+		f.order(nil)
+		return f, f.invoices("")[0]
+	}
+	paidOnce := func(t *testing.T, e *apitest.Env, tn apitest.Tenant, f *billingFixture, inv store.Invoice) []store.Payment {
+		t.Helper()
+		if d := f.demand(inv.PaymentDemandID); d.Status != billing.DemandPaid || d.PaidAmount.Minor != inv.Gross.Minor {
+			t.Fatalf("demand %s paid %s", d.Status, d.PaidAmount)
+		}
+		if n := len(eventsOf(t, e, tn, store.EventInvoicePaid)); n != 1 {
+			t.Fatalf("%d InvoicePaid events", n)
+		}
+		return f.paymentsOf(inv)
+	}
+	var scenarios []moneyScenario
+	for _, by := range []string{"invoiceId", "kid", "externalIdentifier", "subscriber"} {
+		scenarios = append(scenarios, moneyScenario{"identical payments by " + by, func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f, inv := unpaid(t, e, tn)
+			body := payBody(inv, "same", inv.Gross.String(), by)
+			rs := fire(burst, func(int) *apitest.Response { return tn.Do("POST", "/payment", body) })
+			wantStatuses(t, rs, map[int]int{http.StatusCreated: 1, http.StatusOK: burst - 1})
+			ps := paidOnce(t, e, tn, f, inv)
+			if len(ps) != 1 {
+				t.Fatalf("%d payments", len(ps))
+			}
+			for _, r := range rs {
+				if r.Status == http.StatusOK {
+					var id string
+					r.JSON(t, &id)
+					if id != ps[0].ID {
+						t.Fatalf("a repeat answered %s, want %s", id, ps[0].ID)
+					}
+				}
+			}
+		}})
+	}
+	scenarios = append(scenarios,
+		moneyScenario{"one reference with different amounts", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f, inv := unpaid(t, e, tn)
+			rs := fire(burst, func(i int) *apitest.Response {
+				return tn.Do("POST", "/payment", payBody(inv, "same", fmt.Sprintf("%d.00", 100+i), "invoiceId"))
+			})
+			wantStatuses(t, rs, map[int]int{http.StatusCreated: 1, http.StatusConflict: burst - 1})
+			if ps := f.paymentsOf(inv); len(ps) != 1 {
+				t.Fatalf("%d payments", len(ps))
+			}
+		}},
+		moneyScenario{"different payments of the whole amount", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f, inv := unpaid(t, e, tn)
+			rs := fire(burst, func(i int) *apitest.Response {
+				return tn.Do("POST", "/payment", payBody(inv, fmt.Sprintf("p-%d", i), inv.Gross.String(), "kid"))
+			})
+			wantStatuses(t, rs, map[int]int{http.StatusCreated: burst})
+			var applied int64
+			for _, p := range paidOnce(t, e, tn, f, inv) {
+				applied += p.Applied.Minor
+			}
+			if applied != inv.Gross.Minor {
+				t.Fatalf("payments applied %d of %s", applied, inv.Gross)
+			}
+			if a := allowancesOf(t, e, tn, inv.SubscriberAccountID); len(a) != burst-1 {
+				t.Fatalf("%d overpayment allowances, want %d", len(a), burst-1)
+			}
+		}},
+		moneyScenario{"different payments matched by subscriber", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f, inv := unpaid(t, e, tn)
+			rs := fire(burst, func(i int) *apitest.Response {
+				return tn.Do("POST", "/payment", payBody(inv, fmt.Sprintf("s-%d", i), inv.Gross.String(), "subscriber"))
+			})
+			wantStatuses(t, rs, map[int]int{http.StatusCreated: 1, http.StatusBadRequest: burst - 1})
+			if ps := paidOnce(t, e, tn, f, inv); len(ps) != 1 || ps[0].Surplus.Minor != 0 {
+				t.Fatalf("payments %+v", ps)
+			}
+		}},
+	)
+	runMoneyScenarios(t, scenarios)
+}
+
+// TestAccountItemsUnderConcurrency: an allowance posted 16 times at once
+// with one Idempotency-Key is booked once (the others replay its answer or
+// are told it is in progress, 409); 16 different charges and allowances
+// booked while the renewal invoice that bills them is issued are each
+// billed or applied exactly once.
+func TestAccountItemsUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	item := func(tn apitest.Tenant, account, kind, amount string, key string) *apitest.Response {
+		return tn.Do("POST", "/subscriberaccount/"+account+"/"+kind, map[string]any{"amount": json.Number(amount),
+			"description": "test " + kind, "vatRate": json.Number("0")}, "Idempotency-Key", key)
+	}
+	runMoneyScenarios(t, []moneyScenario{
+		{"identical allowances with one idempotency key", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f := newBillingFixture(t, e, tn)
+			f.order(nil)
+			inv := f.invoices("")[0]
+			rs := fire(burst, func(int) *apitest.Response { return item(tn, inv.SubscriberAccountID, "allowance", "10.00", "k") })
+			first := 0
+			for _, r := range rs {
+				switch {
+				case r.Status == http.StatusCreated && r.Header.Get("Idempotent-Replayed") == "":
+					first++
+				case r.Status == http.StatusCreated, r.Status == http.StatusConflict:
+				default:
+					t.Fatalf("answer %d %s", r.Status, r.Body)
+				}
+			}
+			if a := allowancesOf(t, e, tn, inv.SubscriberAccountID); first != 1 || len(a) != 1 {
+				t.Fatalf("%d first answers, %d allowances", first, len(a))
+			}
+		}},
+		{"charges and allowances booked while an invoice bills them", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			f := newBillingFixture(t, e, tn)
+			f.order(nil)
+			inv := f.invoices("")[0]
+			f.payInvoice(inv, inv.Gross.String())
+			renewal := inv.PeriodEnd.AddDate(0, 0, -14)
+			rs := fire(burst, func(i int) *apitest.Response {
+				switch {
+				case i == 0:
+					return tn.Do("POST", "/testclock/advance", map[string]any{"to": renewal.UTC().Format(time.RFC3339)})
+				case i%2 == 0:
+					return item(tn, inv.SubscriberAccountID, "charge", "3.00", fmt.Sprintf("c-%d", i))
+				default:
+					return item(tn, inv.SubscriberAccountID, "allowance", "2.00", fmt.Sprintf("a-%d", i))
+				}
+			})
+			wantStatuses(t, rs, map[int]int{http.StatusOK: 1, http.StatusCreated: burst - 1})
+			// Whatever the renewal invoice took, the ledger check (run after
+			// every scenario) proves each item billed or applied once; here
+			// the account's balance must be what was booked.
+			// The renewal bills the package (the first invoice's 248.00) plus
+			// whatever items it found, so the balance is that plus all that was
+			// booked, whichever items the invoice took.
+			if n := len(f.invoices("")); n != 2 {
+				t.Fatalf("%d invoices, want the first and its renewal", n)
+			}
+			a := f.account(inv.SubscriberAccountID)
+			if want := inv.Gross.Minor + 7*300 - 8*200; a.Balance.Minor != want {
+				t.Fatalf("balance %s, want %d minor units", a.Balance, want)
 			}
 		}},
 	})

@@ -154,6 +154,15 @@ func SettleCancellation(ctx context.Context, tx *store.Tx, sub store.Subscriptio
 	if err != nil || !ok {
 		return err // a period without an invoice has nothing to settle
 	}
+	// Paid or not, and what earlier notes credited, are read under the
+	// demand's lock: a payment or credit committing meanwhile must be seen,
+	// or a period fully credited by the merchant would still give an
+	// allowance for its unused days (Credit locks the same row first).
+	locked, err := tx.LockDemand(ctx, demand.ID)
+	if err != nil {
+		return err
+	}
+	demand.Status = locked.Status
 	loc, err := period.LoadZone(sub.TimeZone)
 	if err != nil {
 		return err
