@@ -77,7 +77,8 @@ func Credit(ctx context.Context, tx *store.Tx, id, reason string, at time.Time, 
 		Applied: catalog.NewAmount(change.Applied, cur), Surplus: catalog.NewAmount(change.Surplus, cur),
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
 	if change.Surplus > 0 {
-		item, err := bookAllowance(ctx, tx, inv.SubscriberAccountID, fmt.Sprintf("Credit note %d for invoice %d", number, inv.InvoiceNumber), change.Surplus, at)
+		item, err := bookAllowance(ctx, tx, inv.SubscriberAccountID, fmt.Sprintf("Credit note %d for invoice %d", number, inv.InvoiceNumber), change.Surplus, at,
+			store.ItemSource{Kind: store.ItemSourceCreditNote, ID: c.ID})
 		if err != nil {
 			return store.CreditNote{}, err
 		}
@@ -199,7 +200,8 @@ func SettleCancellation(ctx context.Context, tx *store.Tx, sub store.Subscriptio
 		}
 		for _, a := range amounts {
 			desc := fmt.Sprintf("Unused time of invoice %d (%d of %d days)", inv.InvoiceNumber, total-used, total)
-			if _, err := BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemAllowance, desc, a.Gross, a.VATRate, at); err != nil {
+			if _, err := BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemAllowance, desc, a.Gross, a.VATRate, at,
+				store.ItemSource{Kind: store.ItemSourceProration, ID: inv.ID}); err != nil {
 				return err
 			}
 		}

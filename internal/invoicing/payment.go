@@ -151,7 +151,8 @@ func RecordPaymentTx(ctx context.Context, tx *store.Tx, in NewPayment) (store.Pa
 			if err != nil {
 				return err
 			}
-			item, err := bookAllowance(ctx, tx, p.SubscriberAccountID, fmt.Sprintf("Overpayment of invoice %d", number), surplus, now)
+			item, err := bookAllowance(ctx, tx, p.SubscriberAccountID, fmt.Sprintf("Overpayment of invoice %d", number), surplus, now,
+				store.ItemSource{Kind: store.ItemSourcePayment, ID: p.ID})
 			if err != nil {
 				return err
 			}
