@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -498,6 +500,124 @@ func TestAccountItemsUnderConcurrency(t *testing.T) {
 			if want := inv.Gross.Minor + 7*300 - 8*200; a.Balance.Minor != want {
 				t.Fatalf("balance %s, want %d minor units", a.Balance, want)
 			}
+		}},
+	})
+}
+
+// autogiroDebitSent makes tenant tn bill a subscription by Autogiro up to
+// the debit of its first invoice sent to Bankgirot (the steps of
+// TestAutogiroBilling), and returns the invoice, the export file and
+// today's date as reports write it.
+func autogiroDebitSent(t *testing.T, e *apitest.Env, tn apitest.Tenant) (store.Invoice, []byte, string) {
+	t.Helper()
+	c := newAPICatalog(t, e, tn)
+	org := create(t, tn, "/organization", map[string]any{"name": "Nordavis AB", "country": "SE", "currency": "SEK", "timeZone": "Europe/Stockholm"})
+	pkg := create(t, tn, "/package", fmt.Sprintf(`{"Name": "Digital", "Currency": "SEK", "Price": 149.00,
+		"products": [{"productId": %q}], "BillingPlans": [%q]}`, c.digital, c.monthly))
+	account := create(t, tn, "/autogiro/account", map[string]any{"organizationId": org, "bankgiroCustomerNumber": "543210", "bankgiroNumber": "5432-1096"})
+	sub := create(t, tn, "/subscriber", map[string]any{"name": "Åsa Öberg"})
+	mandate := create(t, tn, "/autogiro/mandate", map[string]any{"accountId": account, "subscriberId": sub,
+		"clearingNumber": "3300", "bankAccountNumber": "121212-1212", "payerId": "19121212-1212"})
+	var mv struct{ PayerNumber string }
+	tn.Do("GET", "/autogiro/mandate/"+mandate, nil).JSON(t, &mv)
+	if r := tn.Do("POST", "/autogiro/export/mandate/"+org, nil); r.Status != http.StatusOK {
+		t.Fatalf("export mandate: %d %s", r.Status, r.Body)
+	}
+	today := tenantClock(t, e, tn).In(autogiro.Stockholm).Format("20060102")
+	if r := tn.Do("POST", "/autogiro/import", agAdvice(today, mv.PayerNumber, "04", "32")); r.Status != http.StatusOK {
+		t.Fatalf("import advice: %d %s", r.Status, r.Body)
+	}
+	agreement := create(t, tn, "/paymentagreement", map[string]any{"subscriberId": sub, "providerType": "autogiro", "providerAgreementReference": mandate})
+	order := create(t, tn, "/order", map[string]any{"organizationId": org, "templatePackageId": pkg, "subscriberId": sub, "paymentAgreementId": agreement})
+	completeOrder(t, tn, order)
+	var invs []store.Invoice
+	tn.Do("GET", "/invoice?subscriberId="+sub, nil).JSON(t, &invs)
+	if len(invs) != 1 {
+		t.Fatalf("%d invoices", len(invs))
+	}
+	eventually(t, "the debit of the issued invoice", func() bool {
+		var txs []struct{ ID string }
+		tn.Do("GET", "/autogiro/transaction?MandateId="+mandate, nil).JSON(t, &txs)
+		return len(txs) > 0
+	})
+	var fv struct{ ID string }
+	r := tn.Do("POST", "/autogiro/export/mandate/"+org, nil)
+	r.JSON(t, &fv)
+	if r.Status != http.StatusOK {
+		t.Fatalf("export debits: %d %s", r.Status, r.Body)
+	}
+	return invs[0], tn.Do("GET", "/autogiro/export/file/"+fv.ID, nil).Body, today
+}
+
+// TestAutogiroImportsUnderConcurrency: a payment specification imported 16
+// times at once, or 16 reports that each speak of the same debit, pay the
+// invoice once; the same for a debit the payer's bank paid back (TK77):
+// one charge, however many imports race.
+func TestAutogiroImportsUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	// serial gives the i-th report its own header serial, so that it is
+	// another file (imports are idempotent by the file's SHA-256).
+	serial := func(report string, i int) string {
+		return strings.Replace(report, "120000000001", fmt.Sprintf("%012d", 130000000000+i), 1)
+	}
+	imports := func(tn apitest.Tenant, report func(i int) string) []*apitest.Response {
+		return fire(burst, func(i int) *apitest.Response { return tn.Do("POST", "/autogiro/import", report(i)) })
+	}
+	paidOnce := func(t *testing.T, e *apitest.Env, tn apitest.Tenant, inv store.Invoice) {
+		t.Helper()
+		var ps []store.Payment
+		tn.Do("GET", "/payment?invoiceId="+inv.ID, nil).JSON(t, &ps)
+		if len(ps) != 1 || ps[0].Applied.Minor != inv.Gross.Minor {
+			t.Fatalf("payments %+v", ps)
+		}
+		if n := len(eventsOf(t, e, tn, store.EventInvoicePaid)); n != 1 {
+			t.Fatalf("%d InvoicePaid events", n)
+		}
+	}
+	chargedOnce := func(t *testing.T, e *apitest.Env, tn apitest.Tenant, inv store.Invoice) {
+		t.Helper()
+		var charges int
+		for _, en := range entryKinds(t, e, tn, inv.SubscriberAccountID) {
+			if en.Kind == store.EntryCharge {
+				charges++
+			}
+		}
+		var acc store.SubscriberAccount
+		tn.Do("GET", "/subscriberaccount/"+inv.SubscriberAccountID, nil).JSON(t, &acc)
+		if charges != 1 || acc.OutstandingCharges.Minor != inv.Gross.Minor || acc.Balance.Minor != inv.Gross.Minor {
+			t.Fatalf("%d refund charges, account %+v", charges, acc)
+		}
+	}
+	runMoneyScenarios(t, []moneyScenario{
+		{"identical payment specifications", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			inv, file, today := autogiroDebitSent(t, e, tn)
+			spec := agPaymentSpec(today, records(file, "82"), []byte{'0'})
+			wantStatuses(t, imports(tn, func(int) string { return spec }), map[int]int{http.StatusOK: burst})
+			paidOnce(t, e, tn, inv)
+		}},
+		{"payment specifications of one debit", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			inv, file, today := autogiroDebitSent(t, e, tn)
+			spec := agPaymentSpec(today, records(file, "82"), []byte{'0'})
+			wantStatuses(t, imports(tn, func(i int) string { return serial(spec, i) }), map[int]int{http.StatusOK: burst})
+			paidOnce(t, e, tn, inv)
+		}},
+		{"identical refund reports", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			inv, file, today := autogiroDebitSent(t, e, tn)
+			if r := tn.Do("POST", "/autogiro/import", agPaymentSpec(today, records(file, "82"), []byte{'0'})); r.Status != http.StatusOK {
+				t.Fatalf("import payment: %d %s", r.Status, r.Body)
+			}
+			refund := agRefundSpec(today, "20261201", records(file, "82")[0], "02")
+			wantStatuses(t, imports(tn, func(int) string { return refund }), map[int]int{http.StatusOK: burst})
+			chargedOnce(t, e, tn, inv)
+		}},
+		{"refund reports of one debit", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			inv, file, today := autogiroDebitSent(t, e, tn)
+			if r := tn.Do("POST", "/autogiro/import", agPaymentSpec(today, records(file, "82"), []byte{'0'})); r.Status != http.StatusOK {
+				t.Fatalf("import payment: %d %s", r.Status, r.Body)
+			}
+			refund := agRefundSpec(today, "20261201", records(file, "82")[0], "02")
+			wantStatuses(t, imports(tn, func(i int) string { return serial(refund, i) }), map[int]int{http.StatusOK: burst})
+			chargedOnce(t, e, tn, inv)
 		}},
 	})
 }
