@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // TestLedgerCheckCommand bills a tenant through the API (orders, a full, a
@@ -97,6 +100,120 @@ func TestLedgerCheckCommand(t *testing.T) {
 			}
 			if _, err := kadens(t, env, "ledger", "check", "--tenant", "nobody"); err == nil || !strings.Contains(err.Error(), "no tenant") {
 				t.Fatalf("unknown tenant: %v", err)
+			}
+		})
+	}
+}
+
+// TestLedgerCheckFindsMoneyFromNothing: money that balances but should not
+// exist — a surplus credit note inserted by hand beside the real full
+// credit of a paid invoice (what concurrent credits did before the
+// demand's lock came first), an allowance booked by no document, and a
+// second payment applied to a paid demand — is found by the check
+// function on each engine and makes `kadens ledger check` exit non-zero
+// naming the invoice, the item and the demand.
+func TestLedgerCheckFindsMoneyFromNothing(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		t.Run(string(eng), func(t *testing.T) {
+			t.Parallel()
+			e := apitest.Start(t, eng, nil)
+			tn := e.Tenant
+			sd := tn.Seed(t)
+			org := sd.Organization(seed.Nordavis)
+			product := sd.Product(seed.Product{Name: "Nordavis Digital", Category: "digital", VATRate: "0"})
+			plan := sd.Plan(seed.Plan{Name: "Monthly", Unit: "Month"})
+			pkg := sd.Package(seed.Package{Name: "Digital", Price: "100.00", Products: []string{product}, Plans: []string{plan}})
+			for i := range 2 {
+				sub := sd.Subscriber(seed.Subscriber{Name: fmt.Sprintf("Subscriber %d", i), Country: "NO"})
+				order := tn.Do("POST", "/order", map[string]any{"organizationId": org, "templatePackageId": pkg, "subscriberId": sub}).ID(t)
+				if r := tn.Do("POST", "/order/"+order+"/complete", nil); r.Status != http.StatusOK {
+					t.Fatalf("complete: %d %s", r.Status, r.Body)
+				}
+			}
+			var invoices []store.Invoice
+			tn.Do("GET", "/invoice", nil).JSON(t, &invoices)
+			if len(invoices) != 2 {
+				t.Fatalf("%d invoices", len(invoices))
+			}
+			credited, paid := invoices[0], invoices[1]
+			for i, inv := range invoices {
+				if r := tn.Do("POST", "/payment", map[string]any{"invoiceId": inv.ID, "status": "Succeeded", "amount": 100, "currency": "NOK",
+					"provider": "Bank", "providerReference": fmt.Sprintf("pay-%d", i)}); r.Status != http.StatusCreated {
+					t.Fatalf("pay: %d %s", r.Status, r.Body)
+				}
+			}
+			note := tn.Do("POST", "/invoice/"+credited.ID+"/credit", map[string]any{}).ID(t)
+			env := map[string]string{"KADENS_DATA_DIR": e.Config.DataDir, "KADENS_DATABASE_URL": e.Config.DatabaseURL, "KADENS_LOG_LEVEL": "warn"}
+			if out, err := kadens(t, env, "ledger", "check", "--tenant", tn.ID); err != nil {
+				t.Fatalf("clean check: %v\n%s", err, out)
+			}
+
+			db := e.Store.DB()
+			exec := func(q string, args ...any) {
+				t.Helper()
+				if _, err := db.Exec(q, args...); err != nil {
+					t.Fatalf("%v\n%s", err, q)
+				}
+			}
+			// A second credit note of the whole invoice, its surplus an
+			// allowance with its entry: every balance still adds up.
+			surplusNote, surplusItem := store.NewID(), store.NewID()
+			exec(`INSERT INTO account_items (id, tenant_id, account_id, kind, description, amount, remaining, vat_rate, booked_at,
+				created_at, source_kind, source_id) SELECT $1, tenant_id, account_id, 'Allowance', 'Credit note', gross, gross, '0',
+				issued_at, created_at, 'CreditNote', $2 FROM credit_notes WHERE id = $3`, surplusItem, surplusNote, note)
+			exec(`INSERT INTO credit_notes (id, tenant_id, organization_id, credit_note_number, invoice_id, payment_demand_id,
+				account_id, subscriber_id, subscription_id, currency, reason, issued_at, issue_date, lines, vat_totals, net, vat, gross,
+				applied, surplus, allowance_item_id, created_at) SELECT $1, tenant_id, organization_id, credit_note_number + 1,
+				invoice_id, payment_demand_id, account_id, subscriber_id, subscription_id, currency, reason, issued_at, issue_date,
+				lines, vat_totals, net, vat, gross, 0, gross, $2, created_at FROM credit_notes WHERE id = $3`, surplusNote, surplusItem, note)
+			exec(`INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, item_id, booked_at, created_at)
+				SELECT $1, tenant_id, account_id, 'Allowance', -gross, $2, issued_at, created_at FROM credit_notes WHERE id = $3`,
+				store.NewID(), surplusItem, note)
+			// An allowance no document booked.
+			orphan := store.NewID()
+			exec(`INSERT INTO account_items (id, tenant_id, account_id, kind, description, amount, remaining, vat_rate, booked_at,
+				created_at) SELECT $1, tenant_id, account_id, 'Allowance', 'Goodwill', 5000, 5000, '0', issued_at, created_at
+				FROM invoices WHERE id = $2`, orphan, paid.ID)
+			exec(`INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, item_id, booked_at, created_at)
+				SELECT $1, tenant_id, account_id, 'Allowance', -5000, $2, issued_at, created_at FROM invoices WHERE id = $3`,
+				store.NewID(), orphan, paid.ID)
+			// The paid demand paid again, with its Payment entry.
+			again := store.NewID()
+			exec(`INSERT INTO payments (id, tenant_id, payment_demand_id, invoice_id, subscriber_id, account_id, payment_agreement_id,
+				status, amount, applied, surplus, allowance_item_id, currency, paid_at, provider, provider_reference, failure_reason,
+				created_at) SELECT $1, tenant_id, payment_demand_id, invoice_id, subscriber_id, account_id, payment_agreement_id, status,
+				amount, applied, surplus, allowance_item_id, currency, paid_at, provider, 'again', failure_reason, created_at
+				FROM payments WHERE invoice_id = $2`, again, paid.ID)
+			exec(`INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, invoice_id, payment_id, booked_at, created_at)
+				SELECT $1, tenant_id, account_id, 'Payment', -applied, invoice_id, id, paid_at, created_at FROM payments WHERE id = $2`,
+				store.NewID(), again)
+
+			want := []string{
+				"invoice " + credited.ID + " [over-credit]: invoice 1 is credited 200.00 NOK by 2 credit notes but can be credited 100.00 NOK at most (line 1 of 100.00 NOK credited 200.00 NOK)",
+				"account_item " + orphan + " [item-source]: Allowance of 50.00 NOK: it has no source document",
+				"payment_demand " + paid.PaymentDemandID + " [settled-twice]: its payments applied 200.00 NOK and its credit notes 0.00 NOK, 100.00 NOK more than its amount 100.00 NOK",
+			}
+			rep, err := e.Store.CheckLedger(tenancy.With(context.Background(), tn.ID), store.LedgerCheck{TenantID: tn.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range rep.Problems {
+				got = append(got, p.String())
+			}
+			for _, w := range want {
+				if !slices.ContainsFunc(got, func(g string) bool { return strings.Contains(g, w) }) {
+					t.Errorf("CheckLedger does not report %q; it found:\n%s", w, strings.Join(got, "\n"))
+				}
+			}
+			out, err := kadens(t, env, "ledger", "check", "--tenant", tn.ID)
+			if !errors.Is(err, errLedgerProblems) {
+				t.Fatalf("check after the tampering: err %v\n%s", err, out)
+			}
+			for _, w := range want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
 			}
 		})
 	}

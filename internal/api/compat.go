@@ -238,47 +238,58 @@ func (s *Server) checkMatching(errs *validation.Errors, in PaymentInput) matchin
 }
 
 // externalTarget resolves a payment identified by externalInvoiceIdentifier
-// to a payment demand and its currency.
-func (s *Server) externalTarget(ctx context.Context, m matching, orgID, currency string, amount int64, provider, reference string) (string, string, error) {
+// to a payment demand and its currency. A payment matched by what its
+// subscriber's one outstanding demand claims (UseSubscriberFromExternalIdentifier)
+// also returns that claim, which RecordPayment checks again under the
+// demand's lock (NewPayment.Outstanding).
+func (s *Server) externalTarget(ctx context.Context, m matching, orgID, currency string, amount int64, provider, reference string) (string, string, *int64, error) {
 	const field = "externalInvoiceIdentifier"
 	refs, err := s.store.InvoicesByExternalIdentifier(ctx, m.external, orgID)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	switch {
 	case len(refs) == 0:
-		return "", "", validation.Field(field, "no invoice has KID or invoice number %s", m.external)
+		return "", "", nil, validation.Field(field, "no invoice has KID or invoice number %s", m.external)
 	case len(refs) > 1 && m.kind == matchExternalIdentifier:
-		return "", "", validation.Field("organizationId", "is required: %s names invoices of several organizations (or a KID and an invoice number)", m.external)
+		return "", "", nil, validation.Field("organizationId", "is required: %s names invoices of several organizations (or a KID and an invoice number)", m.external)
 	case len(refs) > 1 && refs[0].SubscriberID != refs[1].SubscriberID:
-		return "", "", validation.Field(field, "%s names invoices of several subscribers; give organizationId", m.external)
+		return "", "", nil, validation.Field(field, "%s names invoices of several subscribers; give organizationId", m.external)
 	}
 	ref := refs[0]
 	if m.kind == matchExternalIdentifier {
-		return ref.PaymentDemandID, ref.Currency, nil
+		return ref.PaymentDemandID, ref.Currency, nil, nil
 	}
 	// UseSubscriberFromExternalIdentifier: the identifier names the payer
 	// only; a report repeated after the demand was settled finds its
 	// first payment.
 	if m.subscriber != "" && m.subscriber != ref.SubscriberID {
-		return "", "", validation.Field("subscriberId", "%s names an invoice of subscriber %s, not of %s", m.external, ref.SubscriberID, m.subscriber)
+		return "", "", nil, validation.Field("subscriberId", "%s names an invoice of subscriber %s, not of %s", m.external, ref.SubscriberID, m.subscriber)
 	}
-	prev, _, err := s.store.ListPayments(ctx, store.PaymentFilter{Provider: provider, ProviderReference: reference}, store.Page{Limit: 1})
-	if err != nil {
-		return "", "", err
+	first := func() (string, string, bool, error) {
+		prev, _, err := s.store.ListPayments(ctx, store.PaymentFilter{Provider: provider, ProviderReference: reference}, store.Page{Limit: 1})
+		if err != nil || len(prev) != 1 || prev[0].SubscriberID != ref.SubscriberID {
+			return "", "", false, err
+		}
+		return prev[0].PaymentDemandID, prev[0].Currency, true, nil
 	}
-	if len(prev) == 1 && prev[0].SubscriberID == ref.SubscriberID {
-		return prev[0].PaymentDemandID, prev[0].Currency, nil
+	if demand, cur, ok, err := first(); err != nil || ok {
+		return demand, cur, nil, err
 	}
 	demand, outstanding, ok, err := invoicing.MatchBySubscriber(ctx, s.store, ref.SubscriberID, currency, amount)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	if !ok {
-		return "", "", validation.Field(field, "the payment cannot be matched: subscriber %s has %d outstanding %s payment demands and it must be exactly one, claiming exactly this amount; identify the invoice with matchingType %s",
+		// The first report of this reference may have settled the demand
+		// between the two reads.
+		if demand, cur, ok, err := first(); err != nil || ok {
+			return demand, cur, nil, err
+		}
+		return "", "", nil, validation.Field(field, "the payment cannot be matched: subscriber %s has %d outstanding %s payment demands and it must be exactly one, claiming exactly this amount; identify the invoice with matchingType %s",
 			ref.SubscriberID, outstanding, currency, matchExternalIdentifier)
 	}
-	return demand, currency, nil
+	return demand, currency, &amount, nil
 }
 
 // checkPayer checks that the subscriber a report names is the one of the

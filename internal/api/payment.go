@@ -1,6 +1,8 @@
 package api
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -162,32 +164,11 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 
-	// The target is resolved before the currency can be compared with the
-	// demand's; an unknown target (also another tenant's) is a 400 on its
-	// field, like any other reference in a body.
-	var (
-		target, demandCurrency string
-		err                    error
-	)
-	if m.external != "" {
-		target, demandCurrency, err = s.externalTarget(r.Context(), m, orgID, currency, amount.Minor, provider, reference)
-	} else {
-		target, demandCurrency, err = s.store.PaymentTarget(r.Context(), invoiceID, demandID, kid, orgID)
-	}
-	if err != nil {
-		return err
-	}
-	if err := s.checkPayer(r.Context(), m, target); err != nil {
-		return err
-	}
-	if demandCurrency != currency {
-		return validation.Field("currency", "must be %s, the payment demand's currency", demandCurrency)
-	}
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
 	}
-	np := invoicing.NewPayment{PaymentDemandID: target, Status: status, Amount: amount.Minor, Currency: currency, PaidAt: now,
+	np := invoicing.NewPayment{Status: status, Amount: amount.Minor, Currency: currency, PaidAt: now,
 		Provider: provider, ProviderReference: reference, FailureReason: reason, Now: now}
 	if paidAt != nil {
 		np.PaidAt, np.PaidAtGiven = *paidAt, true
@@ -195,9 +176,46 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if agreementID != "" {
 		np.PaymentAgreementID = &agreementID
 	}
-	p, created, err := invoicing.RecordPayment(r.Context(), s.store, np)
-	if err != nil {
-		return err
+	var (
+		p       store.Payment
+		created bool
+	)
+	// A payment matched by what a demand still claims (matchingType
+	// UseSubscriberFromExternalIdentifier) is matched on reads made before
+	// the demand's lock; RecordPayment checks the match again under it and,
+	// when a concurrent payment changed the demand, the payment is matched
+	// again — to the first payment of its reference, to no demand (400), or
+	// after matchAttempts to a 409.
+	for attempt := 1; ; attempt++ {
+		// The target is resolved before the currency can be compared with
+		// the demand's; an unknown target (also another tenant's) is a 400
+		// on its field, like any other reference in a body.
+		var demandCurrency string
+		if m.external != "" {
+			np.PaymentDemandID, demandCurrency, np.Outstanding, err = s.externalTarget(r.Context(), m, orgID, currency, amount.Minor, provider, reference)
+		} else {
+			np.PaymentDemandID, demandCurrency, err = s.store.PaymentTarget(r.Context(), invoiceID, demandID, kid, orgID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.checkPayer(r.Context(), m, np.PaymentDemandID); err != nil {
+			return err
+		}
+		if demandCurrency != currency {
+			return validation.Field("currency", "must be %s, the payment demand's currency", demandCurrency)
+		}
+		p, created, err = invoicing.RecordPayment(r.Context(), s.store, np)
+		if errors.Is(err, invoicing.ErrMatchChanged) && attempt < matchAttempts {
+			continue
+		}
+		if errors.Is(err, invoicing.ErrMatchChanged) {
+			return fmt.Errorf("api: payment %s/%s: %w: %w", provider, reference, err, store.ErrConflict)
+		}
+		if err != nil {
+			return err
+		}
+		break
 	}
 	if !created {
 		w.Header().Set("Location", s.baseURL+"/payment/"+p.ID)
@@ -207,6 +225,10 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	s.created(w, "/payment/"+p.ID, p.ID)
 	return nil
 }
+
+// matchAttempts bounds how often a payment matched by its subscriber is
+// matched again after concurrent payments changed the demand it matched.
+const matchAttempts = 4
 
 func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors

@@ -262,7 +262,8 @@ func bookRefund(ctx context.Context, st *store.Store, t store.AutogiroTransactio
 	}
 	desc := fmt.Sprintf("Autogiro: the payer's bank paid back the debit of invoice %d (%s)", inv.InvoiceNumber, refundText(t.PayerRefundCode))
 	return st.InTx(ctx, func(tx *store.Tx) error {
-		it, err := invoicing.BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemCharge, desc, t.AmountMinor, catalog.PercentOf(0), now)
+		it, err := invoicing.BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemCharge, desc, t.AmountMinor, catalog.PercentOf(0), now,
+			store.ItemSource{Kind: store.ItemSourceAutogiroRefund, ID: t.ID})
 		if err != nil {
 			return fmt.Errorf("autogiro: refund charge of transaction %s: %w", t.ID, err)
 		}

@@ -166,19 +166,27 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 	ctx = withTenant(ctx, tenant)
 	var out Settlement
 	for {
-		open, err := st.OpenAvtaleGiroPayments(ctx, settleBatch)
-		if err != nil {
-			return out, fmt.Errorf("avtalegiro: settle: %w", err)
-		}
-		if len(open) == 0 {
-			return out, nil
-		}
 		var (
 			batch   Settlement
 			repeats []store.AvtaleGiroPayment
+			open    []store.AvtaleGiroPayment
 		)
-		err = st.InTx(ctx, func(tx *store.Tx) error {
+		err := st.InTx(ctx, func(tx *store.Tx) error {
 			batch, repeats = Settlement{}, nil
+			// Settlements of a tenant take turns, and the batch's payments
+			// and claims are read after the turn is taken: read before it,
+			// a concurrent settlement's payments and paid claims would look
+			// open, and two payments would pay one claim.
+			if err := tx.LockAvtaleGiroSettlement(ctx); err != nil {
+				return err
+			}
+			var err error
+			if open, err = tx.OpenAvtaleGiroPayments(ctx, settleBatch); err != nil || len(open) == 0 {
+				if err != nil {
+					return fmt.Errorf("avtalegiro: settle: %w", err)
+				}
+				return nil
+			}
 			record := func(in invoicing.NewPayment) (string, error) {
 				var id string
 				err := tx.Savepoint(ctx, func() error {
@@ -208,6 +216,9 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 		})
 		if err != nil {
 			return out, err
+		}
+		if len(open) == 0 {
+			return out, nil
 		}
 		out.Settled += batch.Settled
 		out.Problems += batch.Problems

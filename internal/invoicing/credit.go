@@ -28,6 +28,14 @@ func Credit(ctx context.Context, tx *store.Tx, id, reason string, at time.Time, 
 	if err != nil {
 		return store.CreditNote{}, err
 	}
+	// The demand's lock comes before reading what earlier notes credited:
+	// on PostgreSQL (READ COMMITTED) a read before it sees the state
+	// before a concurrent credit commits, and both would credit the same
+	// amount (the second's surplus an allowance out of nothing). Once the
+	// lock is held, every later statement sees the winner's note.
+	if _, err := tx.LockDemand(ctx, inv.PaymentDemandID); err != nil {
+		return store.CreditNote{}, err
+	}
 	credited, err := creditedLines(ctx, tx, id)
 	if err != nil {
 		return store.CreditNote{}, err
@@ -69,7 +77,8 @@ func Credit(ctx context.Context, tx *store.Tx, id, reason string, at time.Time, 
 		Applied: catalog.NewAmount(change.Applied, cur), Surplus: catalog.NewAmount(change.Surplus, cur),
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
 	if change.Surplus > 0 {
-		item, err := bookAllowance(ctx, tx, inv.SubscriberAccountID, fmt.Sprintf("Credit note %d for invoice %d", number, inv.InvoiceNumber), change.Surplus, at)
+		item, err := bookAllowance(ctx, tx, inv.SubscriberAccountID, fmt.Sprintf("Credit note %d for invoice %d", number, inv.InvoiceNumber), change.Surplus, at,
+			store.ItemSource{Kind: store.ItemSourceCreditNote, ID: c.ID})
 		if err != nil {
 			return store.CreditNote{}, err
 		}
@@ -146,6 +155,15 @@ func SettleCancellation(ctx context.Context, tx *store.Tx, sub store.Subscriptio
 	if err != nil || !ok {
 		return err // a period without an invoice has nothing to settle
 	}
+	// Paid or not, and what earlier notes credited, are read under the
+	// demand's lock: a payment or credit committing meanwhile must be seen,
+	// or a period fully credited by the merchant would still give an
+	// allowance for its unused days (Credit locks the same row first).
+	locked, err := tx.LockDemand(ctx, demand.ID)
+	if err != nil {
+		return err
+	}
+	demand.Status = locked.Status
 	loc, err := period.LoadZone(sub.TimeZone)
 	if err != nil {
 		return err
@@ -182,7 +200,8 @@ func SettleCancellation(ctx context.Context, tx *store.Tx, sub store.Subscriptio
 		}
 		for _, a := range amounts {
 			desc := fmt.Sprintf("Unused time of invoice %d (%d of %d days)", inv.InvoiceNumber, total-used, total)
-			if _, err := BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemAllowance, desc, a.Gross, a.VATRate, at); err != nil {
+			if _, err := BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemAllowance, desc, a.Gross, a.VATRate, at,
+				store.ItemSource{Kind: store.ItemSourceProration, ID: inv.ID}); err != nil {
 				return err
 			}
 		}

@@ -177,7 +177,8 @@ func issueReminders(ctx context.Context, tx *store.Tx, rs []reminderIssue) error
 			id := store.NewID()
 			r.FeeItemID = &id
 			items = append(items, store.NewItem{ID: id, AccountID: rs[i].AccountID, Kind: billing.ItemCharge,
-				Description: rs[i].FeeDescription, Amount: r.Fee, VATRate: zero, BookedAt: r.IssuedAt, CreatedAt: created})
+				Description: rs[i].FeeDescription, Amount: r.Fee, VATRate: zero, BookedAt: r.IssuedAt, CreatedAt: created,
+				Source: store.ItemSource{Kind: store.ItemSourceReminder, ID: r.ID}})
 			entries = append(entries, store.NewEntry{AccountID: rs[i].AccountID, Kind: store.EntryCharge, Amount: r.Fee,
 				ItemID: id, BookedAt: r.IssuedAt})
 		}

@@ -29,7 +29,18 @@ type NewPayment struct {
 	// Now is the tenant's time: entries, the allowance and events are
 	// booked at it.
 	Now time.Time
+	// Outstanding, when set, is what the demand must still claim once its
+	// lock is taken: a payment matched to a demand by what the demand
+	// claimed (MatchBySubscriber) was matched on a read made before the
+	// lock, which a concurrent payment may have made stale. If the demand
+	// claims anything else by then, RecordPayment changes nothing and
+	// fails with ErrMatchChanged, and the caller matches again.
+	Outstanding *int64
 }
+
+// ErrMatchChanged: the demand a payment was matched to by its outstanding
+// amount (NewPayment.Outstanding) no longer claims that amount.
+var ErrMatchChanged = errors.New("invoicing: the matched payment demand changed")
 
 // errDuplicatePayment rolls back a report whose provider reference is
 // recorded already.
@@ -96,6 +107,16 @@ func RecordPaymentTx(ctx context.Context, tx *store.Tx, in NewPayment) (store.Pa
 			return errDuplicatePayment
 		}
 		var applied, surplus int64
+		if in.Outstanding != nil {
+			d, err := tx.LockDemand(ctx, in.PaymentDemandID)
+			if err != nil {
+				return err
+			}
+			if d.Status == billing.DemandPaid || d.Status == billing.DemandCredited || d.Amount-d.Paid-d.Credited != *in.Outstanding {
+				return fmt.Errorf("%w: demand %s claims %d, the payment was matched to %d", ErrMatchChanged,
+					in.PaymentDemandID, d.Amount-d.Paid-d.Credited, *in.Outstanding)
+			}
+		}
 		if in.Status == store.PaymentSucceeded {
 			c, err := Settle(ctx, tx, in.PaymentDemandID, in.Amount, 0, now)
 			if err != nil {
@@ -130,7 +151,8 @@ func RecordPaymentTx(ctx context.Context, tx *store.Tx, in NewPayment) (store.Pa
 			if err != nil {
 				return err
 			}
-			item, err := bookAllowance(ctx, tx, p.SubscriberAccountID, fmt.Sprintf("Overpayment of invoice %d", number), surplus, now)
+			item, err := bookAllowance(ctx, tx, p.SubscriberAccountID, fmt.Sprintf("Overpayment of invoice %d", number), surplus, now,
+				store.ItemSource{Kind: store.ItemSourcePayment, ID: p.ID})
 			if err != nil {
 				return err
 			}

@@ -95,9 +95,10 @@ func Settle(ctx context.Context, tx *store.Tx, demandID string, paid, credited i
 // BookItem books a charge or an allowance (kind billing.ItemCharge or
 // billing.ItemAllowance) of amount minor units (gross, > 0) on account
 // accountID at at, with its ledger entry (Charge +amount, Allowance
-// −amount), in tx. The returned item carries no amounts (the caller knows
+// −amount), in tx. src is the document that books it (the ledger check
+// requires one). The returned item carries no amounts (the caller knows
 // the currency).
-func BookItem(ctx context.Context, tx *store.Tx, accountID, kind, description string, amount int64, rate catalog.Percent, at time.Time) (store.AccountItem, error) {
+func BookItem(ctx context.Context, tx *store.Tx, accountID, kind, description string, amount int64, rate catalog.Percent, at time.Time, src store.ItemSource) (store.AccountItem, error) {
 	entry, sign := store.EntryCharge, int64(1)
 	switch kind {
 	case billing.ItemCharge:
@@ -112,7 +113,7 @@ func BookItem(ctx context.Context, tx *store.Tx, accountID, kind, description st
 	it := store.AccountItem{ID: store.NewID(), AccountID: accountID, Kind: kind, Description: description, VATRate: rate,
 		BookedAt: at.UTC().Truncate(time.Microsecond), CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
 	if err := tx.InsertItems(ctx, []store.NewItem{{ID: it.ID, AccountID: accountID, Kind: kind, Description: description,
-		Amount: amount, VATRate: rate, BookedAt: it.BookedAt, CreatedAt: it.CreatedAt}}); err != nil {
+		Amount: amount, VATRate: rate, BookedAt: it.BookedAt, CreatedAt: it.CreatedAt, Source: src}}); err != nil {
 		return store.AccountItem{}, err
 	}
 	return it, tx.AddEntries(ctx, []store.NewEntry{{AccountID: accountID, Kind: entry, Amount: sign * amount, ItemID: it.ID,
@@ -122,9 +123,9 @@ func BookItem(ctx context.Context, tx *store.Tx, accountID, kind, description st
 // bookAllowance books an allowance of amount minor units (> 0, VAT rate 0)
 // on account accountID at business time at, with its Allowance ledger
 // entry, and returns its id: how a payment's or credit note's surplus
-// reaches the subscriber's next invoices.
-func bookAllowance(ctx context.Context, tx *store.Tx, accountID, description string, amount int64, at time.Time) (string, error) {
-	it, err := BookItem(ctx, tx, accountID, billing.ItemAllowance, description, amount, catalog.PercentOf(0), at)
+// reaches the subscriber's next invoices; src is that document.
+func bookAllowance(ctx context.Context, tx *store.Tx, accountID, description string, amount int64, at time.Time, src store.ItemSource) (string, error) {
+	it, err := BookItem(ctx, tx, accountID, billing.ItemAllowance, description, amount, catalog.PercentOf(0), at, src)
 	if err != nil {
 		return "", err
 	}
@@ -146,7 +147,7 @@ func AddAccountItem(ctx context.Context, st *store.Store, accountID, kind, descr
 		if err != nil {
 			return err
 		}
-		if it, err = BookItem(ctx, tx, accountID, kind, description, amount, rate, now); err != nil {
+		if it, err = BookItem(ctx, tx, accountID, kind, description, amount, rate, now, store.ItemSource{Kind: store.ItemSourceManual}); err != nil {
 			return err
 		}
 		it.Amount, it.Remaining = catalog.NewAmount(amount, cur), catalog.NewAmount(amount, cur)

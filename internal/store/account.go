@@ -155,6 +155,26 @@ func (tx *Tx) AddEntries(ctx context.Context, entries []NewEntry) error {
 	return nil
 }
 
+// Sources of account items: the kind of document that booked a charge or
+// an allowance (account_items.source_kind; its id is source_id). The
+// ledger check requires every item to have one whose document names the
+// item back (docs/BILLING.md, "Ledger check").
+const (
+	ItemSourceManual         = "Manual"         // POST /subscriberaccount/{id}/charge or /allowance; no document id
+	ItemSourceCreditNote     = "CreditNote"     // a credit note's surplus (credit_notes.allowance_item_id)
+	ItemSourcePayment        = "Payment"        // an overpayment (payments.allowance_item_id)
+	ItemSourceReminder       = "Reminder"       // a reminder's fee (reminders.fee_item_id)
+	ItemSourceAutogiroRefund = "AutogiroRefund" // a debit paid back (autogiro_transactions.refund_item_id)
+	ItemSourceProration      = "Proration"      // the unused days of a paid period: the invoice's id
+)
+
+// ItemSource is the document that booked an account item: one of the
+// ItemSource* kinds and the document's id (none for Manual).
+type ItemSource struct {
+	Kind string
+	ID   string
+}
+
 // NewItem is a charge or an allowance to book on an account (InsertItems):
 // Amount (gross minor units) is also what it starts with remaining.
 type NewItem struct {
@@ -166,6 +186,7 @@ type NewItem struct {
 	VATRate     catalog.Percent
 	BookedAt    time.Time
 	CreatedAt   time.Time
+	Source      ItemSource
 }
 
 // InsertItems inserts account items with multi-row inserts.
@@ -173,11 +194,18 @@ func (tx *Tx) InsertItems(ctx context.Context, items []NewItem) error {
 	rows := make([][]any, len(items))
 	for i := range items {
 		it := &items[i]
+		if it.Source.Kind == "" {
+			return fmt.Errorf("store: account item %s has no source", it.ID)
+		}
+		var source any
+		if it.Source.ID != "" {
+			source = it.Source.ID
+		}
 		rows[i] = []any{it.ID, tx.tenant, it.AccountID, it.Kind, it.Description, it.Amount, it.Amount, it.VATRate.String(),
-			ts(it.BookedAt), ts(it.CreatedAt)}
+			ts(it.BookedAt), ts(it.CreatedAt), it.Source.Kind, source}
 	}
 	if err := tx.insertRows(ctx, "account_items", `id, tenant_id, account_id, kind, description, amount, remaining,
-		vat_rate, booked_at, created_at`, rows, ``); err != nil {
+		vat_rate, booked_at, created_at, source_kind, source_id`, rows, ``); err != nil {
 		return fmt.Errorf("store: add account items: %w", err)
 	}
 	return nil

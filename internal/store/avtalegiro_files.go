@@ -663,7 +663,34 @@ func (s *Store) OpenAvtaleGiroPayments(ctx context.Context, limit int) ([]Avtale
 	if err != nil {
 		return nil, err
 	}
-	return queryAll(ctx, s.r, func(r scanner) (AvtaleGiroPayment, error) {
+	return openAvgPayments(ctx, s.r, tenant, limit)
+}
+
+// OpenAvtaleGiroPayments is Store.OpenAvtaleGiroPayments in the
+// settling transaction, after LockAvtaleGiroSettlement: what it reads is
+// what no other settlement has settled.
+func (tx *Tx) OpenAvtaleGiroPayments(ctx context.Context, limit int) ([]AvtaleGiroPayment, error) {
+	return openAvgPayments(ctx, tx.tx, tx.tenant, limit)
+}
+
+// LockAvtaleGiroSettlement makes settlements of the tenant's OCR payments
+// take turns (PostgreSQL: an advisory lock to the end of tx; SQLite's one
+// writer does it already). A batch matches payments to the sent claims it
+// reads; two settlements at once (two imports, or an import and the bank
+// sync) would each read the same claim as unpaid, under READ COMMITTED,
+// and pay it twice while the next claim of the same KID stays unpaid.
+func (tx *Tx) LockAvtaleGiroSettlement(ctx context.Context) error {
+	if tx.s.engine != Postgres {
+		return nil
+	}
+	if _, err := tx.tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "avtalegiro-settle:"+tx.tenant); err != nil {
+		return fmt.Errorf("store: avtalegiro settlement lock: %w", err)
+	}
+	return nil
+}
+
+func openAvgPayments(ctx context.Context, q queryer, tenant string, limit int) ([]AvtaleGiroPayment, error) {
+	return queryAll(ctx, q, func(r scanner) (AvtaleGiroPayment, error) {
 		var p AvtaleGiroPayment
 		return p, r.Scan(&p.ID, &p.FileID, &p.AccountID, &p.Reference, &p.KID, &p.Amount, &p.PaidOn)
 	}, `SELECT p.id, p.file_id, f.account_id, p.reference, p.kid, p.amount, p.paid_on FROM avtalegiro_payments p

@@ -46,6 +46,24 @@ func (tx *Tx) ImportRecords(ctx context.Context, kind string, sourceIDs []string
 	return out, nil
 }
 
+// LockImport makes imports of the tenant take turns (PostgreSQL: an
+// advisory lock held to the end of tx; SQLite's one writer does it
+// already). An import batch decides create or keep from the tenant's
+// subscribers and import records, read in its transaction; without the
+// turn, two imports of the same file at once would each read the other's
+// rows as missing, under READ COMMITTED, and both write them (or fail on a
+// unique key half-way). Taken first, the reads after it see what the
+// other import committed.
+func (tx *Tx) LockImport(ctx context.Context) error {
+	if tx.s.engine != Postgres {
+		return nil
+	}
+	if _, err := tx.tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "tenant-import:"+tx.tenant); err != nil {
+		return fmt.Errorf("store: import lock: %w", err)
+	}
+	return nil
+}
+
 // InsertImportRecords records imported rows in tx.
 func (tx *Tx) InsertImportRecords(ctx context.Context, recs []ImportRecord) error {
 	rows := make([][]any, len(recs))

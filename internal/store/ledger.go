@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kadens/kadens/internal/billing"
@@ -21,6 +23,11 @@ const (
 	RuleStatus        = "status"         // stored statuses = billing.Settlement.Statuses
 	RuleItemRemaining = "item-remaining" // remaining = amount − what invoices billed or applied
 	RulePaymentEntry  = "payment-entry"  // one Payment entry of −applied per payment; surplus = its allowance
+	RuleOverCredit    = "over-credit"    // per invoice line: Σ credit notes ≤ its gross, positive lines only
+	RuleItemSource    = "item-source"    // every charge and allowance has the document that booked it, naming it back
+	RuleSettledTwice  = "settled-twice"  // Σ applied of a demand's payments and credit notes ≤ its amount
+	RuleCreditEntry   = "credit-entry"   // one CreditNote entry of −applied per credit note; surplus = its allowance
+	RuleEntrySource   = "entry-source"   // every entry names the document or item of its kind on its account
 )
 
 // LedgerProblem is one row that breaks a ledger rule, with what to do.
@@ -105,7 +112,8 @@ func (s *Store) CheckLedger(ctx context.Context, o LedgerCheck) (LedgerReport, e
 		r.tenant = t
 		err := s.readTx(tenancy.With(ctx, t), func(q queryer) error {
 			for _, step := range []func(context.Context, queryer) error{
-				r.balances, r.invoiceEntries, r.demands, r.orphanInvoices, r.items, r.payments} {
+				r.balances, r.invoiceEntries, r.demands, r.orphanInvoices, r.items, r.payments,
+				r.credits, r.creditEntries, r.itemSources, r.entrySources} {
 				if err := step(ctx, q); err != nil {
 					return err
 				}
@@ -308,6 +316,13 @@ func (r *ledgerRun) demands(ctx context.Context, q queryer) error {
 			r.problem(RuleDemandPaid, "payment_demands", id, fixDemand, "paid amount is %s but its succeeded payments applied %s",
 				fmtMoney(paid, code), fmtMoney(pays, code))
 		}
+		if pays+cns > amount {
+			r.problem(RuleSettledTwice, "payment_demands", id, "A demand is settled once: its payments and credit notes together "+
+				"can reduce it by its amount at most, and what is beyond is a surplus booked as an allowance. Find the payment or credit "+
+				"note recorded on the settled demand (GET /payment?paymentDemandId=, GET /creditnote?invoiceId=) and report the defect",
+				"its payments applied %s and its credit notes %s, %s more than its amount %s", fmtMoney(pays, code), fmtMoney(cns, code),
+				fmtMoney(pays+cns-amount, code), fmtMoney(amount, code))
+		}
 		if credited != cns {
 			r.problem(RuleDemandCredit, "payment_demands", id, fixDemand, "credited amount is %s but its credit notes applied %s",
 				fmtMoney(credited, code), fmtMoney(cns, code))
@@ -449,6 +464,249 @@ func (r *ledgerRun) payments(ctx context.Context, q queryer) error {
 		}
 		r.problem(RulePaymentEntry, "account_entries", id, fixEntries,
 			"entry of %d minor units does not match a payment of its account (Payment entries name their payment)", amount)
+		return nil
+	})
+	return err
+}
+
+// credits checks that no invoice is credited beyond what it billed: per
+// invoice line, what its credit notes took is at most the line's gross,
+// and only positive lines are credited. A surplus credit note does not
+// unbalance the ledger (its surplus is an allowance, entered as one), so
+// only this rule sees money credited out of nothing.
+func (r *ledgerRun) credits(ctx context.Context, q queryer) error {
+	type invoiceCredits struct {
+		id, code string
+		number   int64
+		lines    []billing.Line
+		per      map[int]int64
+		total    int64
+		notes    int
+	}
+	var cur *invoiceCredits
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		var over []string
+		creditable := int64(0)
+		gross := map[int]int64{}
+		for _, l := range cur.lines {
+			gross[l.LineNumber] = l.Gross.Minor
+			if l.Gross.Minor > 0 {
+				creditable += l.Gross.Minor
+			}
+		}
+		for _, l := range cur.lines {
+			if c := cur.per[l.LineNumber]; c > max(l.Gross.Minor, 0) {
+				over = append(over, fmt.Sprintf("line %d of %s credited %s", l.LineNumber, fmtMoney(l.Gross.Minor, cur.code), fmtMoney(c, cur.code)))
+			}
+		}
+		for n, c := range cur.per {
+			if _, ok := gross[n]; !ok {
+				over = append(over, fmt.Sprintf("line %d, which the invoice does not have, credited %s", n, fmtMoney(c, cur.code)))
+			}
+		}
+		if len(over) > 0 {
+			slices.Sort(over)
+			r.problem(RuleOverCredit, "invoices", cur.id, "Credit notes are never deleted: find the surplus ones (GET /creditnote?invoiceId=) "+
+				"and the allowances their surplus booked, take the money back with a charge on the subscriber account, and report how "+
+				"the notes were issued",
+				"invoice %d is credited %s by %d credit notes but can be credited %s at most (%s)", cur.number,
+				fmtMoney(cur.total, cur.code), cur.notes, fmtMoney(creditable, cur.code), strings.Join(over, "; "))
+		}
+		cur = nil
+	}
+	_, err := r.each(ctx, q, "credit notes", `SELECT i.id, i.invoice_number, i.currency, i.lines, c.lines
+		FROM credit_notes c JOIN invoices i ON i.tenant_id = c.tenant_id AND i.id = c.invoice_id
+		WHERE c.tenant_id = $1 ORDER BY i.id, c.id`, func(rows *sql.Rows) error {
+		var (
+			id, code, invLines, noteLines string
+			number                        int64
+		)
+		if err := rows.Scan(&id, &number, &code, &invLines, &noteLines); err != nil {
+			return err
+		}
+		if cur == nil || cur.id != id {
+			flush()
+			cur = &invoiceCredits{id: id, code: code, number: number, per: map[int]int64{}}
+			if err := json.Unmarshal([]byte(invLines), &cur.lines); err != nil {
+				return fmt.Errorf("invoice %s lines: %w", id, err)
+			}
+		}
+		var lines []billing.CreditLine
+		if err := json.Unmarshal([]byte(noteLines), &lines); err != nil {
+			return fmt.Errorf("credit note of invoice %s: lines: %w", id, err)
+		}
+		for _, l := range lines {
+			cur.per[l.InvoiceLineNumber] += l.Gross.Minor
+			cur.total += l.Gross.Minor
+		}
+		cur.notes++
+		return nil
+	})
+	flush()
+	return err
+}
+
+// creditEntries checks every credit note's ledger entry and surplus, as
+// payments does for payments.
+func (r *ledgerRun) creditEntries(ctx context.Context, q queryer) error {
+	_, err := r.each(ctx, q, "credit note entries", `SELECT c.id, c.credit_note_number, c.currency, c.applied, c.surplus,
+		COALESCE(e.n, 0), COALESCE(e.total, 0), it.kind, it.amount
+		FROM credit_notes c
+		LEFT JOIN (SELECT credit_note_id, COUNT(*) AS n, `+sum("amount")+` AS total
+			FROM account_entries WHERE tenant_id = $1 AND credit_note_id IS NOT NULL GROUP BY credit_note_id) e ON e.credit_note_id = c.id
+		LEFT JOIN account_items it ON it.tenant_id = c.tenant_id AND it.id = c.allowance_item_id
+		WHERE c.tenant_id = $1 ORDER BY c.id`, func(rows *sql.Rows) error {
+		var (
+			id, code                           string
+			number, applied, surplus, n, total int64
+			kind                               sql.NullString
+			itemAmount                         sql.NullInt64
+		)
+		if err := rows.Scan(&id, &number, &code, &applied, &surplus, &n, &total, &kind, &itemAmount); err != nil {
+			return err
+		}
+		wantN := int64(0)
+		if applied > 0 {
+			wantN = 1
+		}
+		if n != wantN || total != -applied {
+			r.problem(RuleCreditEntry, "credit_notes", id, fixEntries, "credit note %d applied %s but has %d CreditNote entries totalling %s",
+				number, fmtMoney(applied, code), n, fmtMoney(total, code))
+		}
+		if surplus > 0 && (!kind.Valid || kind.String != billing.ItemAllowance || itemAmount.Int64 != surplus) {
+			r.problem(RuleCreditEntry, "credit_notes", id, "The surplus of a credit note is booked as an allowance of the same amount: "+
+				"restore the allowance (allowance_item_id) from a backup", "credit note %d: surplus %s has no allowance of that amount",
+				number, fmtMoney(surplus, code))
+		}
+		return nil
+	})
+	return err
+}
+
+// itemSources checks that every charge and allowance was booked by a
+// document that names it back with the same amount (docs/BILLING.md,
+// "Ledger check"): an item without one is money from nothing. A Manual
+// item (booked through the API) has no document to check.
+func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
+	named := func(table, column, amount string) string {
+		return `LEFT JOIN (SELECT ` + column + ` AS item_id, COUNT(*) AS n, MIN(CAST(id AS text)) AS doc, ` + sum(amount) +
+			` AS amount, MIN(` + accountColumn(table) + `) AS account FROM ` + table + ` WHERE tenant_id = $1 AND ` + column + ` IS NOT NULL GROUP BY ` + column + `)`
+	}
+	_, err := r.each(ctx, q, "account item sources", `SELECT it.id, it.kind, it.amount, it.account_id, a.currency, it.source_kind, it.source_id,
+		COALESCE(c.n, 0), c.doc, c.amount, c.account, COALESCE(p.n, 0), p.doc, p.amount, p.account,
+		COALESCE(rm.n, 0), rm.doc, rm.amount, COALESCE(t.n, 0), t.doc, t.amount, inv.id, inv.account_id
+		FROM account_items it
+		JOIN subscriber_accounts a ON a.tenant_id = it.tenant_id AND a.id = it.account_id
+		`+named("credit_notes", "allowance_item_id", "surplus")+` c ON c.item_id = it.id
+		`+named("payments", "allowance_item_id", "surplus")+` p ON p.item_id = it.id
+		`+named("reminders", "fee_item_id", "fee")+` rm ON rm.item_id = it.id
+		`+named("autogiro_transactions", "refund_item_id", "amount")+` t ON t.item_id = it.id
+		LEFT JOIN invoices inv ON it.source_kind = 'Proration' AND inv.tenant_id = it.tenant_id AND inv.id = it.source_id
+		WHERE it.tenant_id = $1 ORDER BY it.id`, func(rows *sql.Rows) error {
+		var (
+			id, kind, account, code                    string
+			source, sourceID, invoice, invoiceAccount  sql.NullString
+			amount, cn, pn, rn, tn                     int64
+			cDoc, cAccount, pDoc, pAccount, rDoc, tDoc sql.NullString
+			cAmount, pAmount, rAmount, tAmount         sql.NullInt64
+		)
+		if err := rows.Scan(&id, &kind, &amount, &account, &code, &source, &sourceID, &cn, &cDoc, &cAmount, &cAccount,
+			&pn, &pDoc, &pAmount, &pAccount, &rn, &rDoc, &rAmount, &tn, &tDoc, &tAmount, &invoice, &invoiceAccount); err != nil {
+			return err
+		}
+		const fix = "Every charge and allowance is booked by a document (docs/BILLING.md, \"Ledger check\"): find what inserted " +
+			"this item (account_items.source_kind, source_id); if nothing entitles the subscriber to it, take it back with the " +
+			"opposite item booked through the API"
+		bad := func(format string, args ...any) {
+			r.problem(RuleItemSource, "account_items", id, fix, "%s of %s: "+format, append([]any{kind, fmtMoney(amount, code)}, args...)...)
+		}
+		// The documents that name the item, by source kind.
+		for _, d := range []struct {
+			kind string
+			n    int64
+		}{{ItemSourceCreditNote, cn}, {ItemSourcePayment, pn}, {ItemSourceReminder, rn}, {ItemSourceAutogiroRefund, tn}} {
+			if d.n > 0 && d.kind != source.String {
+				bad("%d %s documents name it, but its source is %q", d.n, d.kind, source.String)
+			}
+		}
+		// one checks the one document of the item's source kind.
+		one := func(n int64, doc sql.NullString, docAmount sql.NullInt64, docAccount sql.NullString, wantKind string) {
+			switch {
+			case kind != wantKind:
+				bad("a %s source books an item of kind %s", source.String, wantKind)
+			case n != 1 || !doc.Valid || doc.String != sourceID.String:
+				bad("its source is %s %s, but %d such documents name it", source.String, sourceID.String, n)
+			case docAmount.Int64 != amount:
+				bad("its source %s %s is for %s", source.String, sourceID.String, fmtMoney(docAmount.Int64, code))
+			case docAccount.Valid && docAccount.String != account:
+				bad("its source %s %s is on account %s", source.String, sourceID.String, docAccount.String)
+			}
+		}
+		switch source.String {
+		case ItemSourceManual:
+		case ItemSourceCreditNote:
+			one(cn, cDoc, cAmount, cAccount, billing.ItemAllowance)
+		case ItemSourcePayment:
+			one(pn, pDoc, pAmount, pAccount, billing.ItemAllowance)
+		case ItemSourceReminder:
+			one(rn, rDoc, rAmount, sql.NullString{}, billing.ItemCharge)
+		case ItemSourceAutogiroRefund:
+			one(tn, tDoc, tAmount, sql.NullString{}, billing.ItemCharge)
+		case ItemSourceProration:
+			switch {
+			case kind != billing.ItemAllowance:
+				bad("a Proration source books an item of kind %s", billing.ItemAllowance)
+			case !invoice.Valid:
+				bad("its source is invoice %s, which does not exist", sourceID.String)
+			case invoiceAccount.String != account:
+				bad("its source, invoice %s, is on account %s", invoice.String, invoiceAccount.String)
+			}
+		case "":
+			bad("it has no source document")
+		default:
+			bad("its source kind %q is none Kadens books", source.String)
+		}
+		return nil
+	})
+	return err
+}
+
+// accountColumn is the column of table naming the subscriber account, or
+// NULL for tables that do not name one (reminders and Autogiro
+// transactions: their items' accounts follow from the invoice).
+func accountColumn(table string) string {
+	switch table {
+	case "credit_notes", "payments":
+		return "CAST(account_id AS text)"
+	}
+	return "CAST(NULL AS text)"
+}
+
+// entrySources checks that every entry names the document or item of its
+// kind, on its own account (Invoice and Payment entries are checked by
+// invoiceEntries and payments).
+func (r *ledgerRun) entrySources(ctx context.Context, q queryer) error {
+	_, err := r.each(ctx, q, "entry sources", `SELECT e.id, e.kind, e.amount FROM account_entries e
+		LEFT JOIN credit_notes c ON c.tenant_id = e.tenant_id AND c.id = e.credit_note_id
+		LEFT JOIN account_items it ON it.tenant_id = e.tenant_id AND it.id = e.item_id
+		WHERE e.tenant_id = $1 AND (
+			(e.kind = 'CreditNote' AND (c.id IS NULL OR c.account_id <> e.account_id))
+			OR (e.credit_note_id IS NOT NULL AND e.kind <> 'CreditNote')
+			OR (e.kind IN ('Charge', 'Allowance', 'ChargeInvoiced', 'AllowanceApplied') AND (it.id IS NULL OR it.account_id <> e.account_id))
+			OR (e.item_id IS NOT NULL AND e.kind NOT IN ('Charge', 'Allowance', 'ChargeInvoiced', 'AllowanceApplied')))
+		ORDER BY e.id`, func(rows *sql.Rows) error {
+		var (
+			id, kind string
+			amount   int64
+		)
+		if err := rows.Scan(&id, &kind, &amount); err != nil {
+			return err
+		}
+		r.problem(RuleEntrySource, "account_entries", id, fixEntries,
+			"%s entry of %d minor units names no credit note or account item of its kind on its account", kind, amount)
 		return nil
 	})
 	return err

@@ -119,6 +119,9 @@ func Run(ctx context.Context, st *store.Store, eng *engine.Engine, r io.Reader, 
 		var br Report
 		err := st.InTx(ctx, func(tx *store.Tx) error {
 			br = Report{}
+			if err := tx.LockImport(ctx); err != nil {
+				return err
+			}
 			// Subscriber and contact events say they came from an import.
 			tx.SetEventSource(store.SourceImport)
 			w := writer{c: c, tx: tx, im: im, rep: &br}

@@ -431,3 +431,54 @@ func TestImportRerunChanges(t *testing.T) {
 		}
 	})
 }
+
+// TestImportUnderConcurrency: the same file imported 16 times at once
+// creates its subscribers and running subscriptions once (each import
+// succeeds; the later ones find the rows and leave them unchanged), and
+// the import moves no money: no invoice, and a clean ledger.
+func TestImportUnderConcurrency(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		tn := newTenant(t, s)
+		file := "subscriberExternalId,name,email,subscriptionSourceId,templatePackageId,periodStart,periodEnd\n" +
+			"S-1,Kari,kari@example.no,SUB-1," + tn.plain + ",2027-03-01,2027-04-01\n" +
+			"S-2,Ola,ola@example.no,SUB-2," + tn.plain + ",2027-03-05,2027-04-05\n"
+		const n = 16
+		reps := make([]tenantimport.Report, n)
+		errs := make([]error, n)
+		start := make(chan struct{})
+		done := make(chan int)
+		for i := range n {
+			go func() {
+				<-start
+				reps[i], errs[i] = tenantimport.Run(tn.ctx, s, tn.eng, strings.NewReader(file),
+					tenantimport.Options{File: "t.csv", Format: tenantimport.CSV, Now: t0.UTC()})
+				done <- i
+			}()
+		}
+		close(start)
+		var created tenantimport.Counts
+		for range n {
+			i := <-done
+			if errs[i] != nil {
+				t.Errorf("import %d: %v %+v", i, errs[i], reps[i].Problems)
+			}
+			created.Created += reps[i].Subscribers.Created
+			created.Unchanged += reps[i].Subscriptions.Created
+		}
+		if created.Created != 2 || created.Unchanged != 2 {
+			t.Fatalf("%d subscribers and %d subscriptions created in all, want 2 and 2", created.Created, created.Unchanged)
+		}
+		subs, _, err := s.ListSubscribers(tn.ctx, store.SubscriberFilter{}, store.Page{Limit: 100})
+		if err != nil || len(subs) != 2 {
+			t.Fatalf("%d subscribers, %v", len(subs), err)
+		}
+		invs, _, err := s.ListInvoices(tn.ctx, store.DocumentFilter{}, store.Page{Limit: 10})
+		if err != nil || len(invs) != 0 {
+			t.Fatalf("%d invoices, %v", len(invs), err)
+		}
+		rep, err := s.CheckLedger(tn.ctx, store.LedgerCheck{TenantID: tn.id})
+		if err != nil || !rep.Clean() {
+			t.Fatalf("ledger %+v %v", rep.Problems, err)
+		}
+	})
+}
