@@ -82,6 +82,7 @@ type Server struct {
 	byAccount      *failures
 	byLoginAddress *failures
 	mail           *mailer // nil: password reset is off
+	origin         string  // the issuer's origin, which form posts must come from (origin.go)
 }
 
 // New returns an IdP server.
@@ -112,6 +113,7 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 	srv.byAccount = newFailures(ll.ClientEvery, ll.ClientBurst, ll.MaxKeysByKind)
 	srv.byLoginAddress = newFailures(ll.AddressEvery, ll.AddressBurst, ll.MaxKeysByKind)
 	srv.users = &subscriberuser.Directory{Store: s, Params: cfg.Passwords}
+	srv.origin = origin(cfg.Issuer)
 	if cfg.SMTPURL != "" {
 		m, err := parseSMTP(cfg.SMTPURL, cfg.Egress)
 		if err != nil {

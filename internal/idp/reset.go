@@ -129,7 +129,7 @@ func (s *Server) renderReset(w http.ResponseWriter, status int, v resetView) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // not no-referrer: the form post's Origin would be "null" (origin.go)
 	w.WriteHeader(status)
 	if err := pages.ExecuteTemplate(w, "reset.html", v); err != nil {
 		s.log.Error("render reset page", "err", err)
@@ -172,6 +172,9 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if tok := r.PostForm.Get("token"); tok != "" {
+		if s.foreignOrigin(w, r, r.PostForm.Get("language")) {
+			return
+		}
 		s.resetChoose(w, r, tok)
 		return
 	}
@@ -182,6 +185,9 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 	}
 	v := resetView{loginView: s.view(r.Context(), lr), Mode: "sent"}
 	v.Title = v.T.ResetHeading
+	if s.foreignOrigin(w, r, v.Lang) {
+		return
+	}
 	cookie, _ := r.Cookie(csrfCookie)
 	if cookie == nil || subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(lr.CSRF)) != 1 ||
 		subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(lr.CSRF)) != 1 {
