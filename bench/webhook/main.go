@@ -40,6 +40,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -93,13 +94,13 @@ func main() {
 	warn := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// The webhook dispatcher runs in both modes: it is what relays the
 	// outbox in `kadens serve`.
-	d := webhook.New(webhook.Options{Store: st, Reach: webhook.Reach{Private: true}, Concurrency: *conc, Batch: *batch, Log: warn})
+	d := webhook.New(webhook.Options{Store: st, Egress: egress.Policy{Private: true}, Concurrency: *conc, Batch: *batch, Log: warn})
 	d.Start()
 	defer func() { _ = d.Stop(context.Background()) }()
 	if *consumer {
 		r := outbox.New(outbox.Options{Store: st, Log: warn})
 		check(r.Register(outbox.Consumer{Name: "bench", Kinds: []string{"InvoiceIssued"}, Concurrency: *conc,
-			Handle: postEach(hookURL, webhook.NewClient(webhook.Reach{Private: true}, *conc))}))
+			Handle: postEach(hookURL, webhook.NewClient(egress.Policy{Private: true}, *conc))}))
 		check(r.Start(ctx))
 		defer func() { _ = r.Stop(context.Background()) }()
 	}

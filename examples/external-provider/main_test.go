@@ -27,7 +27,7 @@ func TestExternalProviderFlow(t *testing.T) {
 	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
-			e := apitest.Start(t, eng, map[string]string{"KADENS_WEBHOOK_ALLOW_PRIVATE": "true",
+			e := apitest.Start(t, eng, map[string]string{"KADENS_EGRESS_ALLOW_PRIVATE": "true",
 				"KADENS_WEBHOOK_RETRY_SCHEDULE": "100ms*5"})
 			tn := e.Tenant
 			clientID, clientSecret, err := idp.NewClientCredentials(context.Background(), e.Store, tn.ID, "payment bridge", time.Now())

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
@@ -39,6 +40,7 @@ type Server struct {
 	limit    int64
 	now      func() time.Time
 	webhooks *webhook.Dispatcher
+	egress   egress.Policy
 	// providers check payment agreements by provider type.
 	providers *provider.Registry
 	peppol    *peppol.Lookup
@@ -68,9 +70,12 @@ type Options struct {
 	IdPURL    string // the identity provider's public address; the document names its token endpoint
 	BodyLimit int64
 	Now       func() time.Time
-	// Webhooks sends validation handshakes and knows whether private
-	// webhook URLs are allowed.
+	// Webhooks sends validation handshakes.
 	Webhooks *webhook.Dispatcher
+	// Egress is the policy every URL Kadens will call is checked against
+	// when it is registered (webhooks, AvtaleGiro banks); the zero value
+	// allows public addresses only.
+	Egress egress.Policy
 	// Providers are the registered payment-agreement provider types
 	// (internal/server/providers.go).
 	Providers *provider.Registry
@@ -91,7 +96,7 @@ func New(o Options) (*Server, error) {
 		mux:          http.NewServeMux(),
 		renderedSubs: rowcache.New[renderedSubscription](), renderedInvoices: rowcache.New[renderedInvoice](),
 	}
-	s.webhooks = o.Webhooks
+	s.webhooks, s.egress = o.Webhooks, o.Egress
 	if s.providers = o.Providers; s.providers == nil {
 		return nil, errors.New("api: no payment providers registered")
 	}

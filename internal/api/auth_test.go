@@ -197,7 +197,8 @@ func TestTrustedExternalIssuer(t *testing.T) {
 	issuers := `[{"issuer":"https://login.example","jwksUrl":"` + jwks.URL + `","audience":"kadens-api","tenantClaim":"tid","requiredScope":"billing"}]`
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
-			e := apitest.Start(t, eng, map[string]string{"KADENS_TRUSTED_ISSUERS": issuers})
+			e := apitest.Start(t, eng, map[string]string{"KADENS_TRUSTED_ISSUERS": issuers,
+				"KADENS_EGRESS_ALLOW_PRIVATE": "true"}) // the key set is on loopback
 			signer, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: "ext1"}}, nil)
 			tok := func(aud, scope string) string {
 				payload, _ := json.Marshal(map[string]any{"iss": "https://login.example", "sub": "svc", "aud": aud,

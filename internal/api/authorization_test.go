@@ -497,7 +497,8 @@ func TestIdentityProviderAccounts(t *testing.T) {
 	for _, eng := range engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			t.Parallel()
-			e := apitest.Start(t, eng, map[string]string{"KADENS_TRUSTED_ISSUERS": issuers})
+			e := apitest.Start(t, eng, map[string]string{"KADENS_TRUSTED_ISSUERS": issuers,
+				"KADENS_EGRESS_ALLOW_PRIVATE": "true"}) // the key set is on loopback
 			tn, other := e.Tenant, e.NewTenant("tenant-b", false)
 			u := create(t, tn, "/authorizations/user", map[string]any{"email": "kari@example.no", "password": "correct horse"})
 			v := create(t, tn, "/authorizations/user", map[string]any{"email": "ola@example.no"})

@@ -3,13 +3,13 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 	"github.com/kadens/kadens/internal/bankaccount"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -190,7 +191,7 @@ func (s *Server) avtalegiroRoutes() {
 		handle: s.getAGFile})
 }
 
-func (s *Server) accountFromInput(in AccountCreate) (store.AvtaleGiroAccount, error) {
+func (s *Server) accountFromInput(ctx context.Context, in AccountCreate) (store.AvtaleGiroAccount, error) {
 	var errs validation.Errors
 	a := store.AvtaleGiroAccount{Name: text(&errs, "name", in.Name, 200, false)}
 	if v := trimmed(in.BankAccountNumber); v == "" {
@@ -227,10 +228,18 @@ func (s *Server) accountFromInput(in AccountCreate) (store.AvtaleGiroAccount, er
 		a.LeadDays = *in.LeadDays
 	}
 	a.BaseComboAPIEndpointURL = trimmed(in.BaseComboAPIEndpointURL)
-	if u, err := url.Parse(a.BaseComboAPIEndpointURL); a.BaseComboAPIEndpointURL == "" {
+	switch u := a.BaseComboAPIEndpointURL; {
+	case u == "":
 		errs.Add("baseComboApiEndpointUrl", "is required")
-	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(a.BaseComboAPIEndpointURL) > 2000 {
-		errs.Add("baseComboApiEndpointUrl", "must be an http or https URL")
+	case len(u) > 2000:
+		errs.Add("baseComboApiEndpointUrl", "must be an http or https URL of at most 2000 characters")
+	default:
+		// A bank whose name does not resolve now (DNS down, not yet
+		// published) is no reason to refuse the account: the sync's
+		// dialer checks whatever the name resolves to when it is called.
+		if err := s.egress.CheckURL(ctx, u); err != nil && !errors.Is(err, egress.ErrUnresolved) {
+			errs.Add("baseComboApiEndpointUrl", "%s", err)
+		}
 	}
 	return a, errs.Err()
 }
@@ -240,7 +249,7 @@ func (s *Server) createAGAccount(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	a, err := s.accountFromInput(in)
+	a, err := s.accountFromInput(r.Context(), in)
 	if err != nil {
 		return err
 	}
@@ -284,7 +293,7 @@ func (s *Server) updateAGAccount(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	a, err := s.accountFromInput(in.AccountCreate)
+	a, err := s.accountFromInput(r.Context(), in.AccountCreate)
 	if err != nil {
 		return err
 	}

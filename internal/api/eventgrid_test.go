@@ -258,7 +258,7 @@ func TestEventGridReceiverReadsEveryKind(t *testing.T) {
 			t.Parallel()
 			n := &peppolNetwork{dns: peppoltest.StartDNS(t), smp: peppoltest.StartSMP(t), ap: peppoltest.StartAccessPoint(t, "ap-secret")}
 			e := apitest.Start(t, eng, map[string]string{"KADENS_PEPPOL_SML_ZONE": peppolZone, "KADENS_PEPPOL_DNS_SERVER": n.dns.Addr,
-				"KADENS_WEBHOOK_ALLOW_PRIVATE": "true", "KADENS_WEBHOOK_RETRY_SCHEDULE": "50ms,100ms"})
+				"KADENS_EGRESS_ALLOW_PRIVATE": "true", "KADENS_WEBHOOK_RETRY_SCHEDULE": "50ms,100ms"})
 			everyKind(t, e, n)
 		})
 	}
@@ -344,17 +344,17 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	}
 	invEHF := f.invoices("subscriberId=" + f.subscriber)[0]
 	ctx := context.Background()
-	ok := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret"}}
+	ok := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP}}
 	if err := ok.Deliver(ctx, tn.ID, store.PeppolInvoice, invEHF.ID); err != nil {
 		t.Fatal(err)
 	}
-	poller := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret"},
+	poller := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP},
 		Now: func() time.Time { return time.Now().Add(time.Hour) }}
 	if _, err := poller.RunDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	cn := create(t, tn, "/invoice/"+invEHF.ID+"/credit", map[string]any{"reason": "Feil adresse"})
-	refused := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "wrong"}}
+	refused := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "wrong", Client: loopbackAP}}
 	if err := refused.Deliver(ctx, tn.ID, store.PeppolCreditNote, cn); err != nil {
 		t.Fatal(err)
 	}

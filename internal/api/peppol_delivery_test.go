@@ -71,7 +71,7 @@ func TestPeppolDeliveryRetriesUntilDelivered(t *testing.T) {
 	eachPeppolDriven(t, func(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		f, inv := ehfInvoice(t, e)
 		clk := &clock{t: time.Now().Truncate(time.Second)}
-		d := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret"}, Now: clk.now,
+		d := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP}, Now: clk.now,
 			Backoff: time.Minute, MaxBackoff: 10 * time.Minute}
 		ctx := context.Background()
 		n.ap.FailNext(3)
@@ -144,7 +144,7 @@ func TestPeppolDeliveryCrashBetweenSendAndRecord(t *testing.T) {
 	eachPeppolDriven(t, func(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		f, inv := ehfInvoice(t, e)
 		clk := &clock{t: time.Now().Truncate(time.Second)}
-		ap := &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret"}
+		ap := &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP}
 		dying := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: crashingSender{ap}, Now: clk.now, Lease: time.Minute}
 		deliverCrashing(t, dying, f.tn.ID, store.PeppolInvoice, inv.ID)
 		if got := delivery(t, f, store.PeppolInvoice, inv.ID); got.Status != store.PeppolPending || len(n.ap.Docs()) != 1 {
@@ -178,7 +178,7 @@ func TestPeppolDeliveryConcurrentProcesses(t *testing.T) {
 		f, inv := ehfInvoice(t, e)
 		var wg sync.WaitGroup
 		for range 6 {
-			d := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret"}}
+			d := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP}}
 			wg.Go(func() {
 				if err := d.Deliver(context.Background(), f.tn.ID, store.PeppolInvoice, inv.ID); err != nil {
 					t.Error(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/peppol/peppoltest"
 	"github.com/kadens/kadens/internal/store"
@@ -24,6 +25,10 @@ type peppolNetwork struct {
 	smp *peppoltest.SMP
 	ap  *peppoltest.AccessPoint
 }
+
+// loopbackAP is the client of the tests' own Deliverers: their access
+// point listens on loopback, which the egress policy refuses by default.
+var loopbackAP = egress.Policy{Private: true}.Client(30 * time.Second)
 
 // eachPeppol runs fn per engine with a server wired to a fresh local
 // Peppol network.
@@ -44,12 +49,14 @@ func eachPeppolNetwork(t *testing.T, serverSends bool, fn func(t *testing.T, e *
 			vars := map[string]string{
 				"KADENS_PEPPOL_SML_ZONE":   peppolZone,
 				"KADENS_PEPPOL_DNS_SERVER": n.dns.Addr,
+				// The SMP, the access point and webhook receivers listen
+				// on loopback.
+				"KADENS_EGRESS_ALLOW_PRIVATE": "true",
 			}
 			if serverSends {
 				vars["KADENS_PEPPOL_AP_URL"] = n.ap.URL
 				vars["KADENS_PEPPOL_AP_TOKEN"] = "ap-secret"
 				vars["KADENS_PEPPOL_DELIVERY_INTERVAL"] = "1h" // retries are driven by the tests
-				vars["KADENS_WEBHOOK_ALLOW_PRIVATE"] = "true"  // a loopback webhook receiver
 			}
 			fn(t, apitest.Start(t, eng, vars), n)
 		})
@@ -242,7 +249,7 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 		}
 
 		// Status polling: the access point reports Delivered.
-		poller := &peppol.Deliverer{Store: e.Store, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret"},
+		poller := &peppol.Deliverer{Store: e.Store, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP},
 			Now: func() time.Time { return time.Now().Add(time.Hour) }}
 		if _, err := poller.RunDue(ctx); err != nil {
 			t.Fatal(err)

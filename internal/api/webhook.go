@@ -160,7 +160,9 @@ func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (store.W
 	w.URL = trimmed(in.URL)
 	if w.URL == "" {
 		errs.Add("url", "is required")
-	} else if err := webhook.CheckURL(ctx, w.URL, s.webhooks.Reach(), nil); err != nil {
+	} else if err := s.egress.CheckURL(ctx, w.URL); err != nil {
+		// Unlike a bank's, a webhook's host must resolve now: the
+		// validation handshake is sent to it next.
 		errs.Add("url", "%s", err)
 	}
 	if len(in.EventTypes) == 0 {

@@ -80,7 +80,7 @@ func eachWebhookEnv(t *testing.T, fn func(t *testing.T, e *apitest.Env)) {
 	t.Helper()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
-			fn(t, apitest.Start(t, eng, map[string]string{"KADENS_WEBHOOK_ALLOW_PRIVATE": "true",
+			fn(t, apitest.Start(t, eng, map[string]string{"KADENS_EGRESS_ALLOW_PRIVATE": "true",
 				"KADENS_WEBHOOK_RETRY_SCHEDULE": "50ms,100ms"}))
 		})
 	}
@@ -362,9 +362,10 @@ func TestWebhooksAreTenantScoped(t *testing.T) {
 }
 
 // The 400 for a refused webhook address names the setting that would
-// allow it: --webhook-allow-private for private ranges, and, on a server
-// that allows those, --webhook-allow-link-local for link-local and cloud
-// metadata addresses, which stay refused.
+// allow it: --egress-allow-private for private ranges, and, on a server
+// that allows those, --egress-allow-link-local for link-local and cloud
+// metadata addresses, which stay refused (TestEgressAtRegistration covers
+// every field Kadens calls).
 func TestWebhookAddressRefusalNamesSetting(t *testing.T) {
 	t.Parallel()
 	message := func(t *testing.T, e *apitest.Env, url string) string {
@@ -379,7 +380,7 @@ func TestWebhookAddressRefusalNamesSetting(t *testing.T) {
 	}
 	t.Run("private", func(t *testing.T) {
 		apitest.Each(t, func(t *testing.T, e *apitest.Env) {
-			if m := message(t, e, "http://10.1.2.3/x"); !strings.Contains(m, "--webhook-allow-private") || !strings.Contains(m, "KADENS_WEBHOOK_ALLOW_PRIVATE") {
+			if m := message(t, e, "http://10.1.2.3/x"); !strings.Contains(m, "--egress-allow-private") || !strings.Contains(m, "KADENS_EGRESS_ALLOW_PRIVATE") {
 				t.Errorf("private address: %q", m)
 			}
 		})
@@ -387,7 +388,7 @@ func TestWebhookAddressRefusalNamesSetting(t *testing.T) {
 	t.Run("link-local with private allowed", func(t *testing.T) {
 		eachWebhookEnv(t, func(t *testing.T, e *apitest.Env) {
 			for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/x", "http://100.100.100.200/x", "http://[fd00:ec2::254]/x"} {
-				if m := message(t, e, u); !strings.Contains(m, "--webhook-allow-link-local") {
+				if m := message(t, e, u); !strings.Contains(m, "--egress-allow-link-local") {
 					t.Errorf("%s with private addresses allowed: %q", u, m)
 				}
 			}

@@ -73,6 +73,19 @@ func Each(t *testing.T, fn func(t *testing.T, e *Env)) {
 	}
 }
 
+// EachWith is Each with settings (KADENS_* variables, as for Start) for
+// every server, e.g. KADENS_EGRESS_ALLOW_PRIVATE for a test whose fake
+// bank or receiver listens on loopback.
+func EachWith(t *testing.T, env map[string]string, fn func(t *testing.T, e *Env)) {
+	t.Helper()
+	for _, eng := range storetest.Engines() {
+		t.Run(string(eng), func(t *testing.T) {
+			t.Parallel()
+			fn(t, Start(t, eng, env))
+		})
+	}
+}
+
 // Start runs a server on engine eng. env adds settings as KADENS_*
 // variables (e.g. "KADENS_BODY_LIMIT").
 func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {

@@ -20,6 +20,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/idp"
 )
 
@@ -106,6 +107,9 @@ type Options struct {
 	Keys *idp.Keys
 	// External lists further trusted issuers.
 	External []TrustedIssuer
+	// Egress is the policy of fetching external issuers' key sets; the
+	// zero value allows public addresses only.
+	Egress egress.Policy
 	// Now overrides the clock (tests).
 	Now func() time.Time
 }
@@ -156,6 +160,9 @@ func NewVerifier(ctx context.Context, o Options) *Verifier {
 		subscriberClaim: o.IdP.SubscriberClaim(),
 		kindClaim:       o.IdP.KindClaim(),
 	}
+	// The key sets are fetched with the egress policy's client (go-oidc
+	// takes it from the context it is given).
+	ctx = oidc.ClientContext(ctx, o.Egress.Client(30*time.Second))
 	for _, ti := range o.External {
 		scopeClaim := ti.ScopeClaim
 		if scopeClaim == "" {

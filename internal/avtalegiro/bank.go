@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -62,9 +63,10 @@ type Bank struct {
 }
 
 // NewBank returns a Bank with production settings: 6 attempts, 30 s per
-// attempt, backoff from 1 s to 1 min.
-func NewBank() *Bank {
-	return &Bank{HTTP: &http.Client{}, Attempts: 6, Timeout: 30 * time.Second, Backoff: time.Second, MaxBackoff: time.Minute}
+// attempt, backoff from 1 s to 1 min. Its connections pass the egress
+// policy p: an account's bank address is the tenant's to choose.
+func NewBank(p egress.Policy) *Bank {
+	return &Bank{HTTP: p.Client(0), Attempts: 6, Timeout: 30 * time.Second, Backoff: time.Second, MaxBackoff: time.Minute}
 }
 
 func (b *Bank) sleep(ctx context.Context, d time.Duration) error {
@@ -101,6 +103,7 @@ func (e *retryAnswer) Error() string { return fmt.Sprintf("status %d: %s", e.sta
 type transportError struct{ err error }
 
 func (e *transportError) Error() string { return e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
 
 func message(r io.Reader) string {
 	b, _ := io.ReadAll(io.LimitReader(r, answerMessageLimit))
@@ -141,6 +144,9 @@ func (b *Bank) do(ctx context.Context, op, method, u, unit string, body func() (
 			return ctx.Err()
 		case errors.As(err, &ra):
 			last = BankError{Op: op, URL: u, Status: ra.status, Message: ra.message, Attempts: i}
+		case errors.As(err, &te) && errors.Is(err, egress.ErrRefused):
+			// The policy refuses the address: another attempt would too.
+			return &BankError{Op: op, URL: u, Message: te.Error(), Attempts: i}
 		case errors.As(err, &te):
 			last = BankError{Op: op, URL: u, Message: te.Error(), Attempts: i}
 		default:

@@ -15,6 +15,7 @@ import (
 	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/avtalegiro/fakebank"
 	"github.com/kadens/kadens/internal/avtalegiro/ocrgiro"
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -29,6 +30,10 @@ func create(t *testing.T, tn apitest.Tenant, path string, body any) string {
 	}
 	return r.ID(t)
 }
+
+// loopbackBank lets the servers reach the fake bank, which listens on
+// loopback: the egress policy refuses it otherwise (TestBankAddressEgress).
+var loopbackBank = map[string]string{"KADENS_EGRESS_ALLOW_PRIVATE": "true"}
 
 // cycle is a tenant billing one monthly subscription of 299.00 NOK, with
 // an AvtaleGiro account at a fake bank.
@@ -51,7 +56,7 @@ func newCycle(t *testing.T, e *apitest.Env) *cycle {
 	c.bank = fakebank.New("12345678903")
 	srv := httptest.NewServer(c.bank)
 	t.Cleanup(srv.Close)
-	c.client = avtalegiro.NewBank()
+	c.client = avtalegiro.NewBank(egress.Policy{Private: true})
 	c.client.Backoff, c.client.MaxBackoff, c.client.Timeout = time.Millisecond, 4*time.Millisecond, 5*time.Second
 	c.account = create(t, c.tn, "/avtalegiro/account", map[string]any{"bankAccountNumber": "12345678903", "customerUnitId": "12345678",
 		"kidAlgorithm": "MOD10", "kidLength": 15, "baseComboApiEndpointUrl": srv.URL + "/nets"})
@@ -101,7 +106,7 @@ func (c *cycle) issueClaims() {
 }
 
 func TestFullCycle(t *testing.T) {
-	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+	apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 		c := newCycle(t, e)
 		st := e.Store
 
@@ -256,7 +261,7 @@ func TestFullCycle(t *testing.T) {
 // The bank down longer than the retries: Sync fails clearly, and the next
 // Sync sends the same file again under the same transmission number.
 func TestBankDownThenUp(t *testing.T) {
-	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+	apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 		c := newCycle(t, e)
 		mandate := create(t, c.tn, "/avtalegiro/mandate", map[string]any{"accountId": c.account, "kid": mandateKID})
 		create(t, c.tn, "/avtalegiro/claim", map[string]any{"mandateId": mandate, "amount": 100, "dueDate": "2027-02-01"})
@@ -283,7 +288,7 @@ func TestBankDownThenUp(t *testing.T) {
 
 // Crediting an invoice cancels its claim once; a paid claim stays.
 func TestInvoiceCredited(t *testing.T) {
-	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+	apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 		c := newCycle(t, e)
 		st := e.Store
 		mandate := create(t, c.tn, "/avtalegiro/mandate", map[string]any{"accountId": c.account, "kid": mandateKID, "subscriberId": c.subscriber})
@@ -344,7 +349,7 @@ func TestInvoiceCredited(t *testing.T) {
 // carries; one matching nothing is kept as a problem. The upload goes
 // through POST /avtalegiro/import.
 func TestOCRPaymentWithoutClaim(t *testing.T) {
-	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+	apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 		c := newCycle(t, e)
 		order := create(t, c.tn, "/order", map[string]any{"organizationId": c.org, "templatePackageId": c.pkg, "subscriberId": c.subscriber})
 		c.tn.Do("POST", "/order/"+order+"/complete", nil)

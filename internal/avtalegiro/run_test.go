@@ -15,7 +15,7 @@ import (
 // reaches an account without anyone naming it, submits its claim file once,
 // and a second round sends nothing again.
 func TestSyncerSyncsEveryAccount(t *testing.T) {
-	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+	apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 		c := newCycle(t, e)
 		mandate := create(t, c.tn, "/avtalegiro/mandate", map[string]any{"accountId": c.account, "kid": mandateKID})
 		create(t, c.tn, "/avtalegiro/claim", map[string]any{"mandateId": mandate, "amount": 100, "dueDate": "2027-02-01"})
@@ -38,7 +38,7 @@ func TestSyncerSyncsEveryAccount(t *testing.T) {
 // another process) creating the same claim at once both succeed, and there
 // is one claim.
 func TestClaimCreatedOnceUnderRace(t *testing.T) {
-	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+	apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 		c := newCycle(t, e)
 		mandate := create(t, c.tn, "/avtalegiro/mandate", map[string]any{"accountId": c.account, "kid": mandateKID})
 		errs, txID := make([]error, 8), store.NewID()

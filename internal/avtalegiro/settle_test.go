@@ -20,7 +20,7 @@ import (
 // mark (as after a crash between them) is found by its reference and not
 // recorded twice, the file again settles nothing, and the ledger holds.
 func TestSettlementBatch(t *testing.T) {
-	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+	apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 		c := newCycle(t, e)
 		for range 2 {
 			order := create(t, c.tn, "/order", map[string]any{"organizationId": c.org, "templatePackageId": c.pkg, "subscriberId": c.subscriber})

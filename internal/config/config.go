@@ -17,10 +17,12 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/webhook"
@@ -58,15 +60,16 @@ type Config struct {
 	// with its bank (0: never; operators then use import/export).
 	AvtaleGiroSync time.Duration
 	Demo           bool
+	// The egress policy of every outbound connection (internal/egress):
+	// EgressAllowPrivate opens loopback and private addresses,
+	// EgressAllowLinkLocal link-local and cloud metadata addresses, which
+	// EgressAllowPrivate alone does not.
+	EgressAllowPrivate   bool
+	EgressAllowLinkLocal bool
 	// Webhook delivery (docs/WEBHOOKS.md).
-	WebhookAllowPrivate  bool
 	WebhookRetrySchedule string
 	WebhookTimeout       time.Duration
 	WebhookConcurrency   int
-
-	// WebhookAllowLinkLocal additionally lets webhooks reach link-local
-	// and cloud metadata addresses, which WebhookAllowPrivate alone does not.
-	WebhookAllowLinkLocal bool
 
 	// Peppol e-invoicing (docs/PEPPOL.md; internal/config/peppol.go).
 	Peppol Peppol
@@ -82,7 +85,7 @@ type Config struct {
 // Register defines every setting as a flag on fs, defaulting to its
 // environment variable (read with getenv) or the built-in default. An
 // environment value goes through the flag's own parser, so a malformed one
-// (KADENS_TOKEN_TTL=abc, KADENS_WEBHOOK_ALLOW_PRIVATE=yes) is refused by
+// (KADENS_TOKEN_TTL=abc, KADENS_EGRESS_ALLOW_PRIVATE=yes) is refused by
 // Finish just like a malformed flag, naming the variable.
 func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	c := &Config{fs: fs, getenv: getenv, secrets: map[string]bool{}, env: map[string]string{}}
@@ -118,10 +121,18 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	dur(&c.AvtaleGiroSync, "avtalegiro-sync-interval", "KADENS_AVTALEGIRO_SYNC_INTERVAL", 15*time.Minute, "how often every AvtaleGiro account submits claim files to its bank and fetches mandate and payment files (0: never)")
 	dur(&c.EngineLease, "engine-lease", "KADENS_ENGINE_LEASE", 20*time.Second, "how long a tenant stays locked to an engine worker that stopped renewing its lease (e.g. a crashed process)")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "KADENS_SHUTDOWN_TIMEOUT", 20*time.Second, "how long a shutdown waits for in-flight requests")
-	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", false, "let webhook URLs reach loopback and private addresses (tests, local development); link-local and cloud metadata addresses stay refused")
-	c.fromEnv("webhook-allow-private", "KADENS_WEBHOOK_ALLOW_PRIVATE")
-	fs.BoolVar(&c.WebhookAllowLinkLocal, "webhook-allow-link-local", false, "also let webhook URLs reach link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254); only for a test network without a metadata service")
-	c.fromEnv("webhook-allow-link-local", "KADENS_WEBHOOK_ALLOW_LINK_LOCAL")
+	// The old webhook-only names are aliases, defined first so that the
+	// new names' environment variables win when both are set.
+	alias := func(p *bool, name, env, of string) {
+		fs.Var(boolAlias{p}, name, "alias of --"+of+" (its older name)")
+		c.fromEnv(name, env)
+	}
+	alias(&c.EgressAllowPrivate, "webhook-allow-private", "KADENS_WEBHOOK_ALLOW_PRIVATE", "egress-allow-private")
+	alias(&c.EgressAllowLinkLocal, "webhook-allow-link-local", "KADENS_WEBHOOK_ALLOW_LINK_LOCAL", "egress-allow-link-local")
+	fs.Var(boolAlias{&c.EgressAllowPrivate}, "egress-allow-private", "let outbound calls (webhooks, AvtaleGiro banks, Peppol, trusted issuers' key sets, SMTP) reach loopback and private addresses (tests, local development); link-local and cloud metadata addresses stay refused")
+	c.fromEnv("egress-allow-private", egress.PrivateEnv)
+	fs.Var(boolAlias{&c.EgressAllowLinkLocal}, "egress-allow-link-local", "also let outbound calls reach link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254); only for a test network without a metadata service")
+	c.fromEnv("egress-allow-link-local", egress.LinkLocalEnv)
 	str(&c.WebhookRetrySchedule, "webhook-retry-schedule", "KADENS_WEBHOOK_RETRY_SCHEDULE", webhook.DefaultSchedule, "delays before the retries of a failed webhook delivery, comma-separated (d*n repeats d n times); then the delivery is Failed")
 	dur(&c.WebhookTimeout, "webhook-timeout", "KADENS_WEBHOOK_TIMEOUT", 10*time.Second, "how long a webhook endpoint has to answer one delivery attempt")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", 64, "webhook delivery attempts in flight at once, per process")
@@ -173,6 +184,28 @@ func (c *Config) fromEnv(name, env string) {
 		f.DefValue = f.Value.String()
 	}
 }
+
+// boolAlias is a boolean flag writing to a variable another flag owns
+// too (flag.BoolVar would reset it to its default when defined).
+type boolAlias struct{ p *bool }
+
+func (b boolAlias) String() string {
+	if b.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*b.p)
+}
+
+func (b boolAlias) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*b.p = v
+	return nil
+}
+
+func (b boolAlias) IsBoolFlag() bool { return true }
 
 type envError struct {
 	flag string
@@ -287,7 +320,7 @@ func (c *Config) Finish() error {
 		return fmt.Errorf("%s %q: want text or json", c.Name("log-format"), c.LogFormat)
 	}
 	if c.SMTPURL != "" {
-		if err := idp.CheckSMTPURL(c.SMTPURL); err != nil {
+		if err := idp.CheckSMTPURL(c.SMTPURL, c.Egress()); err != nil {
 			return fmt.Errorf("%s: %w", c.Name("smtp-url"), err)
 		}
 	}
@@ -299,9 +332,29 @@ func (c *Config) Finish() error {
 			if err := ti.Check(); err != nil {
 				return fmt.Errorf("%s[%d]: %w", c.Name("trusted-issuers"), i, err)
 			}
+			if err := c.checkEgressURL(ti.JWKSURL); err != nil {
+				return fmt.Errorf("%s[%d].jwksUrl %q %w", c.Name("trusted-issuers"), i, ti.JWKSURL, err)
+			}
 		}
 	}
 	return nil
+}
+
+// Egress is the policy of every outbound connection.
+func (c *Config) Egress() egress.Policy {
+	return egress.Policy{Private: c.EgressAllowPrivate, LinkLocal: c.EgressAllowLinkLocal}
+}
+
+// checkEgressURL checks an operator's http(s) destination at start-up
+// against the egress policy: its form, and its host when that is an
+// address or a localhost name (without asking DNS, which start-up should
+// not wait on; the dialer checks what a name resolves to).
+func (c *Config) checkEgressURL(raw string) error {
+	u, err := egress.ParseHTTP(raw)
+	if err != nil {
+		return err
+	}
+	return c.Egress().CheckLiteral(u.Hostname())
 }
 
 // Issuers returns the parsed trusted external issuers.

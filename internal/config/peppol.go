@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net"
-	"net/url"
 	"time"
 )
 
@@ -53,14 +52,12 @@ func (c *Config) finishPeppol() error {
 	if p.APURL != "" && p.DropDir != "" {
 		return fmt.Errorf("%s and %s: set one way of delivery, not both", c.Name("peppol-ap-url"), c.Name("peppol-drop-dir"))
 	}
-	if p.APURL != "" {
-		if u, err := url.Parse(p.APURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%s %q: want an absolute http(s) URL", c.Name("peppol-ap-url"), p.APURL)
+	for _, s := range []struct{ name, url string }{{"peppol-ap-url", p.APURL}, {"peppol-directory-url", p.DirectoryURL}} {
+		if s.url == "" {
+			continue
 		}
-	}
-	if p.DirectoryURL != "" {
-		if u, err := url.Parse(p.DirectoryURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%s %q: want an absolute http(s) URL", c.Name("peppol-directory-url"), p.DirectoryURL)
+		if err := c.checkEgressURL(s.url); err != nil {
+			return fmt.Errorf("%s %q %w", c.Name(s.name), s.url, err)
 		}
 	}
 	if p.DNSServer != "" {

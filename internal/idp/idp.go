@@ -25,6 +25,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
 )
@@ -56,6 +57,9 @@ type Config struct {
 	// SMTPURL, when set, enables password reset by e-mail
 	// (smtp://user:pass@host:port?from=addr).
 	SMTPURL string
+	// Egress is the policy of connections to the SMTP server; the zero
+	// value allows public addresses only.
+	Egress egress.Policy
 }
 
 // Server serves the IdP endpoints.
@@ -87,6 +91,7 @@ type Server struct {
 	byAccount      *failures
 	byLoginAddress *failures
 	mail           *mailer // nil: password reset is off
+	origin         string  // the issuer's origin, which form posts must come from (origin.go)
 }
 
 // New returns an IdP server.
@@ -125,8 +130,9 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 	srv.byAccount = newFailures(ll.ClientEvery, ll.ClientBurst, ll.MaxKeysByKind)
 	srv.byLoginAddress = newFailures(ll.AddressEvery, ll.AddressBurst, ll.MaxKeysByKind)
 	srv.users = &subscriberuser.Directory{Store: s, Params: cfg.Passwords}
+	srv.origin = origin(cfg.Issuer)
 	if cfg.SMTPURL != "" {
-		m, err := parseSMTP(cfg.SMTPURL)
+		m, err := parseSMTP(cfg.SMTPURL, cfg.Egress)
 		if err != nil {
 			panic("idp: " + err.Error()) // config checks the URL first
 		}

@@ -337,6 +337,9 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := textView(lr)
+	if s.foreignOrigin(w, r, v.Lang) {
+		return
+	}
 	form := func() loginView { // the form again, whole
 		full := s.view(r.Context(), lr)
 		full.Email, full.Error = v.Email, v.Error
@@ -397,7 +400,7 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, v loginV
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src https:; frame-ancestors 'none'")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // not no-referrer: the form post's Origin would be "null" (origin.go)
 	w.WriteHeader(status)
 	if err := pages.ExecuteTemplate(w, name, v); err != nil {
 		s.log.Error("render login page", "err", err)

@@ -24,15 +24,28 @@ type LoginClientSpec struct {
 	Scopes []string
 }
 
-// checkURI accepts an absolute http(s) address without a fragment; http
-// only for loopback hosts (development), as OAuth 2.0 security advice asks.
+// checkURI accepts an absolute https address without user information or
+// fragment, or such an http address on a loopback host (localhost,
+// 127.0.0.1, ::1: a native app's or a developer's local server, RFC 8252
+// §7.3; its port is compared exactly like the rest). Every other scheme
+// (javascript:, data:, vbscript:, file:, an app's own scheme) is refused:
+// the address is compared exactly at the authorization and logout
+// endpoints, and the browser is sent to it.
 func checkURI(errs *validation.Errors, field, raw string) {
 	u, err := url.Parse(raw)
 	switch {
-	case err != nil || !u.IsAbs() || u.Host == "" || u.Fragment != "" || strings.ContainsAny(raw, " \t\n"):
-		errs.Add(field, "%q is not an absolute address without a fragment", raw)
+	case err != nil || !u.IsAbs() || strings.ContainsAny(raw, " \t\r\n"):
+		errs.Add(field, "%q is not an absolute https address", raw)
+	case u.Scheme != "https" && u.Scheme != "http":
+		errs.Add(field, "%q: only https addresses (http for localhost) are allowed, not %s:", raw, u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		errs.Add(field, "%q is not an absolute https address", raw)
+	case u.User != nil:
+		errs.Add(field, "%q must not carry user information", raw)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		errs.Add(field, "%q must not have a fragment", raw)
 	case u.Scheme == "https":
-	case u.Scheme == "http" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1"):
+	case u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1":
 	default:
 		errs.Add(field, "%q must be https (http only for localhost)", raw)
 	}
@@ -50,11 +63,11 @@ func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec L
 	if len(spec.RedirectURIs) == 0 {
 		errs.Add("redirectUris", "at least one redirect address is required")
 	}
-	for _, u := range spec.RedirectURIs {
-		checkURI(&errs, "redirectUris", u)
+	for i, u := range spec.RedirectURIs {
+		checkURI(&errs, fmt.Sprintf("redirectUris[%d]", i), u)
 	}
-	for _, u := range spec.PostLogoutRedirectURIs {
-		checkURI(&errs, "postLogoutRedirectUris", u)
+	for i, u := range spec.PostLogoutRedirectURIs {
+		checkURI(&errs, fmt.Sprintf("postLogoutRedirectUris[%d]", i), u)
 	}
 	for _, sc := range spec.Scopes {
 		if sc == ScopeAPI || sc == "" || strings.ContainsAny(sc, " \t\n\"\\") {

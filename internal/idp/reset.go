@@ -3,6 +3,7 @@ package idp
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -29,12 +31,14 @@ const ResetTTL = time.Hour
 // mailer sends one message; SMTP in production, replaced nowhere: tests
 // run a local SMTP sink.
 type mailer struct {
-	addr, from string
-	auth       smtp.Auth
+	addr, host, from string
+	auth             smtp.Auth
+	egress           egress.Policy
 }
 
-// parseSMTP reads smtp://[user:pass@]host:port?from=address.
-func parseSMTP(raw string) (*mailer, error) {
+// parseSMTP reads smtp://[user:pass@]host:port?from=address; connections
+// to the server pass the egress policy p.
+func parseSMTP(raw string, p egress.Policy) (*mailer, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "smtp" || u.Host == "" {
 		return nil, fmt.Errorf("smtp url %q: want smtp://[user:password@]host:port?from=address", raw)
@@ -47,7 +51,7 @@ func parseSMTP(raw string) (*mailer, error) {
 	if err != nil {
 		host, port = u.Host, "25"
 	}
-	m := &mailer{addr: net.JoinHostPort(host, port), from: from}
+	m := &mailer{addr: net.JoinHostPort(host, port), host: host, from: from, egress: p}
 	if u.User != nil {
 		pw, _ := u.User.Password()
 		// PlainAuth refuses to send the password without TLS except to
@@ -57,11 +61,61 @@ func parseSMTP(raw string) (*mailer, error) {
 	return m, nil
 }
 
-func (m *mailer) send(to, subject, body string) error {
+// mailTimeout bounds one message's whole SMTP exchange.
+const mailTimeout = 30 * time.Second
+
+// send delivers one message the way smtp.SendMail does (STARTTLS when
+// offered, then AUTH if configured), over a connection the egress
+// policy's dialer opened: smtp.SendMail dials by itself, past the policy.
+func (m *mailer) send(ctx context.Context, to, subject, body string) error {
 	msg := "From: " + m.from + "\r\nTo: " + to + "\r\nSubject: " + subject +
 		"\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n" +
 		strings.ReplaceAll(body, "\n", "\r\n") + "\r\n"
-	return smtp.SendMail(m.addr, m.auth, m.from, []string{to}, []byte(msg))
+	ctx, cancel := context.WithTimeout(ctx, mailTimeout)
+	defer cancel()
+	conn, err := m.egress.Dialer(10*time.Second).DialContext(ctx, "tcp", m.addr)
+	if err != nil {
+		return fmt.Errorf("smtp: connect to %s: %w", m.addr, err)
+	}
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	c, err := smtp.NewClient(conn, m.host)
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("smtp: %s: %w", m.addr, err)
+	}
+	defer c.Close()
+	if ok, _ := c.Extension("STARTTLS"); ok {
+		if err := c.StartTLS(&tls.Config{ServerName: m.host}); err != nil {
+			return fmt.Errorf("smtp: %s: STARTTLS: %w", m.addr, err)
+		}
+	}
+	if m.auth != nil {
+		if ok, _ := c.Extension("AUTH"); !ok {
+			return fmt.Errorf("smtp: %s does not offer AUTH", m.addr)
+		}
+		if err := c.Auth(m.auth); err != nil {
+			return fmt.Errorf("smtp: %s: AUTH: %w", m.addr, err)
+		}
+	}
+	// Mail and Rcpt refuse addresses with line breaks (header injection).
+	if err := c.Mail(m.from); err != nil {
+		return fmt.Errorf("smtp: %s: MAIL: %w", m.addr, err)
+	}
+	if err := c.Rcpt(to); err != nil {
+		return fmt.Errorf("smtp: %s: RCPT: %w", m.addr, err)
+	}
+	w, err := c.Data()
+	if err != nil {
+		return fmt.Errorf("smtp: %s: DATA: %w", m.addr, err)
+	}
+	if _, err := w.Write([]byte(msg)); err != nil {
+		return fmt.Errorf("smtp: %s: message: %w", m.addr, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("smtp: %s: message: %w", m.addr, err)
+	}
+	return c.Quit()
 }
 
 type resetView struct {
@@ -75,7 +129,7 @@ func (s *Server) renderReset(w http.ResponseWriter, status int, v resetView) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // not no-referrer: the form post's Origin would be "null" (origin.go)
 	w.WriteHeader(status)
 	if err := pages.ExecuteTemplate(w, "reset.html", v); err != nil {
 		s.log.Error("render reset page", "err", err)
@@ -118,6 +172,9 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if tok := r.PostForm.Get("token"); tok != "" {
+		if s.foreignOrigin(w, r, r.PostForm.Get("language")) {
+			return
+		}
 		s.resetChoose(w, r, tok)
 		return
 	}
@@ -128,6 +185,9 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 	}
 	v := resetView{loginView: s.view(r.Context(), lr), Mode: "sent"}
 	v.Title = v.T.ResetHeading
+	if s.foreignOrigin(w, r, v.Lang) {
+		return
+	}
 	cookie, _ := r.Cookie(csrfCookie)
 	if cookie == nil || subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(lr.CSRF)) != 1 ||
 		subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(lr.CSRF)) != 1 {
@@ -159,7 +219,7 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 			// Sent in the background: the answer takes as long whether the
 			// address has an account or not.
 			go func() {
-				if err := s.mail.send(to, v.T.ResetSubject, v.T.ResetBody+"\n\n"+link+"\n"); err != nil {
+				if err := s.mail.send(context.WithoutCancel(r.Context()), to, v.T.ResetSubject, v.T.ResetBody+"\n\n"+link+"\n"); err != nil {
 					s.log.Error("send password reset mail", "err", err)
 				}
 			}()
@@ -197,8 +257,16 @@ func (s *Server) resetChoose(w http.ResponseWriter, r *http.Request, tok string)
 	s.renderReset(w, http.StatusOK, v)
 }
 
-// CheckSMTPURL reports what is wrong with a --smtp-url value.
-func CheckSMTPURL(raw string) error {
-	_, err := parseSMTP(raw)
-	return err
+// CheckSMTPURL reports what is wrong with a --smtp-url value: its form,
+// and a server address (or localhost) the egress policy p refuses. A host
+// name is not resolved here; the dialer checks what it resolves to.
+func CheckSMTPURL(raw string, p egress.Policy) error {
+	m, err := parseSMTP(raw, p)
+	if err != nil {
+		return err
+	}
+	if err := p.CheckLiteral(m.host); err != nil {
+		return fmt.Errorf("the SMTP server %s %w", m.host, err)
+	}
+	return nil
 }

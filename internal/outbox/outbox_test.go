@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -129,7 +130,7 @@ func TestFailingConsumerHoldsBackNoOther(t *testing.T) {
 			t.Fatal(err)
 		}
 		schedule, _ := webhook.ParseSchedule("20ms*50")
-		d := webhook.New(webhook.Options{Store: s, Reach: webhook.Reach{Private: true}, Schedule: schedule, Timeout: time.Second})
+		d := webhook.New(webhook.Options{Store: s, Egress: egress.Policy{Private: true}, Schedule: schedule, Timeout: time.Second})
 		d.Start()
 		t.Cleanup(func() { _ = d.Stop(context.Background()) })
 

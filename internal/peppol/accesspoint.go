@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -30,7 +31,9 @@ type AccessPoint struct {
 	// Token is sent as a bearer token; else Username/Password as HTTP Basic.
 	Token              string
 	Username, Password string
-	Client             *http.Client
+	// Client sends the requests; nil means one whose connections the
+	// zero egress policy checks (public addresses only).
+	Client *http.Client
 }
 
 // Name implements Sender.
@@ -38,7 +41,7 @@ func (a *AccessPoint) Name() string { return "AccessPoint" }
 
 // defaultClient is the access point client unless one is given: one
 // client, so connections are reused.
-var defaultClient = &http.Client{Timeout: 30 * time.Second}
+var defaultClient = egress.Policy{}.Client(30 * time.Second)
 
 func (a *AccessPoint) client() *http.Client {
 	if a.Client != nil {

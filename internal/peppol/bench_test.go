@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/peppol/peppoltest"
 )
@@ -42,7 +43,7 @@ func BenchmarkLookupCached(b *testing.B) {
 	p := peppol.ParticipantID{Scheme: "0192", Value: "923609016"}
 	dns.Register(p, "sml.kadens.test", smp.Base())
 	smp.Publish(p, peppol.DocTypeInvoice)
-	l := peppol.NewLookup(peppol.LookupConfig{Zone: "sml.kadens.test", DNSServer: dns.Addr, TTL: time.Hour})
+	l := peppol.NewLookup(peppol.LookupConfig{Zone: "sml.kadens.test", DNSServer: dns.Addr, TTL: time.Hour, Egress: egress.Policy{Private: true}})
 	ctx := context.Background()
 	if r, err := l.Lookup(ctx, p); err != nil || !r.Registered() {
 		b.Fatal(r, err)

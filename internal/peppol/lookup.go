@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/kadens/kadens/internal/egress"
 )
 
 // SML zones of the Peppol networks (the Peppol-operated SML since
@@ -78,8 +80,13 @@ type LookupConfig struct {
 	// DNSServer is host:port of the resolver to ask; empty means the
 	// system's (/etc/resolv.conf).
 	DNSServer string
-	// HTTP fetches SMP and Directory answers (default: 10 s timeout).
+	// HTTP fetches SMP and Directory answers (default: Egress's client
+	// with a 10 s timeout).
 	HTTP *http.Client
+	// Egress is the policy of the default HTTP client's connections: the
+	// SMP's address comes from DNS, which the network's participants
+	// publish. The zero value allows public addresses only.
+	Egress egress.Policy
 	// TTL is how long answers are cached (default 1 h); NegativeTTL how
 	// long "not registered" is (default 5 min). Failures are not cached.
 	TTL, NegativeTTL time.Duration
@@ -112,7 +119,7 @@ func NewLookup(cfg LookupConfig) *Lookup {
 		cfg.Zone = ProductionZone
 	}
 	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{Timeout: 10 * time.Second}
+		cfg.HTTP = cfg.Egress.Client(10 * time.Second)
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = time.Hour

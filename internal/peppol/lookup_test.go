@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/peppol/peppoltest"
 )
@@ -43,7 +44,9 @@ type lookupEnv struct {
 
 func newLookupEnv(t *testing.T, directory string) *lookupEnv {
 	e := &lookupEnv{dns: peppoltest.StartDNS(t), smp: peppoltest.StartSMP(t), now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
-	e.lookup = peppol.NewLookup(peppol.LookupConfig{Zone: zone, DNSServer: e.dns.Addr, DirectoryURL: directory, Now: func() time.Time { return e.now }})
+	// The SMP and the Directory listen on loopback.
+	e.lookup = peppol.NewLookup(peppol.LookupConfig{Zone: zone, DNSServer: e.dns.Addr, DirectoryURL: directory, Now: func() time.Time { return e.now },
+		Egress: egress.Policy{Private: true}})
 	return e
 }
 

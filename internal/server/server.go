@@ -100,8 +100,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	if err := keys.Load(ctx); err != nil {
 		return nil, err
 	}
+	// One egress policy for every outbound connection (internal/egress):
+	// webhooks, AvtaleGiro banks, Peppol, trusted issuers' key sets, SMTP.
+	egressPolicy := cfg.Egress()
 	idpCfg := idp.Config{Issuer: cfg.IdPURL, Audience: cfg.BaseURL, ClaimsNamespace: cfg.ClaimsNamespace, TokenTTL: cfg.TokenTTL,
-		SMTPURL: cfg.SMTPURL}
+		SMTPURL: cfg.SMTPURL, Egress: egressPolicy}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -130,15 +133,16 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		return nil, err
 	}
 	hooks := webhook.New(webhook.Options{Store: st, Log: log, Schedule: schedule, Timeout: cfg.WebhookTimeout,
-		Reach: webhook.Reach{Private: cfg.WebhookAllowPrivate, LinkLocal: cfg.WebhookAllowLinkLocal}, Concurrency: cfg.WebhookConcurrency, Metrics: webhook.NewMetrics(reg)})
+		Egress: egressPolicy, Concurrency: cfg.WebhookConcurrency, Metrics: webhook.NewMetrics(reg)})
 	pc := cfg.Peppol
-	lookup := peppol.NewLookup(peppol.LookupConfig{Zone: pc.SMLZone, DNSServer: pc.DNSServer, DirectoryURL: pc.DirectoryURL, TTL: pc.LookupTTL})
+	lookup := peppol.NewLookup(peppol.LookupConfig{Zone: pc.SMLZone, DNSServer: pc.DNSServer, DirectoryURL: pc.DirectoryURL, TTL: pc.LookupTTL,
+		Egress: egressPolicy})
 	// Peppol delivery runs when an access point or a drop directory is set.
 	var delivery *peppol.Deliverer
 	switch {
 	case pc.APURL != "":
 		delivery = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.AccessPoint{URL: pc.APURL, Token: pc.APToken,
-			Username: pc.APUsername, Password: pc.APPassword}}
+			Username: pc.APUsername, Password: pc.APPassword, Client: egressPolicy.Client(30 * time.Second)}}
 	case pc.DropDir != "":
 		delivery = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.Directory{Dir: pc.DropDir}}
 	}
@@ -146,10 +150,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	a, err := api.New(api.Options{
 		Peppol:    lookup,
 		Webhooks:  hooks,
+		Egress:    egressPolicy,
 		Providers: registry,
 		Store:     st,
 		Engine:    eng,
-		Verifier:  auth.NewVerifier(ctx, auth.Options{IdP: idpCfg, Keys: keys, External: cfg.Issuers()}),
+		Verifier:  auth.NewVerifier(ctx, auth.Options{IdP: idpCfg, Keys: keys, External: cfg.Issuers(), Egress: egressPolicy}),
 		Log:       log,
 		Metrics:   metrics,
 		BaseURL:   cfg.BaseURL,
@@ -285,7 +290,7 @@ func (s *Server) Start(ctx context.Context) error {
 			wg.Go(func() { s.Peppol.Run(bg, s.cfg.Peppol.DeliveryInterval) })
 		}
 		if s.cfg.AvtaleGiroSync > 0 {
-			sync := &avtalegiro.Syncer{Store: s.Store, Bank: avtalegiro.NewBank(), Log: s.log}
+			sync := &avtalegiro.Syncer{Store: s.Store, Bank: avtalegiro.NewBank(s.cfg.Egress()), Log: s.log}
 			wg.Go(func() { sync.Run(bg, s.cfg.AvtaleGiroSync) })
 		}
 		s.maintain(bg)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -31,9 +31,9 @@ type Options struct {
 	Schedule []time.Duration
 	// Timeout bounds one attempt (connect, send, answer); default 10 s.
 	Timeout time.Duration
-	// Reach says which non-public addresses deliveries may reach (tests,
+	// Egress says which non-public addresses deliveries may reach (tests,
 	// local development); the zero value allows public addresses only.
-	Reach Reach
+	Egress egress.Policy
 	// Concurrency is how many attempts run at once; default 64.
 	Concurrency int
 	// Batch is the most events one EventGrid message carries; default 100.
@@ -115,26 +115,22 @@ func New(o Options) *Dispatcher {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Dispatcher{
-		o: o, store: o.Store, log: o.Log, client: NewClient(o.Reach, o.Concurrency),
+		o: o, store: o.Store, log: o.Log, client: NewClient(o.Egress, o.Concurrency),
 		wake: make(chan struct{}, 1), slot: make(chan struct{}, 1),
 		results: make(chan store.DeliveryResult, 4*o.Concurrency),
 	}
 }
 
 // NewClient returns the HTTP client of deliveries: no proxy (a proxy would
-// dial on the client's behalf), no redirects, and a dialer that refuses
-// addresses r does not allow after name resolution, so a host that
-// resolved to a public address at registration and to a private one later
-// (DNS rebinding) is still refused.
-func NewClient(r Reach, conns int) *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	if !r.Private || !r.LinkLocal {
-		dialer.Control = r.dialControl
-	}
+// dial on the client's behalf), no redirects, and the egress policy's
+// dialer, which refuses addresses p does not allow after name resolution,
+// so a host that resolved to a public address at registration and to a
+// private one later (DNS rebinding) is still refused.
+func NewClient(p egress.Policy, conns int) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:               nil,
-			DialContext:         dialer.DialContext,
+			DialContext:         p.Dialer(5 * time.Second).DialContext,
 			MaxIdleConns:        4 * conns,
 			MaxIdleConnsPerHost: conns,
 			IdleConnTimeout:     90 * time.Second,
@@ -144,9 +140,6 @@ func NewClient(r Reach, conns int) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
-
-// Reach reports which non-public destinations are allowed.
-func (d *Dispatcher) Reach() Reach { return d.o.Reach }
 
 // Wake makes the dispatcher look for work now. It never blocks.
 func (d *Dispatcher) Wake() {

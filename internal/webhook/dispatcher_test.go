@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/nodetest"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
@@ -147,7 +148,7 @@ func commit(t *testing.T, s *store.Store, ctx context.Context, n int) []string {
 
 func start(t *testing.T, s *store.Store, o webhook.Options) *webhook.Dispatcher {
 	t.Helper()
-	o.Store, o.Reach = s, webhook.Reach{Private: true}
+	o.Store, o.Egress = s, egress.Policy{Private: true}
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Second
 	}
@@ -435,7 +436,7 @@ func TestCrashBetweenCommitAndDelivery(t *testing.T) {
 
 			second := open()
 			defer second.Close()
-			d := webhook.New(webhook.Options{Store: second, Reach: webhook.Reach{Private: true}, Poll: 50 * time.Millisecond})
+			d := webhook.New(webhook.Options{Store: second, Egress: egress.Policy{Private: true}, Poll: 50 * time.Millisecond})
 			d.Start()
 			defer func() { _ = d.Stop(context.Background()) }()
 			waitFor(t, "all 5 events", 10*time.Second, func() bool { return len(rcv.delivered(t)) == 5 })
@@ -623,7 +624,7 @@ func TestStopWaitsForAttemptsInFlight(t *testing.T) {
 				}))
 				defer srv.Close()
 				ctx, w := setup(t, s, srv.URL)
-				d := webhook.New(webhook.Options{Store: s, Reach: webhook.Reach{Private: true}, Timeout: 5 * time.Second})
+				d := webhook.New(webhook.Options{Store: s, Egress: egress.Policy{Private: true}, Timeout: 5 * time.Second})
 				d.Start()
 				commit(t, s, ctx, 1)
 				<-got // the attempt is in flight
