@@ -1,6 +1,7 @@
 package idp
 
 import (
+	"github.com/kadens/kadens/internal/egress"
 	"io"
 	"net/http"
 	"net/url"
@@ -35,7 +36,7 @@ func fuzzTargets(f *testing.F) []*fuzzTarget {
 		}
 		// Password reset on, mailing a local sink.
 		sink, _ := smtpSink(f)
-		m, err := parseSMTP("smtp://" + sink + "?from=idp@example.com")
+		m, err := parseSMTP("smtp://"+sink+"?from=idp@example.com", egress.Policy{Private: true})
 		if err != nil {
 			f.Fatal(err)
 		}
