@@ -34,9 +34,13 @@ Usage:
   kadens key rotate                      make a new token-signing key the active one
   kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems
   kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
+  kadens autogiro fetch --tenant NAME_OR_ID (--file ID | --organization ID --latest) [-o FILE]
+                                         write a stored submission file again
   kadens autogiro import --tenant NAME_OR_ID [--json] FILE  apply a Bankgirot report file
   kadens avtalegiro import FILE --tenant NAME_OR_ID   import a mandate or OCR giro file from the bank
   kadens avtalegiro export --tenant NAME_OR_ID --account ID -o FILE  write the account's next claim file
+  kadens avtalegiro fetch --tenant NAME_OR_ID (--file ID | --account ID --latest) -o FILE
+                                         write a stored claim file again
   kadens import --tenant NAME_OR_ID [--dry-run] [--json] FILE  move subscribers, payment agreements and running
                                          subscriptions from another system (CSV or JSON Lines; docs/MIGRATION.md)
   kadens version
@@ -132,12 +136,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return ledgerCheck(ctx, args, stdout, stderr, getenv)
 	case "autogiro export":
 		return autogiroExport(ctx, args, stdout, stderr, getenv)
+	case "autogiro fetch":
+		return autogiroFetch(ctx, args, stdout, stderr, getenv)
 	case "autogiro import":
 		return autogiroImport(ctx, args, stdout, stderr, getenv)
 	case "avtalegiro import":
 		return avtalegiroImport(ctx, args, stdout, stderr, getenv)
 	case "avtalegiro export":
 		return avtalegiroExport(ctx, args, stdout, stderr, getenv)
+	case "avtalegiro fetch":
+		return avtalegiroFetch(ctx, args, stdout, stderr, getenv)
 	case "import":
 		return tenantImport(ctx, args, stdout, stderr, getenv)
 	case "version":
