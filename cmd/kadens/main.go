@@ -18,8 +18,15 @@ import (
 	"github.com/kadens/kadens/internal/config"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = ""
+// version and revision are set by the release build (scripts/release.sh):
+// -ldflags "-X main.version=... -X main.revision=...". A build without
+// them falls back to the module version and the VCS revision the go
+// command records (go install module@version, or a build in a git work
+// tree), and then to "devel".
+var (
+	version  = ""
+	revision = ""
+)
 
 const usage = `kadens — subscription management and billing
 
@@ -215,40 +222,38 @@ func splitCommand(args []string) (words, flagArgs []string, err error) {
 	return words, flagArgs, nil
 }
 
-// versionString is the module version and the VCS revision the binary was
-// built from (runtime/debug build info), overridden by -ldflags "-X
-// main.version=...".
+// versionString is the version and VCS revision the binary was built
+// from: -ldflags "-X main.version=..." (the release build), else the
+// module version from the build info, else "devel".
 func versionString() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		bi = nil
 	}
-	return formatVersion(version, bi)
+	return formatVersion(version, revision, bi)
 }
 
-// formatVersion is versionString for a given -X version and build info
-// (nil when the binary has none).
-func formatVersion(v string, bi *debug.BuildInfo) string {
-	ok := bi != nil
-	if v == "" && ok && bi.Main.Version != "" {
+// formatVersion is versionString for a given -X version and revision and
+// build info (nil when the binary has none).
+func formatVersion(v, rev string, bi *debug.BuildInfo) string {
+	if v == "" && bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
 	if v == "" {
-		v = "(devel)"
+		v = "devel"
 	}
-	if !ok {
-		return v
-	}
-	var rev, at string
+	var at string
 	modified := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value // what the go command saw wins over a stamp
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
 		}
 	}
 	switch {
@@ -262,6 +267,9 @@ func formatVersion(v string, bi *debug.BuildInfo) string {
 		if at != "" {
 			v += " (" + at + ")"
 		}
+	}
+	if bi == nil {
+		return v
 	}
 	return v + ", " + bi.GoVersion
 }
