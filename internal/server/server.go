@@ -238,6 +238,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	}))
 	ops("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// The page a browser gets at the server's address; not an API
+	// operation, so not in /openapi.json (like /swagger/ and /healthz).
+	ops("GET /{$}", landing(cfg))
 	// The manual webhook validation URL: public, the token is the credential.
 	ops("GET /webhook/validate", a.WebhookValidation())
 
