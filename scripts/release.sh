@@ -42,7 +42,10 @@ esac
 
 need_nfpm=false
 for t in $TARGETS; do [ "${t%/*}" = linux ] && need_nfpm=true; done
-if $need_nfpm && ! { command -v nfpm >/dev/null && nfpm --version 2>/dev/null | grep -q "${NFPM_VERSION#v}"; }; then
+# The pinned nfpm, unless it is installed already (a `go install`ed nfpm
+# prints no version of its own; its build info names the module's).
+if $need_nfpm && ! { command -v nfpm >/dev/null &&
+  go version -m "$(command -v nfpm)" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/goreleaser/nfpm/v2[[:space:]]+$NFPM_VERSION([[:space:]]|$)"; }; then
   echo "release: installing nfpm $NFPM_VERSION"
   GOFLAGS=-buildvcs=false go install "github.com/goreleaser/nfpm/v2/cmd/nfpm@$NFPM_VERSION"
 fi
@@ -56,7 +59,11 @@ for t in $TARGETS; do
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOFLAGS= go build -trimpath -buildvcs=false \
     -ldflags "-s -w -buildid= -X main.version=$VERSION -X main.revision=$revision" -o "$bin" ./cmd/kadens
   if [ "$os" = linux ]; then
-    VERSION=$VERSION ARCH=$arch BINARY=$bin nfpm package --config packaging/nfpm.yaml --packager deb --target "$OUT/"
+    # nfpm expands no variables in a file's source: the config is
+    # rendered with this platform's values first.
+    sed -e "s|\${VERSION}|$VERSION|g" -e "s|\${ARCH}|$arch|g" -e "s|\${BINARY}|$bin|g" packaging/nfpm.yaml >"$OUT/nfpm-$arch.yaml"
+    nfpm package --config "$OUT/nfpm-$arch.yaml" --packager deb --target "$OUT/"
+    rm "$OUT/nfpm-$arch.yaml"
   fi
 done
 (cd "$OUT" && sha256sum -- * > SHA256SUMS)
