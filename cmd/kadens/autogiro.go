@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/kadens/kadens/internal/autogiro"
-	"github.com/kadens/kadens/internal/store"
 )
 
 // The operator commands of Autogiro (docs/AUTOGIRO.md): the same export
@@ -38,6 +38,13 @@ func autogiroExport(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	dir := "."
+	if *out != "" {
+		dir = filepath.Dir(*out)
+	}
+	if err := checkWritable(dir); err != nil {
+		return err
+	}
 	f, err := autogiro.Export(tctx, st, *org, now, func(n int) { fmt.Fprintf(stderr, "%d records written\n", n) })
 	if err != nil {
 		return err
@@ -46,28 +53,17 @@ func autogiroExport(ctx context.Context, args []string, stdout, stderr io.Writer
 	if name == "" {
 		name = f.FileName
 	}
-	if err := writeAutogiroFile(tctx, st, f.ID, name); err != nil {
-		return err
+	// From here on the items are marked sent: the file in the database
+	// is what holds them (see exportfile.go).
+	fmt.Fprintf(stderr, "stored as file %s; writing %s\n", f.ID, name)
+	if _, err := writeStored(name, pauser(getenv, stderr), func(w io.Writer) error {
+		return st.CopyAutogiroExportFile(tctx, f.ID, w)
+	}); err != nil {
+		return storedFileError(err, "submission file", f.ID, fmt.Sprintf("kadens autogiro fetch --tenant %s --file %s -o %s", *tenant, f.ID, name))
 	}
 	c := f.Counts
 	fmt.Fprintf(stdout, "%s: file %s, %d bytes: %d new mandates, %d mandate cancellations, %d debits (%s SEK), %d refunds (%s SEK), %d payment cancellations\n",
 		name, f.ID, f.Size, c.NewMandates, c.MandateCancellations, c.Debits, kronor(f.DebitTotal), c.Refunds, kronor(f.RefundTotal), c.PaymentCancellations)
-	return nil
-}
-
-// writeAutogiroFile copies a stored export file to name chunk by chunk.
-func writeAutogiroFile(ctx context.Context, st *store.Store, id, name string) error {
-	out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := st.CopyAutogiroExportFile(ctx, id, out); err != nil {
-		out.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/kadens/kadens/internal/avtalegiro"
@@ -96,6 +97,9 @@ func avtalegiroExport(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	if err := checkWritable(filepath.Dir(*out)); err != nil {
+		return err
+	}
 	began := time.Now()
 	fmt.Fprintln(stderr, "collecting claims…")
 	f, ok, err := avtalegiro.Export(tctx, st, *account, now)
@@ -109,18 +113,16 @@ func avtalegiroExport(ctx context.Context, args []string, stdout, stderr io.Writ
 		fmt.Fprintln(stdout, "nothing to send: no scheduled claims or pending cancellations")
 		return nil
 	}
-	w, err := os.Create(*out)
-	if err != nil {
-		return err
-	}
+	// From here on the claims are marked sent: the file in the database
+	// is what holds them (see exportfile.go).
+	fmt.Fprintf(stderr, "stored as file %s; writing %s\n", f.ID, *out)
 	// From the store's chunks to the file, one chunk at a time.
-	written, err := io.Copy(&progressWriter{w: w, stderr: stderr}, st.AvtaleGiroFileContent(tctx, f.ID))
+	written, err := writeStored(*out, pauser(getenv, stderr), func(w io.Writer) error {
+		_, err := io.Copy(&progressWriter{w: w, stderr: stderr}, st.AvtaleGiroFileContent(tctx, f.ID))
+		return err
+	})
 	if err != nil {
-		w.Close()
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
+		return storedFileError(err, "claim file", f.ID, fmt.Sprintf("kadens avtalegiro fetch --tenant %s --file %s -o %s", *tenant, f.ID, *out))
 	}
 	fmt.Fprintf(stdout, "%s: file %s, transmission %s, %d transactions, %d bytes in %s\n", *out, f.ID, f.TransmissionNumber,
 		f.Transactions, written, time.Since(began).Round(time.Millisecond))

@@ -18,8 +18,15 @@ import (
 	"github.com/kadens/kadens/internal/config"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = ""
+// version and revision are set by the release build (scripts/release.sh):
+// -ldflags "-X main.version=... -X main.revision=...". A build without
+// them falls back to the module version and the VCS revision the go
+// command records (go install module@version, or a build in a git work
+// tree), and then to "devel".
+var (
+	version  = ""
+	revision = ""
+)
 
 const usage = `kadens — subscription management and billing
 
@@ -34,9 +41,13 @@ Usage:
   kadens key rotate                      make a new token-signing key the active one
   kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems
   kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
+  kadens autogiro fetch --tenant NAME_OR_ID (--file ID | --organization ID --latest) [-o FILE]
+                                         write a stored submission file again
   kadens autogiro import --tenant NAME_OR_ID [--json] FILE  apply a Bankgirot report file
   kadens avtalegiro import FILE --tenant NAME_OR_ID   import a mandate or OCR giro file from the bank
   kadens avtalegiro export --tenant NAME_OR_ID --account ID -o FILE  write the account's next claim file
+  kadens avtalegiro fetch --tenant NAME_OR_ID (--file ID | --account ID --latest) -o FILE
+                                         write a stored claim file again
   kadens import --tenant NAME_OR_ID [--dry-run] [--json] FILE  move subscribers, payment agreements and running
                                          subscriptions from another system (CSV or JSON Lines; docs/MIGRATION.md)
   kadens version
@@ -132,12 +143,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return ledgerCheck(ctx, args, stdout, stderr, getenv)
 	case "autogiro export":
 		return autogiroExport(ctx, args, stdout, stderr, getenv)
+	case "autogiro fetch":
+		return autogiroFetch(ctx, args, stdout, stderr, getenv)
 	case "autogiro import":
 		return autogiroImport(ctx, args, stdout, stderr, getenv)
 	case "avtalegiro import":
 		return avtalegiroImport(ctx, args, stdout, stderr, getenv)
 	case "avtalegiro export":
 		return avtalegiroExport(ctx, args, stdout, stderr, getenv)
+	case "avtalegiro fetch":
+		return avtalegiroFetch(ctx, args, stdout, stderr, getenv)
 	case "import":
 		return tenantImport(ctx, args, stdout, stderr, getenv)
 	case "version":
@@ -207,40 +222,38 @@ func splitCommand(args []string) (words, flagArgs []string, err error) {
 	return words, flagArgs, nil
 }
 
-// versionString is the module version and the VCS revision the binary was
-// built from (runtime/debug build info), overridden by -ldflags "-X
-// main.version=...".
+// versionString is the version and VCS revision the binary was built
+// from: -ldflags "-X main.version=..." (the release build), else the
+// module version from the build info, else "devel".
 func versionString() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		bi = nil
 	}
-	return formatVersion(version, bi)
+	return formatVersion(version, revision, bi)
 }
 
-// formatVersion is versionString for a given -X version and build info
-// (nil when the binary has none).
-func formatVersion(v string, bi *debug.BuildInfo) string {
-	ok := bi != nil
-	if v == "" && ok && bi.Main.Version != "" {
+// formatVersion is versionString for a given -X version and revision and
+// build info (nil when the binary has none).
+func formatVersion(v, rev string, bi *debug.BuildInfo) string {
+	if v == "" && bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
 	if v == "" {
-		v = "(devel)"
+		v = "devel"
 	}
-	if !ok {
-		return v
-	}
-	var rev, at string
+	var at string
 	modified := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value // what the go command saw wins over a stamp
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
 		}
 	}
 	switch {
@@ -254,6 +267,9 @@ func formatVersion(v string, bi *debug.BuildInfo) string {
 		if at != "" {
 			v += " (" + at + ")"
 		}
+	}
+	if bi == nil {
+		return v
 	}
 	return v + ", " + bi.GoVersion
 }

@@ -238,8 +238,8 @@ func conventionalDescription(rt route) string {
 }
 
 // conventionalResponses are the answers the shared middleware gives that a
-// route does not declare itself: 413 for a body over the limit, and for
-// POSTs the Idempotency-Key outcomes.
+// route does not declare itself: 413 for a body over the limit, 507 when a
+// write finds the storage full, and for POSTs the Idempotency-Key outcomes.
 func conventionalResponses(rt route) []response {
 	if rt.public {
 		return nil
@@ -256,6 +256,12 @@ func conventionalResponses(rt route) []response {
 	}
 	if rt.method == http.MethodGet && isList(rt) && filtersByParent(rt.request) {
 		add(http.StatusNotFound, "A filter names a parent (subscriberId, organizationId, …) that does not exist in this tenant; no body.")
+	}
+	// Any request may meet a full disk: a write, and on PostgreSQL a read
+	// whose sort spills to a temporary file.
+	if !hasStatus(rt, http.StatusInsufficientStorage) {
+		out = append(out, response{status: http.StatusInsufficientStorage, body: new(ServerError),
+			desc: "The server's storage is full (SQLite: SQLITE_FULL; PostgreSQL: disk_full, SQLSTATE 53100): nothing of the request was saved; retry later. Quote the request id."})
 	}
 	if rt.method == http.MethodPost {
 		add(http.StatusConflict, "A request with the same Idempotency-Key is still being handled, or another request changed the same records at the same moment and this one could not be applied after retrying inside; retry later. No body.")

@@ -51,8 +51,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeError turns a handler error into the response the conventions
-// prescribe: 400 with a ValidationResultModel, an empty 401/403/404, or a
-// JSON 500 carrying the request id (the cause is logged, never shown).
+// prescribe: 400 with a ValidationResultModel, an empty 401/403/404, a
+// JSON 507 when the storage is full, or a JSON 500 carrying the request id
+// (the cause is logged, never shown).
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var (
 		verrs validation.Errors
@@ -72,6 +73,17 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// Handlers turn conflicts they can name into a 400 on the field;
 		// one that reaches here is a concurrent change of the same thing.
 		w.WriteHeader(http.StatusConflict)
+	case store.IsDiskFull(err):
+		// Nothing of the request was stored (its transaction rolled
+		// back); the operator has to make room. Said as such, with the
+		// request id, rather than as an unexplained 500.
+		id := requestID(r.Context())
+		logger(r.Context()).ErrorContext(r.Context(), "storage full: request refused", slog.String("err", err.Error()))
+		writeJSON(w, http.StatusInsufficientStorage, ServerError{
+			Code:      "insufficient_storage",
+			Message:   "The server's storage is full, so nothing of this request was saved. Try again later; if it persists, tell the operator (quote the request id).",
+			RequestID: id,
+		})
 	case r.Context().Err() != nil:
 		// The client went away (or the server is stopping); there is no
 		// one to answer. 499 records it without counting a server error.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kadens/kadens/internal/atomicfile"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
@@ -83,7 +84,9 @@ func Ensure(ctx context.Context, s *store.Store, eng *engine.Engine, dataDir str
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return Credentials{}, false, err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+	// Whole or not at all: a start killed here must not leave an empty
+	// file that the next start would call "does not match this database".
+	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return Credentials{}, false, fmt.Errorf("demo: save credentials: %w", err)
 	}
 	return c, true, nil

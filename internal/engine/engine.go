@@ -96,6 +96,12 @@ func (s *Stats) add(o Stats) {
 // Advance performs every action of tenant due at or before now. It returns
 // ErrBusy when another worker is advancing the tenant.
 func (e *Engine) Advance(ctx context.Context, tenantID string, now time.Time) (Stats, error) {
+	return e.advance(ctx, tenantID, now, false)
+}
+
+// advance is Advance; with record, each batch's work is recorded in its
+// transaction (store.RecordClockWork) for AdvanceClock to count.
+func (e *Engine) advance(ctx context.Context, tenantID string, now time.Time, record bool) (Stats, error) {
 	ctx = tenancy.With(ctx, tenantID)
 	var total Stats
 	lease := func() error {
@@ -124,9 +130,17 @@ func (e *Engine) Advance(ctx context.Context, tenantID string, now time.Time) (S
 			more  bool
 		)
 		err := e.store.InTx(ctx, func(tx *store.Tx) error {
-			var err error
-			batch, more, err = e.step(ctx, tx, cache, now)
-			return err
+			var (
+				err error
+				due time.Time
+			)
+			batch, more, err = e.step(ctx, tx, cache, now, &due)
+			if err != nil || !record || batch == (Stats{}) {
+				return err
+			}
+			return tx.RecordClockWork(ctx, store.ClockWork{Target: now, DueAt: due, Renewals: batch.Renewals,
+				Deactivations: batch.Deactivations, PlanChanges: batch.PlanChanges, Reminders: batch.Reminders,
+				PaymentStops: batch.PaymentStops, PriceChangeNotices: batch.PriceChangeNotices}, time.Now())
 		})
 		if errors.Is(err, store.ErrConflict) {
 			// Another worker changed a row we read: its work is done, ours
@@ -152,13 +166,14 @@ func (e *Engine) Advance(ctx context.Context, tenantID string, now time.Time) (S
 	}
 }
 
-// step performs one batch of due work and reports whether more may remain.
+// step performs one batch of due work and reports whether more may remain;
+// *due is set to the latest due time of the batch's actions.
 //
 // Work is taken strictly in time order: the earliest due plan change, or a
 // batch of subscriptions due before it. A batch only spans one day after
 // its first item: every period is at least a day long, so nothing the batch
 // creates can fall due before the batch's last item.
-func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, now time.Time) (Stats, bool, error) {
+func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, now time.Time, due *time.Time) (Stats, bool, error) {
 	var st Stats
 	subAt, err := tx.NextSubscriptionAction(ctx)
 	if err != nil {
@@ -182,6 +197,7 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	// A price change starts before anything else due at the same time, so
 	// that the series it finds are those running at its start.
 	if pcAt != nil && !pcAt.After(now) && (!subDue || !pcAt.After(*subAt)) && (!chDue || !pcAt.After(*chAt)) && (!dunDue || !pcAt.After(*dunAt)) {
+		*due = *pcAt
 		st, err := e.startPriceChanges(ctx, tx, cache, *pcAt)
 		return st, true, err
 	}
@@ -190,6 +206,7 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	case !subDue && !chDue && !dunDue:
 		return st, false, nil
 	case chDue && (!subDue || !chAt.After(*subAt)) && (!dunDue || !chAt.After(*dunAt)):
+		*due = *chAt
 		changes, err := tx.DueChanges(ctx, *chAt, e.Batch)
 		if err != nil {
 			return st, false, err
@@ -202,6 +219,7 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 		}
 		return st, true, nil
 	case dunDue && (!subDue || dunAt.Before(*subAt)) && (!chDue || dunAt.Before(*chAt)):
+		*due = *dunAt
 		st, err := e.dunning(ctx, tx, *dunAt)
 		return st, true, err
 	}
@@ -226,6 +244,9 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	ids := make([]string, len(subs))
 	for i := range subs {
 		ids[i] = subs[i].ID
+		if at := *subs[i].NextActionAt; at.After(*due) {
+			*due = at
+		}
 	}
 	pending, err := tx.PendingChanges(ctx, ids)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -464,5 +465,29 @@ func TestMasterKey(t *testing.T) {
 	}
 	if again, err := MasterKey("", dir); err != nil || string(again) != string(first) {
 		t.Fatalf("the key file is not reused: %v", err)
+	}
+}
+
+// Processes starting on a fresh data directory at once agree on one master
+// key: the file is written whole and linked into place, so none reads it
+// empty or half-written and none keeps a key of its own; no temporary file
+// is left.
+func TestMasterKeyFirstStartsAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	keys := make([][]byte, 16)
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Go(func() { keys[i], errs[i] = MasterKey("", dir) })
+	}
+	wg.Wait()
+	for i := range keys {
+		if errs[i] != nil || string(keys[i]) != string(keys[0]) || len(keys[i]) != 32 {
+			t.Fatalf("start %d: %d bytes, %v; want the key every start got", i, len(keys[i]), errs[i])
+		}
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Fatalf("left in the data directory: %v", es)
 	}
 }

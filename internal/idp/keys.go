@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/kadens/kadens/internal/atomicfile"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -290,16 +291,16 @@ func MasterKey(configured, dataDir string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("master key: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) { // another process created it first
+	// Written whole under a temporary name and linked into place, which
+	// fails if another process created the key first (then its key is
+	// the one): a start killed halfway leaves no empty master.key, and two
+	// first starts do not each keep a key of their own.
+	err := atomicfile.WriteNew(path, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600)
+	if errors.Is(err, os.ErrExist) {
 		return MasterKey("", dataDir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("master key: %w", err)
 	}
-	defer f.Close()
-	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n"); err != nil {
-		return nil, fmt.Errorf("master key: %w", err)
-	}
-	return key, f.Sync()
+	return key, nil
 }

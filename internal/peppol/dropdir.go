@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kadens/kadens/internal/atomicfile"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -17,8 +18,9 @@ import (
 //
 //	<Dir>/<kind>-<number>-<delivery id>.xml
 //
-// written under a hidden temporary name and renamed into place, so the
-// access point never reads half a file. A ledger in <Dir>/.kadens records
+// written under a hidden temporary name, flushed to the disk and renamed
+// into place (internal/atomicfile), so the access point never reads half a
+// file, not even after a crash. A ledger in <Dir>/.kadens records
 // each hand-over: <id>.claim is created (exclusively) just before the
 // rename and becomes <id>.sent just after it. A repeated Send of the same
 // delivery finds the ledger and answers the first receipt instead of
@@ -58,22 +60,21 @@ func (d *Directory) Send(_ context.Context, m Message) (Receipt, error) {
 		return Receipt{}, &PermanentError{Reason: "an earlier attempt was interrupted while dropping " + name +
 			" and the file is gone: check with the access point whether it was picked up"}
 	}
-	tmp, err := os.CreateTemp(d.Dir, ".incoming-*.xml")
+	// The document is written under a hidden temporary name and flushed
+	// (internal/atomicfile); the claim is made durable before the rename,
+	// and the rename and the record after it too (each directory synced).
+	tmp, err := atomicfile.Create(final, 0o644)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("peppol: drop directory: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // after the rename there is nothing to remove
+	defer tmp.Abort() // after the commit there is nothing to remove
 	if _, err := tmp.Write(m.Body); err != nil {
-		tmp.Close()
 		return Receipt{}, fmt.Errorf("peppol: write %s: %w", name, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
 		return Receipt{}, fmt.Errorf("peppol: write %s: %w", name, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return Receipt{}, fmt.Errorf("peppol: write %s: %w", name, err)
-	}
+	ledger := filepath.Join(d.Dir, ".kadens")
 	claim, err := os.OpenFile(d.ledger(m.IdempotencyKey, ".claim"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return Receipt{}, fmt.Errorf("peppol: %s is being dropped by another attempt", name)
@@ -82,11 +83,18 @@ func (d *Directory) Send(_ context.Context, m Message) (Receipt, error) {
 		return Receipt{}, fmt.Errorf("peppol: drop ledger: %w", err)
 	}
 	claim.Close()
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	if err := atomicfile.SyncDir(ledger); err != nil {
+		os.Remove(d.ledger(m.IdempotencyKey, ".claim"))
+		return Receipt{}, fmt.Errorf("peppol: drop ledger: %w", err)
+	}
+	if err := tmp.Commit(); err != nil {
 		os.Remove(d.ledger(m.IdempotencyKey, ".claim"))
 		return Receipt{}, fmt.Errorf("peppol: drop %s: %w", name, err)
 	}
 	if err := os.Rename(d.ledger(m.IdempotencyKey, ".claim"), d.ledger(m.IdempotencyKey, ".sent")); err != nil {
+		return Receipt{}, fmt.Errorf("peppol: drop ledger: %w", err)
+	}
+	if err := atomicfile.SyncDir(ledger); err != nil {
 		return Receipt{}, fmt.Errorf("peppol: drop ledger: %w", err)
 	}
 	return sent, nil

@@ -33,7 +33,7 @@ func TestDirectoryDrop(t *testing.T) {
 		t.Fatalf("dropped twice: %v", files)
 	}
 	// No temporary files are left behind.
-	if tmp, _ := filepath.Glob(filepath.Join(dir, ".incoming-*")); len(tmp) != 0 {
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(tmp) != 0 {
 		t.Fatalf("temporary files left: %v", tmp)
 	}
 

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,9 +43,12 @@ type Server struct {
 	Engine  *engine.Engine
 	API     *api.Server
 	IdP     *idp.Server
-	surface map[string]http.Handler // listen address → handler
+	surface map[string]http.Handler // surface name → handler
+	// listeners are bound by New, before the store is opened, and served
+	// by Start.
+	listeners map[string]net.Listener
 	// Addrs are the bound addresses by surface name ("main", "idp",
-	// "analytics"), known once Start returned.
+	// "analytics"), known once New returned.
 	Addrs   map[string]string
 	servers []*http.Server
 	stop    context.CancelFunc
@@ -71,21 +73,61 @@ type Server struct {
 	Outbox *outbox.Runner
 }
 
-// New opens the store (migrating it) and builds every component, without
-// listening yet.
+// New binds every listener, then opens the store (migrating it) and builds
+// every component, without serving yet. The listeners come first: a taken
+// address is reported at once, before seconds of connecting and migrating,
+// and nothing of the data directory or the database is touched then.
 func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, error) {
+	lns, err := listen(cfg)
+	if err != nil {
+		return nil, err
+	}
+	closeAll := func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}
 	opts := cfg.StoreOptions()
 	opts.Log, opts.LockWait = log, store.DefaultLockWait
 	st, err := store.Open(ctx, opts)
 	if err != nil {
+		closeAll()
 		return nil, err
 	}
 	s, err := build(ctx, cfg, log, st)
 	if err != nil {
 		st.Close()
+		closeAll()
 		return nil, err
 	}
+	s.listeners = lns
+	for name, ln := range lns {
+		s.Addrs[name] = ln.Addr().String()
+	}
 	return s, nil
+}
+
+// listen binds the address of every surface: the main one, and /idp's and
+// /analytics' when they have their own.
+func listen(cfg *config.Config) (map[string]net.Listener, error) {
+	lns := map[string]net.Listener{}
+	for _, l := range []struct{ name, addr, flag string }{
+		{"main", cfg.Listen, "listen"}, {"idp", cfg.IdPListen, "idp-listen"}, {"analytics", cfg.AnalyticsListen, "analytics-listen"},
+	} {
+		if l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return nil, fmt.Errorf("listen on %s for the %s surface: %w (is another kadens running? stop it, or pick another address with %s)",
+				l.addr, l.name, err, cfg.Name(l.flag))
+		}
+		lns[l.name] = ln
+	}
+	return lns, nil
 }
 
 func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.Store) (*Server, error) {
@@ -201,6 +243,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	}))
 	ops("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// The page a browser gets at the server's address; not an API
+	// operation, so not in /openapi.json (like /swagger/ and /healthz).
+	ops("GET /{$}", landing(cfg))
 	// The manual webhook validation URL: public, the token is the credential.
 	ops("GET /webhook/validate", a.WebhookValidation())
 
@@ -222,14 +267,14 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	s.surface = map[string]http.Handler{}
 	mount := func(name, listen, prefix string, h http.Handler) {
 		if listen != "" {
-			s.surface[name+"="+listen] = h
+			s.surface[name] = h
 			return
 		}
 		main.Handle(prefix+"/", http.StripPrefix(prefix, h))
 	}
 	mount("idp", cfg.IdPListen, "/idp", idpHandler)
 	mount("analytics", cfg.AnalyticsListen, "/analytics", analyticsHandler)
-	s.surface["main="+cfg.Listen] = main
+	s.surface["main"] = main
 	return s, nil
 }
 
@@ -239,34 +284,15 @@ func observeAll(surface string, m *api.Metrics, log *slog.Logger, h http.Handler
 	return api.Observe(surface, surface, m, log, h)
 }
 
-// Start binds every listener and serves in the background. Background
-// maintenance (key reloads, idempotency purge) runs until Shutdown. When a
-// listener cannot be bound nothing is left running: the caller reports the
-// error and calls Shutdown, which then only closes the store.
+// Start serves every surface on the listener New bound, in the
+// background. Background maintenance (key reloads, idempotency purge) runs
+// until Shutdown.
 func (s *Server) Start(ctx context.Context) error {
-	var (
-		listeners []net.Listener
-		keys      []string
-	)
-	for key := range s.surface {
-		name, addr, _ := strings.Cut(key, "=")
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			for _, l := range listeners {
-				l.Close()
-			}
-			return fmt.Errorf("listen on %s for the %s surface: %w (is another kadens running? stop it, or pick another address with --listen)", addr, name, err)
-		}
-		listeners = append(listeners, ln)
-		keys = append(keys, key)
-		s.Addrs[name] = ln.Addr().String()
-	}
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
 	s.done = make(chan struct{})
-	for i, key := range keys {
-		name, _, _ := strings.Cut(key, "=")
-		ln, h := listeners[i], s.surface[key]
+	for name, h := range s.surface {
+		ln := s.listeners[name]
 		srv := &http.Server{
 			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -380,6 +406,12 @@ func (s *Server) Shutdown() error {
 		}
 		if err := s.Outbox.Stop(ctx); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if s.stop == nil {
+		// Never started: the listeners New bound are not served yet.
+		for _, ln := range s.listeners {
+			ln.Close()
 		}
 	}
 	errs = append(errs, s.Store.Close())

@@ -98,6 +98,11 @@ func TestSeparateIdPListener(t *testing.T) {
 	if st, _ := get(t, "http://"+srv.Addrs["main"]+"/idp/.well-known/openid-configuration"); st != 404 {
 		t.Fatalf("idp still mounted on the main listener: %d", st)
 	}
+	// The main page links the identity provider where it is.
+	if st, page := get(t, "http://"+srv.Addrs["main"]+"/"); st != 200 ||
+		!strings.Contains(page, `href="https://login.kadens.test/.well-known/openid-configuration"`) {
+		t.Fatalf("/ does not link the separate identity provider: %d\n%s", st, page)
+	}
 }
 
 // TestGracefulShutdownDrainsRequests shows that a request in flight when

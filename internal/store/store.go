@@ -19,6 +19,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -32,6 +33,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
 
+	"github.com/kadens/kadens/internal/atomicfile"
 	"github.com/kadens/kadens/internal/rowcache"
 )
 
@@ -319,21 +321,82 @@ const sqlitePageSize = 8192
 // driver runs the pragmas of a connection string in alphabetical order
 // (journal_mode before page_size), so it is its own step. An existing
 // database keeps its page size.
+//
+// Only a missing file is a fresh install. An existing file must be an
+// SQLite database (checkSQLiteFile): SQLite itself takes an empty file, or
+// one it cannot read yet, for a new database, so a truncated or misplaced
+// file would start as a silent fresh install beside the data it lost. The
+// new database is created under a temporary name and linked into place
+// once its header is written, so a first start that is killed leaves no
+// empty kadens.db for the next start to refuse.
 func createSQLite(ctx context.Context, path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-		return nil
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if fi, err := os.Stat(path); err == nil {
+		return checkSQLiteFile(path, fi)
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", sqliteURI(path))
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
 	if err != nil {
 		return fmt.Errorf("store: create sqlite %s: %w", path, err)
 	}
-	defer db.Close()
+	tmp := f.Name()
+	f.Close() // SQLite takes the empty file for a new database
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			os.Remove(tmp + suffix)
+		}
+	}()
+	db, err := sql.Open("sqlite", sqliteURI(tmp))
+	if err != nil {
+		return fmt.Errorf("store: create sqlite %s: %w", path, err)
+	}
 	for _, p := range []string{"PRAGMA page_size = " + strconv.Itoa(sqlitePageSize), "PRAGMA journal_mode = WAL"} {
 		if _, err := db.ExecContext(ctx, p); err != nil {
+			db.Close()
 			return fmt.Errorf("store: create sqlite %s: %s: %w", path, p, err)
 		}
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("store: create sqlite %s: %w", path, err)
+	}
+	// link(2) refuses an existing name: a process that created the
+	// database first wins, and its file is the one.
+	if err := os.Link(tmp, path); errors.Is(err, os.ErrExist) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
+		return checkSQLiteFile(path, fi)
+	} else if err != nil {
+		return fmt.Errorf("store: create sqlite %s: %w", path, err)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("store: create sqlite %s: %w", path, err)
+	}
+	return nil
+}
+
+// sqliteHeader is how every SQLite database file begins.
+const sqliteHeader = "SQLite format 3\x00"
+
+// checkSQLiteFile refuses a database file that is not an SQLite database,
+// naming it and what to do.
+func checkSQLiteFile(path string, fi os.FileInfo) error {
+	const advice = "restore it from a backup, or move it away to start a fresh install (check --data-dir)"
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("store: %s is not a database file (%s); %s", path, fi.Mode().Type(), advice)
+	}
+	if fi.Size() == 0 {
+		return fmt.Errorf("store: %s is empty (0 bytes), not a Kadens database; %s", path, advice)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteHeader))
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != sqliteHeader {
+		return fmt.Errorf("store: %s is not an SQLite database (it does not begin with SQLite's header); %s", path, advice)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/kadens/kadens/client/internal/codegen"
+	"github.com/kadens/kadens/internal/atomicfile"
 )
 
 func main() {
@@ -32,5 +33,6 @@ func run(in, out string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, src, 0o644)
+	// Whole or not at all: an interrupted run leaves the old client.
+	return atomicfile.WriteFile(out, src, 0o644)
 }
