@@ -1064,7 +1064,7 @@ type OrderSubscriberInput struct {
 	Name                 *string `json:"name,omitempty"`
 	// Digits with optional spaces, +, - and parentheses; 5 to 20 digits.
 	Phone *string `json:"phone,omitempty"`
-	// Unique in the tenant. Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number moves the series past it.
+	// Unique in the tenant, 1 to 999999999999999 (15 digits). Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number does not move the series: the series passes over it when it gets there.
 	SubscriberNumber *int64 `json:"subscriberNumber,omitempty"`
 }
 
@@ -1658,7 +1658,7 @@ type SubscriberInput struct {
 	Name       *string `json:"name,omitempty"`
 	// Digits with optional spaces, +, - and parentheses; 5 to 20 digits.
 	Phone *string `json:"phone,omitempty"`
-	// Unique in the tenant. Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number moves the series past it.
+	// Unique in the tenant, 1 to 999999999999999 (15 digits). Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number does not move the series: the series passes over it when it gets there.
 	SubscriberNumber *int64 `json:"subscriberNumber,omitempty"`
 }
 
@@ -1674,7 +1674,7 @@ type SubscriberUpdate struct {
 	Name       *string `json:"name,omitempty"`
 	// Digits with optional spaces, +, - and parentheses; 5 to 20 digits.
 	Phone *string `json:"phone,omitempty"`
-	// Unique in the tenant. Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number moves the series past it.
+	// Unique in the tenant, 1 to 999999999999999 (15 digits). Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number does not move the series: the series passes over it when it gets there.
 	SubscriberNumber *int64 `json:"subscriberNumber,omitempty"`
 }
 
