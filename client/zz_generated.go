@@ -2969,9 +2969,9 @@ type ListAccountSourcesParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only sources of this user (404 if there is no such user). The contract spells it UserId; names match ignoring case.
+	// Only sources of this user. The contract spells it UserId; names match ignoring case.
 	UserID string
-	// Only sources of this subscriber account (404 if there is no such account). The contract spells it SubscriberAccountId.
+	// Only sources of this subscriber account. The contract spells it SubscriberAccountId.
 	SubscriberAccountID string
 }
 
@@ -3340,9 +3340,9 @@ type ListCreditNotesParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only credit notes of this invoice (404 if there is no such invoice).
+	// Only credit notes of this invoice.
 	InvoiceID string
-	// Only credit notes of this subscriber (404 if there is no such subscriber).
+	// Only credit notes of this subscriber.
 	SubscriberID string
 }
 
@@ -3520,9 +3520,9 @@ type ListInvoicesParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only invoices of this subscriber (404 if there is no such subscriber).
+	// Only invoices of this subscriber.
 	SubscriberID string
-	// Only invoices of this subscription period (404 if there is no such subscription).
+	// Only invoices of this subscription period.
 	SubscriptionID string
 	Status         string
 	// Only invoices issued at or after this time.
@@ -3601,11 +3601,11 @@ type ListOrdersParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only orders of this subscriber (404 if there is no such subscriber). A new-subscriber order matches once completed.
+	// Only orders of this subscriber. A new-subscriber order matches once completed.
 	SubscriberID string
 	// Only orders in this status.
 	Status string
-	// Only orders of this organization (404 if there is no such organization).
+	// Only orders of this organization.
 	OrganizationID string
 }
 
@@ -3690,7 +3690,7 @@ type ListPackageChainsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only chains with a step that uses this template package (404 if there is no such package).
+	// Only chains with a step that uses this template package.
 	PackageID string
 }
 
@@ -3729,11 +3729,11 @@ type ListPackagesParams struct {
 	Cursor string
 	// Only packages in this currency (ISO 4217).
 	Currency string
-	// Only packages linked to this package chain (404 if there is no such chain).
+	// Only packages linked to this package chain.
 	PackageChainID string
-	// Only packages that contain this product, included or additional (404 if there is no such product).
+	// Only packages that contain this product, included or additional.
 	ProductID string
-	// Only packages offering this billing plan (404 if there is no such plan).
+	// Only packages offering this billing plan.
 	BillingPlanID string
 	// true lists the archived packages instead of the active ones.
 	Archived bool
@@ -3784,7 +3784,7 @@ type ListPaymentAgreementsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only agreements of this subscriber (404 if there is no such subscriber).
+	// Only agreements of this subscriber.
 	SubscriberID string
 	// Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400.
 	ProviderType string
@@ -3836,7 +3836,7 @@ type ListPaymentDemandsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only demands of this subscriber (404 if there is no such subscriber).
+	// Only demands of this subscriber.
 	SubscriberID string
 	Status       string
 }
@@ -3877,11 +3877,11 @@ type ListPaymentsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only payments of this subscriber (404 if there is no such subscriber).
+	// Only payments of this subscriber.
 	SubscriberID string
-	// Only payments of this invoice (404 if there is no such invoice).
+	// Only payments of this invoice.
 	InvoiceID string
-	// Only payments of this payment demand (404 if there is no such demand).
+	// Only payments of this payment demand.
 	PaymentDemandID   string
 	Status            string
 	Provider          string
@@ -4019,9 +4019,9 @@ type ListRemindersParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only reminders of this invoice (404 if there is no such invoice).
+	// Only reminders of this invoice.
 	InvoiceID string
-	// Only reminders of this subscriber (404 if there is no such subscriber).
+	// Only reminders of this subscriber.
 	SubscriberID string
 }
 
@@ -4144,7 +4144,7 @@ type ListSubscriberAccountsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only accounts of this subscriber (404 if there is no such subscriber).
+	// Only accounts of this subscriber.
 	SubscriberID string
 	// Only accounts in this ISO 4217 currency.
 	Currency string
@@ -4188,7 +4188,7 @@ type ListSubscriberUsersParams struct {
 	Cursor string
 	// Only the user with this e-mail (whole address, ignoring case).
 	Email string
-	// Only users linked to this subscriber (404 if there is no such subscriber).
+	// Only users linked to this subscriber.
 	SubscriberID string
 	// Only disabled (true) or enabled (false) users.
 	Disabled string
