@@ -1954,10 +1954,14 @@ type Webhook struct {
 	Format string `json:"format"`
 	ID     string `json:"id"`
 	// Pending until the endpoint proved ownership; only Validated registrations receive events. One of: Pending, Validated.
-	Status      string     `json:"status"`
-	UpdatedAt   time.Time  `json:"updatedAt"`
-	URL         string     `json:"url"`
-	ValidatedAt *time.Time `json:"validatedAt,omitempty"`
+	Status string `json:"status"`
+	// Pending: why, and what proves ownership (what the last validation event got back, and until when its validationUrl works). null when Validated.
+	StatusReason *string    `json:"statusReason,omitempty"`
+	UpdatedAt    time.Time  `json:"updatedAt"`
+	URL          string     `json:"url"`
+	ValidatedAt  *time.Time `json:"validatedAt,omitempty"`
+	// Pending: when the validationUrl of the last validation event stops working (5 minutes after it was sent, on the tenant's clock); after it, a PUT sends a new one. null when Validated.
+	ValidationURLExpiresAt *time.Time `json:"validationUrlExpiresAt,omitempty"`
 }
 
 type WebhookAttempt struct {
