@@ -1064,7 +1064,7 @@ type OrderSubscriberInput struct {
 	Name                 *string `json:"name,omitempty"`
 	// Digits with optional spaces, +, - and parentheses; 5 to 20 digits.
 	Phone *string `json:"phone,omitempty"`
-	// Unique in the tenant. Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number moves the series past it.
+	// Unique in the tenant, 1 to 999999999999999 (15 digits). Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number does not move the series: the series passes over it when it gets there.
 	SubscriberNumber *int64 `json:"subscriberNumber,omitempty"`
 }
 
@@ -1658,7 +1658,7 @@ type SubscriberInput struct {
 	Name       *string `json:"name,omitempty"`
 	// Digits with optional spaces, +, - and parentheses; 5 to 20 digits.
 	Phone *string `json:"phone,omitempty"`
-	// Unique in the tenant. Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number moves the series past it.
+	// Unique in the tenant, 1 to 999999999999999 (15 digits). Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number does not move the series: the series passes over it when it gets there.
 	SubscriberNumber *int64 `json:"subscriberNumber,omitempty"`
 }
 
@@ -1674,7 +1674,7 @@ type SubscriberUpdate struct {
 	Name       *string `json:"name,omitempty"`
 	// Digits with optional spaces, +, - and parentheses; 5 to 20 digits.
 	Phone *string `json:"phone,omitempty"`
-	// Unique in the tenant. Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number moves the series past it.
+	// Unique in the tenant, 1 to 999999999999999 (15 digits). Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number does not move the series: the series passes over it when it gets there.
 	SubscriberNumber *int64 `json:"subscriberNumber,omitempty"`
 }
 
@@ -1954,10 +1954,14 @@ type Webhook struct {
 	Format string `json:"format"`
 	ID     string `json:"id"`
 	// Pending until the endpoint proved ownership; only Validated registrations receive events. One of: Pending, Validated.
-	Status      string     `json:"status"`
-	UpdatedAt   time.Time  `json:"updatedAt"`
-	URL         string     `json:"url"`
-	ValidatedAt *time.Time `json:"validatedAt,omitempty"`
+	Status string `json:"status"`
+	// Pending: why, and what proves ownership (what the last validation event got back, and until when its validationUrl works). null when Validated.
+	StatusReason *string    `json:"statusReason,omitempty"`
+	UpdatedAt    time.Time  `json:"updatedAt"`
+	URL          string     `json:"url"`
+	ValidatedAt  *time.Time `json:"validatedAt,omitempty"`
+	// Pending: when the validationUrl of the last validation event stops working (5 minutes after it was sent, on the tenant's clock); after it, a PUT sends a new one. null when Validated.
+	ValidationURLExpiresAt *time.Time `json:"validationUrlExpiresAt,omitempty"`
 }
 
 type WebhookAttempt struct {
@@ -2969,9 +2973,9 @@ type ListAccountSourcesParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only sources of this user (404 if there is no such user). The contract spells it UserId; names match ignoring case.
+	// Only sources of this user. The contract spells it UserId; names match ignoring case.
 	UserID string
-	// Only sources of this subscriber account (404 if there is no such account). The contract spells it SubscriberAccountId.
+	// Only sources of this subscriber account. The contract spells it SubscriberAccountId.
 	SubscriberAccountID string
 }
 
@@ -3340,9 +3344,9 @@ type ListCreditNotesParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only credit notes of this invoice (404 if there is no such invoice).
+	// Only credit notes of this invoice.
 	InvoiceID string
-	// Only credit notes of this subscriber (404 if there is no such subscriber).
+	// Only credit notes of this subscriber.
 	SubscriberID string
 }
 
@@ -3520,9 +3524,9 @@ type ListInvoicesParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only invoices of this subscriber (404 if there is no such subscriber).
+	// Only invoices of this subscriber.
 	SubscriberID string
-	// Only invoices of this subscription period (404 if there is no such subscription).
+	// Only invoices of this subscription period.
 	SubscriptionID string
 	Status         string
 	// Only invoices issued at or after this time.
@@ -3601,11 +3605,11 @@ type ListOrdersParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only orders of this subscriber (404 if there is no such subscriber). A new-subscriber order matches once completed.
+	// Only orders of this subscriber. A new-subscriber order matches once completed.
 	SubscriberID string
 	// Only orders in this status.
 	Status string
-	// Only orders of this organization (404 if there is no such organization).
+	// Only orders of this organization.
 	OrganizationID string
 }
 
@@ -3690,7 +3694,7 @@ type ListPackageChainsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only chains with a step that uses this template package (404 if there is no such package).
+	// Only chains with a step that uses this template package.
 	PackageID string
 }
 
@@ -3729,11 +3733,11 @@ type ListPackagesParams struct {
 	Cursor string
 	// Only packages in this currency (ISO 4217).
 	Currency string
-	// Only packages linked to this package chain (404 if there is no such chain).
+	// Only packages linked to this package chain.
 	PackageChainID string
-	// Only packages that contain this product, included or additional (404 if there is no such product).
+	// Only packages that contain this product, included or additional.
 	ProductID string
-	// Only packages offering this billing plan (404 if there is no such plan).
+	// Only packages offering this billing plan.
 	BillingPlanID string
 	// true lists the archived packages instead of the active ones.
 	Archived bool
@@ -3784,7 +3788,7 @@ type ListPaymentAgreementsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only agreements of this subscriber (404 if there is no such subscriber).
+	// Only agreements of this subscriber.
 	SubscriberID string
 	// Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400.
 	ProviderType string
@@ -3836,7 +3840,7 @@ type ListPaymentDemandsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only demands of this subscriber (404 if there is no such subscriber).
+	// Only demands of this subscriber.
 	SubscriberID string
 	Status       string
 }
@@ -3877,11 +3881,11 @@ type ListPaymentsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only payments of this subscriber (404 if there is no such subscriber).
+	// Only payments of this subscriber.
 	SubscriberID string
-	// Only payments of this invoice (404 if there is no such invoice).
+	// Only payments of this invoice.
 	InvoiceID string
-	// Only payments of this payment demand (404 if there is no such demand).
+	// Only payments of this payment demand.
 	PaymentDemandID   string
 	Status            string
 	Provider          string
@@ -4019,9 +4023,9 @@ type ListRemindersParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only reminders of this invoice (404 if there is no such invoice).
+	// Only reminders of this invoice.
 	InvoiceID string
-	// Only reminders of this subscriber (404 if there is no such subscriber).
+	// Only reminders of this subscriber.
 	SubscriberID string
 }
 
@@ -4144,7 +4148,7 @@ type ListSubscriberAccountsParams struct {
 	Limit int64
 	// Opaque cursor from the previous page's Link rel="next".
 	Cursor string
-	// Only accounts of this subscriber (404 if there is no such subscriber).
+	// Only accounts of this subscriber.
 	SubscriberID string
 	// Only accounts in this ISO 4217 currency.
 	Currency string
@@ -4188,7 +4192,7 @@ type ListSubscriberUsersParams struct {
 	Cursor string
 	// Only the user with this e-mail (whole address, ignoring case).
 	Email string
-	// Only users linked to this subscriber (404 if there is no such subscriber).
+	// Only users linked to this subscriber.
 	SubscriberID string
 	// Only disabled (true) or enabled (false) users.
 	Disabled string

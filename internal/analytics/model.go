@@ -49,10 +49,16 @@ type Prop struct {
 	// the row's currency), so a sum can add minor units per currency and
 	// scale each currency's total once (see apply).
 	minor, currency string
+	// column is the source column a plain property reads ("" for computed
+	// ones), so NewModel can check what navigation properties join on.
+	column string
 }
 
 // Nav is a navigation property: rows of Target whose To column equals this
-// row's From column.
+// row's From column. Both must be columns of Guid properties (NewModel
+// checks it), which are uuid on PostgreSQL in every source
+// (TestSourceColumnTypes): a join or an IN between a uuid and a text
+// column is an error there, not an empty result.
 type Nav struct {
 	Name, Target string
 	Many         bool
@@ -104,12 +110,14 @@ func col(c string) func(*builder, string) string {
 	return func(_ *builder, a string) string { return a + "." + c }
 }
 
-func p(name string, t Edm, column string) Prop { return Prop{Name: name, Type: t, sql: col(column)} }
+func p(name string, t Edm, column string) Prop {
+	return Prop{Name: name, Type: t, sql: col(column), column: column}
+}
 func pn(name string, t Edm, column string) Prop {
-	return Prop{Name: name, Type: t, sql: col(column), Nullable: true}
+	return Prop{Name: name, Type: t, sql: col(column), Nullable: true, column: column}
 }
 func enum(name, column string, values ...string) Prop {
-	return Prop{Name: name, Type: String, sql: col(column), Enum: values}
+	return Prop{Name: name, Type: String, sql: col(column), Enum: values, column: column}
 }
 
 // money is an amount in minor units of the row's currency column.
@@ -320,13 +328,28 @@ func NewModel() *Model {
 			if !ok || back.Partner != n.Name || backSet == nil || backSet.Type != s.Type {
 				panic(fmt.Sprintf("analytics: %s.%s has no matching partner %s.%s", s.Name, n.Name, t.Name, n.Partner))
 			}
+			if !guidColumn(s, n.From) || !guidColumn(t, n.To) {
+				panic(fmt.Sprintf("analytics: %s.%s joins %s.%s to %s.%s, not two Guid properties' columns", s.Name, n.Name, s.Name, n.From, t.Name, n.To))
+			}
 		}
 	}
 	return m
 }
 
+// guidColumn reports whether column c of s is read by a Guid property.
+func guidColumn(s *Set, c string) bool {
+	for _, p := range s.Props {
+		if p.column == c && p.Type == Guid {
+			return true
+		}
+	}
+	return false
+}
+
 // subscriptionSource adds to each period row the package's name, total
-// price and billing plan, read from its stored package document. Each is a
+// price and billing plan, read from its stored package document (the plan's
+// id cast to uuid, the type of billing_plans.id that BillingPlan and
+// BillingPlanId are compared with). Each is a
 // scalar subquery rather than one LEFT JOIN: a statement that reads none of
 // them (a count of a Status) then never touches the package, and
 // PostgreSQL can count from an index without package_hash (with the join
@@ -338,7 +361,7 @@ func subscriptionSource(d *dialect) string {
 	}
 	doc := "sp.package"
 	return `(SELECT s.*, ` + pkg(d.jsonText(doc, "name")) + ` AS package_name, ` +
-		pkg(d.jsonScaled(doc, "totalPrice")) + ` AS price, ` + pkg(d.jsonText(doc, "billingPlan", "billingPlanId")) + ` AS billing_plan_id
+		pkg(d.jsonScaled(doc, "totalPrice")) + ` AS price, ` + pkg(d.guidFromText(d.jsonText(doc, "billingPlan", "billingPlanId"))) + ` AS billing_plan_id
  FROM subscriptions s)`
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,9 +48,12 @@ type Server struct {
 	// users hashes subscriber users' passwords.
 	users *subscriberuser.Directory
 
-	mux    *http.ServeMux
-	routes []route
-	doc    []byte
+	mux *http.ServeMux
+	// notFound answers a path that is not canonical (CanonicalPath): 404,
+	// no body, observed like any unmatched request.
+	notFound http.Handler
+	routes   []route
+	doc      []byte
 	// echo maps a path to the type of the resource its GET answers with,
 	// whose properties a PUT to the path accepts and ignores (decodeJSON).
 	echo map[string]reflect.Type
@@ -132,17 +136,40 @@ func New(o Options) (*Server, error) {
 	s.docRoutes()
 	s.echo = echoTypes(s.routes)
 	s.mux.Handle("/", Observe("api", "unmatched", s.metrics, s.log, http.HandlerFunc(s.unmatched)))
+	s.notFound = Observe("api", "unmatched", s.metrics, s.log, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+	}))
 	return s, nil
 }
 
 // Handler returns the API's root handler. Unknown paths are 404 and known
 // paths with another method 405, both without a body. Paths match
-// case-insensitively and with a trailing slash (normalizePath).
+// case-insensitively and with a trailing slash (normalizePath); a path that
+// is not canonical is 404 (CanonicalPath).
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.route) }
+
+// CanonicalPath reports whether p is a path as Kadens' routes spell them:
+// no empty segment ("//"), no "." or ".." segment (a trailing slash is
+// allowed). Go's ServeMux answers any other path with a redirect to its
+// cleaned form (/subscription//cancel to /subscription/cancel), which
+// would turn a client's mistake into a request for another resource; the
+// API answers 404 instead (product decisions §2). A ServeMux in front of
+// the API must send such paths here rather than handle them itself.
+func CanonicalPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	return c == p || (c != "/" && c+"/" == p)
+}
 
 // route dispatches r, after normalizing a path spelled another way than the
 // route table's (POST /Order/ for POST /order).
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if !CanonicalPath(r.URL.Path) {
+		s.notFound.ServeHTTP(w, r)
+		return
+	}
 	if p, ok := s.normalizePath(r); ok {
 		r.URL.Path, r.URL.RawPath = p, ""
 	}

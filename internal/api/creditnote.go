@@ -30,14 +30,14 @@ type CreditLineInput struct {
 
 type creditNoteListParams struct {
 	ListParams
-	InvoiceID    string `query:"invoiceId" format:"uuid" description:"Only credit notes of this invoice (404 if there is no such invoice)."`
-	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only credit notes of this subscriber (404 if there is no such subscriber)."`
+	InvoiceID    string `query:"invoiceId" format:"uuid" description:"Only credit notes of this invoice."`
+	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only credit notes of this subscriber."`
 }
 
 type reminderListParams struct {
 	ListParams
-	InvoiceID    string `query:"invoiceId" format:"uuid" description:"Only reminders of this invoice (404 if there is no such invoice)."`
-	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only reminders of this subscriber (404 if there is no such subscriber)."`
+	InvoiceID    string `query:"invoiceId" format:"uuid" description:"Only reminders of this invoice."`
+	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only reminders of this subscriber."`
 }
 
 func (s *Server) creditNoteRoutes() {
@@ -58,10 +58,10 @@ func (s *Server) creditNoteRoutes() {
 		responses: common(ok(new(store.CreditNote)), respNotFound), handle: getOne(s.store.CreditNote)})
 	s.add(route{method: http.MethodGet, path: "/creditnote", id: "listCreditNotes", tag: tag,
 		summary: "List credit notes", request: new(creditNoteListParams),
-		responses: common(ok(new([]store.CreditNote)), respNotFound), handle: s.listCreditNotes})
+		responses: common(ok(new([]store.CreditNote))), handle: s.listCreditNotes})
 	s.add(route{method: http.MethodGet, path: "/reminder", id: "listReminders", tag: "DunningProcess",
 		summary: "List reminders issued for unpaid invoices", request: new(reminderListParams),
-		responses: common(ok(new([]store.Reminder)), respNotFound), handle: s.listReminders})
+		responses: common(ok(new([]store.Reminder))), handle: s.listReminders})
 }
 
 func (s *Server) creditInvoice(w http.ResponseWriter, r *http.Request) error {
@@ -145,9 +145,6 @@ func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if err := s.store.RequireParents(r.Context(), store.Parents{Invoice: f.InvoiceID, Subscriber: f.SubscriberID}); err != nil {
-		return err
-	}
 	cs, next, err := s.store.ListCreditNotes(r.Context(), f, p)
 	if err != nil {
 		return err
@@ -165,9 +162,6 @@ func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.ReminderFilter{InvoiceID: queryID(q, "invoiceId", &errs), SubscriberID: queryID(q, "subscriberId", &errs)}
 	if err := errs.Err(); err != nil {
-		return err
-	}
-	if err := s.store.RequireParents(r.Context(), store.Parents{Invoice: f.InvoiceID, Subscriber: f.SubscriberID}); err != nil {
 		return err
 	}
 	rs, next, err := s.store.ListReminders(r.Context(), f, p)

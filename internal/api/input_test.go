@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -300,6 +301,53 @@ func TestPathSpellings(t *testing.T) {
 		}
 		for _, p := range []string{"/Nosuch/", "/product/" + id + "/nosuch/", "/productx/"} {
 			if r := e.Do("GET", p, nil); r.Status != http.StatusNotFound || len(r.Body) != 0 {
+				t.Errorf("GET %s: %d %s", p, r.Status, r.Body)
+			}
+		}
+	})
+}
+
+// TestEmptyPathSegments: a path with an empty, "." or ".." segment is an
+// empty 404, never a redirect to its cleaned form (Go's ServeMux answered
+// /subscription//changePaymentAgreement with one) — on the API, the
+// operational routes and /analytics alike. The client here does not follow
+// redirects, so one would show.
+func TestEmptyPathSegments(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		id := e.Do("POST", "/product", map[string]any{"name": "Digital", "vatRate": 0}).ID(t)
+		hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		for _, c := range []struct{ method, path string }{
+			{"POST", "/subscription//changePaymentAgreement"},
+			{"POST", "/subscription/" + id + "//cancel"},
+			{"GET", "//product"},
+			{"GET", "/product//" + id},
+			{"GET", "/product/./" + id},
+			{"GET", "/subscriber/../product/" + id},
+			{"GET", "/product/" + id + "//"},
+			{"GET", "//healthz"},
+			{"GET", "/analytics//Subscribers"},
+			{"GET", "/analytics/./Subscribers"},
+		} {
+			req, err := http.NewRequest(c.method, e.URL+c.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+e.Tenant.Token)
+			req.Header.Set("S4-TenantId", e.Tenant.ID)
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound || len(body) != 0 || resp.Header.Get("Location") != "" {
+				t.Errorf("%s %s: %d Location %q %s, want an empty 404", c.method, c.path, resp.StatusCode, resp.Header.Get("Location"), body)
+			}
+		}
+		// The canonical spellings still answer.
+		for _, p := range []string{"/product/" + id, "/product/" + id + "/", "/healthz", "/analytics/Subscribers"} {
+			if r := e.Do("GET", p, nil); r.Status != http.StatusOK {
 				t.Errorf("GET %s: %d %s", p, r.Status, r.Body)
 			}
 		}

@@ -254,9 +254,6 @@ func conventionalResponses(rt route) []response {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
 		add(http.StatusRequestEntityTooLarge, "The body is larger than the server's limit (--body-limit); no body.")
 	}
-	if rt.method == http.MethodGet && isList(rt) && filtersByParent(rt.request) {
-		add(http.StatusNotFound, "A filter names a parent (subscriberId, organizationId, …) that does not exist in this tenant; no body.")
-	}
 	// Any request may meet a full disk: a write, and on PostgreSQL a read
 	// whose sort spills to a temporary file.
 	if !hasStatus(rt, http.StatusInsufficientStorage) {
@@ -268,31 +265,6 @@ func conventionalResponses(rt route) []response {
 		add(http.StatusUnprocessableEntity, "The Idempotency-Key was used before with another body; no body.")
 	}
 	return out
-}
-
-// filtersByParent reports whether a list's query parameters (fields of
-// request, embedded structs included) include a uuid filter: lists answer
-// 404 when it names nothing.
-func filtersByParent(request any) bool {
-	if request == nil {
-		return false
-	}
-	t := reflect.TypeOf(request)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return false
-	}
-	for f := range t.Fields() {
-		if f.Anonymous && filtersByParent(reflect.New(f.Type).Interface()) {
-			return true
-		}
-		if _, ok := f.Tag.Lookup("query"); ok && f.Tag.Get("format") == "uuid" {
-			return true
-		}
-	}
-	return false
 }
 
 func isList(rt route) bool {

@@ -114,6 +114,28 @@ func TestOpenAPIDescribesWhatIsSent(t *testing.T) {
 		}
 	})
 
+	t.Run("nullable schemas", func(t *testing.T) {
+		// "null or X" says X's type only in X's alternative: a type beside
+		// the anyOf applies to null too under JSON Schema 2020-12, so
+		// null would never validate (nullableAlternatives).
+		n := 0
+		walk(doc, "", func(path string, m map[string]any) {
+			for _, key := range []string{"anyOf", "oneOf"} {
+				alts, _ := m[key].([]any)
+				if !slices.ContainsFunc(alts, func(v any) bool { a, _ := v.(map[string]any); return hasType(a, "null") }) {
+					continue
+				}
+				n++
+				if _, typed := m["type"]; typed {
+					t.Errorf("%s: type %v beside a nullable %s", path, m["type"], key)
+				}
+			}
+		})
+		if n < 20 {
+			t.Fatalf("only %d nullable anyOf schemas found", n)
+		}
+	})
+
 	t.Run("numbers are exact decimals", func(t *testing.T) {
 		walk(doc, "", func(path string, m map[string]any) {
 			if hasType(m, "number") && m["format"] != "decimal" {

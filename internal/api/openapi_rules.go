@@ -42,12 +42,14 @@ func inResponse(rc *jsonschema.ReflectContext) bool {
 // finishSchemas applies the rules the reflector has no hook for, to the
 // reflected document: every JSON number is an exact decimal (money in major
 // units, percentages; the types that write them describe themselves as plain
-// numbers), so that generators do not map money to float32; and a response
-// body that is a list is an array, never null; and every paged list
+// numbers), so that generators do not map money to float32; a nullable
+// schema says its type only in its alternatives (nullableAlternatives); a
+// response body that is a list is an array, never null; every paged list
 // documents its Link header; a non-JSON body names its media type.
 func finishSchemas(spec *openapi31.Spec) {
 	for _, sc := range spec.Components.Schemas {
 		decimalNumbers(sc)
+		nullableAlternatives(sc)
 	}
 	for _, item := range spec.Paths.MapOfPathItemValues {
 		for _, op := range []*openapi31.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
@@ -57,11 +59,13 @@ func finishSchemas(spec *openapi31.Spec) {
 			for _, p := range op.Parameters {
 				if p.Parameter != nil {
 					decimalNumbers(p.Parameter.Schema)
+					nullableAlternatives(p.Parameter.Schema)
 				}
 			}
 			if rb := op.RequestBody; rb != nil && rb.RequestBody != nil {
 				for _, mt := range rb.RequestBody.Content {
 					decimalNumbers(mt.Schema)
+					nullableAlternatives(mt.Schema)
 				}
 			}
 			paged := slices.ContainsFunc(op.Parameters, func(p openapi31.ParameterOrReference) bool {
@@ -85,6 +89,7 @@ func finishSchemas(spec *openapi31.Spec) {
 						mt.Schema["contentMediaType"] = ct
 					}
 					decimalNumbers(mt.Schema)
+					nullableAlternatives(mt.Schema)
 					if types, ok := mt.Schema["type"].([]any); ok && slices.Contains(types, any("array")) {
 						mt.Schema["type"] = "array"
 					}
@@ -114,6 +119,46 @@ func decimalNumbers(v any) {
 			decimalNumbers(c)
 		}
 	}
+}
+
+// nullableAlternatives makes every schema in v that is "null or X"
+// (anyOf/oneOf with a {"type": "null"} alternative, which the reflector
+// writes for a pointer to a shared schema) say X's type only in X's
+// alternative: the reflector also copies X's type (and format) beside the
+// anyOf, where JSON Schema 2020-12 applies it to the value too, so null
+// failed `type: object` and no null ever validated. The alternative that
+// is a $ref keeps only the reference, whose schema has the type.
+func nullableAlternatives(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, key := range []string{"anyOf", "oneOf"} {
+			alts, _ := v[key].([]any)
+			if !slices.ContainsFunc(alts, isNullSchema) {
+				continue
+			}
+			delete(v, "type")
+			delete(v, "format")
+			for _, a := range alts {
+				if m, ok := a.(map[string]any); ok && m["$ref"] != nil {
+					delete(m, "type")
+					delete(m, "format")
+				}
+			}
+		}
+		for _, c := range v {
+			nullableAlternatives(c)
+		}
+	case []any:
+		for _, c := range v {
+			nullableAlternatives(c)
+		}
+	}
+}
+
+// isNullSchema reports whether v is the schema {"type": "null"}.
+func isNullSchema(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 1 && m["type"] == "null"
 }
 
 func isNumber(t any) bool {

@@ -283,9 +283,9 @@ type packagePreview struct {
 type packageListParams struct {
 	ListParams
 	Currency       string `query:"currency" description:"Only packages in this currency (ISO 4217)."`
-	PackageChainID string `query:"packageChainId" format:"uuid" description:"Only packages linked to this package chain (404 if there is no such chain)."`
-	ProductID      string `query:"productId" format:"uuid" description:"Only packages that contain this product, included or additional (404 if there is no such product)."`
-	BillingPlanID  string `query:"billingPlanId" format:"uuid" description:"Only packages offering this billing plan (404 if there is no such plan)."`
+	PackageChainID string `query:"packageChainId" format:"uuid" description:"Only packages linked to this package chain."`
+	ProductID      string `query:"productId" format:"uuid" description:"Only packages that contain this product, included or additional."`
+	BillingPlanID  string `query:"billingPlanId" format:"uuid" description:"Only packages offering this billing plan."`
 	Archived       bool   `query:"archived" description:"true lists the archived packages instead of the active ones."`
 }
 
@@ -314,7 +314,7 @@ func (s *Server) packageRoutes() {
 		method: http.MethodGet, path: "/package", id: "listPackages", tag: tag,
 		summary: "List template packages", desc: "Archived packages are left out unless `archived=true`.",
 		request:   new(packageListParams),
-		responses: common(respList(new([]catalog.TemplatePackage)), respNotFound),
+		responses: common(respList(new([]catalog.TemplatePackage))),
 		handle:    s.listPackages,
 	})
 	s.add(route{
@@ -449,15 +449,6 @@ func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	if err := mustExist(f.PackageChainID, func(id string) error { _, err := s.store.PackageChain(ctx, id); return err }); err != nil {
-		return err
-	}
-	if err := mustExist(f.ProductID, func(id string) error { _, err := s.store.Product(ctx, id); return err }); err != nil {
-		return err
-	}
-	if err := mustExist(f.BillingPlanID, func(id string) error { _, err := s.store.BillingPlan(ctx, id); return err }); err != nil {
-		return err
-	}
 	pkgs, next, err := s.store.ListPackages(ctx, f, p)
 	if err != nil {
 		return err
@@ -631,15 +622,6 @@ func queryBool(q map[string][]string, name string, errs *validation.Errors) *boo
 		return nil
 	}
 	return &b
-}
-
-// mustExist answers 404 when a list filter names a parent that does not
-// exist (product-decisions §2); id "" means no filter.
-func mustExist(id string, get func(string) error) error {
-	if id == "" {
-		return nil
-	}
-	return get(id) // store.ErrNotFound → 404
 }
 
 // catalogError turns the store's conflicts into answers a client can act

@@ -50,9 +50,9 @@ const (
 
 type paymentListParams struct {
 	ListParams
-	SubscriberID      string `query:"subscriberId" format:"uuid" description:"Only payments of this subscriber (404 if there is no such subscriber)."`
-	InvoiceID         string `query:"invoiceId" format:"uuid" description:"Only payments of this invoice (404 if there is no such invoice)."`
-	PaymentDemandID   string `query:"paymentDemandId" format:"uuid" description:"Only payments of this payment demand (404 if there is no such demand)."`
+	SubscriberID      string `query:"subscriberId" format:"uuid" description:"Only payments of this subscriber."`
+	InvoiceID         string `query:"invoiceId" format:"uuid" description:"Only payments of this invoice."`
+	PaymentDemandID   string `query:"paymentDemandId" format:"uuid" description:"Only payments of this payment demand."`
 	Status            string `query:"status" enum:"Succeeded,Failed"`
 	Provider          string `query:"provider"`
 	ProviderReference string `query:"providerReference"`
@@ -77,7 +77,7 @@ func (s *Server) paymentRoutes() {
 	s.add(route{method: http.MethodGet, path: "/payment/{id}", id: "getPayment", tag: tag, summary: "Get a payment",
 		request: new(idParam), responses: common(ok(new(store.Payment)), respNotFound), handle: getOne(s.store.Payment)})
 	s.add(route{method: http.MethodGet, path: "/payment", id: "listPayments", tag: tag, summary: "List payments",
-		request: new(paymentListParams), responses: common(ok(new([]store.Payment)), respNotFound), handle: s.listPayments})
+		request: new(paymentListParams), responses: common(ok(new([]store.Payment))), handle: s.listPayments})
 }
 
 // uuidField reads an optional id field, lower-cased.

@@ -25,7 +25,7 @@ type SubscriberInput struct {
 	Address          *AddressInput  `json:"address"`
 	Country          *string        `json:"country" pattern:"^[A-Z]{2}$" example:"NO" description:"ISO 3166-1 alpha-2."`
 	ExternalID       *string        `json:"externalId" maxLength:"200" example:"crm-10442" description:"The caller's own key for the subscriber; unique in the tenant."`
-	SubscriberNumber *int64         `json:"subscriberNumber" minimum:"1" example:"10442" description:"Unique in the tenant. Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number moves the series past it."`
+	SubscriberNumber *int64         `json:"subscriberNumber" minimum:"1" maximum:"999999999999999" example:"10442" description:"Unique in the tenant, 1 to 999999999999999 (15 digits). Assigned (the next number of the tenant's series) when not given on POST; kept when not given on PUT. A given number does not move the series: the series passes over it when it gets there."`
 	Contacts         []ContactInput `json:"contacts" description:"At most one contact per role."`
 }
 
@@ -166,8 +166,8 @@ func (in SubscriberInput) subscriber() (store.Subscriber, error) {
 	sub.ExternalID = trimmed(in.ExternalID)
 	chk.maxLen("externalId", sub.ExternalID, 200)
 	if in.SubscriberNumber != nil {
-		if *in.SubscriberNumber < 1 {
-			errs.Add("subscriberNumber", "must be at least 1")
+		if n := *in.SubscriberNumber; n < 1 || n > store.MaxSubscriberNumber {
+			errs.Add("subscriberNumber", "%d is not between 1 and %d", n, int64(store.MaxSubscriberNumber))
 		}
 		sub.SubscriberNumber = *in.SubscriberNumber
 	}
@@ -248,6 +248,8 @@ func subscriberStoreError(err error, sub store.Subscriber) error {
 		return validation.Field("subscriberNumber", "%d is already the number of another subscriber", sub.SubscriberNumber)
 	case errors.Is(err, store.ErrExternalIDTaken):
 		return validation.Field("externalId", "%q is already the external id of another subscriber", sub.ExternalID)
+	case errors.Is(err, store.ErrSubscriberNumberRange):
+		return validation.Field("subscriberNumber", "%d is not between 1 and %d", sub.SubscriberNumber, int64(store.MaxSubscriberNumber))
 	case errors.Is(err, store.ErrCounterExhausted):
 		return validation.Field("subscriberNumber", "no number is left to assign; give one explicitly")
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -230,20 +231,21 @@ func TestSubscriberNumbersAndExternalIDs(t *testing.T) {
 		}
 		// Subscribers without an external id do not clash with each other.
 		e.Do("POST", "/subscriber", map[string]any{"name": "C", "externalId": ""}).ID(t)
-		// An explicit number moves the series past it...
+		// An explicit number does not move the series (a client cannot make
+		// it run out, or jump)...
 		big := e.Do("POST", "/subscriber", map[string]any{"name": "D", "subscriberNumber": 5000}).ID(t)
 		if n := number(big); n != 5000 {
 			t.Fatalf("explicit number stored as %d", n)
 		}
-		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "E"}).ID(t)); n != 5001 {
-			t.Fatalf("after an explicit 5000 the next number is %d, want 5001", n)
+		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "E"}).ID(t)); n != 4 {
+			t.Fatalf("after an explicit 5000 the next number is %d, want 4", n)
 		}
-		// ...a lower free one does not move it back.
-		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "F", "subscriberNumber": 10}).ID(t)); n != 10 {
-			t.Fatalf("explicit 10 stored as %d", n)
+		// ...and the series passes over one it reaches.
+		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "F", "subscriberNumber": 5}).ID(t)); n != 5 {
+			t.Fatalf("explicit 5 stored as %d", n)
 		}
-		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "G"}).ID(t)); n != 5002 {
-			t.Fatalf("after an explicit 10 the next number is %d, want 5002", n)
+		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "G"}).ID(t)); n != 6 {
+			t.Fatalf("after an explicit 5 the next number is %d, want 6", n)
 		}
 		// PUT is held to the same rules, and a PUT to its own values is fine.
 		if f := e.Do("PUT", "/subscriber/"+b, map[string]any{"name": "B", "externalId": "ext-a"}).Fields(t); !slices.Equal(f, []string{"externalId"}) {
@@ -258,13 +260,49 @@ func TestSubscriberNumbersAndExternalIDs(t *testing.T) {
 		if r := e.Do("PUT", "/subscriber/"+b, map[string]any{"name": "B", "subscriberNumber": 9000}); r.Status != http.StatusNoContent {
 			t.Fatalf("PUT new number: %d %s", r.Status, r.Body)
 		}
-		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "H"}).ID(t)); n != 9001 {
-			t.Fatalf("after PUT to 9000 the next number is %d, want 9001", n)
+		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "H"}).ID(t)); n != 7 {
+			t.Fatalf("after PUT to 9000 the next number is %d, want 7", n)
 		}
-		// A deleted subscriber's external id is free again; its number is not reassigned.
+		// A deleted subscriber's external id is free again; its number is
+		// behind the series and not reassigned.
 		e.Do("DELETE", "/subscriber/"+a, nil)
-		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "A again", "externalId": "ext-a"}).ID(t)); n != 9002 {
-			t.Fatalf("number after delete %d, want 9002", n)
+		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "A again", "externalId": "ext-a"}).ID(t)); n != 8 {
+			t.Fatalf("number after delete %d, want 8", n)
+		}
+	})
+}
+
+// TestSubscriberNumberExtremes: a client-chosen number at the end of int64
+// is refused naming the field, on POST and PUT; the largest allowed one is
+// stored, and subscribers created without a number still get the series'
+// next number, before and after it is deleted. (It used to be accepted, and
+// then every subscriber without a number was refused: "no number is left to
+// assign".)
+func TestSubscriberNumberExtremes(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		number := func(id string) int64 { t.Helper(); return getSubscriber(t, e.Tenant, id).SubscriberNumber }
+		for _, n := range []any{int64(math.MaxInt64), store.MaxSubscriberNumber + 1, 0, -1} {
+			if f := e.Do("POST", "/subscriber", map[string]any{"name": "X", "subscriberNumber": n}).Fields(t); !slices.Equal(f, []string{"subscriberNumber"}) {
+				t.Fatalf("subscriberNumber %v: 400 names %v", n, f)
+			}
+		}
+		top := e.Do("POST", "/subscriber", map[string]any{"name": "Top", "subscriberNumber": store.MaxSubscriberNumber}).ID(t)
+		if n := number(top); n != store.MaxSubscriberNumber {
+			t.Fatalf("stored %d", n)
+		}
+		first := e.Do("POST", "/subscriber", map[string]any{"name": "First"}).ID(t)
+		if n := number(first); n != 1 {
+			t.Fatalf("after a chosen %d the next number is %d, want 1", int64(store.MaxSubscriberNumber), n)
+		}
+		if f := e.Do("PUT", "/subscriber/"+first, map[string]any{"name": "First", "subscriberNumber": int64(math.MaxInt64)}).Fields(t); !slices.Equal(f, []string{"subscriberNumber"}) {
+			t.Fatalf("PUT MaxInt64: 400 names %v", f)
+		}
+		if r := e.Do("DELETE", "/subscriber/"+top, nil); r.Status != http.StatusNoContent {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+		if n := number(e.Do("POST", "/subscriber", map[string]any{"name": "Second"}).ID(t)); n != 2 {
+			t.Fatalf("after the delete the next number is %d, want 2", n)
 		}
 	})
 }

@@ -159,9 +159,6 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if err := s.store.RequireParents(r.Context(), store.Parents{Subscriber: f.SubscriberID, Organization: f.OrganizationID}); err != nil {
-		return err
-	}
 	subs, next, err := s.store.ListSubscriptionItems(r.Context(), f, p, expand["package"])
 	release()
 	if err != nil {

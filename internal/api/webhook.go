@@ -24,8 +24,14 @@ const WebhookSecretHeader = "Webhook-Secret"
 // handshake validated the endpoint.
 const WebhookStatusHeader = "Webhook-Status"
 
+// WebhookStatusReasonHeader is the warning of an answer to POST and PUT
+// /webhook that leaves the registration Pending: the registration's
+// statusReason (what the validation event got back, and what still proves
+// ownership), in printable ASCII.
+const WebhookStatusReasonHeader = "Webhook-Status-Reason"
+
 // manualValidationTTL is how long a manual validation URL works.
-const manualValidationTTL = 5 * time.Minute
+const manualValidationTTL = store.WebhookValidationTTL
 
 // EventKind is a kind of event a webhook can receive.
 type EventKind string
@@ -115,8 +121,9 @@ func (s *Server) webhookRoutes() {
 		request: new(WebhookInput),
 		responses: common(response{status: http.StatusCreated, body: "", desc: "Created; the body is the new id (a JSON string).",
 			headers: map[string]string{"Location": "Address of the new resource.",
-				WebhookSecretHeader: "The generated signing secret (whsec_…), shown only here.",
-				WebhookStatusHeader: "Validated when the handshake succeeded (or was disabled), else Pending."}}),
+				WebhookSecretHeader:       "The generated signing secret (whsec_…), shown only here.",
+				WebhookStatusHeader:       "Validated when the handshake succeeded (or was disabled), else Pending.",
+				WebhookStatusReasonHeader: "Only when Pending: the warning that the registration receives no events yet, why (what the validation event got back) and what proves ownership; the registration's statusReason."}}),
 		handle: s.createWebhook})
 	s.add(route{method: http.MethodGet, path: "/webhook", id: "listWebhooks", tag: tag,
 		summary: "List webhook registrations", request: new(ListParams),
@@ -131,7 +138,8 @@ func (s *Server) webhookRoutes() {
 			"disableValidation is set; until it passes the registration receives nothing. A secret left out is kept.",
 		request: new(webhookUpdate),
 		responses: common(response{status: http.StatusNoContent, desc: "Done.",
-			headers: map[string]string{WebhookStatusHeader: "Validated or Pending."}}, respNotFound),
+			headers: map[string]string{WebhookStatusHeader: "Validated or Pending.",
+				WebhookStatusReasonHeader: "Only when Pending: why, as the registration's statusReason."}}, respNotFound),
 		handle: s.updateWebhook})
 	s.add(route{method: http.MethodDelete, path: "/webhook/{id}", id: "deleteWebhook", tag: tag,
 		summary: "Delete a webhook registration", desc: "Its deliveries are deleted with it.", request: new(idParam),
@@ -209,13 +217,20 @@ func (s *Server) pendingValidation(now time.Time) (*store.WebhookValidation, str
 }
 
 // handshake sends the validation event and validates the registration when
-// the endpoint echoes the code; it returns the resulting status.
-func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.WebhookValidation, validationURL, code string, now time.Time) string {
+// the endpoint echoes the code; it returns the resulting status and, when
+// Pending, the registration's statusReason. A failure is recorded on the
+// registration (GET shows it), not only logged.
+func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.WebhookValidation, validationURL, code string, now time.Time) (status, reason string) {
 	tenant, _ := tenancy.From(ctx)
 	ok, err := s.webhooks.Handshake(ctx, tenant, w.ID, w.URL, w.Format, w.Secret, code, validationURL, now)
 	if ok {
 		if err = s.store.ValidateWebhook(ctx, w.ID, v.TokenHash, s.now()); err == nil {
-			return store.WebhookValidated
+			return store.WebhookValidated, ""
+		}
+	} else {
+		logger(ctx).InfoContext(ctx, "webhook handshake failed", "webhook", w.ID, "err", err)
+		if rerr := s.store.RecordWebhookValidationFailure(ctx, w.ID, v.TokenHash, failureSentence(err)); rerr != nil {
+			logger(ctx).WarnContext(ctx, "webhook handshake failure not recorded", "webhook", w.ID, "err", rerr)
 		}
 	}
 	// The endpoint may have opened the validationUrl while it was
@@ -223,13 +238,45 @@ func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.Webhoo
 	// code: then it is Validated already. Otherwise the registration was
 	// changed meanwhile (a PUT with another url runs its own handshake) or
 	// the endpoint did not prove ownership.
-	if cur, rerr := s.store.Webhook(ctx, w.ID); rerr == nil && cur.Status == store.WebhookValidated {
-		return store.WebhookValidated
+	cur, rerr := s.store.Webhook(ctx, w.ID)
+	switch {
+	case rerr == nil && cur.Status == store.WebhookValidated:
+		return store.WebhookValidated, ""
+	case rerr == nil && cur.StatusReason != nil:
+		return store.WebhookPending, *cur.StatusReason
 	}
-	if !ok {
-		logger(ctx).InfoContext(ctx, "webhook handshake failed", "webhook", w.ID, "err", err)
+	expires := v.IssuedAt.Add(manualValidationTTL)
+	return store.WebhookPending, store.PendingReason(failureSentence(err), &expires)
+}
+
+// failureSentence is err as the start of a sentence of statusReason (at
+// most 500 characters); "" for nil.
+func failureSentence(err error) string {
+	if err == nil {
+		return ""
 	}
-	return store.WebhookPending
+	msg := err.Error()
+	if len(msg) > 500 {
+		msg = strings.ToValidUTF8(msg[:497], "") + "..."
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
+}
+
+// setStatusHeaders writes Webhook-Status and, when Pending, the warning
+// Webhook-Status-Reason. A header value carries printable ASCII only, so
+// anything else in the reason (an international host name) becomes '?'.
+func setStatusHeaders(w http.ResponseWriter, status, reason string) {
+	w.Header().Set(WebhookStatusHeader, status)
+	if status != store.WebhookPending || reason == "" {
+		return
+	}
+	b := []byte(reason)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	w.Header().Set(WebhookStatusReasonHeader, string(b))
 }
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -260,14 +307,14 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	status := created.Status
+	status, reason := created.Status, ""
 	if v != nil {
-		status = s.handshake(r.Context(), created, v, validationURL, code, now)
+		status, reason = s.handshake(r.Context(), created, v, validationURL, code, now)
 	}
 	if generated {
 		w.Header().Set(WebhookSecretHeader, hook.Secret)
 	}
-	w.Header().Set(WebhookStatusHeader, status)
+	setStatusHeaders(w, status, reason)
 	s.created(w, "/webhook/"+created.ID, created.ID)
 	return nil
 }
@@ -322,11 +369,14 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	status := updated.Status
-	if v != nil {
-		status = s.handshake(r.Context(), updated, v, validationURL, code, now)
+	status, reason := updated.Status, ""
+	if updated.StatusReason != nil {
+		reason = *updated.StatusReason
 	}
-	w.Header().Set(WebhookStatusHeader, status)
+	if v != nil {
+		status, reason = s.handshake(r.Context(), updated, v, validationURL, code, now)
+	}
+	setStatusHeaders(w, status, reason)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -270,6 +270,84 @@ func TestWebhookHandshakeAndManualValidation(t *testing.T) {
 	})
 }
 
+// TestWebhookPendingSaysWhy: a registration whose endpoint does not
+// complete the handshake says so — the create and update answers carry the
+// warning Webhook-Status-Reason, and GET and the list show statusReason
+// (what the validation event got back, and until when its validationUrl
+// works) and validationUrlExpiresAt — for an answer without the echo, an
+// error status and an endpoint that cannot be reached. Once validated,
+// both are null.
+func TestWebhookPendingSaysWhy(t *testing.T) {
+	t.Parallel()
+	eachWebhookEnv(t, func(t *testing.T, e *apitest.Env) {
+		silent := newHookReceiver(t, false)
+		refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) }))
+		t.Cleanup(refusing.Close)
+		closed := httptest.NewServer(http.NotFoundHandler())
+		closed.Close() // nothing listens there any more
+		var clock struct{ Now time.Time }
+		e.Do("GET", "/testclock", nil).JSON(t, &clock)
+		expires := clock.Now.UTC().Add(5 * time.Minute)
+		get := func(id string) store.Webhook {
+			t.Helper()
+			var w store.Webhook
+			e.Do("GET", "/webhook/"+id, nil).JSON(t, &w)
+			return w
+		}
+		ids := map[string]string{}
+		for name, c := range map[string]struct{ url, want string }{
+			"no echo":     {silent.srv.URL, "The endpoint answered the validation event with 200 but did not echo its validationCode"},
+			"404":         {refusing.URL, "The endpoint answered the validation event with 404."},
+			"unreachable": {closed.URL, "The validation event could not be delivered: "},
+		} {
+			r := e.Do("POST", "/webhook", map[string]any{"url": c.url, "eventTypes": []string{"InvoiceIssued"}})
+			id := r.ID(t)
+			ids[name] = id
+			warning := r.Header.Get("Webhook-Status-Reason")
+			if r.Header.Get("Webhook-Status") != "Pending" || !strings.HasPrefix(warning, c.want) ||
+				!strings.Contains(warning, "open the validationUrl it was sent (until "+expires.Format(time.RFC3339)+")") {
+				t.Errorf("%s: POST answered Webhook-Status %q, Webhook-Status-Reason %q", name, r.Header.Get("Webhook-Status"), warning)
+			}
+			w := get(id)
+			if w.Status != "Pending" || w.StatusReason == nil || *w.StatusReason != warning ||
+				w.ValidationURLExpiresAt == nil || !w.ValidationURLExpiresAt.Equal(expires) {
+				t.Errorf("%s: GET %+v (reason %v, expires %v), want the POST's warning and %s", name, w, w.StatusReason, w.ValidationURLExpiresAt, expires)
+			}
+		}
+		var list []store.Webhook
+		e.Do("GET", "/webhook", nil).JSON(t, &list)
+		for _, w := range list {
+			if w.StatusReason == nil {
+				t.Errorf("listed without statusReason: %+v", w)
+			}
+		}
+		// Opening the validationUrl after the failed handshake validates and clears it.
+		if r := e.Raw("GET", strings.TrimPrefix(silent.validations()[0].ValidationURL, apitest.BaseURL), nil); r.Status != http.StatusOK {
+			t.Fatalf("validation URL: %d %s", r.Status, r.Body)
+		}
+		if w := get(ids["no echo"]); w.Status != "Validated" || w.StatusReason != nil || w.ValidationURLExpiresAt != nil {
+			t.Errorf("validated: %+v", w)
+		}
+		// A PUT that stays Pending warns again; one that validates says nothing.
+		r := e.Do("PUT", "/webhook/"+ids["404"], map[string]any{"url": refusing.URL, "eventTypes": []string{"PaymentFailed"}})
+		if !strings.HasPrefix(r.Header.Get("Webhook-Status-Reason"), "The endpoint answered the validation event with 404.") {
+			t.Errorf("PUT still Pending: %v", r.Header)
+		}
+		silent.echo.Store(true)
+		r = e.Do("PUT", "/webhook/"+ids["404"], map[string]any{"url": silent.srv.URL, "eventTypes": []string{"InvoiceIssued"}})
+		if r.Header.Get("Webhook-Status") != "Validated" || r.Header.Get("Webhook-Status-Reason") != "" {
+			t.Errorf("PUT that validates: %v", r.Header)
+		}
+		r = e.Do("PUT", "/webhook/"+ids["unreachable"], map[string]any{"url": closed.URL, "eventTypes": []string{"InvoiceIssued"}, "disableValidation": true})
+		if r.Header.Get("Webhook-Status") != "Validated" || r.Header.Get("Webhook-Status-Reason") != "" {
+			t.Errorf("PUT disabling validation: %v", r.Header)
+		}
+		if w := get(ids["unreachable"]); w.StatusReason != nil {
+			t.Errorf("validation disabled, still a reason: %v", *w.StatusReason)
+		}
+	})
+}
+
 // advance moves the default (test) tenant's clock forward by d.
 func advance(t *testing.T, e *apitest.Env, d time.Duration) {
 	t.Helper()

@@ -229,6 +229,8 @@ func newSubscriberError(err error, sub store.Subscriber) error {
 		return validation.Field("subscriber.subscriberNumber", "%d is already the number of another subscriber", sub.SubscriberNumber)
 	case errors.Is(err, store.ErrExternalIDTaken):
 		return validation.Field("subscriber.externalId", "%q is already the external id of another subscriber", sub.ExternalID)
+	case errors.Is(err, store.ErrSubscriberNumberRange):
+		return validation.Field("subscriber.subscriberNumber", "%d is not between 1 and %d", sub.SubscriberNumber, int64(store.MaxSubscriberNumber))
 	case errors.Is(err, store.ErrCounterExhausted):
 		return validation.Field("subscriber.subscriberNumber", "no number is left to assign; give one explicitly")
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -274,7 +275,18 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	}
 	mount("idp", cfg.IdPListen, "/idp", idpHandler)
 	mount("analytics", cfg.AnalyticsListen, "/analytics", analyticsHandler)
-	s.surface["main"] = main
+	// The main listener's ServeMux would answer a path that is not
+	// canonical (an empty, "." or ".." segment) with a redirect to its
+	// cleaned form; the API answers it 404 instead, for its own routes,
+	// the operational ones and /analytics alike. The identity provider's
+	// paths are its own (zitadel/oidc's router).
+	s.surface["main"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !api.CanonicalPath(r.URL.Path) && !strings.HasPrefix(r.URL.Path, "/idp/") {
+			a.Handler().ServeHTTP(w, r)
+			return
+		}
+		main.ServeHTTP(w, r)
+	})
 	return s, nil
 }
 

@@ -8,8 +8,12 @@ import (
 )
 
 // Counters are per-tenant number series, one per scope: "subscriber" for
-// subscriber numbers, and later one scope per organization for invoice
-// numbers (e.g. "invoice:<organization id>"). A series starts at 1.
+// subscriber numbers, "invoice:<organization id>" and "creditnote:<organization
+// id>" for an organization's invoice and credit note numbers
+// (ReserveNumbers). A series starts at 1 and only ever counts up by the
+// numbers it hands out: nothing a client sends moves it. (Subscriber
+// numbers a client chose are passed over when the series reaches them;
+// see assignSubscriberNumber.)
 //
 // A number is always taken inside the caller's transaction, by one upsert
 // of the counter row:
@@ -36,8 +40,8 @@ var ErrCounterExhausted = errors.New("store: counter exhausted")
 const maxCounter = 1<<63 - 1
 
 // nextCounter takes the next number of series scope of tenantID within tx:
-// 1 for a new series, else one more than the last number taken or raised to
-// (see raiseCounter). The number is consumed only if tx commits.
+// 1 for a new series, else one more than the last number taken. The number
+// is consumed only if tx commits.
 func nextCounter(ctx context.Context, tx *sql.Tx, tenantID, scope string) (int64, error) {
 	var n int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO counters (tenant_id, scope, value) VALUES ($1, $2, 1)
@@ -54,19 +58,27 @@ func nextCounter(ctx context.Context, tx *sql.Tx, tenantID, scope string) (int64
 	return n, nil
 }
 
-// raiseCounter makes sure series scope of tenantID never hands out n or
-// anything below it again: a number given explicitly (say a subscriber
-// number 5000 imported from another system) moves the series forward, so
-// the next number taken is above it. A counter already past n is left
-// alone. Like nextCounter it acts inside tx and locks the row the same way,
-// so explicit and assigned numbers of one scope cannot race.
-func raiseCounter(ctx context.Context, tx *sql.Tx, tenantID, scope string, n int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO counters (tenant_id, scope, value) VALUES ($1, $2, $3)
-		ON CONFLICT (tenant_id, scope) DO UPDATE SET value =
-			CASE WHEN counters.value < excluded.value THEN excluded.value ELSE counters.value END`,
-		tenantID, scope, n)
+// lockCounter takes the row lock of series scope of tenantID within tx
+// without taking a number (creating the series, with nothing taken, if it
+// is new). A writer of a number a client chose takes it, so that on
+// PostgreSQL it and the automatic takers of the same series queue behind
+// each other: a taker that comes after it sees the chosen number committed
+// and passes it (see firstFreeSubscriberNumber), rather than both writing
+// the same number and one failing on the unique index.
+func lockCounter(ctx context.Context, tx *sql.Tx, tenantID, scope string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO counters (tenant_id, scope, value) VALUES ($1, $2, 0)
+		ON CONFLICT (tenant_id, scope) DO UPDATE SET value = counters.value`, tenantID, scope)
 	if err != nil {
-		return fmt.Errorf("raise counter %s: %w", scope, err)
+		return fmt.Errorf("lock counter %s: %w", scope, err)
+	}
+	return nil
+}
+
+// setCounter records n as the last number taken of series scope, whose
+// row tx holds locked (nextCounter took it).
+func setCounter(ctx context.Context, tx *sql.Tx, tenantID, scope string, n int64) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE counters SET value = $3 WHERE tenant_id = $1 AND scope = $2`, tenantID, scope, n); err != nil {
+		return fmt.Errorf("set counter %s: %w", scope, err)
 	}
 	return nil
 }

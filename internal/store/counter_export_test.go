@@ -37,11 +37,28 @@ func (s *Store) TakeCounter(ctx context.Context, scope string, rollback bool) (i
 	return n, err
 }
 
-// RaiseCounter exposes raiseCounter to the external tests, committed.
-func (s *Store) RaiseCounter(ctx context.Context, scope string, to int64) error {
+// SetCounter records to as the last number taken of scope, committed (a
+// series far along without taking every number before it).
+func (s *Store) SetCounter(ctx context.Context, scope string, to int64) error {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error { return raiseCounter(ctx, tx, tenant, scope, to) })
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := lockCounter(ctx, tx, tenant, scope); err != nil {
+			return err
+		}
+		return setCounter(ctx, tx, tenant, scope, to)
+	})
+}
+
+// SetFreeNumberBatch sets how many taken subscriber numbers one statement
+// reads while the series passes them, and restores it when t ends, so a
+// test passes several batches with few subscribers. Tests that call it
+// must not run in parallel with others of this package that create
+// subscribers.
+func SetFreeNumberBatch(t interface{ Cleanup(func()) }, n int) {
+	old := freeNumberBatch
+	freeNumberBatch = n
+	t.Cleanup(func() { freeNumberBatch = old })
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +75,80 @@ var (
 // subscriberNumberScope is the counter series of subscriber numbers.
 const subscriberNumberScope = "subscriber"
 
+// MaxSubscriberNumber is the largest subscriber number a client may choose
+// (15 digits): above it a number would no longer be exact in a JavaScript
+// client (2^53) nor the default Autogiro payer number (16 digits), and a
+// client-chosen number near the end of int64 would leave the series no
+// room. Numbers the series assigns are not bounded by it.
+const MaxSubscriberNumber = 999_999_999_999_999
+
+// ErrSubscriberNumberRange is a client-chosen subscriber number outside 1 to
+// MaxSubscriberNumber.
+var ErrSubscriberNumberRange = fmt.Errorf("subscriber number is not between 1 and %d", MaxSubscriberNumber)
+
+// freeNumberBatch is how many taken numbers firstFreeSubscriberNumber reads
+// per statement while it passes a run of them.
+var freeNumberBatch = 256
+
+// assignSubscriberNumber takes the tenant's next subscriber number in t: the
+// series' next number, or, when clients chose that number (and maybe the
+// ones after it) for subscribers of their own, the first one after it that
+// is free; the series then continues from there. The numbers clients chose
+// elsewhere, however large, do not move it, so no client can make the
+// series run out (a number chosen at the end of int64 used to).
+func assignSubscriberNumber(ctx context.Context, t *Tx) (int64, error) {
+	n, err := nextCounter(ctx, t.tx, t.tenant, subscriberNumberScope)
+	if err != nil {
+		return 0, err
+	}
+	free, err := firstFreeSubscriberNumber(ctx, t, n)
+	if err != nil {
+		return 0, err
+	}
+	if free != n {
+		if err := setCounter(ctx, t.tx, t.tenant, subscriberNumberScope, free); err != nil {
+			return 0, err
+		}
+	}
+	return free, nil
+}
+
+// firstFreeSubscriberNumber is the smallest number from n on that no
+// subscriber of t's tenant has, read through the unique index on
+// (tenant_id, subscriber_number) a batch at a time: one statement, finding
+// nothing at n, in the usual case.
+func firstFreeSubscriberNumber(ctx context.Context, t *Tx, n int64) (int64, error) {
+	for {
+		taken, err := queryAll(ctx, t.tx, func(r scanner) (int64, error) { var v int64; return v, r.Scan(&v) },
+			`SELECT subscriber_number FROM subscribers WHERE tenant_id = $1 AND subscriber_number >= $2
+			ORDER BY subscriber_number LIMIT `+strconv.Itoa(freeNumberBatch), t.tenant, n)
+		if err != nil {
+			return 0, fmt.Errorf("free subscriber number from %d: %w", n, err)
+		}
+		for _, v := range taken {
+			if v != n {
+				return n, nil
+			}
+			if n == maxCounter {
+				return 0, fmt.Errorf("counter %s: %w", subscriberNumberScope, ErrCounterExhausted)
+			}
+			n++
+		}
+		if len(taken) < freeNumberBatch {
+			return n, nil
+		}
+	}
+}
+
+// chosenSubscriberNumber checks a number a client gave and takes the
+// series' lock (lockCounter), so automatic takers see it once it commits.
+func chosenSubscriberNumber(ctx context.Context, t *Tx, n int64) error {
+	if n < 1 || n > MaxSubscriberNumber {
+		return ErrSubscriberNumberRange
+	}
+	return lockCounter(ctx, t.tx, t.tenant, subscriberNumberScope)
+}
+
 const subscriberColumns = `id, subscriber_number, external_id, name, email, phone,
 	address_line1, address_line2, address_postal_code, address_city, address_country,
 	country, contacts, created_at, updated_at`
@@ -140,9 +215,11 @@ func subscriberConflict(err error) error {
 
 // CreateSubscriber stores sub under the context's tenant with a new id and
 // returns it as stored. A zero SubscriberNumber is assigned from the
-// tenant's subscriber number series; a given one moves that series past it
-// (raiseCounter), so assigned numbers never collide with given ones. A
-// number or external id already in use is ErrSubscriberNumberTaken or
+// tenant's subscriber number series (assignSubscriberNumber: it passes over
+// numbers given explicitly, so assigned numbers never collide with given
+// ones); a given one must be 1 to MaxSubscriberNumber
+// (ErrSubscriberNumberRange) and does not move the series. A number or
+// external id already in use is ErrSubscriberNumberTaken or
 // ErrExternalIDTaken, and then no number is consumed.
 func (s *Store) CreateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
 	var created Subscriber
@@ -178,12 +255,12 @@ func insertSubscriber(ctx context.Context, t *Tx, sub Subscriber, source string,
 		return Subscriber{}, err
 	}
 	if sub.SubscriberNumber == 0 {
-		n, err := nextCounter(ctx, tx, tenant, subscriberNumberScope)
+		n, err := assignSubscriberNumber(ctx, t)
 		if err != nil {
 			return Subscriber{}, err
 		}
 		sub.SubscriberNumber = n
-	} else if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
+	} else if err := chosenSubscriberNumber(ctx, t, sub.SubscriberNumber); err != nil {
 		return Subscriber{}, err
 	}
 	args := append([]any{tenant, sub.ID, sub.SubscriberNumber}, vals...)
@@ -265,8 +342,8 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // UpdateSubscriber replaces the editable fields of subscriber sub.ID and
 // returns the stored result, or ErrNotFound. A zero SubscriberNumber keeps
-// the current number; a new one moves the number series past it, as in
-// CreateSubscriber. Uniqueness errors are those of CreateSubscriber.
+// the current number; a new one is held to the rules of CreateSubscriber
+// (and does not move the series either), as are uniqueness errors.
 func (s *Store) UpdateSubscriber(ctx context.Context, sub Subscriber, now time.Time) (Subscriber, error) {
 	if _, err := tenancy.From(ctx); err != nil {
 		return Subscriber{}, err
@@ -324,8 +401,8 @@ func updateSubscriber(ctx context.Context, t *Tx, sub Subscriber, vals []any, so
 	if err != nil {
 		return Subscriber{}, notFound(err)
 	}
-	if sub.SubscriberNumber != 0 {
-		if err := raiseCounter(ctx, tx, tenant, subscriberNumberScope, sub.SubscriberNumber); err != nil {
+	if sub.SubscriberNumber != 0 && sub.SubscriberNumber != before.SubscriberNumber {
+		if err := chosenSubscriberNumber(ctx, t, sub.SubscriberNumber); err != nil {
 			return Subscriber{}, err
 		}
 	}

@@ -19,15 +19,20 @@ import (
 // Validated when its endpoint answers the validation handshake or its
 // manual validation URL is opened (docs/WEBHOOKS.md).
 type Webhook struct {
-	ID                string     `json:"id"`
-	URL               string     `json:"url"`
-	EventTypes        []string   `json:"eventTypes"`
-	Format            string     `json:"format" enum:"EventGrid,CloudEvents"`
-	Status            string     `json:"status" enum:"Pending,Validated" description:"Pending until the endpoint proved ownership; only Validated registrations receive events."`
-	DisableValidation bool       `json:"disableValidation"`
-	ValidatedAt       *time.Time `json:"validatedAt"`
-	CreatedAt         time.Time  `json:"createdAt"`
-	UpdatedAt         time.Time  `json:"updatedAt"`
+	ID         string   `json:"id"`
+	URL        string   `json:"url"`
+	EventTypes []string `json:"eventTypes"`
+	Format     string   `json:"format" enum:"EventGrid,CloudEvents"`
+	Status     string   `json:"status" enum:"Pending,Validated" description:"Pending until the endpoint proved ownership; only Validated registrations receive events."`
+	// StatusReason says why a Pending registration receives nothing yet.
+	StatusReason *string `json:"statusReason" example:"The endpoint answered the validation event with 404. It receives no events until it proves ownership: open the validationUrl it was sent (until 2027-01-04T09:05:00Z), or PUT the registration to send a new validation event." description:"Pending: why, and what proves ownership (what the last validation event got back, and until when its validationUrl works). null when Validated."`
+	// ValidationURLExpiresAt is when the validationUrl of the last
+	// validation event stops working (on the tenant's clock).
+	ValidationURLExpiresAt *time.Time `json:"validationUrlExpiresAt" description:"Pending: when the validationUrl of the last validation event stops working (5 minutes after it was sent, on the tenant's clock); after it, a PUT sends a new one. null when Validated."`
+	DisableValidation      bool       `json:"disableValidation"`
+	ValidatedAt            *time.Time `json:"validatedAt"`
+	CreatedAt              time.Time  `json:"createdAt"`
+	UpdatedAt              time.Time  `json:"updatedAt"`
 	// Secret signs deliveries; it is shown once, when created.
 	Secret string `json:"-"`
 }
@@ -38,6 +43,10 @@ const (
 	WebhookValidated = "Validated"
 )
 
+// WebhookValidationTTL is how long the validationUrl of a validation event
+// works, on the tenant's clock.
+const WebhookValidationTTL = 5 * time.Minute
+
 // WebhookValidation is a pending manual validation: the SHA-256 (hex) of the
 // validation URL's token and when it was issued, on the tenant's clock.
 type WebhookValidation struct {
@@ -45,16 +54,19 @@ type WebhookValidation struct {
 	IssuedAt  time.Time
 }
 
-const webhookColumns = `id, url, event_types, format, status, disable_validation, validated_at, created_at, updated_at, secret`
+const webhookColumns = `id, url, event_types, format, status, disable_validation, validated_at, created_at, updated_at, secret,
+	validation_failure, validation_issued_at`
 
 func scanWebhook(row scanner) (Webhook, error) {
 	var (
 		w         Webhook
 		kinds     string
 		validated sql.NullTime
+		failure   sql.NullString
+		issued    sql.NullTime
 	)
 	if err := row.Scan(&w.ID, &w.URL, &kinds, &w.Format, &w.Status, &w.DisableValidation, &validated,
-		&w.CreatedAt, &w.UpdatedAt, &w.Secret); err != nil {
+		&w.CreatedAt, &w.UpdatedAt, &w.Secret, &failure, &issued); err != nil {
 		return Webhook{}, err
 	}
 	if err := json.Unmarshal([]byte(kinds), &w.EventTypes); err != nil {
@@ -62,12 +74,41 @@ func scanWebhook(row scanner) (Webhook, error) {
 	}
 	w.ValidatedAt = fromNullTime(validated)
 	w.CreatedAt, w.UpdatedAt = w.CreatedAt.UTC(), w.UpdatedAt.UTC()
+	if w.Status == WebhookPending {
+		var expires *time.Time
+		if issued.Valid {
+			at := issued.Time.UTC().Add(WebhookValidationTTL)
+			expires = &at
+		}
+		reason := PendingReason(failure.String, expires)
+		w.StatusReason, w.ValidationURLExpiresAt = &reason, expires
+	}
 	return w, nil
+}
+
+// PendingReason is the statusReason of a Pending registration: failure,
+// what the last validation event got back ("" when nothing failed yet: the
+// handshake is under way, or the registration changed during it), and what
+// still proves ownership, with expires, when the validationUrl of that
+// event stops working.
+func PendingReason(failure string, expires *time.Time) string {
+	var b strings.Builder
+	if failure != "" {
+		b.WriteString(failure)
+		b.WriteString(". ")
+	}
+	b.WriteString("It receives no events until it proves ownership: ")
+	if expires != nil {
+		b.WriteString("open the validationUrl it was sent (until " + expires.UTC().Format(time.RFC3339) + "), or ")
+	}
+	b.WriteString("PUT the registration to send a new validation event.")
+	return b.String()
 }
 
 // validationColumns are the values of status, validated_at,
 // validation_token and validation_issued_at: Pending with v's token when a
-// handshake is wanted, else Validated at now.
+// handshake is wanted, else Validated at now. Either way an earlier
+// handshake's failure (validation_failure) no longer applies.
 func validationColumns(v *WebhookValidation, now time.Time) []any {
 	if v == nil {
 		return []any{WebhookValidated, ts(now), nil, nil}
@@ -154,7 +195,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, w Webhook, v *WebhookValidati
 			return nil
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE webhooks SET status = $3, validated_at = $4, validation_token = $5,
-			validation_issued_at = $6 WHERE tenant_id = $1 AND id = $2`,
+			validation_issued_at = $6, validation_failure = NULL WHERE tenant_id = $1 AND id = $2`,
 			append([]any{tenant, w.ID}, validationColumns(v, now)...)...)
 		return err
 	})
@@ -195,13 +236,30 @@ func (s *Store) ValidateWebhook(ctx context.Context, id, tokenHash string, now t
 		return err
 	}
 	res, err := s.w.ExecContext(ctx, `UPDATE webhooks SET status = $4, validated_at = $5, validation_token = NULL,
-		validation_issued_at = NULL, updated_at = $5 WHERE tenant_id = $1 AND id = $2 AND validation_token = $3`,
+		validation_issued_at = NULL, validation_failure = NULL, updated_at = $5
+		WHERE tenant_id = $1 AND id = $2 AND validation_token = $3`,
 		tenant, id, tokenHash, WebhookValidated, ts(now))
 	if err != nil {
 		return fmt.Errorf("store: validate webhook %s: %w", id, err)
 	}
 	if err := oneRow(res); err != nil {
 		return err
+	}
+	return nil
+}
+
+// RecordWebhookValidationFailure records why the validation event of the
+// pending validation tokenHash did not validate registration id; nothing
+// when the registration has moved on (validated meanwhile, or a PUT sent
+// another validation event).
+func (s *Store) RecordWebhookValidationFailure(ctx context.Context, id, tokenHash, failure string) error {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := s.w.ExecContext(ctx, `UPDATE webhooks SET validation_failure = $4
+		WHERE tenant_id = $1 AND id = $2 AND validation_token = $3 AND status = 'Pending'`, tenant, id, tokenHash, failure); err != nil {
+		return fmt.Errorf("store: record webhook %s validation failure: %w", id, err)
 	}
 	return nil
 }

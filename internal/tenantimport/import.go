@@ -238,8 +238,8 @@ func (c *checker) check(ctx context.Context, s *Subscriber) []Problem {
 		add(s.Line, col("externalId", "subscriberExternalId"), "%q is given again (first on line %d)", s.ExternalID, prev)
 	}
 	c.seen["s:"+s.ExternalID] = s.Line
-	if s.SubscriberNumber < 0 {
-		add(s.Line, "subscriberNumber", "must be a positive whole number")
+	if s.SubscriberNumber < 0 || s.SubscriberNumber > store.MaxSubscriberNumber {
+		add(s.Line, "subscriberNumber", "%d is not between 1 and %d", s.SubscriberNumber, int64(store.MaxSubscriberNumber))
 	}
 	if s.SubscriberNumber != 0 {
 		key := fmt.Sprintf("n:%d", s.SubscriberNumber)
@@ -570,6 +570,9 @@ func (w *writer) subscriber(ctx context.Context, s *Subscriber, existing map[str
 	old, ok := existing[s.ExternalID]
 	if !ok {
 		created, err := w.tx.InsertSubscriber(ctx, want, w.c.o.Now)
+		if errors.Is(err, store.ErrSubscriberNumberRange) {
+			return store.Subscriber{}, w.problem(s.Line, numberField, "%d is not between 1 and %d", s.SubscriberNumber, int64(store.MaxSubscriberNumber))
+		}
 		if errors.Is(err, store.ErrSubscriberNumberTaken) {
 			return store.Subscriber{}, w.problem(s.Line, numberField, "%d is already the number of another subscriber", s.SubscriberNumber)
 		}
@@ -588,6 +591,9 @@ func (w *writer) subscriber(ctx context.Context, s *Subscriber, existing map[str
 	}
 	want.ID = old.ID
 	updated, err := w.tx.UpdateSubscriber(ctx, want, w.c.o.Now)
+	if errors.Is(err, store.ErrSubscriberNumberRange) {
+		return store.Subscriber{}, w.problem(s.Line, numberField, "%d is not between 1 and %d", s.SubscriberNumber, int64(store.MaxSubscriberNumber))
+	}
 	if errors.Is(err, store.ErrSubscriberNumberTaken) {
 		return store.Subscriber{}, w.problem(s.Line, numberField, "%d is already the number of another subscriber", s.SubscriberNumber)
 	}

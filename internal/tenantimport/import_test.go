@@ -482,3 +482,29 @@ func TestImportUnderConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// TestImportSubscriberNumberBound: a subscriber number beyond
+// store.MaxSubscriberNumber is a problem naming subscriberNumber (a number
+// at the end of int64 used to stop the tenant's number series); one at
+// the bound is imported, and the series still assigns the numbers after
+// the import from its own start.
+func TestImportSubscriberNumberBound(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		tn := newTenant(t, s)
+		run := func(jsonl string) (tenantimport.Report, error) {
+			return tenantimport.Run(tn.ctx, s, tn.eng, strings.NewReader(jsonl), tenantimport.Options{File: "s.jsonl", Format: tenantimport.JSONLines, Now: t0.UTC()})
+		}
+		rep, err := run(`{"externalId":"X-1","subscriberNumber":9223372036854775807,"name":"Far"}` + "\n")
+		if !errors.Is(err, tenantimport.ErrProblems) || len(rep.Problems) != 1 || rep.Problems[0].Field != "subscriberNumber" {
+			t.Fatalf("number at the end of int64: %v %+v", err, rep.Problems)
+		}
+		if _, err := run(fmt.Sprintf(`{"externalId":"X-2","subscriberNumber":%d,"name":"Top"}`+"\n", int64(store.MaxSubscriberNumber))); err != nil {
+			t.Fatal(err)
+		}
+		sub, err := s.CreateSubscriber(tn.ctx, store.Subscriber{Name: "After"}, t0)
+		if err != nil || sub.SubscriberNumber != 1 {
+			t.Fatalf("after the import: number %d, %v; want 1", sub.SubscriberNumber, err)
+		}
+	})
+}

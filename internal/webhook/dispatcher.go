@@ -465,11 +465,13 @@ func (d *Dispatcher) Handshake(ctx context.Context, tenantID, webhookID, url, fo
 	var answer []byte
 	status, err := d.post(ctx, url, e.ID, d.o.Now(), key, tenantID, body, ctype,
 		eventGridHeaders(format, aegSubscriptionValidation, webhookID, 0), &answer)
+	// The errors say what the endpoint did, for the registration's
+	// statusReason (docs/WEBHOOKS.md).
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("the validation event could not be delivered: %w", err)
 	}
 	if status < 200 || status > 299 {
-		return false, fmt.Errorf("answered %d", status)
+		return false, fmt.Errorf("the endpoint answered the validation event with %d", status)
 	}
 	// Go matches the property name ignoring case, so Event Grid samples
 	// that answer {"ValidationResponse": …} pass too.
@@ -477,7 +479,8 @@ func (d *Dispatcher) Handshake(ctx context.Context, tenantID, webhookID, url, fo
 		ValidationResponse string `json:"validationResponse"`
 	}
 	if json.Unmarshal(answer, &echo) != nil || echo.ValidationResponse != code {
-		return false, errors.New("did not echo the validation code")
+		return false, fmt.Errorf("the endpoint answered the validation event with %d but did not echo its validationCode "+
+			`(the answer must be {"validationResponse": "<validationCode>"})`, status)
 	}
 	return true, nil
 }
