@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -47,8 +46,11 @@ func TestClientCreatePrintsRunningServersTokenURL(t *testing.T) {
 			for k, v := range storage {
 				serveEnv[k] = v
 			}
+			// serve logs "listening" (at info) once its listeners are up.
+			serveEnv["KADENS_LOG_LEVEL"] = "info"
+			logged := &syncBuffer{}
 			go func() {
-				done <- run(ctx, []string{"serve"}, io.Discard, io.Discard, func(k string) string { return serveEnv[k] })
+				done <- run(ctx, []string{"serve"}, io.Discard, logged, func(k string) string { return serveEnv[k] })
 			}()
 			defer func() {
 				cancel()
@@ -56,17 +58,7 @@ func TestClientCreatePrintsRunningServersTokenURL(t *testing.T) {
 					t.Errorf("serve: %v", err)
 				}
 			}()
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				if r, err := http.Get("http://" + addr + "/readyz"); err == nil && r.StatusCode == 200 {
-					r.Body.Close()
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("serve did not become ready")
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			logged.waitFor(t, "msg=listening", done)
 			// The CLI knows nothing of the server's settings, yet prints its URL.
 			u, warn := clientCreate()
 			if u != "http://"+addr+"/idp/oauth/token" || warn != "" {

@@ -41,25 +41,29 @@ func TestKillMidAdvance(t *testing.T) {
 				return out
 			}
 			addr := freeAddr(t)
-			start := func() *exec.Cmd {
-				cmd := exec.Command(bin, "serve", "--listen", addr)
+			// server is a running `kadens serve`; ended yields once it has
+			// exited.
+			type server struct {
+				cmd   *exec.Cmd
+				ended chan error
+			}
+			start := func() server {
+				// The server logs "listening" (at info) once its listeners
+				// are up.
+				cmd := exec.Command(bin, "serve", "--listen", addr, "--log-level", "info")
 				cmd.Env = env
+				logged := &syncBuffer{}
+				cmd.Stderr = logged
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				for i := 0; ; i++ {
-					if r, err := http.Get("http://" + addr + "/readyz"); err == nil && r.StatusCode == 200 {
-						r.Body.Close()
-						return cmd
-					}
-					if i > 1200 { // 60 s: migrations on a fresh PostgreSQL schema take seconds on a busy machine
-						t.Fatal("server did not become ready")
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+				ended := make(chan error, 1)
+				go func() { ended <- cmd.Wait() }()
+				logged.waitFor(t, "msg=listening", ended)
+				return server{cmd, ended}
 			}
 			srv := start()
-			defer func() { _ = srv.Process.Kill(); _, _ = srv.Process.Wait() }()
+			defer func() { _ = srv.cmd.Process.Kill(); <-srv.ended }()
 
 			type tenant struct{ id, token string }
 			newTenant := func(name string) tenant {
@@ -163,14 +167,17 @@ func TestKillMidAdvance(t *testing.T) {
 			done := make(chan int, 1)
 			go func() { done <- call(crashed, "POST", "/testclock/advance", to, nil) }()
 			// Kill as soon as the first batches have committed.
-			for i := 0; countSubscriptions(t, opts, crashed.id) <= subscriptions; i++ {
-				if i > 3000 {
-					t.Fatal("the advance committed nothing")
+			// The advance runs in another process: its commits can only be
+			// polled for, until it answers.
+			for countSubscriptions(t, opts, crashed.id) <= subscriptions {
+				select {
+				case st := <-done:
+					t.Fatalf("the advance answered (%d) before any of its batches was seen; make it longer", st)
+				case <-time.After(5 * time.Millisecond):
 				}
-				time.Sleep(5 * time.Millisecond)
 			}
-			_ = srv.Process.Signal(syscall.SIGKILL)
-			_, _ = srv.Process.Wait()
+			_ = srv.cmd.Process.Signal(syscall.SIGKILL)
+			<-srv.ended
 			if st := <-done; st != 0 {
 				t.Fatalf("the advance finished (%d) before the kill; make it longer", st)
 			}

@@ -12,21 +12,27 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine;
+// the reader can wait for what the writer prints (waitFor).
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// written is closed (and forgotten) by the next Write.
+	written chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
 }
 
@@ -34,6 +40,41 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// waitFor returns once the buffer holds substr. If ended yields first (the
+// command that writes has returned), the test fails with what was
+// written; the value is put back for whoever waits on ended next. There is
+// no deadline: a command that hangs is go test's -timeout to report, with
+// every goroutine's stack.
+func (s *syncBuffer) waitFor(t *testing.T, substr string, ended chan error) {
+	t.Helper()
+	if ok, err := s.until(substr, ended); !ok {
+		t.Fatalf("ended (%v) before writing %q:\n%s", err, substr, s.String())
+	}
+}
+
+// until is waitFor for any goroutine: false (with ended's value, put
+// back) if ended yields before the buffer holds substr.
+func (s *syncBuffer) until(substr string, ended chan error) (bool, error) {
+	for {
+		s.mu.Lock()
+		found := strings.Contains(s.b.String(), substr)
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		if found {
+			return true, nil
+		}
+		select {
+		case <-written:
+		case err := <-ended:
+			ended <- err
+			return false, err
+		}
+	}
 }
 
 func freeAddr(t *testing.T) string {
@@ -95,13 +136,8 @@ func TestServeDemoAndOperatorCommands(t *testing.T) {
 					t.Errorf("serve: %v", err)
 				}
 			}()
-			deadline := time.Now().Add(20 * time.Second)
-			for !strings.Contains(out.String(), "API reference") {
-				if time.Now().After(deadline) {
-					t.Fatalf("serve --demo printed no instructions:\n%s", out.String())
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			// The instructions come once the listeners are up.
+			out.waitFor(t, "API reference", done)
 			printed := out.String()
 			if !strings.Contains(printed, "effective configuration") || !regexp.MustCompile(`(?m)^  listen +`+regexp.QuoteMeta(addr)+`$`).MatchString(printed) {
 				t.Errorf("effective configuration not printed:\n%s", printed)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -134,26 +136,17 @@ func TestServeWaitsForHeldSQLiteLockAndHonoursSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	defer func() { _ = cmd.Process.Kill() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "locked by another process") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line about the held lock:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	stderr.waitFor(t, "locked by another process", exited)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err == nil || cmd.ProcessState.ExitCode() != 1 {
-			t.Errorf("exit after SIGTERM during start-up: %v, want status 1", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("still running 5s after SIGTERM:\n%s", stderr.String())
+	// A start that ignored SIGTERM would hang here until go test's
+	// -timeout reports it.
+	if err := <-exited; err == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Errorf("exit after SIGTERM during start-up: %v, want status 1\n%s", err, stderr.String())
 	}
 }
 
@@ -179,13 +172,21 @@ func TestOpenGivesUpOnHeldSQLiteLock(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second {
 		t.Fatalf("gave up after %s, want about 600ms", took)
 	}
-	// Once the lock is free, Open takes it at once.
+	// Once the lock is free, Open takes it at once: released as soon as
+	// Open says it waits.
+	waiting := &syncBuffer{}
+	ended := make(chan error, 1)
 	released := make(chan error, 1)
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		if ok, err := waiting.until("locked by another process", ended); !ok {
+			released <- fmt.Errorf("open returned (%v) without saying it waits for the lock", err)
+			return
+		}
 		released <- tx.Rollback()
 	}()
-	second, err := store.Open(context.Background(), store.Options{DataDir: dir, LockWait: 5 * time.Second})
+	second, err := store.Open(context.Background(), store.Options{DataDir: dir, LockWait: time.Minute,
+		Log: slog.New(slog.NewTextHandler(waiting, nil))})
+	ended <- err
 	if err != nil {
 		t.Fatalf("open after the lock was released: %v", err)
 	}

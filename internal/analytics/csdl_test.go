@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/standardstest"
 )
 
 // xmllint finds xmllint, or skips when it is absent outside CI (.ci/run
@@ -19,20 +20,18 @@ func xmllint(t *testing.T) string {
 		if os.Getenv("KADENS_TEST_REQUIRE_XMLLINT") != "" {
 			t.Fatalf("xmllint is required (KADENS_TEST_REQUIRE_XMLLINT is set): %v", err)
 		}
-		t.Skip("xmllint is not installed; CI installs it (see .ci/run)")
+		t.Skip("skipped: xmllint is not installed; CI installs it (see .ci/run)")
 	}
 	return p
 }
 
 // $metadata is valid against the OASIS OData CSDL XML schemas (edmx.xsd
-// importing edm.xsd, testdata/csdl, with their license), which is what
-// Excel's and Power BI's OData feeds parse.
+// importing edm.xsd, odata-csdl/ in the standards folder:
+// internal/standardstest), which is what Excel's and Power BI's OData
+// feeds parse.
 func TestMetadataValidatesAgainstOASISSchema(t *testing.T) {
 	lint := xmllint(t)
-	schema, err := filepath.Abs(filepath.Join("testdata", "csdl", "edmx.xsd"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := standardstest.Path(t, "odata-csdl/edmx.xsd")
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		c := client{t: t, e: e, tn: e.Tenant}
 		a := c.get("/$metadata")

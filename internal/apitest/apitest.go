@@ -26,6 +26,7 @@ import (
 	"github.com/kadens/kadens/internal/server"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
 // BaseURL is the configured public address of test servers; requests go
@@ -59,6 +60,11 @@ func init() {
 	// Test clients need no brute-force resistance; a cheap hash keeps the
 	// many tenants tests create from dominating their run time.
 	idp.SecretHashCost = bcrypt.MinCost
+	// Nor do test subscribers' passwords: argon2id at the production cost
+	// (16 MiB) takes about 2 s a hash under the race detector, and the
+	// servers tests start hash at the default cost. The cost itself is
+	// internal/subscriberuser's to test.
+	subscriberuser.DefaultParams = subscriberuser.Params{Memory: 64, Time: 1, Threads: 1}
 }
 
 // Each runs fn once per engine with a fresh server. The engines' subtests
@@ -114,9 +120,9 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	ctx := context.Background()
-	done := storetest.MigrationTurn(eng) // server.New migrates
+	// The database is a copy of a migrated template (storetest.Options), so
+	// the migration server.New runs finds nothing to do.
 	srv, err := server.New(ctx, cfg, log)
-	done()
 	if err != nil {
 		t.Fatalf("apitest: server: %v", err)
 	}

@@ -128,10 +128,14 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func TestGoldenUBL(t *testing.T) {
+// goldenCases generate the documents of testdata/golden.
+func goldenCases() []struct {
+	name string
+	gen  func() ([]byte, error)
+} {
 	no := norwegianInvoice()
 	buyerNO := peppol.ParticipantID{Scheme: peppol.SchemeNorwayOrg, Value: "987654325"}
-	for _, tc := range []struct {
+	return []struct {
 		name string
 		gen  func() ([]byte, error)
 	}{
@@ -143,7 +147,11 @@ func TestGoldenUBL(t *testing.T) {
 			return peppol.Invoice(danishInvoice(), peppol.Options{Buyer: peppol.ParticipantID{Scheme: peppol.SchemeCVR, Value: "13585628"},
 				Location: mustZone("Europe/Copenhagen")})
 		}},
-	} {
+	}
+}
+
+func TestGoldenUBL(t *testing.T) {
+	for _, tc := range goldenCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.gen()
 			if err != nil {
@@ -177,11 +185,9 @@ type ublTotals struct {
 	} `xml:"AccountingSupplierParty>Party>EndpointID"`
 }
 
-// TestVATPerCategoryRoundedOnce: three lines at 25 % whose VAT was
-// rounded per line (3 × 0.25 of 0.01 … ) sum differently from VAT on their
-// summed net; the subtotal is computed once and the difference is the
-// rounding amount, so the payable amount stays the invoice's gross.
-func TestVATPerCategoryRoundedOnce(t *testing.T) {
+// roundedPerLineInvoice is an invoice of three lines at 25 % whose VAT
+// was rounded per line.
+func roundedPerLineInvoice() ([]byte, error) {
 	inv := norwegianInvoice()
 	inv.PricesIncludeVAT = false
 	inv.Lines = nil
@@ -193,7 +199,15 @@ func TestVATPerCategoryRoundedOnce(t *testing.T) {
 		net, vat = net+2, vat+1
 	}
 	inv.Net, inv.VAT, inv.Gross = nok(net), nok(vat), nok(net+vat)
-	doc, err := peppol.Invoice(inv, peppol.Options{Buyer: peppol.ParticipantID{Scheme: peppol.SchemeNorwayOrg, Value: "987654325"}, Location: oslo})
+	return peppol.Invoice(inv, peppol.Options{Buyer: peppol.ParticipantID{Scheme: peppol.SchemeNorwayOrg, Value: "987654325"}, Location: oslo})
+}
+
+// TestVATPerCategoryRoundedOnce: three lines at 25 % whose VAT was
+// rounded per line (3 × 0.25 of 0.01 … ) sum differently from VAT on their
+// summed net; the subtotal is computed once and the difference is the
+// rounding amount, so the payable amount stays the invoice's gross.
+func TestVATPerCategoryRoundedOnce(t *testing.T) {
+	doc, err := roundedPerLineInvoice()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,29 +225,38 @@ func TestVATPerCategoryRoundedOnce(t *testing.T) {
 	peppoltest.ValidateUBL(t, "rounding.xml", doc)
 }
 
+// categoryCases are one-line invoices at each VAT rate, from a seller
+// registered for VAT or not.
+var categoryCases = []struct {
+	rate       int64
+	registered bool
+	want       string
+	percent    string
+	err        bool
+}{
+	{25, true, peppol.CategoryStandard, "25", false},
+	{15, true, peppol.CategoryStandard, "15", false},
+	{0, true, peppol.CategoryZeroRated, "0", false},
+	{0, false, peppol.CategoryOutside, "", false},
+	{25, false, "", "", true},
+}
+
+// categoryInvoice is norwegianInvoice's first line alone at rate.
+func categoryInvoice(rate int64, registered bool) ([]byte, error) {
+	inv := norwegianInvoice()
+	inv.Seller.VATRegistered = registered
+	l := inv.Lines[0]
+	l.VATRate = catalog.PercentOf(rate)
+	l.VAT = nok(money.VATFromNet(l.Net.Minor, l.VATRate.Decimal()))
+	l.Gross = nok(l.Net.Minor + l.VAT.Minor)
+	inv.Lines = []billing.Line{l}
+	inv.Net, inv.VAT, inv.Gross = l.Net, l.VAT, l.Gross
+	return peppol.Invoice(inv, peppol.Options{Buyer: peppol.ParticipantID{Scheme: "0192", Value: "987654325"}, Location: oslo})
+}
+
 func TestCategories(t *testing.T) {
-	for _, tc := range []struct {
-		rate       int64
-		registered bool
-		want       string
-		percent    string
-		err        bool
-	}{
-		{25, true, peppol.CategoryStandard, "25", false},
-		{15, true, peppol.CategoryStandard, "15", false},
-		{0, true, peppol.CategoryZeroRated, "0", false},
-		{0, false, peppol.CategoryOutside, "", false},
-		{25, false, "", "", true},
-	} {
-		inv := norwegianInvoice()
-		inv.Seller.VATRegistered = tc.registered
-		l := inv.Lines[0]
-		l.VATRate = catalog.PercentOf(tc.rate)
-		l.VAT = nok(money.VATFromNet(l.Net.Minor, l.VATRate.Decimal()))
-		l.Gross = nok(l.Net.Minor + l.VAT.Minor)
-		inv.Lines = []billing.Line{l}
-		inv.Net, inv.VAT, inv.Gross = l.Net, l.VAT, l.Gross
-		doc, err := peppol.Invoice(inv, peppol.Options{Buyer: peppol.ParticipantID{Scheme: "0192", Value: "987654325"}, Location: oslo})
+	for _, tc := range categoryCases {
+		doc, err := categoryInvoice(tc.rate, tc.registered)
 		if tc.err {
 			if !errors.Is(err, peppol.ErrNotRepresentable) {
 				t.Errorf("rate %d registered %v: err %v, want peppol.ErrNotRepresentable", tc.rate, tc.registered, err)
@@ -303,11 +326,16 @@ func TestNotRepresentable(t *testing.T) {
 	}
 }
 
-// TestInvoiceEscapes: text from merchants and subscribers is escaped.
-func TestInvoiceEscapes(t *testing.T) {
+// escapedInvoice has markup in a line's description.
+func escapedInvoice() ([]byte, error) {
 	inv := norwegianInvoice()
 	inv.Lines[0].Description = `<b>"Avis" & co</b>`
-	doc, err := peppol.Invoice(inv, peppol.Options{Buyer: peppol.ParticipantID{Scheme: peppol.SchemeNorwayOrg, Value: "987654325"}, Location: oslo})
+	return peppol.Invoice(inv, peppol.Options{Buyer: peppol.ParticipantID{Scheme: peppol.SchemeNorwayOrg, Value: "987654325"}, Location: oslo})
+}
+
+// TestInvoiceEscapes: text from merchants and subscribers is escaped.
+func TestInvoiceEscapes(t *testing.T) {
+	doc, err := escapedInvoice()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +362,10 @@ func TestReferenceSamplesValidate(t *testing.T) {
 		if strings.Contains(f, "creditnote") {
 			// A document-level DueDate is Invoice-only.
 			bad := strings.Replace(string(doc), "<cbc:CreditNoteTypeCode>", "<cbc:DueDate>2026-11-30</cbc:DueDate><cbc:CreditNoteTypeCode>", 1)
-			if err := peppoltest.CheckUBL([]byte(bad)); err == nil {
+			switch err := peppoltest.CheckUBL([]byte(bad)); {
+			case errors.Is(err, peppoltest.ErrNoXmllint), errors.Is(err, peppoltest.ErrNoStandards):
+				// ValidateUBL above said why it skipped.
+			case err == nil:
 				t.Errorf("a credit note with a DueDate passed the schema check")
 			}
 		}

@@ -139,10 +139,7 @@ func TestAccessCacheSeesWrites(t *testing.T) {
 				return s
 			}
 			s := open()
-			done := storetest.MigrationTurn(e)
-			err := s.Migrate(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-			done()
-			if err != nil {
+			if err := s.Migrate(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 				t.Fatal(err)
 			}
 			other := open()

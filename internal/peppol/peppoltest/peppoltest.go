@@ -1,7 +1,8 @@
 // Package peppoltest runs the Peppol network's parts locally for tests: a
 // DNS server answering SML NAPTR questions, an SMP serving service groups
 // and metadata, an access point's HTTP API that deduplicates by
-// idempotency key, and a UBL 2.1 schema check with xmllint.
+// idempotency key, and checks of documents against the UBL 2.1 schemas
+// (xmllint) and the Peppol BIS 3 schematron rules (node-schematron).
 package peppoltest
 
 import (
@@ -26,7 +27,9 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/kadens/kadens/internal/nodetest"
 	"github.com/kadens/kadens/internal/peppol"
+	"github.com/kadens/kadens/internal/standardstest"
 )
 
 // DNS answers NAPTR questions for registered names; other names are
@@ -265,19 +268,25 @@ func (a *AccessPoint) serve(w http.ResponseWriter, r *http.Request) {
 // ErrNoXmllint: xmllint is not installed.
 var ErrNoXmllint = errors.New("peppoltest: xmllint not found")
 
-// CheckUBL checks doc against the OASIS UBL 2.1 schemas shipped in
-// internal/peppol/testdata with xmllint, choosing the Invoice or CreditNote
-// schema by the root element.
+// ErrNoStandards: a standard is not in the standards folder
+// (internal/standardstest); errors.Is matches the error CheckUBL returns.
+var ErrNoStandards = errors.New("peppoltest: standard not found")
+
+// CheckUBL checks doc against the OASIS UBL 2.1 schemas in the standards
+// folder (ubl-2.1/, internal/standardstest) with xmllint, choosing the
+// Invoice or CreditNote schema by the root element.
 func CheckUBL(doc []byte) error {
 	xmllint, err := exec.LookPath("xmllint")
 	if err != nil {
 		return ErrNoXmllint
 	}
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "testdata", "ubl-2.1", "maindoc")
-	schema := filepath.Join(dir, "UBL-Invoice-2.1.xsd")
+	rel := "ubl-2.1/maindoc/UBL-Invoice-2.1.xsd"
 	if rootName(doc) == "CreditNote" {
-		schema = filepath.Join(dir, "UBL-CreditNote-2.1.xsd")
+		rel = "ubl-2.1/maindoc/UBL-CreditNote-2.1.xsd"
+	}
+	schema, err := standardstest.Find(rel)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoStandards, err)
 	}
 	cmd := exec.Command(xmllint, "--noout", "--nonet", "--schema", schema, "-")
 	cmd.Stdin = bytes.NewReader(doc)
@@ -287,20 +296,85 @@ func CheckUBL(doc []byte) error {
 	return nil
 }
 
-// ValidateUBL fails the test unless doc is valid UBL 2.1 (CheckUBL).
-// Without xmllint the check is skipped, unless KADENS_TEST_REQUIRE_XMLLINT=1
-// (CI) makes that a failure.
-func ValidateUBL(t testing.TB, name string, doc []byte) {
+// ValidateUBL checks doc (CheckUBL) in a subtest of t named after it, so
+// that a check that could not run shows as that subtest's skip: without
+// xmllint (a failure under KADENS_TEST_REQUIRE_XMLLINT=1, as in CI) or
+// without the schemas (a failure under KADENS_TEST_REQUIRE_STANDARDS).
+func ValidateUBL(t *testing.T, name string, doc []byte) {
 	t.Helper()
-	switch err := CheckUBL(doc); {
-	case errors.Is(err, ErrNoXmllint):
-		if os.Getenv("KADENS_TEST_REQUIRE_XMLLINT") == "1" {
-			t.Fatalf("xmllint is required (KADENS_TEST_REQUIRE_XMLLINT=1) but not found")
+	t.Run("UBL 2.1 schema "+name, func(t *testing.T) {
+		switch err := CheckUBL(doc); {
+		case errors.Is(err, ErrNoXmllint):
+			if os.Getenv("KADENS_TEST_REQUIRE_XMLLINT") == "1" {
+				t.Fatalf("xmllint is required (KADENS_TEST_REQUIRE_XMLLINT=1) but not found")
+			}
+			t.Skipf("skipped: xmllint is not installed, %s not checked against the UBL 2.1 XSD (CI installs it)", name)
+		case errors.Is(err, ErrNoStandards):
+			standardstest.Missing(t, err)
+		case err != nil:
+			t.Fatalf("%s: %v", name, err)
 		}
-		t.Logf("xmllint not found: %s not checked against the UBL 2.1 XSD", name)
-	case err != nil:
-		t.Fatalf("%s: %v", name, err)
+	})
+}
+
+// Assertion is a schematron assertion that failed (or a report that
+// fired) on a document.
+type Assertion struct {
+	Document string `json:"document"`
+	Schema   string `json:"schema"`
+	ID       string `json:"id"`
+	// Flag is the rule's severity: "fatal" or "warning".
+	Flag     string `json:"flag"`
+	Location string `json:"location"`
+	Message  string `json:"message"`
+}
+
+func (a Assertion) String() string {
+	return fmt.Sprintf("%s: %s [%s, %s] at %s: %s", a.Document, a.ID, a.Flag, a.Schema, a.Location, a.Message)
+}
+
+// SchematronRules are the rule files of Peppol BIS Billing 3.0 (its own
+// and CEN's EN 16931 rules for UBL), in the standards folder.
+var SchematronRules = []string{"peppol-bis-3/PEPPOL-EN16931-UBL.sch", "peppol-bis-3/CEN-EN16931-UBL.sch"}
+
+// Schematron runs SchematronRules over docs (file name → content) in one
+// run of the ISO Schematron implementation in testdata/schematron
+// (node-schematron, pinned there) and returns every failed assertion,
+// fatal or warning. Without node or its npm packages t is skipped
+// (failing under KADENS_TEST_REQUIRE_NODE, internal/nodetest), without
+// the rules likewise (KADENS_TEST_REQUIRE_STANDARDS).
+func Schematron(t *testing.T, docs map[string][]byte) []Assertion {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	node, dir := nodetest.Find(t, filepath.Join(filepath.Dir(here), "..", "testdata", "schematron"), "node-schematron", "fontoxpath", "slimdom")
+	args := []string{filepath.Join(dir, "run.js")}
+	for _, rel := range SchematronRules {
+		args = append(args, standardstest.Path(t, rel))
 	}
+	args = append(args, "--")
+	tmp := t.TempDir()
+	for name, doc := range docs {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, doc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, p)
+	}
+	cmd := exec.Command(node, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("schematron run: %v\n%s", err, stderr.Bytes())
+	}
+	var res struct {
+		Documents int         `json:"documents"`
+		Results   []Assertion `json:"results"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Documents != len(docs) {
+		t.Fatalf("schematron run: %d documents checked of %d (%v): %s", res.Documents, len(docs), err, out)
+	}
+	return res.Results
 }
 
 // rootName is the local name of doc's root element.

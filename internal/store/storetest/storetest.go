@@ -2,22 +2,39 @@
 // so one test body proves behaviour on SQLite and PostgreSQL alike.
 //
 // SQLite always runs (a new file per test). PostgreSQL runs when
-// KADENS_TEST_POSTGRES_URL is set; each test then gets its own schema, so
-// parallel tests and concurrent runs never see each other's rows. An
+// KADENS_TEST_POSTGRES_URL is set; each test then gets its own database,
+// so parallel tests and concurrent runs never see each other's rows. An
 // unreachable PostgreSQL fails the test rather than skipping it.
+//
+// Migrating is the dearest part of a fresh store (seconds under the race
+// detector on SQLite, seconds of DDL on PostgreSQL), so a test process
+// migrates one template per engine, once, and every test gets a copy of it:
+// on SQLite the migrated file, on PostgreSQL a database cloned from a
+// migrated template database (CREATE DATABASE … TEMPLATE). Anything that
+// migrates the copy again (a server's start, an operator command) finds
+// nothing to do. Tests of the migrations themselves start from
+// EmptyOptions.
 package storetest
 
 import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kadens/kadens/internal/store"
 )
@@ -61,43 +78,38 @@ func Each(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	}
 }
 
-// Options returns store options for a fresh, empty database on engine e;
-// the database is removed when the test ends. Use it when a test needs the
-// options themselves (e.g. to start a server or a second process on them).
+// Options returns store options for a fresh database on engine e that
+// already holds the schema every migration leaves (a copy of this
+// process's template); the database is removed when the test ends. Use it
+// when a test needs the options themselves (e.g. to start a server or a
+// second process on them): their migrations at start are a no-op check.
 func Options(t testing.TB, e store.Engine) store.Options {
+	t.Helper()
+	if e == store.SQLite {
+		tpl, err := sqliteTemplate()
+		if err != nil {
+			t.Fatalf("storetest: %v", err)
+		}
+		dir := t.TempDir()
+		for name, b := range tpl {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+				t.Fatalf("storetest: copy the migrated template: %v", err)
+			}
+		}
+		return store.Options{DataDir: dir}
+	}
+	return store.Options{DatabaseURL: postgresDatabase(t, true), DataDir: t.TempDir()}
+}
+
+// EmptyOptions returns store options for a fresh database on engine e
+// that nothing has migrated yet, removed when the test ends: for tests of
+// the migrations themselves and of a first start.
+func EmptyOptions(t testing.TB, e store.Engine) store.Options {
 	t.Helper()
 	if e == store.SQLite {
 		return store.Options{DataDir: t.TempDir()}
 	}
-	base := os.Getenv(PostgresEnv)
-	if base == "" {
-		t.Fatalf("storetest: %s is not set", PostgresEnv)
-	}
-	schema := "kt_" + randomHex(8)
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("storetest: open postgres: %v", err)
-	}
-	defer admin.Close()
-	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatalf("storetest: create schema on %s: %v", store.RedactURL(base), err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer db.Close()
-		_, _ = db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("storetest: parse %s: %v", PostgresEnv, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return store.Options{DatabaseURL: u.String(), DataDir: t.TempDir()}
+	return store.Options{DatabaseURL: postgresDatabase(t, false), DataDir: t.TempDir()}
 }
 
 // Open returns a fresh migrated store on engine e, closed at test end.
@@ -108,30 +120,228 @@ func Open(t testing.TB, e store.Engine) *store.Store {
 		t.Fatalf("storetest: open %s: %v", e, err)
 	}
 	t.Cleanup(func() { s.Close() })
-	done := MigrationTurn(e)
-	defer done()
-	if err := s.Migrate(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
-		t.Fatalf("storetest: migrate %s: %v", e, err)
-	}
 	return s
 }
 
-// migrating serializes this process's PostgreSQL migrations. They take one
-// database-wide advisory lock (whatever the schema), and a migration that
-// finds it taken polls for it every 5 s (goose's session locker), so tests
-// running in parallel would wait seconds for each other; in turn, each
-// waits only for the migrations before it.
-var migrating sync.Mutex
+// MigrationTurn returns at once, with a done function that does nothing.
+// It once serialized a process's PostgreSQL migrations, which shared one
+// database and so one advisory lock; every test database is its own now
+// (advisory locks are per database), and a copy of the template has
+// nothing left to migrate. It is kept so that callers need not change.
+func MigrationTurn(store.Engine) (done func()) {
+	return func() {}
+}
 
-// MigrationTurn waits for this process's turn to migrate a database on
-// engine e and returns the function that ends it; anything that migrates
-// in a test (Open, a server's start) takes it. SQLite needs no turn.
-func MigrationTurn(e store.Engine) (done func()) {
-	if e != store.Postgres {
-		return func() {}
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// sqliteTemplate returns the files of a migrated SQLite data directory
+// (by name), made once per process and kept in memory: nothing is left
+// on disk when the process ends, however it ends.
+var sqliteTemplate = sync.OnceValues(func() (map[string][]byte, error) {
+	dir, err := os.MkdirTemp("", "kadens-storetest-")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: %w", err)
 	}
-	migrating.Lock()
-	return migrating.Unlock
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	s, err := store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: open: %w", err)
+	}
+	err = s.Migrate(ctx, discard)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: migrate: %w", err)
+	}
+	// Closing the last connection checkpoints the WAL into the file; a
+	// checkpoint of its own makes sure of it (it returns busy rather than
+	// lose anything), and whatever a WAL still holds is copied with it.
+	path := filepath.Join(dir, "kadens.db")
+	db, err := sql.Open("sqlite", "file:"+strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite template: checkpoint: %w", err)
+	}
+	var busy, logPages, done int
+	err = db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || busy != 0 {
+		return nil, fmt.Errorf("sqlite template: checkpoint (busy %d): %v", busy, err)
+	}
+	files := map[string][]byte{}
+	for _, name := range []string{"kadens.db", "kadens.db-wal"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, os.ErrNotExist) && name != "kadens.db" {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlite template: %w", err)
+		}
+		if len(b) > 0 {
+			files[name] = b
+		}
+	}
+	return files, nil
+})
+
+// The PostgreSQL databases of a test process are named kt_<key>_<suffix>:
+// <key> (8 hex digits) is the process's, and the process holds the
+// advisory lock (lockClass, key) in the base database for as long as it
+// runs. The lock ends with the process's connection, however the process
+// ends, so a later process that can take a key's lock knows its owner is
+// gone and drops the databases it left (a killed or timed-out test run).
+const lockClass = 0x4b44_5453 // "KDTS"
+
+var testDatabase = regexp.MustCompile(`^kt_([0-9a-f]{8})_[0-9a-z]+$`)
+
+// pgRun is this process's connection to the base database and its
+// template; made once (pgSetup).
+type pgRun struct {
+	admin    *sql.DB
+	base     *url.URL
+	key      string
+	template string
+}
+
+var pgSetup = sync.OnceValues(func() (*pgRun, error) {
+	raw := os.Getenv(PostgresEnv)
+	if raw == "" {
+		return nil, fmt.Errorf("%s is not set", PostgresEnv)
+	}
+	base, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", PostgresEnv, err)
+	}
+	admin, err := sql.Open("pgx", raw)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	admin.SetMaxOpenConns(8)
+	ctx := context.Background()
+	// The owner connection is never given back: it holds the key's lock
+	// until the process exits.
+	owner, err := admin.Conn(ctx)
+	if err != nil {
+		admin.Close()
+		return nil, fmt.Errorf("connect to postgres %s: %w", store.RedactURL(raw), err)
+	}
+	var key string
+	for {
+		var k [4]byte
+		_, _ = rand.Read(k[:])
+		var ok bool
+		if err := owner.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, $2)`, lockClass, int32(binary.BigEndian.Uint32(k[:]))).Scan(&ok); err != nil {
+			return nil, fmt.Errorf("postgres: take the test run's lock: %w", err)
+		}
+		if ok {
+			key = hex.EncodeToString(k[:])
+			break
+		}
+	}
+	run := &pgRun{admin: admin, base: base, key: key, template: "kt_" + key + "_template"}
+	run.dropOrphans(ctx, owner)
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+run.template); err != nil {
+		return nil, fmt.Errorf("postgres: create the template database: %w%s", err, privilegeHint(err))
+	}
+	s, err := store.Open(ctx, store.Options{DatabaseURL: run.url(run.template)})
+	if err != nil {
+		return nil, fmt.Errorf("postgres template: open: %w", err)
+	}
+	err = s.Migrate(ctx, discard)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres template: migrate: %w", err)
+	}
+	// CREATE DATABASE … TEMPLATE refuses a template anyone is connected
+	// to; nothing but the clones should read it.
+	if _, err := admin.ExecContext(ctx, `ALTER DATABASE `+run.template+` ALLOW_CONNECTIONS false`); err != nil {
+		return nil, fmt.Errorf("postgres template: %w", err)
+	}
+	return run, nil
+})
+
+// dropOrphans drops the databases of test processes that have ended
+// without dropping them: those whose key's lock is free.
+func (r *pgRun) dropOrphans(ctx context.Context, owner *sql.Conn) {
+	rows, err := r.admin.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'kt\_%'`)
+	if err != nil {
+		return
+	}
+	byKey := map[string][]string{}
+	for rows.Next() {
+		var name string
+		if rows.Scan(&name) == nil {
+			if m := testDatabase.FindStringSubmatch(name); m != nil && m[1] != r.key {
+				byKey[m[1]] = append(byKey[m[1]], name)
+			}
+		}
+	}
+	rows.Close()
+	for key, names := range byKey {
+		k, err := hex.DecodeString(key)
+		if err != nil {
+			continue
+		}
+		id := int32(binary.BigEndian.Uint32(k))
+		var free bool
+		if owner.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, $2)`, lockClass, id).Scan(&free) != nil || !free {
+			continue // its process still runs
+		}
+		for _, name := range names {
+			_, _ = r.admin.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+		}
+		_, _ = owner.ExecContext(ctx, `SELECT pg_advisory_unlock($1, $2)`, lockClass, id)
+	}
+}
+
+// url is the base URL naming database name instead.
+func (r *pgRun) url(name string) string {
+	u := *r.base
+	u.Path = "/" + name
+	q := u.Query()
+	q.Del("search_path")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// postgresDatabase creates a database for t (a clone of the migrated
+// template, or empty), dropped when t ends, and returns its URL.
+func postgresDatabase(t testing.TB, migrated bool) string {
+	t.Helper()
+	run, err := pgSetup()
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	name := "kt_" + run.key + "_" + randomHex(6)
+	stmt := `CREATE DATABASE ` + name
+	if migrated {
+		stmt += ` TEMPLATE ` + run.template
+	}
+	if _, err := run.admin.Exec(stmt); err != nil {
+		t.Fatalf("storetest: create database on %s: %v%s", store.RedactURL(run.base.String()), err, privilegeHint(err))
+	}
+	t.Cleanup(func() {
+		// FORCE ends connections a test left open (a server process it
+		// killed, a store it did not close).
+		if _, err := run.admin.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
+			t.Logf("storetest: drop database %s: %v", name, err)
+		}
+	})
+	return run.url(name)
+}
+
+// privilegeHint explains a refused CREATE DATABASE.
+func privilegeHint(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" {
+		return " (each test gets a database of its own: the user of " + PostgresEnv + " needs the CREATEDB privilege)"
+	}
+	return ""
 }
 
 func randomHex(n int) string {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package avtalegiro_test
+
+const underRace = false
