@@ -1,7 +1,6 @@
 package idp
 
 import (
-	"github.com/kadens/kadens/internal/egress"
 	"io"
 	"net/http"
 	"net/url"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
 
