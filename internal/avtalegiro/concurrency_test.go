@@ -117,7 +117,7 @@ func TestSettlementUnderConcurrency(t *testing.T) {
 	}
 	t.Run("one file imported 16 times", func(t *testing.T) {
 		t.Parallel()
-		apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 			c, claims := twoSentClaims(t, e)
 			file := ocrPayments(t, c, 90, claims[0].KID, claims[0].Amount.Minor, claims[1].Amount.Minor)
 			for i, s := range fire(func(int) map[string]any { return file }, c) {
@@ -130,7 +130,7 @@ func TestSettlementUnderConcurrency(t *testing.T) {
 	})
 	t.Run("16 files for two claims", func(t *testing.T) {
 		t.Parallel()
-		apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		apitest.EachWith(t, loopbackBank, func(t *testing.T, e *apitest.Env) {
 			c, claims := twoSentClaims(t, e)
 			for i, s := range fire(func(i int) map[string]any { return ocrPayments(t, c, 100+i, claims[0].KID, claims[0].Amount.Minor) }, c) {
 				if s != http.StatusOK {
