@@ -288,22 +288,23 @@ func TestCancellationsUnderConcurrency(t *testing.T) {
 				n[http.StatusCreated] != 1 || n[http.StatusBadRequest] != burst/2-1 {
 				t.Fatalf("cancellations %v, credits %v", c, n)
 			}
-			// The credit note's surplus is an allowance of the whole gross;
-			// the unused days give one only if the cancellation came first.
-			var credited bool
+			// Whichever came first, the paid invoice is given back once: a
+			// credit first credits it whole (its surplus an allowance of the
+			// gross) and the cancellation then gives no unused days; a
+			// cancellation first gives the unused days as an allowance and
+			// the credit credits only the rest.
+			var given int64
 			for _, en := range entryKinds(t, e, tn, inv.SubscriberAccountID) {
-				if en.Kind != store.EntryAllowance {
-					continue
+				if en.Kind == store.EntryAllowance {
+					given -= en.Amount.Minor
 				}
-				if credited {
-					t.Fatalf("an allowance of %s was booked after the invoice was credited in full", en.Amount)
-				}
-				credited = -en.Amount.Minor == inv.Gross.Minor
 			}
-			if !credited {
-				t.Fatal("no allowance for the credit note's surplus")
+			if given != inv.Gross.Minor {
+				t.Fatalf("allowances of %d minor units for a paid invoice of %s", given, inv.Gross)
 			}
-			_ = f
+			if _, total := f.creditedPerLine(inv); total <= 0 || total > inv.Gross.Minor {
+				t.Fatalf("credited %d of %s", total, inv.Gross)
+			}
 		}},
 		{"cancellations and full credits of an unpaid period", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
 			f, sub, inv := started(t, e, tn, false)
@@ -510,6 +511,17 @@ func TestAccountItemsUnderConcurrency(t *testing.T) {
 // today's date as reports write it.
 func autogiroDebitSent(t *testing.T, e *apitest.Env, tn apitest.Tenant) (store.Invoice, []byte, string) {
 	t.Helper()
+	inv, file, today, _ := autogiroDebitSentOn(t, e, tn)
+	return inv, file, today
+}
+
+// autogiroSetup is what autogiroDebitSentOn made besides the invoice.
+type autogiroSetup struct{ org, mandate string }
+
+// autogiroDebitSentOn is autogiroDebitSent that also returns the
+// organization and the mandate.
+func autogiroDebitSentOn(t *testing.T, e *apitest.Env, tn apitest.Tenant) (store.Invoice, []byte, string, autogiroSetup) {
+	t.Helper()
 	c := newAPICatalog(t, e, tn)
 	org := create(t, tn, "/organization", map[string]any{"name": "Nordavis AB", "country": "SE", "currency": "SEK", "timeZone": "Europe/Stockholm"})
 	pkg := create(t, tn, "/package", fmt.Sprintf(`{"Name": "Digital", "Currency": "SEK", "Price": 149.00,
@@ -546,13 +558,15 @@ func autogiroDebitSent(t *testing.T, e *apitest.Env, tn apitest.Tenant) (store.I
 	if r.Status != http.StatusOK {
 		t.Fatalf("export debits: %d %s", r.Status, r.Body)
 	}
-	return invs[0], tn.Do("GET", "/autogiro/export/file/"+fv.ID, nil).Body, today
+	return invs[0], tn.Do("GET", "/autogiro/export/file/"+fv.ID, nil).Body, today, autogiroSetup{org: org, mandate: mandate}
 }
 
 // TestAutogiroImportsUnderConcurrency: a payment specification imported 16
 // times at once, or 16 reports that each speak of the same debit, pay the
 // invoice once; the same for a debit the payer's bank paid back (TK77):
-// one charge, however many imports race.
+// one charge, however many imports race; and 16 reports that each pay back
+// one of 16 debits alike (payer, amount, reference, date) pay back each
+// debit once.
 func TestAutogiroImportsUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	// serial gives the i-th report its own header serial, so that it is
@@ -618,6 +632,61 @@ func TestAutogiroImportsUnderConcurrency(t *testing.T) {
 			refund := agRefundSpec(today, "20261201", records(file, "82")[0], "02")
 			wantStatuses(t, imports(tn, func(i int) string { return serial(refund, i) }), map[int]int{http.StatusOK: burst})
 			chargedOnce(t, e, tn, inv)
+		}},
+		{"refund reports of different debits", func(t *testing.T, e *apitest.Env, tn apitest.Tenant) {
+			// 16 completed debits of one payer alike in amount, reference
+			// and date (a fee debited by hand), and 16 reports, each that
+			// the payer's bank paid one of them back (each on its own day):
+			// every report must find a debit no other one took, as they
+			// would one after the other.
+			_, _, today, ag := autogiroDebitSentOn(t, e, tn)
+			day := tenantClock(t, e, tn).In(autogiro.Stockholm).AddDate(0, 0, 14).Format(time.DateOnly)
+			for range burst {
+				create(t, tn, "/autogiro/transaction", map[string]any{"mandateId": ag.mandate, "amount": "75.00",
+					"paymentDate": day, "reference": "MEMBERSHIP"})
+			}
+			var fv struct{ ID string }
+			if r := tn.Do("POST", "/autogiro/export/mandate/"+ag.org, nil); r.Status != http.StatusOK {
+				t.Fatalf("export the fees: %d %s", r.Status, r.Body)
+			} else {
+				r.JSON(t, &fv)
+			}
+			fees := records(tn.Do("GET", "/autogiro/export/file/"+fv.ID, nil).Body, "82")
+			if len(fees) != burst {
+				t.Fatalf("%d debits exported, want %d", len(fees), burst)
+			}
+			if r := tn.Do("POST", "/autogiro/import", agPaymentSpec(today, fees, []byte(strings.Repeat("0", burst)))); r.Status != http.StatusOK {
+				t.Fatalf("import the payments: %d %s", r.Status, r.Body)
+			}
+			refundDay := func(i int) string { return fmt.Sprintf("202612%02d", i+1) }
+			rs := imports(tn, func(i int) string { return serial(agRefundSpec(today, refundDay(i), fees[i], "02"), i) })
+			wantStatuses(t, rs, map[int]int{http.StatusOK: burst})
+			refunds := 0
+			for _, r := range rs {
+				var res autogiro.ImportResult
+				r.JSON(t, &res)
+				refunds += res.RefundsByPayerBank
+			}
+			var txs []struct {
+				Kind, Reference, Status string
+				PayerRefundDate         *string
+			}
+			tn.Do("GET", "/autogiro/transaction?MandateId="+ag.mandate+"&limit=100", nil).JSON(t, &txs)
+			paidBack := map[string]int{}
+			for _, tx := range txs {
+				if tx.Reference == "MEMBERSHIP" && tx.PayerRefundDate != nil {
+					paidBack[*tx.PayerRefundDate]++
+				}
+			}
+			for i := range burst {
+				d := refundDay(i)
+				if paidBack[d[:4]+"-"+d[4:6]+"-"+d[6:]] != 1 {
+					t.Fatalf("%d reports counted %d refunds; debits paid back by day: %v, want each of the %d days once", burst, refunds, paidBack, burst)
+				}
+			}
+			if refunds != burst {
+				t.Fatalf("the reports counted %d refunds, want %d", refunds, burst)
+			}
 		}},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -342,6 +343,90 @@ func TestCreditInvoice(t *testing.T) {
 		wantEmpty(t, other.Do("GET", "/creditnote?invoiceId="+inv.ID, nil), "other tenant's credit notes of the invoice")
 		if r := other.Do("POST", "/invoice/"+inv.ID+"/credit", map[string]any{}); r.Status != http.StatusNotFound {
 			t.Fatalf("other tenant credit: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// TestCreditAfterPaidCancellation: a paid period cancelled early gives its
+// unused days back as an allowance (90.00 for 30 days, 14 used: 48.00);
+// what a merchant may credit of the invoice afterwards is the rest, 42.00,
+// not the whole 90.00 again. Asking for more of the line is a 400 naming
+// what is left; a full credit credits the 42.00; then nothing is left. The
+// subscriber is given back 90.00 in all, and the ledger check is clean.
+func TestCreditAfterPaidCancellation(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		f := newEuroFixture(t, e.NewTenant("credit-after-cancel", true))
+		f.advance(osloDay(2027, 3, 1))
+		sub, inv := f.orderOf(f.pkg30)
+		f.payInvoice(inv, "90.00")
+		f.advance(osloDay(2027, 3, 15))
+		f.cancel(sub, "Immediately")
+		if a := f.account(inv.SubscriberAccountID); a.AvailableAllowance.String() != "48.00" {
+			t.Fatalf("allowance %s after the cancellation, want 48.00", a.AvailableAllowance)
+		}
+		line := inv.Lines[0].LineNumber
+
+		r := f.tn.Do("POST", "/invoice/"+inv.ID+"/credit", map[string]any{"lines": []map[string]any{{"lineNumber": line, "amount": "90.00"}}})
+		if fields := r.Fields(t); len(fields) != 1 || fields[0] != "lines[0].amount" || !strings.Contains(string(r.Body), "42.00 left") {
+			t.Fatalf("crediting the whole line after the cancellation: %d %s, want a 400 on lines[0].amount naming 42.00 left", r.Status, r.Body)
+		}
+		note := f.tn.Do("POST", "/invoice/"+inv.ID+"/credit", map[string]any{"reason": "Goodwill"}).ID(t)
+		var c store.CreditNote
+		f.tn.Do("GET", "/creditnote/"+note, nil).JSON(t, &c)
+		if c.Gross.String() != "42.00" || c.Applied.String() != "0.00" || c.Surplus.String() != "42.00" {
+			t.Fatalf("full credit after the cancellation: %+v, want 42.00, all of it surplus", c)
+		}
+		r = f.tn.Do("POST", "/invoice/"+inv.ID+"/credit", map[string]any{})
+		if fields := r.Fields(t); len(fields) != 1 || fields[0] != "lines" || !strings.Contains(string(r.Body), "nothing is left") {
+			t.Fatalf("a second full credit: %d %s", r.Status, r.Body)
+		}
+		if a := f.account(inv.SubscriberAccountID); a.AvailableAllowance.String() != "90.00" || a.Balance.String() != "-90.00" {
+			t.Fatalf("allowance %s balance %s, want the 90.00 paid given back once", a.AvailableAllowance, a.Balance)
+		}
+		ledgerClean(t, e, f.tn)
+	})
+}
+
+// TestLedgerCheckFindsUnusedDaysGivenTwice: an invoice given back more than
+// it can be across credit notes and unused-days allowances is an
+// over-credit, although every balance adds up. The paid 90.00 invoice is
+// given back exactly — 48.00 unused days, 42.00 credited — and the check
+// is clean; a second unused-days allowance of 48.00 for it, inserted by
+// hand with its entry, is named.
+func TestLedgerCheckFindsUnusedDaysGivenTwice(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		f := newEuroFixture(t, e.NewTenant("ledger-unused-days", true))
+		f.advance(osloDay(2027, 3, 1))
+		sub, inv := f.orderOf(f.pkg30)
+		f.payInvoice(inv, "90.00")
+		f.advance(osloDay(2027, 3, 15))
+		f.cancel(sub, "Immediately")
+		f.tn.Do("POST", "/invoice/"+inv.ID+"/credit", map[string]any{}).ID(t)
+		ledgerClean(t, e, f.tn)
+
+		db := e.Store.DB()
+		item := store.NewID()
+		if _, err := db.Exec(`INSERT INTO account_items (id, tenant_id, account_id, kind, description, amount, remaining, vat_rate,
+			booked_at, created_at, source_kind, source_id) SELECT $1, tenant_id, account_id, kind, description, amount, amount, vat_rate,
+			booked_at, created_at, source_kind, source_id FROM account_items WHERE source_kind = 'Proration' AND source_id = $2`,
+			item, inv.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO account_entries (id, tenant_id, account_id, kind, amount, item_id, booked_at, created_at)
+			SELECT $1, tenant_id, account_id, 'Allowance', -amount, id, booked_at, created_at FROM account_items WHERE id = $2`,
+			store.NewID(), item); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := e.Store.CheckLedger(tenantCtx(f.tn), store.LedgerCheck{TenantID: f.tn.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("invoice %s [over-credit]: invoice %d is given back 138.00 EUR but can be given back 90.00 EUR at most "+
+			"(42.00 EUR by 1 credit notes and 96.00 EUR by 2 unused-days allowances of a cancellation)", inv.ID, inv.InvoiceNumber)
+		if rep.Found != 1 || !strings.Contains(rep.Problems[0].String(), want) {
+			t.Fatalf("ledger check found %d problems %v, want one: %s", rep.Found, rep.Problems, want)
 		}
 	})
 }

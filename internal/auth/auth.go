@@ -3,8 +3,9 @@
 // trusted external OpenID Connect issuers.
 //
 // Verification never touches the database: Kadens' public keys are held in
-// memory by idp.Keys, external issuers' keys are cached by go-oidc, and a
-// token that verified once is remembered until it expires.
+// memory by idp.Keys, external issuers' keys are cached here (keyset.go)
+// and fetched again at most once per interval, and a token that verified
+// once is remembered until it expires.
 package auth
 
 import (
@@ -110,6 +111,10 @@ type Options struct {
 	// Egress is the policy of fetching external issuers' key sets; the
 	// zero value allows public addresses only.
 	Egress egress.Policy
+	// KeySetRefetchInterval is the least time between two fetches of an
+	// external issuer's key set for tokens naming a key it does not hold;
+	// 0 is DefaultKeySetRefetchInterval. Tests shorten it.
+	KeySetRefetchInterval time.Duration
 	// Now overrides the clock (tests).
 	Now func() time.Time
 }
@@ -141,8 +146,8 @@ func (ti TrustedIssuer) Check() error {
 	return nil
 }
 
-// NewVerifier builds a verifier. ctx bounds the background fetching of
-// external issuers' key sets.
+// NewVerifier builds a verifier. ctx carries the values of external
+// issuers' key set fetches (their cancellation is each request's own).
 func NewVerifier(ctx context.Context, o Options) *Verifier {
 	now := o.Now
 	if now == nil {
@@ -160,16 +165,17 @@ func NewVerifier(ctx context.Context, o Options) *Verifier {
 		subscriberClaim: o.IdP.SubscriberClaim(),
 		kindClaim:       o.IdP.KindClaim(),
 	}
-	// The key sets are fetched with the egress policy's client (go-oidc
-	// takes it from the context it is given).
-	ctx = oidc.ClientContext(ctx, o.Egress.Client(30*time.Second))
+	// External key sets are fetched with the egress policy's client, at
+	// most once per interval for unknown key ids (remoteKeySet): go-oidc's
+	// RemoteKeySet would fetch again for every forged token.
+	client := o.Egress.Client(30 * time.Second)
 	for _, ti := range o.External {
 		scopeClaim := ti.ScopeClaim
 		if scopeClaim == "" {
 			scopeClaim = "scope"
 		}
 		v.issuers[ti.Issuer] = issuer{
-			verifier: oidc.NewVerifier(ti.Issuer, oidc.NewRemoteKeySet(ctx, ti.JWKSURL), &oidc.Config{
+			verifier: oidc.NewVerifier(ti.Issuer, newRemoteKeySet(ctx, ti.JWKSURL, client, now, o.KeySetRefetchInterval), &oidc.Config{
 				ClientID: ti.Audience,
 				Now:      now,
 			}),

@@ -535,36 +535,51 @@ func (a *applier) redate(p *store.AutogiroPaymentItem, r *CancellationResult) er
 // with the refund; a debit of an invoice is charged to the subscriber's
 // account again after the commit (BookRefunds), so the ledger shows the
 // amount as owed. The debit is found by payer, amount and reference,
-// preferring the original payment date; one paid back already is
-// unchanged.
+// preferring one not paid back yet and then the original payment date;
+// when every match is paid back already, the record is unchanged.
+//
+// The mark is a claim (SetAutogiroPayerRefund), and a lost claim reads
+// the debits again: another import running at once may have marked the
+// debit picked here between the read and the mark, and on PostgreSQL the
+// read does not see that until the other commits. Without the second read
+// two reports paying back two debits alike would both mark the first and
+// one refund would be lost. Each lost claim is a debit another import has
+// marked and committed, so the loop ends.
 func (a *applier) refund(r *Refund) error {
-	list, err := a.tx.AutogiroCompletedDebits(a.ctx, a.account.ID, r.PayerNumber, r.Amount)
-	if err != nil {
-		return err
-	}
-	var best *store.AutogiroPaymentItem
 	day := r.Date.Format(time.DateOnly)
-	for i := range list {
-		p := &list[i]
-		if normRef(p.Reference) != normRef(r.Reference) {
-			continue
+	for {
+		list, err := a.tx.AutogiroCompletedDebits(a.ctx, a.account.ID, r.PayerNumber, r.Amount)
+		if err != nil {
+			return err
 		}
-		switch {
-		case best == nil,
-			best.Refunded && !p.Refunded,
-			best.Refunded == p.Refunded && p.PaymentDate == day && best.PaymentDate != day:
-			best = p
+		var best *store.AutogiroPaymentItem
+		for i := range list {
+			p := &list[i]
+			if normRef(p.Reference) != normRef(r.Reference) {
+				continue
+			}
+			switch {
+			case best == nil,
+				best.Refunded && !p.Refunded,
+				best.Refunded == p.Refunded && p.PaymentDate == day && best.PaymentDate != day:
+				best = p
+			}
+		}
+		if best == nil {
+			a.res.note(r.Line, "TK77: the payer's bank paid back %d öre of payer %s's debit of %s (refund code %s), which matches no completed debit: settle it with the payer", r.Amount, r.PayerNumber, day, r.Code)
+			return nil
+		}
+		if best.Refunded {
+			a.res.Unchanged++
+			return nil
+		}
+		claimed, err := a.tx.SetAutogiroPayerRefund(a.ctx, best.ID, r.RefundDate.Format(time.DateOnly), r.Code, a.now)
+		if err != nil {
+			return err
+		}
+		if claimed {
+			a.res.RefundsByPayerBank++
+			return nil
 		}
 	}
-	if best == nil {
-		a.res.note(r.Line, "TK77: the payer's bank paid back %d öre of payer %s's debit of %s (refund code %s), which matches no completed debit: settle it with the payer", r.Amount, r.PayerNumber, day, r.Code)
-		return nil
-	}
-	if best.Refunded {
-		a.res.Unchanged++
-		return nil
-	}
-	a.res.RefundsByPayerBank++
-	best.Refunded = true
-	return a.tx.SetAutogiroPayerRefund(a.ctx, best.ID, r.RefundDate.Format(time.DateOnly), r.Code, a.now)
 }

@@ -216,3 +216,49 @@ type RateAmount struct {
 	VATRate catalog.Percent
 	Gross   int64
 }
+
+// GivenBack is what has been given back of each line of an invoice: what
+// its credit notes took off the line (credited, by line number) plus the
+// allowances a cancellation booked for the invoice's unused days
+// (PeriodAllowance, one per VAT rate). What was given back once cannot be
+// credited again, so Creditable, BuildCredit and the proration functions
+// take this map rather than the credit notes' alone.
+//
+// An allowance is booked per VAT rate, not per line, so it is counted
+// against the invoice's lines at its rate: period lines first, then the
+// other positive lines, in line order, each up to what is left of it. Any
+// part that finds no line at its rate (data the rules never write) is
+// counted against the remaining positive lines, so it still shrinks what
+// can be credited. The invoice's total left to credit is exact either way;
+// for an invoice with one period line per rate, the usual case, so is each
+// line's.
+func GivenBack(lines []Line, credited map[int]int64, allowances []RateAmount) map[int]int64 {
+	out := make(map[int]int64, len(credited)+len(lines))
+	for n, c := range credited {
+		out[n] = c
+	}
+	take := func(amount int64, fits func(Line) bool) int64 {
+		for _, l := range lines {
+			if amount == 0 {
+				break
+			}
+			if l.Gross.Minor <= 0 || !fits(l) {
+				continue
+			}
+			if left := l.Gross.Minor - out[l.LineNumber]; left > 0 {
+				n := min(left, amount)
+				out[l.LineNumber] += n
+				amount -= n
+			}
+		}
+		return amount
+	}
+	periodLine := func(l Line) bool { return l.Kind == LineProduct || l.Kind == LineAdditionalProduct }
+	for _, a := range allowances {
+		rest := a.Gross
+		rest = take(rest, func(l Line) bool { return periodLine(l) && l.VATRate.Equal(a.VATRate) })
+		rest = take(rest, func(l Line) bool { return l.VATRate.Equal(a.VATRate) })
+		take(rest, func(Line) bool { return true })
+	}
+	return out
+}

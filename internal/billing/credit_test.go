@@ -2,6 +2,7 @@ package billing
 
 import (
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -164,5 +165,57 @@ func TestBuildCreditRejects(t *testing.T) {
 				t.Fatalf("err = %v, want a validation error on %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// GivenBack counts a cancellation's unused-days allowance against the
+// invoice's lines at its VAT rate, period lines first and each up to what
+// is left, so Creditable leaves exactly the rest; what finds no line at its
+// rate still shrinks the rest.
+func TestGivenBack(t *testing.T) {
+	pct := func(s string) catalog.Percent {
+		p, err := catalog.ParsePercentText(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lines := []Line{
+		productLine(t, 1, LineCharge, 1000, "25"),
+		productLine(t, 2, LineProduct, 6000, "25"),
+		productLine(t, 3, LineAdditionalProduct, 3000, "25"),
+		productLine(t, 4, LineProduct, 5000, "0"),
+		productLine(t, 5, LineAllowance, -500, "25"),
+	}
+	for _, tc := range []struct {
+		name       string
+		credited   map[int]int64
+		allowances []RateAmount
+		want       map[int]int64 // Creditable afterwards
+	}{
+		{"the worked example: 90.00, 48.00 back", nil, []RateAmount{{pct("25"), 4800}},
+			map[int]int64{1: 1000, 2: 1200, 3: 3000, 4: 5000}},
+		{"past the first period line into the next", map[int]int64{2: 1000}, []RateAmount{{pct("25"), 6000}},
+			map[int]int64{1: 1000, 3: 2000, 4: 5000}},
+		{"per rate", nil, []RateAmount{{pct("25"), 8000}, {pct("0"), 2500}},
+			map[int]int64{1: 1000, 3: 1000, 4: 2500}},
+		{"then the other lines of the rate", nil, []RateAmount{{pct("25"), 9500}},
+			map[int]int64{1: 500, 4: 5000}},
+		{"no line at the rate", nil, []RateAmount{{pct("12"), 1500}},
+			map[int]int64{2: 5500, 3: 3000, 4: 5000}},
+		{"more than the invoice", nil, []RateAmount{{pct("25"), 20000}}, map[int]int64{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Creditable(lines, GivenBack(lines, tc.credited, tc.allowances))
+			if !maps.Equal(got, tc.want) {
+				t.Fatalf("creditable %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// The credit notes' map is not changed.
+	credited := map[int]int64{2: 100}
+	GivenBack(lines, credited, []RateAmount{{pct("25"), 4800}})
+	if len(credited) != 1 || credited[2] != 100 {
+		t.Fatalf("credited changed: %v", credited)
 	}
 }

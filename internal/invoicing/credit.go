@@ -12,9 +12,10 @@ import (
 	"github.com/kadens/kadens/internal/store"
 )
 
-// Lines chooses what to credit of invoice inv, given what earlier credit
-// notes took off each of its lines (by line number); no requests: nothing
-// to credit.
+// Lines chooses what to credit of invoice inv, given what has been given
+// back of each of its lines (by line number: earlier credit notes and
+// unused-days allowances, billing.GivenBack); no requests: nothing to
+// credit.
 type Lines func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error)
 
 // Credit issues a credit note for invoice id at business time at, in tx.
@@ -28,15 +29,16 @@ func Credit(ctx context.Context, tx *store.Tx, id, reason string, at time.Time, 
 	if err != nil {
 		return store.CreditNote{}, err
 	}
-	// The demand's lock comes before reading what earlier notes credited:
-	// on PostgreSQL (READ COMMITTED) a read before it sees the state
-	// before a concurrent credit commits, and both would credit the same
-	// amount (the second's surplus an allowance out of nothing). Once the
-	// lock is held, every later statement sees the winner's note.
+	// The demand's lock comes before reading what earlier notes credited
+	// and cancellations gave back: on PostgreSQL (READ COMMITTED) a read
+	// before it sees the state before a concurrent credit or cancellation
+	// commits, and both would give back the same amount (the second's
+	// surplus an allowance out of nothing). Once the lock is held, every
+	// later statement sees the winner's note or allowance.
 	if _, err := tx.LockDemand(ctx, inv.PaymentDemandID); err != nil {
 		return store.CreditNote{}, err
 	}
-	credited, err := creditedLines(ctx, tx, id)
+	credited, err := givenBack(ctx, tx, inv)
 	if err != nil {
 		return store.CreditNote{}, err
 	}
@@ -116,18 +118,26 @@ func CreditInvoice(ctx context.Context, st *store.Store, id, reason string, at t
 	return note, nil
 }
 
-// creditedLines sums what earlier credit notes took off each line of
-// invoice id.
-func creditedLines(ctx context.Context, tx *store.Tx, id string) (map[int]int64, error) {
-	lines, err := tx.CreditedLines(ctx, id)
+// givenBack sums what has been given back of each line of invoice inv:
+// what its credit notes took off the line and what the unused-days
+// allowances of a cancellation gave back (billing.GivenBack). A paid
+// period cancelled early gives its unused days back as an allowance
+// (GenerateAllowanceForRemainingTime), so a merchant's credit afterwards
+// may credit only the rest, or the subscriber would get those days twice.
+func givenBack(ctx context.Context, tx *store.Tx, inv store.Invoice) (map[int]int64, error) {
+	lines, err := tx.CreditedLines(ctx, inv.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := map[int]int64{}
+	credited := map[int]int64{}
 	for _, l := range lines {
-		out[l.InvoiceLineNumber] += l.Gross.Minor
+		credited[l.InvoiceLineNumber] += l.Gross.Minor
 	}
-	return out, nil
+	allowances, err := tx.ProrationAllowances(ctx, inv.ID)
+	if err != nil || len(allowances) == 0 {
+		return credited, err
+	}
+	return billing.GivenBack(inv.Lines, credited, allowances), nil
 }
 
 // SettleCancellation is the billing hook of cancellations
@@ -190,7 +200,7 @@ func SettleCancellation(ctx context.Context, tx *store.Tx, sub store.Subscriptio
 		if err != nil {
 			return err
 		}
-		credited, err := creditedLines(ctx, tx, demand.InvoiceID)
+		credited, err := givenBack(ctx, tx, inv)
 		if err != nil {
 			return err
 		}

@@ -520,15 +520,23 @@ func (tx *Tx) AutogiroCompletedDebits(ctx context.Context, accountID, payer stri
 
 // SetAutogiroPayerRefund records that the payer's bank paid a completed
 // debit back on date with Bankgirot's refund code. A debit of an invoice
-// is marked for its charge (BookAutogiroRefund).
-func (tx *Tx) SetAutogiroPayerRefund(ctx context.Context, id, date, code string, now time.Time) error {
-	_, err := tx.exec(ctx, `UPDATE autogiro_transactions SET refund_date = $3, refund_code = $4,
+// is marked for its charge (BookAutogiroRefund). It is a claim: false
+// when the debit is marked paid back already — on PostgreSQL, by another
+// import that held the row and has committed since (the UPDATE waits for
+// its lock and then sees its commit), so the caller reads the debits again
+// and picks another.
+func (tx *Tx) SetAutogiroPayerRefund(ctx context.Context, id, date, code string, now time.Time) (bool, error) {
+	res, err := tx.exec(ctx, `UPDATE autogiro_transactions SET refund_date = $3, refund_code = $4,
 		refund_pending = invoice_id IS NOT NULL, updated_at = $5
 		WHERE tenant_id = $1 AND id = $2 AND refund_date IS NULL`, tx.tenant, id, date, code, ts(now))
 	if err != nil {
-		return fmt.Errorf("store: autogiro payer refund %s: %w", id, err)
+		return false, fmt.Errorf("store: autogiro payer refund %s: %w", id, err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: autogiro payer refund %s: %w", id, err)
+	}
+	return n == 1, nil
 }
 
 // AutogiroRefundsToBook returns up to limit paid-back debits whose charge

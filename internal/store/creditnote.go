@@ -164,6 +164,35 @@ func (tx *Tx) CreditedLines(ctx context.Context, id string) ([]billing.CreditLin
 	return out, nil
 }
 
+// ProrationAllowances returns the allowances cancellations booked for the
+// unused days of invoice id (source Proration), by VAT rate in booking
+// order, at the amounts they were booked for (not what is left of them:
+// an applied allowance was given back all the same).
+func (tx *Tx) ProrationAllowances(ctx context.Context, id string) ([]billing.RateAmount, error) {
+	var out []billing.RateAmount
+	err := tx.queryEach(ctx, `SELECT vat_rate, amount FROM account_items WHERE tenant_id = $1 AND source_id = $2
+		AND source_kind = 'Proration' AND kind = 'Allowance' ORDER BY id`, []any{tx.tenant, id},
+		func(rows *sql.Rows) error {
+			var (
+				rate   string
+				amount int64
+			)
+			if err := rows.Scan(&rate, &amount); err != nil {
+				return err
+			}
+			p, err := catalog.ParsePercentText(rate)
+			if err != nil {
+				return fmt.Errorf("vat rate %q: %w", rate, err)
+			}
+			out = append(out, billing.RateAmount{VATRate: p, Gross: amount})
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: proration allowances of invoice %s: %w", id, err)
+	}
+	return out, nil
+}
+
 // InsertCreditNote inserts credit note c (its amounts in c's currency).
 func (tx *Tx) InsertCreditNote(ctx context.Context, c CreditNote) error {
 	lines, err := json.Marshal(c.Lines)

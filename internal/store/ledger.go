@@ -23,7 +23,7 @@ const (
 	RuleStatus        = "status"         // stored statuses = billing.Settlement.Statuses
 	RuleItemRemaining = "item-remaining" // remaining = amount − what invoices billed or applied
 	RulePaymentEntry  = "payment-entry"  // one Payment entry of −applied per payment; surplus = its allowance
-	RuleOverCredit    = "over-credit"    // per invoice line: Σ credit notes ≤ its gross, positive lines only
+	RuleOverCredit    = "over-credit"    // per invoice line: Σ credit notes ≤ its gross, positive lines only; per invoice: Σ credit notes + Σ unused-days allowances ≤ Σ positive lines
 	RuleItemSource    = "item-source"    // every charge and allowance has the document that booked it, naming it back
 	RuleSettledTwice  = "settled-twice"  // Σ applied of a demand's payments and credit notes ≤ its amount
 	RuleCreditEntry   = "credit-entry"   // one CreditNote entry of −applied per credit note; surplus = its allowance
@@ -474,14 +474,22 @@ func (r *ledgerRun) payments(ctx context.Context, q queryer) error {
 // and only positive lines are credited. A surplus credit note does not
 // unbalance the ledger (its surplus is an allowance, entered as one), so
 // only this rule sees money credited out of nothing.
+// credits checks what each invoice has given back: per line, what its
+// credit notes took is at most the line's gross (positive lines only); in
+// all, its credit notes and the unused-days allowances cancellations
+// booked for it (source Proration) are at most what the invoice can be
+// credited (its positive lines). The notes and allowances come in one
+// stream ordered by invoice, so memory is one invoice's.
 func (r *ledgerRun) credits(ctx context.Context, q queryer) error {
 	type invoiceCredits struct {
-		id, code string
-		number   int64
-		lines    []billing.Line
-		per      map[int]int64
-		total    int64
-		notes    int
+		id, code   string
+		number     int64
+		lines      []billing.Line
+		per        map[int]int64
+		total      int64
+		notes      int
+		allowances int
+		allowed    int64
 	}
 	var cur *invoiceCredits
 	flush := func() {
@@ -507,8 +515,18 @@ func (r *ledgerRun) credits(ctx context.Context, q queryer) error {
 				over = append(over, fmt.Sprintf("line %d, which the invoice does not have, credited %s", n, fmtMoney(c, cur.code)))
 			}
 		}
-		if len(over) > 0 {
-			slices.Sort(over)
+		slices.Sort(over)
+		switch {
+		case cur.allowances > 0 && cur.total+cur.allowed > creditable:
+			over = append([]string{fmt.Sprintf("%s by %d credit notes and %s by %d unused-days allowances of a cancellation",
+				fmtMoney(cur.total, cur.code), cur.notes, fmtMoney(cur.allowed, cur.code), cur.allowances)}, over...)
+			r.problem(RuleOverCredit, "invoices", cur.id, "Credit notes and allowances are never deleted: find the credit notes "+
+				"(GET /creditnote?invoiceId=) and the unused-days allowances (account items with source Proration and this invoice) "+
+				"that give back the same days, take the surplus back with a charge on the subscriber account, and report how they "+
+				"were issued",
+				"invoice %d is given back %s but can be given back %s at most (%s)", cur.number,
+				fmtMoney(cur.total+cur.allowed, cur.code), fmtMoney(creditable, cur.code), strings.Join(over, "; "))
+		case len(over) > 0:
 			r.problem(RuleOverCredit, "invoices", cur.id, "Credit notes are never deleted: find the surplus ones (GET /creditnote?invoiceId=) "+
 				"and the allowances their surplus booked, take the money back with a charge on the subscriber account, and report how "+
 				"the notes were issued",
@@ -517,14 +535,19 @@ func (r *ledgerRun) credits(ctx context.Context, q queryer) error {
 		}
 		cur = nil
 	}
-	_, err := r.each(ctx, q, "credit notes", `SELECT i.id, i.invoice_number, i.currency, i.lines, c.lines
+	_, err := r.each(ctx, q, "credit notes", `SELECT i.id, i.invoice_number, i.currency, i.lines, c.lines, 0
 		FROM credit_notes c JOIN invoices i ON i.tenant_id = c.tenant_id AND i.id = c.invoice_id
-		WHERE c.tenant_id = $1 ORDER BY i.id, c.id`, func(rows *sql.Rows) error {
+		WHERE c.tenant_id = $1
+		UNION ALL
+		SELECT i.id, i.invoice_number, i.currency, i.lines, '', it.amount
+		FROM account_items it JOIN invoices i ON i.tenant_id = it.tenant_id AND i.id = it.source_id
+		WHERE it.tenant_id = $1 AND it.source_kind = 'Proration' AND it.kind = 'Allowance'
+		ORDER BY 1`, func(rows *sql.Rows) error {
 		var (
 			id, code, invLines, noteLines string
-			number                        int64
+			number, allowance             int64
 		)
-		if err := rows.Scan(&id, &number, &code, &invLines, &noteLines); err != nil {
+		if err := rows.Scan(&id, &number, &code, &invLines, &noteLines, &allowance); err != nil {
 			return err
 		}
 		if cur == nil || cur.id != id {
@@ -533,6 +556,11 @@ func (r *ledgerRun) credits(ctx context.Context, q queryer) error {
 			if err := json.Unmarshal([]byte(invLines), &cur.lines); err != nil {
 				return fmt.Errorf("invoice %s lines: %w", id, err)
 			}
+		}
+		if noteLines == "" {
+			cur.allowed += allowance
+			cur.allowances++
+			return nil
 		}
 		var lines []billing.CreditLine
 		if err := json.Unmarshal([]byte(noteLines), &lines); err != nil {
