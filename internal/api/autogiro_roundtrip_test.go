@@ -51,7 +51,7 @@ func fileContent(t *testing.T, st *store.Store, ctx context.Context, id string) 
 }
 
 // TestAutogiroRoundTrip: 1,000 mandates and 5,000 transactions (ten of
-// them debits of real invoices) → export → the reports Bankgirot would
+// them debits of real invoices; 300 and 1,500 under the race detector) → export → the reports Bankgirot would
 // send back (confirmations, one rejection of each kind, payer
 // cancellations, completed, failed, retried and rejected debits) → import →
 // every state, invoice and the ledger check right; importing every report
@@ -71,7 +71,10 @@ func TestAutogiroRoundTrip(t *testing.T) {
 		now := tenantClock(t, e, tn)
 		today := autogiro.Today(now).Format("20060102")
 
-		const nMandates, nTx, nInvoices = 1000, 5000, 10
+		nMandates, nTx, nInvoices := 1000, 5000, 10
+		if underRace {
+			nMandates, nTx = 300, 1500
+		}
 		mandates := make([]string, nMandates)
 		subs := make([]string, nMandates)
 		for i := range nMandates {
@@ -190,6 +193,13 @@ func TestAutogiroRoundTrip(t *testing.T) {
 		var spec, rej []string
 		spec = append(spec, agLine(1, "01AUTOGIRO", 25, today+"120000000001", 45, "BET. SPEC & STOPP TK", 65, "5432100054321096"))
 		rej = append(rej, agLine(1, "01AUTOGIRO", 25, today, 45, "AVVISADE BET UPPDR", 65, "5432100054321096"))
+		// The invoices' debits are completed but invoice 1's, wherever the
+		// file puts them, so the invoices' states below do not depend on
+		// the file's size or order.
+		invoiceRefs := map[string]bool{}
+		for _, id := range invoiceIDs {
+			invoiceRefs[refOfInvoice(t, e, tn, id)] = true
+		}
 		var completed, failed, retried, rejected, rejTotal, paidOut int64
 		n := 0
 		for _, r := range parseFile(t, fileContent(t, e.Store, ctx, f.ID)) {
@@ -198,8 +208,9 @@ func TestAutogiroRoundTrip(t *testing.T) {
 				continue
 			}
 			n++
+			ofInvoice := invoiceRefs[strings.TrimSpace(p.Reference)]
 			rec := fmt.Sprintf("%02d%s0    %016s%012d%010s%-16s", p.TK, p.Date.Format("20060102"), p.PayerNumber, p.Amount, p.Bankgiro, p.Reference)
-			if p.TK == autogiro.TKDebit && n%83 == 0 {
+			if p.TK == autogiro.TKDebit && n%83 == 0 && !ofInvoice {
 				rej = append(rej, agLine(1, fmt.Sprintf("82%s0   %016s%012d%-16s01", p.Date.Format("20060102"), p.PayerNumber, p.Amount, p.Reference)))
 				rejected++
 				rejTotal += p.Amount
@@ -211,6 +222,8 @@ func TestAutogiroRoundTrip(t *testing.T) {
 				paidOut++
 			case p.Reference == refOfInvoice(t, e, tn, invoiceIDs[1]):
 				status, failed = "1", failed+1
+			case ofInvoice:
+				completed++
 			case n%97 == 0:
 				status, failed = "2", failed+1
 			case n%89 == 0:
