@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -8,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/swaggest/jsonschema-go"
 	"github.com/swaggest/openapi-go"
@@ -81,7 +83,64 @@ var tagDescriptions = map[string]string{
 // document is produced from the same declarations that register handlers,
 // so it cannot list an operation that is not served, nor miss one that is.
 func (s *Server) openAPI() ([]byte, error) {
-	tokenURL := s.idpURL + "/oauth/token"
+	key := routeFingerprint(s.routes)
+	v, ok := documents.Load(key)
+	if !ok {
+		doc, err := s.renderOpenAPI(docBaseURL, docIdPURL)
+		if err != nil {
+			return nil, err
+		}
+		v, _ = documents.LoadOrStore(key, doc)
+	}
+	// The addresses are put in last: as JSON strings are escaped one
+	// character at a time, the escaped placeholder is replaced by the
+	// escaped address wherever the document mentions it.
+	doc := v.([]byte)
+	doc = bytes.ReplaceAll(doc, jsonText(docIdPURL), jsonText(s.idpURL))
+	doc = bytes.ReplaceAll(doc, jsonText(docBaseURL), jsonText(s.baseURL))
+	return doc, nil
+}
+
+// documents keeps the rendered document per route table: rendering
+// reflects over every request and response type (about a second of CPU,
+// ten under the race detector), and a process that starts several
+// servers — the test suites start hundreds — would otherwise pay it on
+// every start. The addresses, the only part that differs between
+// servers, are placeholders in the kept copy.
+var documents sync.Map // routeFingerprint → []byte
+
+// The placeholders for the server's and the identity provider's address
+// in a kept document; neither can be a real address (RFC 2606's
+// .invalid) or occur in the document otherwise.
+const (
+	docBaseURL = "https://base.kadens-openapi.invalid"
+	docIdPURL  = "https://idp.kadens-openapi.invalid"
+)
+
+// routeFingerprint names a route table: its operations in order with the
+// types of what they take and answer, so that servers whose tables
+// differ never share a document.
+func routeFingerprint(routes []route) string {
+	var b strings.Builder
+	for _, rt := range routes {
+		fmt.Fprintf(&b, "%s %s %s %s %T %T %t %t %s|", rt.method, rt.path, rt.id, rt.tag, rt.request, rt.params, rt.public, rt.subscriber, rt.rawBody)
+		for _, r := range rt.responses {
+			fmt.Fprintf(&b, "%d %T %s;", r.status, r.body, r.contentType)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// jsonText is s as it appears inside a JSON string, without the quotes.
+func jsonText(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b[1 : len(b)-1]
+}
+
+// renderOpenAPI renders the document for the given addresses.
+func (s *Server) renderOpenAPI(baseURL, idpURL string) ([]byte, error) {
+	tokenURL := idpURL + "/oauth/token"
 	ref := openapi31.NewReflector()
 	ref.Spec.Info.
 		WithTitle("Kadens").
@@ -91,7 +150,7 @@ func (s *Server) openAPI() ([]byte, error) {
 			"Errors: 400 with a ValidationResultModel; 401, 403 and 404 without a body; 500 with a request id. " +
 			"Amounts of money and percentages are JSON numbers written out exactly (`format: decimal`, e.g. 199.00); " +
 			"read them into a decimal type, never a binary float.")
-	ref.Spec.WithServers(openapi31.Server{URL: s.baseURL})
+	ref.Spec.WithServers(openapi31.Server{URL: baseURL})
 	jsr := ref.JSONSchemaReflector()
 	jsr.DefaultOptions = append(jsr.DefaultOptions, jsonschema.InterceptDefName(func(t reflect.Type, def string) string {
 		// Schemas are named after their Go type without the package
