@@ -97,6 +97,34 @@ func emit(t *testing.T, e *apitest.Env, tn apitest.Tenant, kind, subject string)
 	}
 }
 
+// fannedOut waits until every recorded event has been fanned out into
+// deliveries. Deliveries are made at fan-out for the Validated
+// registrations only, so once it returns, a registration's delivery list
+// says for good whether an event will reach it: what it asserts is not
+// "nothing arrived yet" after a pause but "nothing was queued".
+func fannedOut(t *testing.T, e *apitest.Env) {
+	t.Helper()
+	eventually(t, "the events' fan-out", func() bool {
+		events, _, err := e.Store.HasDispatchWork(context.Background(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return !events
+	})
+}
+
+// deliveries lists a registration's deliveries.
+func deliveries(t *testing.T, e *apitest.Env, id string) []store.WebhookDelivery {
+	t.Helper()
+	var ds []store.WebhookDelivery
+	if r := e.Do("GET", "/webhook/"+id+"/deliveries", nil); r.Status != http.StatusOK {
+		t.Fatalf("deliveries of %s: %d", id, r.Status)
+	} else {
+		r.JSON(t, &ds)
+	}
+	return ds
+}
+
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -210,9 +238,9 @@ func TestWebhookHandshakeAndManualValidation(t *testing.T) {
 			t.Fatalf("status %q", r.Header.Get("Webhook-Status"))
 		}
 		emit(t, e, e.Tenant, "InvoiceIssued", "/invoice/1")
-		time.Sleep(300 * time.Millisecond)
-		if n := len(rcv.received()); n != 0 {
-			t.Fatalf("a Pending endpoint received %d events", n)
+		fannedOut(t, e)
+		if n, d := len(rcv.received()), len(deliveries(t, e, id)); n != 0 || d != 0 {
+			t.Fatalf("a Pending endpoint received %d events and has %d deliveries", n, d)
 		}
 		v := rcv.validations()
 		if len(v) != 1 {
@@ -248,8 +276,8 @@ func TestWebhookHandshakeAndManualValidation(t *testing.T) {
 			t.Fatalf("PUT new url: %d %v", r.Status, r.Header)
 		}
 		emit(t, e, e.Tenant, "InvoiceIssued", "/invoice/3")
-		time.Sleep(300 * time.Millisecond)
-		if len(other.received()) != 0 || len(rcv.received()) != 1 {
+		fannedOut(t, e)
+		if len(other.received()) != 0 || len(rcv.received()) != 1 || len(deliveries(t, e, id)) != 1 {
 			t.Fatalf("events went to an unvalidated url")
 		}
 		// Its manual URL has expired 5 minutes later.
@@ -427,7 +455,10 @@ func TestWebhooksAreTenantScoped(t *testing.T) {
 		if len(list) != 0 {
 			t.Errorf("tenant B lists %d webhooks", len(list))
 		}
-		time.Sleep(200 * time.Millisecond)
+		fannedOut(t, e)
+		if d := deliveries(t, e, id); len(d) != 1 {
+			t.Errorf("tenant A's endpoint has %d deliveries after tenant B's event, want its own 1", len(d))
+		}
 		for _, ev := range rcv.received() {
 			if ev.Subject == "/invoice/b" {
 				t.Errorf("tenant B's event reached tenant A's endpoint")

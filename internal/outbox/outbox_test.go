@@ -331,6 +331,7 @@ func TestProcessesNeverDoubleDeliver(t *testing.T) {
 			}
 			ctx := tenant(t, stores[0])
 			a, b := newSeen(), newSeen()
+			var runners []*outbox.Runner
 			for _, s := range stores {
 				r := outbox.New(outbox.Options{Store: s, Poll: 5 * time.Millisecond})
 				must(t, r.Register(outbox.Consumer{Name: "collector", Kinds: []string{"InvoiceIssued"}, Concurrency: 4,
@@ -342,13 +343,18 @@ func TestProcessesNeverDoubleDeliver(t *testing.T) {
 						return nil
 					}}))
 				start(t, r)
+				runners = append(runners, r)
 			}
 			var all []string
 			for i := range 20 {
 				all = append(all, commit(t, stores[i%2], ctx, "InvoiceIssued", 10)...)
 			}
 			waitFor(t, "200 events to each consumer", 30*time.Second, func() bool { return a.distinct() == 200 && b.distinct() == 200 })
-			time.Sleep(100 * time.Millisecond)
+			// Stopped, no runner has a handler running: a second hand-over
+			// could only have begun before this.
+			for _, r := range runners {
+				must(t, r.Stop(context.Background()))
+			}
 			for _, id := range all {
 				if a.count(id) != 1 || b.count(id) != 1 {
 					t.Errorf("event %s handed over %d and %d times", id, a.count(id), b.count(id))

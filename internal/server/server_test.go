@@ -1,13 +1,17 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
+	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -106,42 +110,57 @@ func TestSeparateIdPListener(t *testing.T) {
 }
 
 // TestGracefulShutdownDrainsRequests shows that a request in flight when
-// shutdown begins still gets its answer.
+// shutdown begins still gets its answer. The client speaks HTTP/1.1 on a
+// bare connection so that each step waits on what the server did: its
+// "100 Continue" says the handler is reading the body, a refused dial says
+// shutdown has closed the listener; only then does the rest of the body go.
 func TestGracefulShutdownDrainsRequests(t *testing.T) {
 	e := apitest.Start(t, store.SQLite, nil)
-	// A slow client: headers sent, body trickling in, so the request is in
-	// flight when Shutdown starts.
-	pr, pw := io.Pipe()
-	req, _ := http.NewRequest("POST", e.URL+"/organization", pr)
-	req.Header.Set("Authorization", "Bearer "+e.Tenant.Token)
-	req.Header.Set("S4-TenantId", e.Tenant.ID)
-	var (
-		wg     sync.WaitGroup
-		status int
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		resp.Body.Close()
-		status = resp.StatusCode
-	}()
-	_, _ = pw.Write([]byte(`{"name":"Slow AS",`))
-	time.Sleep(200 * time.Millisecond)
+	u, err := url.Parse(e.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"name":"Slow AS","country":"NO","currency":"NOK"}`
+	fmt.Fprintf(conn, "POST /organization HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nS4-TenantId: %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n",
+		u.Host, e.Tenant.Token, e.Tenant.ID, len(body))
+	br := bufio.NewReader(conn)
+	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+		t.Fatalf("before the body: %q %v, want 100 Continue", line, err)
+	}
+	if _, err := br.ReadString('\n'); err != nil { // the blank line after the interim response
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- e.Server.Shutdown() }()
-	time.Sleep(200 * time.Millisecond)
-	_, _ = pw.Write([]byte(`"country":"NO","currency":"NOK"}`))
-	pw.Close()
-	wg.Wait()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err != nil {
+			break // the listener is closed: shutdown has begun
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still accepts 10 s after shutdown began")
+		}
+		runtime.Gosched()
+	}
+	if _, err := io.WriteString(conn, body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("in-flight request: %v", err)
+	}
+	resp.Body.Close()
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	if status != http.StatusCreated {
-		t.Fatalf("in-flight request got %d, want 201", status)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("in-flight request got %d, want 201", resp.StatusCode)
 	}
 }

@@ -380,7 +380,7 @@ func TestRolledBackChangeSendsNothing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, nil)
 		ctx, _ := setup(t, s, rcv.srv.URL)
-		start(t, s, webhook.Options{})
+		d := start(t, s, webhook.Options{})
 		boom := errors.New("boom")
 		err := s.InTx(ctx, func(tx *store.Tx) error {
 			if err := tx.AddEvent(ctx, "InvoiceIssued", "/invoice/rolled-back", map[string]string{}, time.Now()); err != nil {
@@ -393,7 +393,11 @@ func TestRolledBackChangeSendsNothing(t *testing.T) {
 		}
 		ids := commit(t, s, ctx, 1)
 		waitFor(t, "the committed event", 10*time.Second, func() bool { return len(rcv.delivered(t)) == 1 })
-		time.Sleep(100 * time.Millisecond)
+		// Stopped, the dispatcher has finished every attempt it began: what
+		// the receiver holds now is all it will ever get from it.
+		if err := d.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		if got := rcv.delivered(t); len(got) != 1 || !got[ids[0]] || len(rcv.messages()) != 1 {
 			t.Errorf("received %v, want only the committed event %s", got, ids[0])
 		}
@@ -489,15 +493,22 @@ func TestProcessesShareDeliveries(t *testing.T) {
 	}
 	rcv := newReceiver(t, nil)
 	ctx, _ := setup(t, stores[0], rcv.srv.URL)
+	var ds []*webhook.Dispatcher
 	for _, s := range stores {
-		start(t, s, webhook.Options{Poll: 5 * time.Millisecond, Concurrency: 8})
+		ds = append(ds, start(t, s, webhook.Options{Poll: 5 * time.Millisecond, Concurrency: 8}))
 	}
 	var all []string
 	for i := range 20 {
 		all = append(all, commit(t, stores[i%3], ctx, 10)...)
 	}
 	waitFor(t, "200 events", 20*time.Second, func() bool { return len(rcv.delivered(t)) == 200 })
-	time.Sleep(200 * time.Millisecond)
+	// Every attempt any process began has ended once all are stopped; a
+	// second attempt of a delivery could only have begun before that.
+	for _, d := range ds {
+		if err := d.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seen := map[string]int{}
 	for _, m := range rcv.messages() {
 		seen[m.ID]++
