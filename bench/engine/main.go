@@ -187,7 +187,7 @@ func run(n, perSubscriber int, dbURL string) error {
 		// this fill and the advance. Without them the planner cannot tell the
 		// indexes that lead with tenant_id apart, and the foreign-key checks
 		// of new subscriptions look their subscriber up by scanning all of
-		// the tenant's subscribers (docs/PERFORMANCE.md, "Statistics").
+		// the tenant's subscribers (docs/PERFORMANCE.md, "Planner statistics").
 		a := time.Now()
 		if _, err := st.DB().ExecContext(ctx, `ANALYZE`); err != nil {
 			return fmt.Errorf("analyze: %w", err)

@@ -18,7 +18,7 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// List pages are compact (docs/PERFORMANCE.md, "Lists"): a subscription in
+// List pages are compact (docs/PERFORMANCE.md, "List pages"): a subscription in
 // a list carries a summary of its package and an invoice leaves out its
 // seller, buyer, lines and VAT totals, unless the request names them in
 // `expand` (as Stripe's lists do). GET by id always answers the whole
