@@ -9,7 +9,10 @@
 // parallel test includes time spent waiting beside its siblings. Top-level
 // tests and subtests are listed apart: a parent's time covers its
 // subtests'. -markdown prints the package table as docs/PERFORMANCE.md's
-// "Test suite" section has it.
+// "Test suite" section has it, with a PostgreSQL column read from the
+// PostgreSQL pass's events when -postgres names them:
+//
+//	go run ./scripts/testtimes -markdown -packages 0 -postgres /tmp/pg.json < /tmp/suite.json
 package main
 
 import (
@@ -43,16 +46,34 @@ func main() {
 	nTests := flag.Int("tests", 25, "how many of the slowest top-level tests to print")
 	nSubs := flag.Int("subtests", 15, "how many of the slowest subtests to print")
 	markdown := flag.Bool("markdown", false, "print the package table as Markdown")
+	postgres := flag.String("postgres", "", "with -markdown: the PostgreSQL pass's go test -json output, for the table's second column")
 	flag.Parse()
-	if err := run(os.Stdin, os.Stdout, *nPkgs, *nTests, *nSubs, *markdown); err != nil {
+	var pg map[string]result
+	if *postgres != "" {
+		f, err := os.Open(*postgres)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testtimes:", err)
+			os.Exit(1)
+		}
+		pkgs, _, _, err := read(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testtimes:", *postgres+":", err)
+			os.Exit(1)
+		}
+		pg = map[string]result{}
+		for _, p := range pkgs {
+			pg[p.pkg] = p
+		}
+	}
+	if err := run(os.Stdin, os.Stdout, *nPkgs, *nTests, *nSubs, *markdown, pg); err != nil {
 		fmt.Fprintln(os.Stderr, "testtimes:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in io.Reader, out io.Writer, nPkgs, nTests, nSubs int, markdown bool) error {
-	var pkgs, tests, subs []result
-	failed := map[string]bool{}
+// read collects the packages', top-level tests' and subtests' results.
+func read(in io.Reader) (pkgs, tests, subs []result, err error) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -62,7 +83,7 @@ func run(in io.Reader, out io.Writer, nPkgs, nTests, nSubs int, markdown bool) e
 		}
 		var ev event
 		if err := json.Unmarshal(line, &ev); err != nil {
-			return fmt.Errorf("decode %q: %w", line, err)
+			return nil, nil, nil, fmt.Errorf("decode %q: %w", line, err)
 		}
 		if ev.Action != "pass" && ev.Action != "fail" && ev.Action != "skip" {
 			continue
@@ -71,9 +92,6 @@ func run(in io.Reader, out io.Writer, nPkgs, nTests, nSubs int, markdown bool) e
 		switch {
 		case ev.Test == "":
 			pkgs = append(pkgs, r)
-			if ev.Action == "fail" {
-				failed[ev.Package] = true
-			}
 		case strings.Contains(ev.Test, "/"):
 			subs = append(subs, r)
 		default:
@@ -81,7 +99,23 @@ func run(in io.Reader, out io.Writer, nPkgs, nTests, nSubs int, markdown bool) e
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read: %w", err)
+		return nil, nil, nil, fmt.Errorf("read: %w", err)
+	}
+	return pkgs, tests, subs, nil
+}
+
+// run prints the report of the events in; pg, if not nil, holds the
+// PostgreSQL pass's package results for the Markdown table.
+func run(in io.Reader, out io.Writer, nPkgs, nTests, nSubs int, markdown bool, pg map[string]result) error {
+	pkgs, tests, subs, err := read(in)
+	if err != nil {
+		return err
+	}
+	failed := map[string]bool{}
+	for _, p := range pkgs {
+		if p.action == "fail" {
+			failed[p.pkg] = true
+		}
 	}
 	bySecs := func(rs []result) {
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].secs > rs[j].secs })
@@ -94,12 +128,20 @@ func run(in io.Reader, out io.Writer, nPkgs, nTests, nSubs int, markdown bool) e
 		total += p.secs
 	}
 	if markdown {
-		fmt.Fprintln(out, "| package | s | |")
-		fmt.Fprintln(out, "|---|---:|---|")
-		for _, p := range head(pkgs, nPkgs) {
-			fmt.Fprintf(out, "| `%s` | %.1f | %s |\n", short(p.pkg), p.secs, p.action)
+		fmt.Fprintln(out, "| package | SQLite (-race) | PostgreSQL |")
+		fmt.Fprintln(out, "|---|---:|---:|")
+		var pgTotal float64
+		for _, p := range pg {
+			pgTotal += p.secs
 		}
-		fmt.Fprintf(out, "| all %d packages (sum; they run 2 at a time on 2 cores) | %.1f | |\n", len(pkgs), total)
+		for _, p := range head(pkgs, nPkgs) {
+			fmt.Fprintf(out, "| `%s` | %s | %s |\n", short(p.pkg), cell(p, true), cell(pg[p.pkg], pg != nil))
+		}
+		pgSum := ""
+		if pg != nil {
+			pgSum = fmt.Sprintf("%.1f s", pgTotal)
+		}
+		fmt.Fprintf(out, "| all %d packages (sum; they run 2 at a time on 2 cores) | %.1f s | %s |\n", len(pkgs), total, pgSum)
 		return nil
 	}
 	fmt.Fprintf(out, "%d packages, %.1f s summed (go test runs GOMAXPROCS packages at once)\n", len(pkgs), total)
@@ -124,6 +166,20 @@ func run(in io.Reader, out io.Writer, nPkgs, nTests, nSubs int, markdown bool) e
 		fmt.Fprintf(out, "\nFAILED: %s\n", strings.Join(names, " "))
 	}
 	return nil
+}
+
+// cell is a package's time in the table: its seconds, or what it did
+// other than pass; blank where the pass did not run it.
+func cell(r result, ran bool) string {
+	switch {
+	case !ran || r.action == "":
+		return ""
+	case r.action == "skip":
+		return "no tests"
+	case r.action == "fail":
+		return fmt.Sprintf("%.1f s FAILED", r.secs)
+	}
+	return fmt.Sprintf("%.1f s", r.secs)
 }
 
 func head(rs []result, n int) []result {
