@@ -128,19 +128,6 @@ func InvoiceCredited(ctx context.Context, st *store.Store, tenant, invoiceID str
 	return nil
 }
 
-// MandateDeleted deletes a mandate as the payer's bank reported it: its
-// unprocessed claims are cancelled, every AvtaleGiro payment agreement on
-// it is deleted with the store's fallback (subscriptions back to Invoice,
-// PaymentAgreementDeleted), and dunning follows the unpaid invoices.
-// Importing a mandate file does the same for each deleted mandate.
-func MandateDeleted(ctx context.Context, st *store.Store, tenant, mandateID string, now time.Time) error {
-	ctx = withTenant(ctx, tenant)
-	if _, err := st.DeleteAvtaleGiroMandate(ctx, mandateID, now); err != nil {
-		return fmt.Errorf("avtalegiro: delete mandate %s: %w", mandateID, err)
-	}
-	return nil
-}
-
 // Settlement counts what SettlePayments did.
 type Settlement struct {
 	Settled  int // recorded as Kadens payments (or matched to a claim without invoice)

@@ -12,8 +12,7 @@
 // on SQLite the migrated file, on PostgreSQL a database cloned from a
 // migrated template database (CREATE DATABASE … TEMPLATE). Anything that
 // migrates the copy again (a server's start, an operator command) finds
-// nothing to do. Tests of the migrations themselves start from
-// EmptyOptions.
+// nothing to do; tests of a migration run it down and up again on a copy.
 package storetest
 
 import (
@@ -98,18 +97,7 @@ func Options(t testing.TB, e store.Engine) store.Options {
 		}
 		return store.Options{DataDir: dir}
 	}
-	return store.Options{DatabaseURL: postgresDatabase(t, true), DataDir: t.TempDir()}
-}
-
-// EmptyOptions returns store options for a fresh database on engine e
-// that nothing has migrated yet, removed when the test ends: for tests of
-// the migrations themselves and of a first start.
-func EmptyOptions(t testing.TB, e store.Engine) store.Options {
-	t.Helper()
-	if e == store.SQLite {
-		return store.Options{DataDir: t.TempDir()}
-	}
-	return store.Options{DatabaseURL: postgresDatabase(t, false), DataDir: t.TempDir()}
+	return store.Options{DatabaseURL: postgresDatabase(t), DataDir: t.TempDir()}
 }
 
 // Open returns a fresh migrated store on engine e, closed at test end.
@@ -121,15 +109,6 @@ func Open(t testing.TB, e store.Engine) *store.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// MigrationTurn returns at once, with a done function that does nothing.
-// It once serialized a process's PostgreSQL migrations, which shared one
-// database and so one advisory lock; every test database is its own now
-// (advisory locks are per database), and a copy of the template has
-// nothing left to migrate. It is kept so that callers need not change.
-func MigrationTurn(store.Engine) (done func()) {
-	return func() {}
 }
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -311,18 +290,14 @@ func (r *pgRun) url(name string) string {
 
 // postgresDatabase creates a database for t (a clone of the migrated
 // template, or empty), dropped when t ends, and returns its URL.
-func postgresDatabase(t testing.TB, migrated bool) string {
+func postgresDatabase(t testing.TB) string {
 	t.Helper()
 	run, err := pgSetup()
 	if err != nil {
 		t.Fatalf("storetest: %v", err)
 	}
 	name := "kt_" + run.key + "_" + randomHex(6)
-	stmt := `CREATE DATABASE ` + name
-	if migrated {
-		stmt += ` TEMPLATE ` + run.template
-	}
-	if _, err := run.admin.Exec(stmt); err != nil {
+	if _, err := run.admin.Exec(`CREATE DATABASE ` + name + ` TEMPLATE ` + run.template); err != nil {
 		t.Fatalf("storetest: create database on %s: %v%s", store.RedactURL(run.base.String()), err, privilegeHint(err))
 	}
 	t.Cleanup(func() {
