@@ -232,9 +232,6 @@ type BankAccount struct {
 	Number   string `json:"accountNumber"`
 }
 
-// FileClearing is the 4-digit clearing number written in files.
-func (a BankAccount) FileClearing() string { return a.Clearing[:4] }
-
 // String writes the account as clearing-account.
 func (a BankAccount) String() string { return a.Clearing + "-" + a.Number }
 

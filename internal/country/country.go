@@ -12,13 +12,6 @@ func Valid(code string) bool {
 	return ok
 }
 
-// Name returns the English short name of an assigned code, or "" if code is
-// not valid. Names follow ISO 3166-1 without the trailing "(the)" articles,
-// since they are printed on invoices.
-func Name(code string) string {
-	return names[code]
-}
-
 // Languages of NameIn: English (ISO 3166-1's short names) and Norwegian
 // bokmål, the languages invoices are printed in.
 const (

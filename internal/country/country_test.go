@@ -42,8 +42,8 @@ func TestValidAndName(t *testing.T) {
 		if got := Valid(tt.code); got != tt.ok {
 			t.Errorf("Valid(%q) = %v, want %v", tt.code, got, tt.ok)
 		}
-		if got := Name(tt.code); got != tt.name {
-			t.Errorf("Name(%q) = %q, want %q", tt.code, got, tt.name)
+		if got := names[tt.code]; got != tt.name {
+			t.Errorf("name of %q = %q, want %q", tt.code, got, tt.name)
 		}
 	}
 }

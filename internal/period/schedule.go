@@ -48,13 +48,6 @@ func (s Schedule) Period(n int) (start, end time.Time) {
 	return s.Start(n), s.Start(n + 1)
 }
 
-// Days returns the length of period n in local calendar days, the
-// denominator for day-based proration (28–31 for a monthly period).
-func (s Schedule) Days(n int) int {
-	start, end := s.Period(n)
-	return Days(start, end, s.loc)
-}
-
 // Index returns the n whose period contains t, i.e. Start(n) ≤ t < Start(n+1).
 // Times before the anchor give negative n.
 func (s Schedule) Index(t time.Time) int {
