@@ -308,13 +308,7 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 	if err := tx.FinishChange(ctx, c.ID, store.ChangeExecuted, at, &next.ID, ""); err != nil {
 		return err
 	}
-	if err := e.created(ctx, tx, []store.NewPeriod{{Sub: next, At: at}}); err != nil {
-		return err
-	}
-	if e.Hooks.PlanChanged != nil {
-		return e.Hooks.PlanChanged(ctx, tx, cur, next, at)
-	}
-	return nil
+	return e.created(ctx, tx, []store.NewPeriod{{Sub: next, At: at}})
 }
 
 // changeBoundary returns where the new series of a plan change executed at

@@ -59,10 +59,9 @@ type Hooks struct {
 	// order the engine performed them (due time, then id), after they were
 	// written; an order or a plan change comes as a batch of one.
 	PeriodsCreated func(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) error
-	// PlanChanged follows a plan change that cancelled old and generated
-	// new at at; proration of old's period happens here.
-	PlanChanged func(ctx context.Context, tx *store.Tx, old, new store.Subscription, at time.Time) error
-	// Cancelled follows a cancellation registered at at.
+	// Cancelled follows a cancellation registered at at, a plan change's
+	// cancellation of the old period included (its proration happens
+	// here; the new period comes through PeriodsCreated).
 	Cancelled func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error
 }
 
