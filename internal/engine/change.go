@@ -332,12 +332,12 @@ func changeBoundary(cur store.Subscription, at time.Time, loc *time.Location) (s
 // of the day) also deactivates at once.
 func (e *Engine) cancel(ctx context.Context, tx *store.Tx, sub *store.Subscription, at, effective time.Time, reason string, loc *time.Location) error {
 	sub.CancelledAt, sub.CancelEffectiveAt, sub.CancelReason = &at, &effective, reason
-	if err := tx.AddEvent(ctx, EventSubscriptionCancelled, subject(sub.ID), subscriptionData(*sub), at); err != nil {
+	if err := tx.AddEvent(ctx, store.EventSubscriptionCancelled, subject(sub.ID), subscriptionData(*sub), at); err != nil {
 		return err
 	}
 	if !effective.After(at) {
 		sub.DeactivatedAt = &effective
-		if err := tx.AddEvent(ctx, EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(*sub), at); err != nil {
+		if err := tx.AddEvent(ctx, store.EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(*sub), at); err != nil {
 			return err
 		}
 	}

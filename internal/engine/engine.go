@@ -26,13 +26,6 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// Event kinds the engine records.
-const (
-	EventSubscriptionCreated     = "SubscriptionCreated"
-	EventSubscriptionCancelled   = "SubscriptionCancelled"
-	EventSubscriptionDeactivated = "SubscriptionDeactivated"
-)
-
 // ErrBusy means another worker holds the tenant's engine lease.
 var ErrBusy = errors.New("engine: another worker is advancing this tenant")
 
@@ -318,7 +311,7 @@ func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub
 	}
 	if d := deactivationAt(*sub); d != nil && sub.DeactivatedAt == nil && !d.After(at) {
 		sub.DeactivatedAt = d
-		if err := tx.AddEvent(ctx, EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(*sub), *d); err != nil {
+		if err := tx.AddEvent(ctx, store.EventSubscriptionDeactivated, subject(sub.ID), subscriptionData(*sub), *d); err != nil {
 			return st, err
 		}
 		st.Deactivations++
@@ -435,7 +428,7 @@ func (e *Engine) created(ctx context.Context, tx *store.Tx, periods []store.NewP
 	}
 	events := make([]store.NewEvent, len(periods))
 	for i, p := range periods {
-		events[i] = store.NewEvent{Type: EventSubscriptionCreated, Subject: subject(p.Sub.ID), Data: subscriptionData(p.Sub), At: p.At}
+		events[i] = store.NewEvent{Type: store.EventSubscriptionCreated, Subject: subject(p.Sub.ID), Data: subscriptionData(p.Sub), At: p.At}
 	}
 	if err := tx.AddEvents(ctx, events); err != nil {
 		return err

@@ -207,7 +207,7 @@ func TestMonthlyFrom31JanuaryAcrossDST(t *testing.T) {
 		if last := periods[12]; last.Status != engine.StatusActive {
 			t.Errorf("current period is %s, want Active", last.Status)
 		}
-		if n := len(w.events(engine.EventSubscriptionCreated)); n != 13 {
+		if n := len(w.events(store.EventSubscriptionCreated)); n != 13 {
 			t.Errorf("%d SubscriptionCreated events, want 13", n)
 		}
 	})
@@ -252,7 +252,7 @@ func TestRenewalIsCreatedMinimumDueDaysAhead(t *testing.T) {
 		if next.Status != engine.StatusPending || !next.PeriodStart.Equal(local(2027, 4, 1)) {
 			t.Fatalf("next period %s from %s, want Pending from 1 April", next.Status, next.PeriodStart.In(oslo))
 		}
-		ev := w.events(engine.EventSubscriptionCreated)
+		ev := w.events(store.EventSubscriptionCreated)
 		if last := ev[len(ev)-1]; !last.EventTime.Equal(local(2027, 3, 18)) {
 			t.Errorf("SubscriptionCreated at %s, want the renewal time", last.EventTime.In(oslo))
 		}
@@ -368,7 +368,7 @@ func TestAutomaticStop(t *testing.T) {
 		if v.Status != engine.StatusCompleted || v.DeactivatedAt == nil || !v.DeactivatedAt.Equal(local(2027, 6, 1)) {
 			t.Fatalf("status %s deactivated %v, want Completed and deactivated at the period end", v.Status, v.DeactivatedAt)
 		}
-		if ev := w.events(engine.EventSubscriptionDeactivated); len(ev) != 1 || !ev[0].EventTime.Equal(local(2027, 6, 1)) {
+		if ev := w.events(store.EventSubscriptionDeactivated); len(ev) != 1 || !ev[0].EventTime.Equal(local(2027, 6, 1)) {
 			t.Fatalf("deactivation events %+v", ev)
 		}
 	})
@@ -532,7 +532,7 @@ func TestCancellation(t *testing.T) {
 			t.Fatalf("end-of-period cancel after the period: %s next=%v deactivated=%v", v.Status, v.NextID, v.DeactivatedAt)
 		}
 		times := map[string][]time.Time{}
-		for _, kind := range []string{engine.EventSubscriptionCancelled, engine.EventSubscriptionDeactivated} {
+		for _, kind := range []string{store.EventSubscriptionCancelled, store.EventSubscriptionDeactivated} {
 			for _, ev := range w.events(kind) {
 				times[kind+" "+ev.Subject] = append(times[kind+" "+ev.Subject], ev.EventTime)
 			}
@@ -543,10 +543,10 @@ func TestCancellation(t *testing.T) {
 				t.Errorf("%s of %s at %v, want once at %s", kind, id, got, want)
 			}
 		}
-		check(engine.EventSubscriptionCancelled, endOfPeriod.ID, at)
-		check(engine.EventSubscriptionDeactivated, endOfPeriod.ID, local(2027, 2, 1))
-		check(engine.EventSubscriptionCancelled, immediately.ID, at)
-		check(engine.EventSubscriptionDeactivated, immediately.ID, at)
+		check(store.EventSubscriptionCancelled, endOfPeriod.ID, at)
+		check(store.EventSubscriptionDeactivated, endOfPeriod.ID, local(2027, 2, 1))
+		check(store.EventSubscriptionCancelled, immediately.ID, at)
+		check(store.EventSubscriptionDeactivated, immediately.ID, at)
 	})
 }
 
@@ -699,7 +699,7 @@ func TestTwoWorkersDoEveryActionOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			created := w.events(engine.EventSubscriptionCreated)
+			created := w.events(store.EventSubscriptionCreated)
 			if len(created) != len(subs) {
 				t.Fatalf("%d SubscriptionCreated events for %d subscriptions", len(created), len(subs))
 			}

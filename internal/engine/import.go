@@ -172,7 +172,7 @@ func (im *Importer) Insert(ctx context.Context, tx *store.Tx, subs []store.Subsc
 	}
 	events := make([]store.NewEvent, len(subs))
 	for i, sub := range subs {
-		events[i] = store.NewEvent{Type: EventSubscriptionCreated, Subject: subject(sub.ID), Data: subscriptionData(sub), At: now}
+		events[i] = store.NewEvent{Type: store.EventSubscriptionCreated, Subject: subject(sub.ID), Data: subscriptionData(sub), At: now}
 	}
 	return tx.AddEvents(ctx, events)
 }

@@ -15,10 +15,6 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// EventPriceChangeNotified is recorded for every subscription a price
-// change will move, noticeDays before the change takes effect.
-const EventPriceChangeNotified = "PriceChangeNotified"
-
 // DefaultNoticeDays is the notice a price change gives when the request
 // names none: Norwegian consumer rules ask for a month's notice of a price
 // increase on a running subscription.
@@ -203,7 +199,7 @@ func (e *Engine) planPriceChange(ctx context.Context, tx *store.Tx, cache *catal
 			PriceChangeID: &p.ID, NotBefore: &p.EffectiveFrom,
 		}
 		plan.changes = append(plan.changes, c)
-		plan.events = append(plan.events, store.NewEvent{Type: EventPriceChangeNotified, Subject: subject(sub.ID), At: at,
+		plan.events = append(plan.events, store.NewEvent{Type: store.EventPriceChangeNotified, Subject: subject(sub.ID), At: at,
 			Data: priceChangeEvent{Currency: sub.Currency, CurrentPrice: sub.Package.TotalPrice, NewPrice: pkg.TotalPrice,
 				EffectiveFrom: firstRenewalFrom(sub, p.EffectiveFrom, loc), OrganizationID: sub.OrganizationID, PlanChangeID: c.ID,
 				PriceChangeID: p.ID, SubscriberID: sub.SubscriberID, SubscriptionID: sub.ID}})

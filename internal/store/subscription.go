@@ -15,6 +15,18 @@ import (
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
+// Event kinds the engine records about subscriptions (the events table is
+// the store's, so the kinds are named here, where every surface that lists
+// them can read them without importing the engine).
+const (
+	EventSubscriptionCreated     = "SubscriptionCreated"
+	EventSubscriptionCancelled   = "SubscriptionCancelled"
+	EventSubscriptionDeactivated = "SubscriptionDeactivated"
+	// EventPriceChangeNotified is recorded for every subscription a price
+	// change will move, noticeDays before the change takes effect.
+	EventPriceChangeNotified = "PriceChangeNotified"
+)
+
 // Subscription is one period of a subscriber's subscription to a package.
 // A renewal creates the next period as a new Subscription linked by
 // PreviousID/NextID; plan changes and chain steps change the package of

@@ -6,7 +6,6 @@
 package webhook
 
 import (
-	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -15,10 +14,10 @@ import (
 // out of webhooks unnoticed). Payloads (the data of each
 // kind) are documented in the OpenAPI document (internal/api/webhook.go).
 var Kinds = []string{
-	engine.EventSubscriptionCreated,
-	engine.EventSubscriptionCancelled,
-	engine.EventSubscriptionDeactivated,
-	engine.EventPriceChangeNotified,
+	store.EventSubscriptionCreated,
+	store.EventSubscriptionCancelled,
+	store.EventSubscriptionDeactivated,
+	store.EventPriceChangeNotified,
 	store.EventOrderProcessed,
 	store.EventInvoiceIssued,
 	store.EventInvoicePaid,
