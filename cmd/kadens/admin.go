@@ -22,7 +22,7 @@ func openStore(ctx context.Context, cfg *config.Config, stderr io.Writer) (*stor
 	if err != nil {
 		return nil, err
 	}
-	opts := cfg.StoreOptions()
+	opts := store.Options{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir}
 	opts.Log, opts.LockWait = log, store.DefaultLockWait
 	st, err := store.Open(ctx, opts)
 	if err != nil {

@@ -22,10 +22,10 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/dburl"
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/idp"
-	"github.com/kadens/kadens/internal/store"
-	"github.com/kadens/kadens/internal/webhook"
+	"github.com/kadens/kadens/internal/retries"
 )
 
 // Config is the effective configuration of a kadens process.
@@ -133,7 +133,7 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	c.fromEnv("egress-allow-private", egress.PrivateEnv)
 	fs.Var(boolAlias{&c.EgressAllowLinkLocal}, "egress-allow-link-local", "also let outbound calls reach link-local and cloud metadata addresses (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254); only for a test network without a metadata service")
 	c.fromEnv("egress-allow-link-local", egress.LinkLocalEnv)
-	str(&c.WebhookRetrySchedule, "webhook-retry-schedule", "KADENS_WEBHOOK_RETRY_SCHEDULE", webhook.DefaultSchedule, "delays before the retries of a failed webhook delivery, comma-separated (d*n repeats d n times); then the delivery is Failed")
+	str(&c.WebhookRetrySchedule, "webhook-retry-schedule", "KADENS_WEBHOOK_RETRY_SCHEDULE", retries.Default, "delays before the retries of a failed webhook delivery, comma-separated (d*n repeats d n times); then the delivery is Failed")
 	dur(&c.WebhookTimeout, "webhook-timeout", "KADENS_WEBHOOK_TIMEOUT", 10*time.Second, "how long a webhook endpoint has to answer one delivery attempt")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", 64, "webhook delivery attempts in flight at once, per process")
 	c.fromEnv("webhook-concurrency", "KADENS_WEBHOOK_CONCURRENCY")
@@ -179,7 +179,7 @@ func (c *Config) fromEnv(name, env string) {
 	switch {
 	case c.secrets[name]:
 	case name == "database-url" || name == "analytics-database-url":
-		f.DefValue = store.RedactURL(f.Value.String())
+		f.DefValue = dburl.Redact(f.Value.String())
 	default:
 		f.DefValue = f.Value.String()
 	}
@@ -249,10 +249,10 @@ func (c *Config) Finish() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("%s %q: want host:port: %w", c.Name("listen"), c.Listen, err)
 	}
-	if c.AnalyticsDatabaseURL != "" && !store.IsPostgresURL(c.AnalyticsDatabaseURL) {
+	if c.AnalyticsDatabaseURL != "" && !dburl.IsPostgres(c.AnalyticsDatabaseURL) {
 		return fmt.Errorf("config: --analytics-database-url must be a postgres:// URL")
 	}
-	if c.DatabaseURL != "" && !store.IsPostgresURL(c.DatabaseURL) {
+	if c.DatabaseURL != "" && !dburl.IsPostgres(c.DatabaseURL) {
 		return fmt.Errorf("%s must start with postgres:// or postgresql:// (leave it empty for SQLite)", c.Name("database-url"))
 	}
 	if c.BaseURL == "" {
@@ -295,7 +295,7 @@ func (c *Config) Finish() error {
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("%s %s: want zero or more", c.Name("shutdown-timeout"), c.ShutdownTimeout)
 	}
-	if _, err := webhook.ParseSchedule(c.WebhookRetrySchedule); err != nil {
+	if _, err := retries.Parse(c.WebhookRetrySchedule); err != nil {
 		return fmt.Errorf("%s: %w", c.Name("webhook-retry-schedule"), err)
 	}
 	if c.WebhookTimeout < 100*time.Millisecond || c.WebhookTimeout > 5*time.Minute {
@@ -360,11 +360,6 @@ func (c *Config) checkEgressURL(raw string) error {
 // Issuers returns the parsed trusted external issuers.
 func (c *Config) Issuers() []auth.TrustedIssuer { return c.issuers }
 
-// StoreOptions returns where the database is.
-func (c *Config) StoreOptions() store.Options {
-	return store.Options{DatabaseURL: c.DatabaseURL, DataDir: c.DataDir}
-}
-
 // Describe lists the effective settings as "name = value" lines with
 // secrets masked, for printing at start.
 func (c *Config) Describe() []string {
@@ -377,7 +372,7 @@ func (c *Config) Describe() []string {
 		case c.secrets[f.Name] && v != "":
 			v = "*****"
 		case f.Name == "database-url" || f.Name == "analytics-database-url":
-			v = store.RedactURL(v)
+			v = dburl.Redact(v)
 		}
 		switch f.Name {
 		case "base-url":

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kadens/kadens/internal/retries"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -52,14 +53,14 @@ type Consumer struct {
 	Schedule []time.Duration
 }
 
-// DefaultSchedule is 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then
-// hourly until about a day after the first attempt: the same curve as
-// webhook retries (docs/WEBHOOKS.md), long enough to ride out a bank's or
-// an access point's outage.
+// DefaultSchedule is retries.Default: 10 s, 30 s, 1 min, 5 min, 10 min,
+// 30 min, 1 h, then hourly until about a day after the first attempt, as
+// webhook deliveries retry (docs/WEBHOOKS.md): long enough to ride out a
+// bank's or an access point's outage.
 var DefaultSchedule = func() []time.Duration {
-	s := []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute}
-	for range 23 {
-		s = append(s, time.Hour)
+	s, err := retries.Parse(retries.Default)
+	if err != nil {
+		panic(err)
 	}
 	return s
 }()

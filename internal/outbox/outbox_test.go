@@ -18,6 +18,7 @@ import (
 
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/outbox"
+	"github.com/kadens/kadens/internal/retries"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -129,7 +130,7 @@ func TestFailingConsumerHoldsBackNoOther(t *testing.T) {
 			Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		schedule, _ := webhook.ParseSchedule("20ms*50")
+		schedule, _ := retries.Parse("20ms*50")
 		d := webhook.New(webhook.Options{Store: s, Egress: egress.Policy{Private: true}, Schedule: schedule, Timeout: time.Second})
 		d.Start()
 		t.Cleanup(func() { _ = d.Stop(context.Background()) })

@@ -31,6 +31,7 @@ import (
 	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
+	"github.com/kadens/kadens/internal/retries"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -88,7 +89,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, er
 			ln.Close()
 		}
 	}
-	opts := cfg.StoreOptions()
+	opts := store.Options{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir}
 	opts.Log, opts.LockWait = log, store.DefaultLockWait
 	st, err := store.Open(ctx, opts)
 	if err != nil {
@@ -171,7 +172,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	eng.Lease = cfg.EngineLease
 	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods  // billing: demand + invoice per period (docs/BILLING.md)
 	eng.Hooks.Cancelled = invoicing.SettleCancellation // credit notes and proration of cancelled periods
-	schedule, err := webhook.ParseSchedule(cfg.WebhookRetrySchedule)
+	schedule, err := retries.Parse(cfg.WebhookRetrySchedule)
 	if err != nil {
 		return nil, err
 	}

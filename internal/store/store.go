@@ -34,6 +34,7 @@ import (
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
 
 	"github.com/kadens/kadens/internal/atomicfile"
+	"github.com/kadens/kadens/internal/dburl"
 	"github.com/kadens/kadens/internal/rowcache"
 )
 
@@ -129,18 +130,13 @@ const DefaultLockWait = 15 * time.Second
 // Open connects to the database named by opts. It does not migrate; call
 // Migrate for that.
 func Open(ctx context.Context, opts Options) (*Store, error) {
-	if IsPostgresURL(opts.DatabaseURL) {
+	if dburl.IsPostgres(opts.DatabaseURL) {
 		return openPostgres(ctx, opts.DatabaseURL)
 	}
 	if opts.DatabaseURL != "" {
-		return nil, fmt.Errorf("store: unsupported database URL %q: use postgres://... or leave it empty for SQLite", RedactURL(opts.DatabaseURL))
+		return nil, fmt.Errorf("store: unsupported database URL %q: use postgres://... or leave it empty for SQLite", dburl.Redact(opts.DatabaseURL))
 	}
 	return openSQLite(ctx, opts)
-}
-
-// IsPostgresURL reports whether url names a PostgreSQL database.
-func IsPostgresURL(url string) bool {
-	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
 }
 
 func openPostgres(ctx context.Context, url string) (*Store, error) {
@@ -153,9 +149,9 @@ func openPostgres(ctx context.Context, url string) (*Store, error) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: connect to postgres %s: %w (is the server running and the URL right?)", RedactURL(url), err)
+		return nil, fmt.Errorf("store: connect to postgres %s: %w (is the server running and the URL right?)", dburl.Redact(url), err)
 	}
-	return (&Store{engine: Postgres, w: db, r: db, source: RedactURL(url), readTurns: make(chan struct{}, postgresReadTurns())}).withCaches(), nil
+	return (&Store{engine: Postgres, w: db, r: db, source: dburl.Redact(url), readTurns: make(chan struct{}, postgresReadTurns())}).withCaches(), nil
 }
 
 // postgresReadTurns is how many list pages read PostgreSQL at once: four
@@ -556,23 +552,6 @@ func (s *Store) inConnTx(ctx context.Context, fn func(tx *sql.Tx, conn *sql.Conn
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil
-}
-
-// RedactURL hides the password of a database URL for logs and errors.
-func RedactURL(url string) string {
-	scheme, rest, ok := strings.Cut(url, "://")
-	if !ok {
-		return url
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return url
-	}
-	userinfo := rest[:at]
-	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
-		userinfo = user + ":xxxxx"
-	}
-	return scheme + "://" + userinfo + rest[at:]
 }
 
 // ReleaseMemory hands back what SQLite holds for the writer beyond its

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/outbox"
+	"github.com/kadens/kadens/internal/retries"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -27,7 +28,7 @@ type Options struct {
 	Store *store.Store
 	Log   *slog.Logger
 	// Schedule are the delays before the retries of a failed delivery; when
-	// they run out the delivery is Failed. Nil means DefaultSchedule.
+	// they run out the delivery is Failed. Nil means retries.Default.
 	Schedule []time.Duration
 	// Timeout bounds one attempt (connect, send, answer); default 10 s.
 	Timeout time.Duration
@@ -94,7 +95,7 @@ const releaseAfter = 16 * dispatchBatch
 // New builds a dispatcher; Start runs it.
 func New(o Options) *Dispatcher {
 	if o.Schedule == nil {
-		o.Schedule, _ = ParseSchedule(DefaultSchedule)
+		o.Schedule, _ = retries.Parse(retries.Default)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second

@@ -2,7 +2,6 @@ package webhook_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,52 +44,6 @@ func TestSecrets(t *testing.T) {
 		if _, err := webhook.SecretKey(bad); err == nil {
 			t.Errorf("SecretKey(%q) accepted", bad)
 		}
-	}
-}
-
-func FuzzParseSchedule(f *testing.F) {
-	for _, s := range []string{webhook.DefaultSchedule, "", "1s", "1h*0", "-1s", "10s,,20s", "1m*3,5s"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := webhook.ParseSchedule(s)
-		if err != nil {
-			return
-		}
-		for _, x := range d {
-			if x <= 0 {
-				t.Fatalf("%q: non-positive delay %s", s, x)
-			}
-		}
-	})
-}
-
-func TestDefaultSchedule(t *testing.T) {
-	d, err := webhook.ParseSchedule(webhook.DefaultSchedule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
-	if !slices.Equal(d[:7], first) {
-		t.Fatalf("schedule starts %v", d[:7])
-	}
-	var total time.Duration
-	for _, x := range d {
-		total += x
-	}
-	for _, x := range d[7:] {
-		if x != time.Hour {
-			t.Fatalf("after the first hour, retries are hourly: %v", d)
-		}
-	}
-	if total > 24*time.Hour || total+time.Hour <= 24*time.Hour {
-		t.Fatalf("retries span %s, want the last within 24 h of the first attempt", total)
-	}
-	if _, err := webhook.ParseSchedule("10s,soon"); err == nil {
-		t.Fatal("bad schedule accepted")
-	}
-	if d, err := webhook.ParseSchedule(""); err != nil || d == nil || len(d) != 0 {
-		t.Fatalf("empty schedule: %v %v", d, err)
 	}
 }
 

@@ -35,6 +35,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/kadens/kadens/internal/dburl"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -205,7 +206,7 @@ var pgSetup = sync.OnceValues(func() (*pgRun, error) {
 	owner, err := admin.Conn(ctx)
 	if err != nil {
 		admin.Close()
-		return nil, fmt.Errorf("connect to postgres %s: %w", store.RedactURL(raw), err)
+		return nil, fmt.Errorf("connect to postgres %s: %w", dburl.Redact(raw), err)
 	}
 	var key string
 	for {
@@ -298,7 +299,7 @@ func postgresDatabase(t testing.TB) string {
 	}
 	name := "kt_" + run.key + "_" + randomHex(6)
 	if _, err := run.admin.Exec(`CREATE DATABASE ` + name + ` TEMPLATE ` + run.template); err != nil {
-		t.Fatalf("storetest: create database on %s: %v%s", store.RedactURL(run.base.String()), err, privilegeHint(err))
+		t.Fatalf("storetest: create database on %s: %v%s", dburl.Redact(run.base.String()), err, privilegeHint(err))
 	}
 	t.Cleanup(func() {
 		// FORCE ends connections a test left open (a server process it

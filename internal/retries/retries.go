@@ -1,4 +1,8 @@
-package webhook
+// Package retries reads retry schedules: the delays after each failed
+// attempt, written as a list such as 10s,30s,1h*22. It stands apart from
+// the webhook dispatcher that uses it so that the settings
+// (internal/config) can check a schedule without linking the dispatcher.
+package retries
 
 import (
 	"fmt"
@@ -7,15 +11,16 @@ import (
 	"time"
 )
 
-// DefaultSchedule is the retry schedule of product-decisions §6: the delays
+// Default is the schedule of webhook deliveries and outbox consumers
+// unless configured otherwise, of product-decisions §6: the delays
 // after the first, second, … failed attempt. 10 s, 30 s, 1 min, 5 min,
 // 10 min, 30 min, 1 h, then hourly until 24 h have passed since the first
 // attempt; then the delivery is Failed.
-const DefaultSchedule = "10s,30s,1m,5m,10m,30m,1h,1h*22"
+const Default = "10s,30s,1m,5m,10m,30m,1h,1h*22"
 
-// ParseSchedule reads a comma-separated list of delays; d*n repeats a
+// Parse reads a comma-separated list of delays; d*n repeats a
 // delay n times. An empty list means no retries.
-func ParseSchedule(s string) ([]time.Duration, error) {
+func Parse(s string) ([]time.Duration, error) {
 	out := []time.Duration{}
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
