@@ -38,7 +38,7 @@ func commandTenant(ctx context.Context, st *store.Store, nameOrID string) (store
 	return t, err
 }
 
-// tenantTime is the tenant's clock (a test tenant's) or the wall clock.
+// tenantTime is the tenant's time (store.Tenant.Now).
 func tenantTime(ctx context.Context, st *store.Store) (time.Time, error) {
 	id, err := tenancy.From(ctx)
 	if err != nil {
@@ -48,10 +48,7 @@ func tenantTime(ctx context.Context, st *store.Store) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	if t.Clock != nil {
-		return *t.Clock, nil
-	}
-	return time.Now().UTC(), nil
+	return t.Now(time.Now()), nil
 }
 
 // tenantAt is tenantContext and tenantTime in one call.

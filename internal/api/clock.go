@@ -26,16 +26,7 @@ func (s *Server) tenantNow(ctx context.Context) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	return TestClock(fresh.Clock, fresh.CreatedAt), nil
-}
-
-// TestClock is a test tenant's time: its clock once advanced, before that
-// the moment the tenant was created.
-func TestClock(clock *time.Time, created time.Time) time.Time {
-	if clock != nil {
-		return clock.UTC()
-	}
-	return created.UTC()
+	return fresh.Now(s.now()), nil
 }
 
 // TenantNow is the time of the request's tenant: its test clock for a

@@ -61,7 +61,7 @@ func (s *Server) getTestClock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, TestClockView{Now: TestClock(t.Clock, t.CreatedAt)})
+	writeJSON(w, http.StatusOK, TestClockView{Now: t.Now(s.now())})
 	return nil
 }
 
@@ -74,7 +74,7 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	now := TestClock(t.Clock, t.CreatedAt)
+	now := t.Now(s.now())
 	var errs validation.Errors
 	toPtr := timeField(&errs, "to", in.To)
 	if err := errs.Err(); err != nil {

@@ -41,13 +41,7 @@ func (d Dispatcher) tenantNow(ctx context.Context, tenantID string) (time.Time, 
 	if err != nil {
 		return time.Time{}, err
 	}
-	if !t.Test {
-		return wall().UTC(), nil
-	}
-	if t.Clock != nil {
-		return t.Clock.UTC(), nil
-	}
-	return t.CreatedAt.UTC(), nil
+	return t.Now(wall()), nil
 }
 
 // Handle runs the hooks for event ev of tenant tenantID. Events of other

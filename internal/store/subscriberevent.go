@@ -168,10 +168,7 @@ func (tx *Tx) businessTime(ctx context.Context, now time.Time) (time.Time, error
 		return time.Time{}, fmt.Errorf("store: tenant %s: %w", tx.tenant, notFound(err))
 	}
 	if !t.Test {
-		return now, nil
+		return now, nil // as given: the records' own createdAt and updatedAt
 	}
-	if t.Clock != nil {
-		return t.Clock.UTC(), nil
-	}
-	return t.CreatedAt, nil
+	return t.Now(now), nil
 }

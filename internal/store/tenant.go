@@ -19,6 +19,21 @@ type Tenant struct {
 	CreatedAt time.Time
 }
 
+// Now is the tenant's time when the wall clock says wall: a test tenant's
+// own clock, which moves only when it is advanced (its creation time until
+// then), else wall. Every surface takes a tenant's time from here: the
+// API's requests, the engine, the providers' hooks, the bank runs, the
+// operator commands and the events' business time.
+func (t Tenant) Now(wall time.Time) time.Time {
+	switch {
+	case !t.Test:
+		return wall.UTC()
+	case t.Clock != nil:
+		return t.Clock.UTC()
+	}
+	return t.CreatedAt.UTC()
+}
+
 // CreateTenant adds a tenant. A duplicate name is ErrConflict.
 func (s *Store) CreateTenant(ctx context.Context, name string, test bool, now time.Time) (Tenant, error) {
 	t := Tenant{ID: NewID(), Name: name, Test: test, CreatedAt: now.UTC().Truncate(time.Microsecond)}
