@@ -9,7 +9,8 @@ package analytics
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/kadens/kadens/internal/substatus"
 )
 
 // Edm is the type of a property.
@@ -188,7 +189,7 @@ func NewModel() *Model {
 		{Name: "Subscriptions", Type: "Subscription", source: subscriptionSource, Key: "Id", Props: []Prop{
 			id(), p("SubscriberId", Guid, "subscriber_id"), p("OrganizationId", Guid, "organization_id"), pn("OrderId", Guid, "order_id"),
 			pn("PaymentAgreementId", Guid, "payment_agreement_id"), p("Currency", String, "currency"),
-			{Name: "Status", Type: String, Enum: []string{"Pending", "Active", "Completed", "Cancelled"}, sql: subscriptionStatus, is: subscriptionStatusIs},
+			{Name: "Status", Type: String, Enum: substatus.All, sql: subscriptionStatus, is: subscriptionStatusIs},
 			p("PeriodIndex", Int, "period_index"), p("PeriodStart", Time, "period_start"), p("PeriodEnd", Time, "period_end"),
 			pn("ChainId", Guid, "chain_id"), pn("ChainStep", Int, "chain_step"), p("StepPeriod", Int, "step_period"),
 			pn("PreviousId", Guid, "previous_id"), pn("NextId", Guid, "next_id"), pn("RenewAt", Time, "renew_at"),
@@ -366,34 +367,12 @@ func subscriptionSource(d *dialect) string {
 }
 
 // subscriptionStatus is the status the main API shows, at the request's
-// time ($2): Cancelled once cancellation took effect, else Pending before
-// the period, Active in it, Completed after it.
-func subscriptionStatus(b *builder, a string) string {
-	now := b.now()
-	return strings.NewReplacer("@", a, "NOW", now).Replace(`CASE WHEN @.cancel_effective_at IS NOT NULL AND @.cancel_effective_at <= NOW THEN 'Cancelled'` +
-		` WHEN @.period_start > NOW THEN 'Pending' WHEN @.period_end > NOW THEN 'Active' ELSE 'Completed' END`)
-}
+// time (internal/substatus).
+func subscriptionStatus(b *builder, a string) string { return substatus.SQL(a, b.now()) }
 
-// subscriptionStatusIs is "subscriptionStatus = value" written as range
-// conditions on the period and cancellation columns (the CASE above, branch
-// by branch), so an index on (tenant_id, period_end) serves a filter on
-// Status. Every condition is true or false, never null, so NOT of it is
-// the ne.
-func subscriptionStatusIs(b *builder, a, value string) string {
-	now := b.now()
-	r := strings.NewReplacer("@", a, "NOW", now)
-	cancelled := `(@.cancel_effective_at IS NOT NULL AND @.cancel_effective_at <= NOW)`
-	live := `(@.cancel_effective_at IS NULL OR @.cancel_effective_at > NOW)`
-	switch value {
-	case "Cancelled":
-		return r.Replace(cancelled)
-	case "Pending":
-		return r.Replace(`(` + live + ` AND @.period_start > NOW)`)
-	case "Active":
-		return r.Replace(`(@.period_end > NOW AND @.period_start <= NOW AND ` + live + `)`)
-	}
-	return r.Replace(`(@.period_end <= NOW AND @.period_start <= NOW AND ` + live + `)`) // Completed
-}
+// subscriptionStatusIs is "subscriptionStatus = value", written so that an
+// index on the period serves it (internal/substatus).
+func subscriptionStatusIs(b *builder, a, value string) string { return substatus.Is(a, value, b.now()) }
 
 // invoiceLineSource unnests each invoice's lines document.
 func invoiceLineSource(d *dialect) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/substatus"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -143,7 +144,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 		}
 	}
 	switch st := q.Get("status"); st {
-	case "", engine.StatusPending, engine.StatusActive, engine.StatusCompleted, engine.StatusCancelled:
+	case "", substatus.Pending, substatus.Active, substatus.Completed, substatus.Cancelled:
 		f.Status = st
 	default:
 		errs.Add("status", "must be Pending, Active, Completed or Cancelled")

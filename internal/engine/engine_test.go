@@ -20,6 +20,7 @@ import (
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/substatus"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -201,10 +202,10 @@ func TestMonthlyFrom31JanuaryAcrossDST(t *testing.T) {
 		if h := periods[10].PeriodStart.UTC().Hour(); h != 23 {
 			t.Errorf("30 November local midnight is %d:00 UTC, want 23", h)
 		}
-		if got := w.get(first.ID).Status; got != engine.StatusCompleted {
+		if got := w.get(first.ID).Status; got != substatus.Completed {
 			t.Errorf("first period is %s, want Completed", got)
 		}
-		if last := periods[12]; last.Status != engine.StatusActive {
+		if last := periods[12]; last.Status != substatus.Active {
 			t.Errorf("current period is %s, want Active", last.Status)
 		}
 		if n := len(w.events(store.EventSubscriptionCreated)); n != 13 {
@@ -249,7 +250,7 @@ func TestRenewalIsCreatedMinimumDueDaysAhead(t *testing.T) {
 			t.Fatal("not renewed 14 days ahead of the period end")
 		}
 		next := w.get(*v.NextID)
-		if next.Status != engine.StatusPending || !next.PeriodStart.Equal(local(2027, 4, 1)) {
+		if next.Status != substatus.Pending || !next.PeriodStart.Equal(local(2027, 4, 1)) {
 			t.Fatalf("next period %s from %s, want Pending from 1 April", next.Status, next.PeriodStart.In(oslo))
 		}
 		ev := w.events(store.EventSubscriptionCreated)
@@ -365,7 +366,7 @@ func TestAutomaticStop(t *testing.T) {
 		if v.NextID != nil || st.Renewals != 0 {
 			t.Fatal("an automatic-stop subscription renewed")
 		}
-		if v.Status != engine.StatusCompleted || v.DeactivatedAt == nil || !v.DeactivatedAt.Equal(local(2027, 6, 1)) {
+		if v.Status != substatus.Completed || v.DeactivatedAt == nil || !v.DeactivatedAt.Equal(local(2027, 6, 1)) {
 			t.Fatalf("status %s deactivated %v, want Completed and deactivated at the period end", v.Status, v.DeactivatedAt)
 		}
 		if ev := w.events(store.EventSubscriptionDeactivated); len(ev) != 1 || !ev[0].EventTime.Equal(local(2027, 6, 1)) {
@@ -400,7 +401,7 @@ func TestPlanChanges(t *testing.T) {
 			}
 			w.advance(local(2027, 2, 1))
 			v := w.get(first.ID)
-			if v.CancelledAt != nil || v.Status != engine.StatusCompleted || v.NextID == nil {
+			if v.CancelledAt != nil || v.Status != substatus.Completed || v.NextID == nil {
 				t.Fatalf("current subscription after OnRenewal: %s cancelled=%v", v.Status, v.CancelledAt)
 			}
 			if next := w.get(*v.NextID); next.Package.TotalPrice.String() != "299.00" || next.Package.Name != "Premium" {
@@ -416,7 +417,7 @@ func TestPlanChanges(t *testing.T) {
 				t.Fatalf("register: %d", st)
 			}
 			v := w.get(first.ID)
-			if v.Status != engine.StatusCancelled || v.CancelledAt == nil || !v.CancelledAt.Equal(at) || v.NextID == nil {
+			if v.Status != substatus.Cancelled || v.CancelledAt == nil || !v.CancelledAt.Equal(at) || v.NextID == nil {
 				t.Fatalf("current after Immediately: %s at %v", v.Status, v.CancelledAt)
 			}
 			// For billing the change takes effect at the start of the local
@@ -425,7 +426,7 @@ func TestPlanChanges(t *testing.T) {
 				t.Errorf("old period billed until %s, want 10 February local midnight", v.CancelEffectiveAt.In(oslo))
 			}
 			n := w.get(*v.NextID)
-			if n.Package.Name != "Premium" || !n.PeriodStart.Equal(local(2027, 2, 10)) || n.PreviousID == nil || *n.PreviousID != first.ID || n.Status != engine.StatusActive {
+			if n.Package.Name != "Premium" || !n.PeriodStart.Equal(local(2027, 2, 10)) || n.PreviousID == nil || *n.PreviousID != first.ID || n.Status != substatus.Active {
 				t.Fatalf("new subscription: %s from %s, previous %v, %s", n.Package.Name, n.PeriodStart, n.PreviousID, n.Status)
 			}
 			if !n.PeriodEnd.Equal(local(2027, 3, 10)) {
@@ -458,7 +459,7 @@ func TestPlanChanges(t *testing.T) {
 				t.Fatalf("changed subscription %s from %s", n.Package.Name, n.PeriodStart.In(oslo))
 			}
 			prev := w.get(*n.PreviousID)
-			if prev.Status != engine.StatusCancelled || !prev.CancelEffectiveAt.Equal(when) || !prev.PeriodStart.Equal(local(2027, 4, 10)) {
+			if prev.Status != substatus.Cancelled || !prev.CancelEffectiveAt.Equal(when) || !prev.PeriodStart.Equal(local(2027, 4, 10)) {
 				t.Fatalf("period running at the change: %s effective %v from %s", prev.Status, prev.CancelEffectiveAt, prev.PeriodStart.In(oslo))
 			}
 			if r := w.tn.Do("DELETE", "/subscription/"+first.ID+"/scheduledchange/"+id, nil); r.Status != http.StatusBadRequest {
@@ -517,10 +518,10 @@ func TestCancellation(t *testing.T) {
 				t.Fatalf("cancel %s: %d %s", mode, r.Status, r.Body)
 			}
 		}
-		if v := w.get(endOfPeriod.ID); v.Status != engine.StatusActive || v.DeactivatedAt != nil || !v.CancelEffectiveAt.Equal(local(2027, 2, 1)) {
+		if v := w.get(endOfPeriod.ID); v.Status != substatus.Active || v.DeactivatedAt != nil || !v.CancelEffectiveAt.Equal(local(2027, 2, 1)) {
 			t.Fatalf("end-of-period cancel right after: %s %v", v.Status, v.CancelEffectiveAt)
 		}
-		if v := w.get(immediately.ID); v.Status != engine.StatusCancelled || v.DeactivatedAt == nil || !v.DeactivatedAt.Equal(at) {
+		if v := w.get(immediately.ID); v.Status != substatus.Cancelled || v.DeactivatedAt == nil || !v.DeactivatedAt.Equal(at) {
 			t.Fatalf("immediate cancel: %s %v", v.Status, v.DeactivatedAt)
 		}
 		if r := w.tn.Do("POST", "/subscription/"+immediately.ID+"/cancel", map[string]any{"mode": "Immediately"}); r.Status != 400 {
@@ -528,7 +529,7 @@ func TestCancellation(t *testing.T) {
 		}
 		w.advance(local(2027, 4, 1))
 		v := w.get(endOfPeriod.ID)
-		if v.Status != engine.StatusCancelled || v.NextID != nil || !v.DeactivatedAt.Equal(local(2027, 2, 1)) {
+		if v.Status != substatus.Cancelled || v.NextID != nil || !v.DeactivatedAt.Equal(local(2027, 2, 1)) {
 			t.Fatalf("end-of-period cancel after the period: %s next=%v deactivated=%v", v.Status, v.NextID, v.DeactivatedAt)
 		}
 		times := map[string][]time.Time{}
@@ -562,7 +563,7 @@ func TestCancellingAPeriodCreatedAheadCancelsItToo(t *testing.T) {
 		if r := w.tn.Do("POST", "/subscription/"+first.ID+"/cancel", map[string]any{"mode": "EndOfPeriod"}); r.Status != 200 {
 			t.Fatalf("cancel: %d %s", r.Status, r.Body)
 		}
-		if v := w.get(ahead); v.Status != engine.StatusCancelled {
+		if v := w.get(ahead); v.Status != substatus.Cancelled {
 			t.Fatalf("period created ahead is %s, want Cancelled", v.Status)
 		}
 		w.advance(local(2027, 3, 1))

@@ -7,29 +7,12 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/substatus"
 )
 
-// Subscription statuses, derived from a subscription and the time.
-const (
-	StatusPending   = "Pending"
-	StatusActive    = "Active"
-	StatusCompleted = "Completed"
-	StatusCancelled = "Cancelled"
-)
-
-// Status derives a subscription's status at now: Cancelled once a
-// cancellation has taken effect; Pending before its period starts; Active
-// during it; Completed after it (renewed, or ended by AutomaticStop).
+// Status is a subscription's status at now (internal/substatus).
 func Status(sub store.Subscription, now time.Time) string {
-	switch {
-	case sub.CancelledAt != nil && sub.CancelEffectiveAt != nil && !now.Before(*sub.CancelEffectiveAt):
-		return StatusCancelled
-	case now.Before(sub.PeriodStart):
-		return StatusPending
-	case now.Before(sub.PeriodEnd):
-		return StatusActive
-	}
-	return StatusCompleted
+	return substatus.At(sub.PeriodStart, sub.PeriodEnd, sub.CancelEffectiveAt, now)
 }
 
 // NewSeries describes the first period of a new subscription series: an

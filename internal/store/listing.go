@@ -15,6 +15,7 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/rowcache"
+	"github.com/kadens/kadens/internal/substatus"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -338,22 +339,8 @@ func subscriptionConditions(tenant string, f SubscriptionFilter) *filter {
 		q.add("(deactivated_at IS NULL OR deactivated_at > ?)", at)
 	}
 	if f.Status != "" {
-		now := ts(f.Now)
-		cancelled := "(cancel_effective_at IS NOT NULL AND cancel_effective_at <= ?)"
-		switch f.Status {
-		case "Cancelled":
-			q.add(cancelled, now)
-		case "Pending":
-			q.add("NOT "+cancelled, now)
-			q.add("period_start > ?", now)
-		case "Active":
-			q.add("NOT "+cancelled, now)
-			q.add("period_start <= ?", now)
-			q.add("period_end > ?", now)
-		case "Completed":
-			q.add("NOT "+cancelled, now)
-			q.add("period_end <= ?", now)
-		}
+		q.args = append(q.args, ts(f.Now))
+		q.conds = append(q.conds, substatus.Is("", f.Status, "$"+strconv.Itoa(len(q.args))))
 	}
 	if f.RenewingBefore != nil {
 		q.add("next_id IS NULL AND renew_at IS NOT NULL AND renew_at <= ?", ts(*f.RenewingBefore))
