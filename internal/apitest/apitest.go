@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,13 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		var w io.Writer = testWriter{t}
+		if _, fuzz := t.(*testing.F); fuzz {
+			// A fuzz target's server outlives f.Fuzz's start, after which
+			// f.Log panics: its log goes to the standard error.
+			w = os.Stderr
+		}
+		log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	ctx := context.Background()
 	// The database is a copy of a migrated template (storetest.Options), so
