@@ -504,3 +504,52 @@ func TestWebhookAddressRefusalNamesSetting(t *testing.T) {
 		})
 	})
 }
+
+// TestWebhookChangedDuringFanOut changes and replaces registrations while
+// events are fanned out to them: every change answers as it would alone,
+// every event created meanwhile reaches the registration that stayed
+// subscribed throughout, and (under -race) the fan-out reads the
+// registrations without racing their changes.
+func TestWebhookChangedDuringFanOut(t *testing.T) {
+	t.Parallel()
+	eachWebhookEnv(t, func(t *testing.T, e *apitest.Env) {
+		steady, churn := newHookReceiver(t, true), newHookReceiver(t, true)
+		e.Do("POST", "/webhook", map[string]any{"url": steady.srv.URL, "eventTypes": []string{"SubscriberCreated"}}).ID(t)
+		changing := e.Do("POST", "/webhook", map[string]any{"url": churn.srv.URL, "eventTypes": []string{"SubscriberCreated"}}).ID(t)
+		const n = 40
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range n {
+				kinds := []string{"SubscriberCreated"}
+				if i%2 == 1 {
+					kinds = []string{"InvoiceIssued", "SubscriberCreated"}
+				}
+				switch i % 4 {
+				case 3:
+					if r := e.Do("DELETE", "/webhook/"+changing, nil); r.Status != http.StatusNoContent {
+						t.Errorf("DELETE: %d %s", r.Status, r.Body)
+					}
+					r := e.Do("POST", "/webhook", map[string]any{"url": churn.srv.URL, "eventTypes": kinds})
+					if r.Status != http.StatusCreated {
+						t.Errorf("POST: %d %s", r.Status, r.Body)
+						return
+					}
+					r.JSON(t, &changing)
+				default:
+					if r := e.Do("PUT", "/webhook/"+changing, map[string]any{"url": churn.srv.URL, "eventTypes": kinds}); r.Status != http.StatusNoContent {
+						t.Errorf("PUT: %d %s", r.Status, r.Body)
+					}
+				}
+			}
+		}()
+		for range n {
+			e.Do("POST", "/subscriber", map[string]any{"name": "Kari"}).ID(t)
+		}
+		<-done
+		eventually(t, "every event at the steady registration", func() bool { return len(steady.received()) >= n })
+		if got := len(steady.received()); got != n {
+			t.Fatalf("steady registration received %d events, want %d", got, n)
+		}
+	})
+}

@@ -9,10 +9,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +119,13 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		var w io.Writer = testWriter{t}
+		if _, fuzz := t.(*testing.F); fuzz {
+			// A fuzz target's server outlives f.Fuzz's start, after which
+			// f.Log panics: its log goes to the standard error.
+			w = os.Stderr
+		}
+		log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	ctx := context.Background()
 	// The database is a copy of a migrated template (storetest.Options), so
@@ -277,19 +285,33 @@ func (e *Env) Raw(method, path string, body any, headers ...string) *Response {
 			req.Header.Set(headers[i], headers[i+1])
 		}
 	}
-	resp, err := e.client.Do(req)
+	r, err := e.Send(req)
 	if err != nil {
 		e.t.Fatalf("apitest: %s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// Send sends req as it is (no token or tenant header added) and reads the
+// whole answer, which is checked against /openapi.json like Raw's (a
+// mismatch fails the test). An error is the transport's or the body's:
+// the exchange did not complete, which callers that build arbitrary
+// requests (the fuzz targets) tell apart from a failure.
+func (e *Env) Send(req *http.Request) (*Response, error) {
+	e.t.Helper()
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		e.t.Fatalf("apitest: read body: %v", err)
+		return nil, fmt.Errorf("read body: %w", err)
 	}
 	if err := e.contract.check(req, resp.StatusCode, resp.Header, b); err != nil {
-		e.t.Errorf("apitest: %s %s answered what /openapi.json does not describe: %v\nbody: %.500s", method, path, err, b)
+		e.t.Errorf("apitest: %s %s answered what /openapi.json does not describe: %v\nbody: %.500s", req.Method, req.URL.Path, err, b)
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
 }
 
 // Validation is a decoded ValidationResultModel.

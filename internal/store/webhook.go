@@ -654,12 +654,23 @@ func validatedWebhooks(ctx context.Context, tx *Tx, tenants []string) (map[strin
 			distinct = append(distinct, t)
 		}
 	}
+	// The registrations are locked against deletion until the fan-out
+	// commits (PostgreSQL; SQLite's write transaction excludes every other
+	// writer): read unlocked, one deleted meanwhile failed the whole
+	// fan-out on its deliveries' foreign key, again for as long as
+	// deletions kept racing it. A deletion waits for the fan-out and
+	// takes the deliveries it made along; one that committed first is
+	// not read.
+	lock := ""
+	if tx.s.engine == Postgres {
+		lock = " FOR KEY SHARE"
+	}
 	out := map[string][]hookTarget{}
 	for len(distinct) > 0 {
 		n := min(len(distinct), maxChunk)
 		list, args := inList(distinct[:n], 2)
 		err := tx.queryEach(ctx, `SELECT tenant_id, id, url, format, secret, event_types FROM webhooks
-			WHERE status = $1 AND tenant_id IN `+list, append([]any{WebhookValidated}, args...), func(rows *sql.Rows) error {
+			WHERE status = $1 AND tenant_id IN `+list+lock, append([]any{WebhookValidated}, args...), func(rows *sql.Rows) error {
 			var (
 				ten, kinds string
 				h          hookTarget
@@ -770,15 +781,29 @@ func (s *Store) CompleteDeliveries(ctx context.Context, results []DeliveryResult
 	}
 	err := s.inTx(ctx, func(t *sql.Tx) error {
 		tx := &Tx{tx: t, s: s}
-		attempts := make([][]any, len(results))
+		// A delivery whose registration was deleted while its attempt was
+		// in flight went with it: its outcome has nothing to be recorded
+		// on, and recording it would fail the whole batch on the attempts'
+		// foreign key (the other deliveries' outcomes lost, each sent again
+		// when its lease lapsed). Only outcomes of deliveries that exist
+		// are recorded; the rows are locked (PostgreSQL) so that a delete
+		// cannot take them between this check and the writes.
+		live, err := existingDeliveries(ctx, tx, results)
+		if err != nil {
+			return err
+		}
+		attempts := make([][]any, 0, len(results))
 		var delivered []string
 		var deliveredAt time.Time
-		for i, r := range results {
+		for _, r := range results {
+			if !live[r.ID] {
+				continue
+			}
 			var code any
 			if r.StatusCode != 0 {
 				code = r.StatusCode
 			}
-			attempts[i] = []any{r.ID, r.Attempt, ts(r.At), code, r.Latency.Milliseconds(), r.Error}
+			attempts = append(attempts, []any{r.ID, r.Attempt, ts(r.At), code, r.Latency.Milliseconds(), r.Error})
 			if r.Delivered {
 				delivered = append(delivered, r.ID)
 				deliveredAt = later(deliveredAt, r.At.Add(r.Latency))
@@ -795,6 +820,9 @@ func (s *Store) CompleteDeliveries(ctx context.Context, results []DeliveryResult
 				r.ID, r.Attempt, status, next, completed); err != nil {
 				return err
 			}
+		}
+		if len(attempts) == 0 {
+			return nil
 		}
 		if err := tx.insertRows(ctx, "webhook_attempts", `delivery_id, number, attempted_at, status_code,
 			latency_ms, error`, attempts, `ON CONFLICT DO NOTHING`); err != nil {
@@ -815,6 +843,42 @@ func (s *Store) CompleteDeliveries(ctx context.Context, results []DeliveryResult
 		return fmt.Errorf("store: complete deliveries: %w", err)
 	}
 	return nil
+}
+
+// existingDeliveries returns which of the results' deliveries still
+// exist, locking them against deletion until tx ends on PostgreSQL (on
+// SQLite the write transaction excludes every other writer).
+func existingDeliveries(ctx context.Context, tx *Tx, results []DeliveryResult) (map[string]bool, error) {
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range results {
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			ids = append(ids, r.ID)
+		}
+	}
+	lock := ""
+	if tx.s.engine == Postgres {
+		lock = " FOR KEY SHARE"
+	}
+	live := map[string]bool{}
+	for len(ids) > 0 {
+		n := min(len(ids), maxChunk)
+		list, args := inList(ids[:n], 1)
+		err := tx.queryEach(ctx, `SELECT id FROM webhook_deliveries WHERE id IN `+list+lock, args, func(rows *sql.Rows) error {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			live[id] = true
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("deliveries still there: %w", err)
+		}
+		ids = ids[n:]
+	}
+	return live, nil
 }
 
 func later(a, b time.Time) time.Time {

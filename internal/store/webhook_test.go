@@ -124,6 +124,97 @@ func TestDispatchEventsFansOut(t *testing.T) {
 	})
 }
 
+// A registration deleted while one of its deliveries is being attempted
+// takes the delivery with it; the attempt's outcome then has nothing to
+// be recorded on. Recording the outcomes of a batch must not fail for it
+// (a foreign key refused the whole batch, every other delivery's outcome
+// was lost and re-sent when its lease lapsed): the others are recorded.
+func TestCompleteDeliveriesOfARemovedRegistration(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := newTenant(t, s, "a")
+		gone, kept := newHook(t, s, ctx, nil), newHook(t, s, ctx, nil)
+		addEvent(t, s, ctx, "InvoiceIssued")
+		now := time.Now()
+		_, jobs, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+		if err != nil || len(jobs) != 2 {
+			t.Fatalf("dispatch: %+v %v", jobs, err)
+		}
+		if err := s.DeleteWebhook(ctx, gone.ID); err != nil {
+			t.Fatal(err)
+		}
+		var results []store.DeliveryResult
+		for _, j := range jobs {
+			results = append(results, store.DeliveryResult{ID: j.ID, Attempt: j.Attempt, At: now, StatusCode: 200, Delivered: true})
+		}
+		if err := s.CompleteDeliveries(context.Background(), results); err != nil {
+			t.Fatalf("recording outcomes beside a removed registration's: %v", err)
+		}
+		ds, _, err := s.ListWebhookDeliveries(ctx, kept.ID, store.DeliveryFilter{}, store.Page{Limit: 10})
+		if err != nil || len(ds) != 1 || ds[0].Status != store.DeliveryDelivered || len(ds[0].Attempts) != 1 {
+			t.Fatalf("the kept registration's deliveries %+v %v", ds, err)
+		}
+	})
+}
+
+// A registration deleted while the fan-out reads it: the fan-out waits
+// for the deletion and leaves the registration out, instead of failing on
+// the foreign key of the deliveries it made for it (which failed every
+// fan-out that a deletion raced). PostgreSQL only: SQLite has one writer.
+func TestFanOutBesideADeletion(t *testing.T) {
+	t.Parallel()
+	for _, eng := range storetest.Engines() {
+		if eng != store.Postgres {
+			continue
+		}
+		s := storetest.Open(t, eng)
+		ctx := newTenant(t, s, "a")
+		gone, kept := newHook(t, s, ctx, nil), newHook(t, s, ctx, nil)
+		addEvent(t, s, ctx, "InvoiceIssued")
+		del, err := s.DB().BeginTx(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := del.Exec(`DELETE FROM webhooks WHERE id = $1`, gone.ID); err != nil {
+			t.Fatal(err)
+		}
+		type outcome struct {
+			jobs []store.DeliveryJob
+			err  error
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			now := time.Now()
+			_, jobs, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+			done <- outcome{jobs, err}
+		}()
+		// The fan-out waits on the deletion's lock (on the registration's
+		// row, or on the foreign key check of its delivery).
+		for {
+			var waiting int
+			if err := s.DB().QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+				AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			if waiting > 0 {
+				break
+			}
+			select {
+			case o := <-done:
+				t.Fatalf("the fan-out did not wait for the deletion: %+v", o)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		if err := del.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		o := <-done
+		if o.err != nil || len(o.jobs) != 1 || o.jobs[0].WebhookID != kept.ID {
+			t.Fatalf("fan-out beside a deletion: %+v %v", o.jobs, o.err)
+		}
+	}
+}
+
 // PostgreSQL commits out of id order: an event with an older id committed
 // after a newer one must still be dispatched (no "after the last id"
 // cursor).
