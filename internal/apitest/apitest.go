@@ -15,7 +15,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,6 +48,8 @@ type Env struct {
 	// Tenant is the default tenant; requests made with Do act for it.
 	Tenant Tenant
 	client *http.Client
+	// errs holds what the server logged at level ERROR (ServerErrors).
+	errs *errorSink
 	// contract validates every response Raw receives against the served
 	// /openapi.json.
 	contract *contract
@@ -127,6 +131,8 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 		}
 		log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	errs := &errorSink{}
+	log = slog.New(&errorLog{Handler: log.Handler(), sink: errs})
 	ctx := context.Background()
 	// The database is a copy of a migrated template (storetest.Options), so
 	// the migration server.New runs finds nothing to do.
@@ -137,7 +143,7 @@ func Start(t testing.TB, eng store.Engine, env map[string]string) *Env {
 	if err := srv.Start(ctx); err != nil {
 		t.Fatalf("apitest: start: %v", err)
 	}
-	e := &Env{t: t, Server: srv, Store: srv.Store, Config: cfg, URL: "http://" + srv.Addrs["main"],
+	e := &Env{t: t, Server: srv, Store: srv.Store, Config: cfg, URL: "http://" + srv.Addrs["main"], errs: errs,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 	t.Cleanup(func() {
 		// Idle keep-alive connections would make Shutdown wait for them.
@@ -159,6 +165,64 @@ func (e *Env) For(t testing.TB) *Env {
 	c.t = t
 	c.Tenant.env = &c
 	return &c
+}
+
+// ServerErrors returns what the server logged at level ERROR since the
+// last call, and forgets it: a request that was answered well may still
+// have failed work it started (an event's fan-out, a delivery's outcome),
+// which only the log tells.
+func (e *Env) ServerErrors() []string {
+	e.errs.mu.Lock()
+	defer e.errs.mu.Unlock()
+	out := e.errs.msgs
+	e.errs.msgs = nil
+	return out
+}
+
+// errorSink keeps a server's ERROR records, at most 100 between reads.
+type errorSink struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+// errorLog passes every record on to the test's handler and writes the
+// ERROR ones to its sink too.
+type errorLog struct {
+	slog.Handler
+	sink  *errorSink
+	attrs []slog.Attr
+}
+
+func (h *errorLog) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError || h.Handler.Enabled(ctx, l)
+}
+
+func (h *errorLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		var b strings.Builder
+		b.WriteString(r.Message)
+		for _, a := range h.attrs {
+			b.WriteString(" " + a.String())
+		}
+		r.Attrs(func(a slog.Attr) bool { b.WriteString(" " + a.String()); return true })
+		h.sink.mu.Lock()
+		if len(h.sink.msgs) < 100 {
+			h.sink.msgs = append(h.sink.msgs, b.String())
+		}
+		h.sink.mu.Unlock()
+	}
+	if h.Handler.Enabled(ctx, r.Level) {
+		return h.Handler.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (h *errorLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &errorLog{Handler: h.Handler.WithAttrs(as), sink: h.sink, attrs: append(slices.Clip(h.attrs), as...)}
+}
+
+func (h *errorLog) WithGroup(name string) slog.Handler {
+	return &errorLog{Handler: h.Handler.WithGroup(name), sink: h.sink, attrs: h.attrs}
 }
 
 type testWriter struct{ t testing.TB }
