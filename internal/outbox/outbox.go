@@ -100,13 +100,9 @@ type Runner struct {
 	log       *slog.Logger
 	consumers []*consumer
 
-	results chan store.OutboxResult
-	stop    context.CancelFunc // stops claiming and relaying
-	abort   context.CancelFunc // cancels handler calls in flight
-	loops   sync.WaitGroup
-	calls   sync.WaitGroup
-	flushed chan struct{}
-	started bool
+	// w runs the relay and the consumers' claiming loops, and their
+	// handler calls as its calls.
+	w Workers[store.OutboxResult]
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -133,7 +129,7 @@ func New(o Options) *Runner {
 // the relay writes jobs for every consumer ever registered, whichever
 // process relays, until it is retired (store.RetireOutboxConsumer).
 func (r *Runner) Register(c Consumer) error {
-	if r.started {
+	if r.w.Started() {
 		return fmt.Errorf("outbox: register %s: the runner has started", c.Name)
 	}
 	if !namePattern.MatchString(c.Name) {
@@ -165,7 +161,7 @@ func (r *Runner) Register(c Consumer) error {
 // writes their jobs) and runs them in the background until Stop. With no
 // consumers registered it does nothing.
 func (r *Runner) Start(ctx context.Context) error {
-	if r.started || len(r.consumers) == 0 {
+	if r.w.Started() || len(r.consumers) == 0 {
 		return nil
 	}
 	now := r.o.Now()
@@ -186,18 +182,11 @@ func (r *Runner) Start(ctx context.Context) error {
 				"consumer", c.Name)
 		}
 	}
-	loopCtx, stop := context.WithCancel(context.Background())
-	callCtx, abort := context.WithCancel(context.Background())
-	r.stop, r.abort = stop, abort
-	r.results = make(chan store.OutboxResult, 256)
-	r.flushed = make(chan struct{})
-	r.started = true
+	loopCtx, callCtx := r.w.Start(256, 256, r.record)
 	r.store.OnOutboxJobs(r.wakeAll)
-	go r.flush()
-	r.loops.Add(len(r.consumers) + 1)
-	go r.relay(loopCtx)
+	r.w.Loop(func() { r.relay(loopCtx) })
 	for _, c := range r.consumers {
-		go c.run(loopCtx, callCtx)
+		r.w.Loop(func() { c.run(loopCtx, callCtx) })
 	}
 	return nil
 }
@@ -213,30 +202,14 @@ func (r *Runner) wakeAll() {
 // schedule), and records every outcome. Jobs claimed but not handled keep
 // their claim until it lapses.
 func (r *Runner) Stop(ctx context.Context) error {
-	if !r.started {
+	if !r.w.Started() {
 		return nil
 	}
-	r.started = false
 	r.store.OnOutboxJobs(nil)
-	r.stop()
-	r.loops.Wait()
-	done := make(chan struct{})
-	go func() {
-		r.calls.Wait()
-		close(done)
-	}()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("outbox: stop: handlers still running: %w", ctx.Err())
-		r.abort()
-		<-done
+	if err := r.w.Stop(ctx, nil); err != nil {
+		return fmt.Errorf("outbox: stop: handlers still running: %w", err)
 	}
-	r.abort()
-	close(r.results)
-	<-r.flushed
-	return err
+	return nil
 }
 
 // relay fans out events that wait for the relay on every poll. The webhook
@@ -244,7 +217,6 @@ func (r *Runner) Stop(ctx context.Context) error {
 // fallback that makes consumers independent of it (a process without one,
 // a dispatcher that is down), so it does not wake on commits.
 func (r *Runner) relay(ctx context.Context) {
-	defer r.loops.Done()
 	t := time.NewTicker(r.o.Poll)
 	defer t.Stop()
 	for {
@@ -275,12 +247,7 @@ func (r *Runner) logErr(ctx context.Context, msg string, err error) {
 	}
 }
 
-// flush records outcomes in batches, one transaction each.
-func (r *Runner) flush() {
-	defer close(r.flushed)
-	Batches(r.results, 256, r.record)
-}
-
+// record writes a batch of outcomes in one transaction.
 func (r *Runner) record(batch []store.OutboxResult) {
 	if !Record(r.log, "outbox: record outcomes", func(ctx context.Context) error { return r.store.CompleteOutboxJobs(ctx, batch) }) {
 		return
@@ -332,14 +299,11 @@ func (c *consumer) lease() time.Duration { return c.Timeout + 30*time.Second }
 func (c *consumer) capacity() int { return 3 * c.Concurrency }
 
 func (c *consumer) run(ctx, callCtx context.Context) {
-	defer c.r.loops.Done()
 	c.queue = make(chan store.OutboxJob, c.capacity())
-	// The workers are counted in r.calls: Stop waits for them (the handler
-	// calls in flight) apart from the loops.
-	c.r.calls.Add(c.Concurrency)
+	// The workers are the runner's calls: Stop waits for them (the handler
+	// calls in flight) after the loops.
 	for range c.Concurrency {
-		go func() {
-			defer c.r.calls.Done()
+		c.r.w.Call(func() {
 			for j := range c.queue {
 				if ctx.Err() == nil {
 					c.handle(callCtx, j)
@@ -352,7 +316,7 @@ func (c *consumer) run(ctx, callCtx context.Context) {
 				default:
 				}
 			}
-		}()
+		})
 	}
 	defer close(c.queue)
 	timer := time.NewTimer(0)
@@ -442,7 +406,7 @@ func (c *consumer) handle(ctx context.Context, j store.OutboxJob) {
 		}
 	}
 	c.r.o.Metrics.observe(c.Name, outcome, end.Sub(start))
-	c.r.results <- res
+	c.r.w.Results() <- res
 }
 
 // call runs the handler with the consumer's timeout, turning a panic into

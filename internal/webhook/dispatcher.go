@@ -58,9 +58,8 @@ type Dispatcher struct {
 	log    *slog.Logger
 	client *http.Client
 
-	wake    chan struct{}
-	slot    chan struct{}
-	results chan store.DeliveryResult
+	wake chan struct{}
+	slot chan struct{}
 
 	// queue holds claimed jobs for the Concurrency workers. Up to
 	// 3×Concurrency jobs are claimed at once (inflight counts them until
@@ -72,13 +71,11 @@ type Dispatcher struct {
 	inflight int
 	due      time.Time // earliest retry this process scheduled
 
-	stop      context.CancelFunc // stops claiming
-	abort     context.CancelFunc // cancels in-flight attempts
-	sendCtx   context.Context
-	loopDone  chan struct{}
-	flushDone chan struct{}
-	attempts  sync.WaitGroup
-	started   bool
+	// w runs the claiming loop, and the workers making attempts as its
+	// calls; sendCtx is the attempts' context, ended when Stop's deadline
+	// passes.
+	w       outbox.Workers[store.DeliveryResult]
+	sendCtx context.Context
 
 	// sinceRelease counts events dispatched since memory was last
 	// released (run).
@@ -118,7 +115,6 @@ func New(o Options) *Dispatcher {
 	return &Dispatcher{
 		o: o, store: o.Store, log: o.Log, client: NewClient(o.Egress, o.Concurrency),
 		wake: make(chan struct{}, 1), slot: make(chan struct{}, 1),
-		results: make(chan store.DeliveryResult, 4*o.Concurrency),
 	}
 }
 
@@ -152,20 +148,15 @@ func (d *Dispatcher) Wake() {
 
 // Start runs the dispatcher in the background until Stop.
 func (d *Dispatcher) Start() {
-	ctx, stop := context.WithCancel(context.Background())
-	sendCtx, abort := context.WithCancel(context.Background())
-	d.stop, d.abort, d.sendCtx = stop, abort, sendCtx
-	d.loopDone, d.flushDone = make(chan struct{}), make(chan struct{})
-	d.started = true
+	ctx, sendCtx := d.w.Start(4*d.o.Concurrency, 512, d.record)
+	d.sendCtx = sendCtx
 	d.queue = make(chan store.DeliveryJob, d.capacity())
 	d.stopping.Store(false)
 	d.store.OnEvents(d.Wake)
-	go d.flush()
-	d.attempts.Add(d.o.Concurrency)
 	for range d.o.Concurrency {
-		go d.worker()
+		d.w.Call(d.worker)
 	}
-	go d.run(ctx)
+	d.w.Loop(func() { d.run(ctx) })
 }
 
 // capacity is how many jobs may be claimed and not yet done.
@@ -175,10 +166,9 @@ func (d *Dispatcher) capacity() int { return 3 * d.o.Concurrency }
 // dispatcher stops are left: their claims lapse and another attempt
 // follows.
 func (d *Dispatcher) worker() {
-	defer d.attempts.Done()
 	for j := range d.queue {
 		if !d.stopping.Load() {
-			d.results <- d.attempt(d.sendCtx, j)
+			d.w.Results() <- d.attempt(d.sendCtx, j)
 		}
 		d.mu.Lock()
 		d.inflight--
@@ -196,32 +186,18 @@ func (d *Dispatcher) worker() {
 // records the outcomes. Jobs claimed but not started keep their claim until
 // it lapses.
 func (d *Dispatcher) Stop(ctx context.Context) error {
-	if !d.started {
+	if !d.w.Started() {
 		return nil
 	}
-	d.started = false
 	d.store.OnEvents(nil)
-	d.stop()
-	<-d.loopDone
-	d.stopping.Store(true)
-	close(d.queue)
-	done := make(chan struct{})
-	go func() {
-		d.attempts.Wait()
-		close(done)
-	}()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("webhook: stop: attempts still in flight: %w", ctx.Err())
-		d.abort()
-		<-done
+	err := d.w.Stop(ctx, func() {
+		d.stopping.Store(true)
+		close(d.queue)
+	})
+	if err != nil {
+		return fmt.Errorf("webhook: stop: attempts still in flight: %w", err)
 	}
-	d.abort()
-	close(d.results)
-	<-d.flushDone
-	return err
+	return nil
 }
 
 // lease is how long a claimed attempt is this process's: the attempt's
@@ -229,7 +205,6 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 func (d *Dispatcher) lease() time.Duration { return d.o.Timeout + 30*time.Second }
 
 func (d *Dispatcher) run(ctx context.Context) {
-	defer close(d.loopDone)
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
@@ -419,12 +394,7 @@ func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, key
 	return resp.StatusCode, nil
 }
 
-// flush records attempt outcomes in batches.
-func (d *Dispatcher) flush() {
-	defer close(d.flushDone)
-	outbox.Batches(d.results, 512, d.record)
-}
-
+// record writes a batch of attempt outcomes in one transaction.
 func (d *Dispatcher) record(batch []store.DeliveryResult) {
 	if !outbox.Record(d.log, "webhook: record attempts", func(ctx context.Context) error { return d.store.CompleteDeliveries(ctx, batch) }) {
 		return
