@@ -15,6 +15,11 @@ import (
 // after it — Sent, in its file — and the migration recorded its sending
 // with the day, so a cancellation of it is a TK25 again; a payment that
 // was not sent stays Created with no file.
+//
+// It is the one Autogiro test left in internal/store: it tests a migration
+// of the store's sequence and needs RedoMigration, which only the store's
+// own tests can reach; it reads the result through the wing, which this
+// external test package may import (the store itself may not).
 func TestMigrationAutogiroSentPayments(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
