@@ -60,7 +60,7 @@ func CreateAccount(ctx context.Context, st *store.Store, a AutogiroAccount, now 
 		return err
 	})
 	if err != nil {
-		return AutogiroAccount{}, fmt.Errorf("autogiro: create autogiro account: %w", err)
+		return AutogiroAccount{}, fmt.Errorf("autogiro: create account: %w", err)
 	}
 	return a, nil
 }
@@ -90,7 +90,7 @@ func Account(ctx context.Context, st *store.Store, id string) (AutogiroAccount, 
 	a, err := scanAGAccount(st.Reader().QueryRow(ctx, `SELECT `+agAccountColumns+` FROM autogiro_accounts
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenant, id))
 	if err != nil {
-		return AutogiroAccount{}, fmt.Errorf("autogiro: autogiro account %s: %w", id, store.NotFound(err))
+		return AutogiroAccount{}, fmt.Errorf("autogiro: account %s: %w", id, store.NotFound(err))
 	}
 	return a, nil
 }
@@ -108,7 +108,7 @@ func ListAccounts(ctx context.Context, st *store.Store, f AutogiroAccountFilter,
 		return nil, "", err
 	}
 	if err := st.RequireParents(ctx, store.Parents{Organization: f.OrganizationID}); err != nil {
-		return nil, "", fmt.Errorf("autogiro: list autogiro accounts: %w", err)
+		return nil, "", fmt.Errorf("autogiro: list accounts: %w", err)
 	}
 	q := store.TenantFilter("", tenant)
 	q.Add("deleted_at IS NULL")
@@ -121,7 +121,7 @@ func ListAccounts(ctx context.Context, st *store.Store, f AutogiroAccountFilter,
 	tail := q.Page("id", p)
 	out, err := store.QueryAll(ctx, st.Reader(), scanAGAccount, `SELECT `+agAccountColumns+` FROM autogiro_accounts`+q.Where()+tail, q.Args()...)
 	if err != nil {
-		return nil, "", fmt.Errorf("autogiro: list autogiro accounts: %w", err)
+		return nil, "", fmt.Errorf("autogiro: list accounts: %w", err)
 	}
 	if out == nil {
 		out = []AutogiroAccount{}
@@ -162,7 +162,7 @@ func UpdateAccount(ctx context.Context, st *store.Store, a AutogiroAccount, now 
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("autogiro: update autogiro account %s: %w", a.ID, err)
+		return fmt.Errorf("autogiro: update account %s: %w", a.ID, err)
 	}
 	return nil
 }
@@ -191,7 +191,7 @@ func DeleteAccount(ctx context.Context, st *store.Store, id string, now time.Tim
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("autogiro: delete autogiro account %s: %w", id, err)
+		return fmt.Errorf("autogiro: delete account %s: %w", id, err)
 	}
 	return nil
 }
@@ -280,7 +280,7 @@ func CreateMandateIn(ctx context.Context, tx *store.Tx, m AutogiroMandate, now t
 		return err
 	}()
 	if err != nil {
-		return AutogiroMandate{}, fmt.Errorf("autogiro: create autogiro mandate: %w", err)
+		return AutogiroMandate{}, fmt.Errorf("autogiro: create mandate: %w", err)
 	}
 	return m, nil
 }
@@ -296,7 +296,7 @@ func Mandate(ctx context.Context, st *store.Store, id string) (AutogiroMandate, 
 	}
 	m, err := scanAGMandate(st.Reader().QueryRow(ctx, `SELECT `+agMandateColumns+agMandateFrom+` WHERE m.tenant_id = $1 AND m.id = $2`, tenant, id))
 	if err != nil {
-		return AutogiroMandate{}, fmt.Errorf("autogiro: autogiro mandate %s: %w", id, store.NotFound(err))
+		return AutogiroMandate{}, fmt.Errorf("autogiro: mandate %s: %w", id, store.NotFound(err))
 	}
 	return m, nil
 }
@@ -317,17 +317,17 @@ func ListMandates(ctx context.Context, st *store.Store, f AutogiroMandateFilter,
 		return nil, "", err
 	}
 	if err := st.RequireParents(ctx, store.Parents{Subscriber: f.SubscriberID}); err != nil {
-		return nil, "", fmt.Errorf("autogiro: list autogiro mandates: %w", err)
+		return nil, "", fmt.Errorf("autogiro: list mandates: %w", err)
 	}
 	if f.AccountID != "" {
 		if _, err := Account(ctx, st, f.AccountID); err != nil {
-			return nil, "", fmt.Errorf("autogiro: list autogiro mandates: %w", err)
+			return nil, "", fmt.Errorf("autogiro: list mandates: %w", err)
 		}
 	}
 	if f.SubscriberNumber != nil {
 		var one int
 		if err := st.Reader().QueryRow(ctx, `SELECT 1 FROM subscribers WHERE tenant_id = $1 AND subscriber_number = $2`, tenant, *f.SubscriberNumber).Scan(&one); err != nil {
-			return nil, "", fmt.Errorf("autogiro: list autogiro mandates: subscriber number %d: %w", *f.SubscriberNumber, store.NotFound(err))
+			return nil, "", fmt.Errorf("autogiro: list mandates: subscriber number %d: %w", *f.SubscriberNumber, store.NotFound(err))
 		}
 	}
 	q := store.TenantFilter("m", tenant)
@@ -353,7 +353,7 @@ func ListMandates(ctx context.Context, st *store.Store, f AutogiroMandateFilter,
 	tail := q.Page("m.id", p)
 	out, err := store.QueryAll(ctx, st.Reader(), scanAGMandate, `SELECT `+agMandateColumns+agMandateFrom+q.Where()+tail, q.Args()...)
 	if err != nil {
-		return nil, "", fmt.Errorf("autogiro: list autogiro mandates: %w", err)
+		return nil, "", fmt.Errorf("autogiro: list mandates: %w", err)
 	}
 	if out == nil {
 		out = []AutogiroMandate{}
@@ -379,7 +379,7 @@ func CancelMandate(ctx context.Context, st *store.Store, id string, now time.Tim
 		return EndMandate(ctx, tx, m, AutogiroCancelled, "", "Merchant", m.Status != AutogiroCreated, now)
 	})
 	if err != nil {
-		return fmt.Errorf("autogiro: cancel autogiro mandate %s: %w", id, err)
+		return fmt.Errorf("autogiro: cancel mandate %s: %w", id, err)
 	}
 	return nil
 }
@@ -438,7 +438,7 @@ func MandatesToRelease(ctx context.Context, st *store.Store) ([]string, error) {
 		return id, r.Scan(&id)
 	}, `SELECT id FROM autogiro_mandates WHERE tenant_id = $1 AND NOT released ORDER BY id`, tenant)
 	if err != nil {
-		return nil, fmt.Errorf("autogiro: autogiro mandates to release: %w", err)
+		return nil, fmt.Errorf("autogiro: mandates to release: %w", err)
 	}
 	return ids, nil
 }
@@ -452,7 +452,7 @@ func MarkMandateReleased(ctx context.Context, st *store.Store, id string) error 
 	}
 	_, err = st.Writer().Exec(ctx, `UPDATE autogiro_mandates SET released = TRUE WHERE tenant_id = $1 AND id = $2`, tenant, id)
 	if err != nil {
-		return fmt.Errorf("autogiro: release autogiro mandate %s: %w", id, err)
+		return fmt.Errorf("autogiro: release mandate %s: %w", id, err)
 	}
 	return nil
 }
@@ -559,7 +559,7 @@ func CreateTransaction(ctx context.Context, st *store.Store, t AutogiroTransacti
 		return existing, err
 	}
 	if err != nil {
-		return AutogiroTransaction{}, fmt.Errorf("autogiro: create autogiro transaction: %w", err)
+		return AutogiroTransaction{}, fmt.Errorf("autogiro: create transaction: %w", err)
 	}
 	return t, nil
 }
@@ -576,7 +576,7 @@ func Transaction(ctx context.Context, st *store.Store, id string) (AutogiroTrans
 	t, err := scanAGTransaction(st.Reader().QueryRow(ctx, `SELECT `+agTransactionColumns+agTransactionFrom+`
 		WHERE t.tenant_id = $1 AND t.id = $2`, tenant, id))
 	if err != nil {
-		return AutogiroTransaction{}, fmt.Errorf("autogiro: autogiro transaction %s: %w", id, store.NotFound(err))
+		return AutogiroTransaction{}, fmt.Errorf("autogiro: transaction %s: %w", id, store.NotFound(err))
 	}
 	return t, nil
 }
@@ -590,7 +590,7 @@ func InvoiceDebit(ctx context.Context, st *store.Store, invoiceID string) (Autog
 	t, err := scanAGTransaction(st.Writer().QueryRow(ctx, `SELECT `+agTransactionColumns+agTransactionFrom+`
 		WHERE t.tenant_id = $1 AND t.open_invoice_id = $2`, tenant, invoiceID))
 	if err != nil {
-		return AutogiroTransaction{}, fmt.Errorf("autogiro: autogiro debit of invoice %s: %w", invoiceID, store.NotFound(err))
+		return AutogiroTransaction{}, fmt.Errorf("autogiro: debit of invoice %s: %w", invoiceID, store.NotFound(err))
 	}
 	return t, nil
 }
@@ -610,7 +610,7 @@ func ListTransactions(ctx context.Context, st *store.Store, f AutogiroTransactio
 	}
 	if f.MandateID != "" {
 		if _, err := Mandate(ctx, st, f.MandateID); err != nil {
-			return nil, "", fmt.Errorf("autogiro: list autogiro transactions: %w", err)
+			return nil, "", fmt.Errorf("autogiro: list transactions: %w", err)
 		}
 	}
 	q := store.TenantFilter("t", tenant)
@@ -627,7 +627,7 @@ func ListTransactions(ctx context.Context, st *store.Store, f AutogiroTransactio
 	tail := q.Page("t.id", p)
 	out, err := store.QueryAll(ctx, st.Reader(), scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+q.Where()+tail, q.Args()...)
 	if err != nil {
-		return nil, "", fmt.Errorf("autogiro: list autogiro transactions: %w", err)
+		return nil, "", fmt.Errorf("autogiro: list transactions: %w", err)
 	}
 	if out == nil {
 		out = []AutogiroTransaction{}
@@ -653,7 +653,7 @@ func waitForClaim(ctx context.Context, tx *store.Tx, id string) error {
 		ON q.tenant_id = t.tenant_id AND q.account_id = t.account_id AND q.transaction_id = t.id
 		WHERE t.tenant_id = $1 AND t.id = $2 FOR UPDATE OF q`, tx.TenantID(), id)
 	if err != nil {
-		return fmt.Errorf("autogiro: autogiro transaction %s: %w", id, err)
+		return fmt.Errorf("autogiro: transaction %s: %w", id, err)
 	}
 	return nil
 }
@@ -689,7 +689,7 @@ func CancelTransaction(ctx context.Context, st *store.Store, id string, now time
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("autogiro: cancel autogiro transaction %s: %w", id, err)
+		return fmt.Errorf("autogiro: cancel transaction %s: %w", id, err)
 	}
 	return nil
 }
