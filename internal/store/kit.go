@@ -50,6 +50,16 @@ func (tx *Tx) QueryBuilt(ctx context.Context, query string, args ...any) (*sql.R
 	return tx.tx.QueryContext(ctx, query, args...)
 }
 
+// InsertRows inserts rows into table, each a value for every column of
+// columns (comma-separated, in the values' order), with onConflict (e.g.
+// "ON CONFLICT DO NOTHING", or "") after every statement: multi-row
+// INSERTs in chunks on SQLite, COPY for larger sets on PostgreSQL. A
+// wing's bulk writes (an imported file's payments) take the store's
+// fastest path without writing it again.
+func (tx *Tx) InsertRows(ctx context.Context, table, columns string, rows [][]any, onConflict string) error {
+	return tx.insertRows(ctx, table, columns, rows, onConflict)
+}
+
 // Pool runs single statements outside a transaction on one of the store's
 // pools, for a wing's reads and its one-statement writes.
 type Pool struct {
