@@ -668,6 +668,31 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 		fmt.Fprintf(&wingColumns, ", COALESCE(%[1]s.n, 0), %[1]s.doc, %[1]s.amount", x)
 		wingJoins.WriteString("\n\t\t" + named(w.Table, w.Column, w.Amount) + " " + x + " ON " + x + ".item_id = it.id")
 	}
+	// One set of scan targets for every row (Scan overwrites them all).
+	var (
+		id, kind, account, code                   string
+		source, sourceID, invoice, invoiceAccount sql.NullString
+		amount, cn, pn, rn                        int64
+		cDoc, cAccount, pDoc, pAccount, rDoc      sql.NullString
+		cAmount, pAmount, rAmount                 sql.NullInt64
+		wn                                        = make([]int64, len(wings))
+		wDoc                                      = make([]sql.NullString, len(wings))
+		wAmount                                   = make([]sql.NullInt64, len(wings))
+	)
+	dest := []any{&id, &kind, &amount, &account, &code, &source, &sourceID, &cn, &cDoc, &cAmount, &cAccount,
+		&pn, &pDoc, &pAmount, &pAccount, &rn, &rDoc, &rAmount, &invoice, &invoiceAccount}
+	for i := range wings {
+		dest = append(dest, &wn[i], &wDoc[i], &wAmount[i])
+	}
+	// The documents that name the item, by source kind.
+	type namedBy struct {
+		kind string
+		n    *int64
+	}
+	docs := []namedBy{{ItemSourceCreditNote, &cn}, {ItemSourcePayment, &pn}, {ItemSourceReminder, &rn}}
+	for i, w := range wings {
+		docs = append(docs, namedBy{w.Kind, &wn[i]})
+	}
 	_, err := r.each(ctx, q, "account item sources", `SELECT it.id, it.kind, it.amount, it.account_id, a.currency, it.source_kind, it.source_id,
 		COALESCE(c.n, 0), c.doc, c.amount, c.account, COALESCE(p.n, 0), p.doc, p.amount, p.account,
 		COALESCE(rm.n, 0), rm.doc, rm.amount, inv.id, inv.account_id`+wingColumns.String()+`
@@ -678,21 +703,6 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 		`+named("reminders", "fee_item_id", "fee")+` rm ON rm.item_id = it.id`+wingJoins.String()+`
 		LEFT JOIN invoices inv ON it.source_kind = 'Proration' AND inv.tenant_id = it.tenant_id AND inv.id = it.source_id
 		WHERE it.tenant_id = $1 ORDER BY it.id`, func(rows *sql.Rows) error {
-		var (
-			id, kind, account, code                   string
-			source, sourceID, invoice, invoiceAccount sql.NullString
-			amount, cn, pn, rn                        int64
-			cDoc, cAccount, pDoc, pAccount, rDoc      sql.NullString
-			cAmount, pAmount, rAmount                 sql.NullInt64
-			wn                                        = make([]int64, len(wings))
-			wDoc                                      = make([]sql.NullString, len(wings))
-			wAmount                                   = make([]sql.NullInt64, len(wings))
-		)
-		dest := []any{&id, &kind, &amount, &account, &code, &source, &sourceID, &cn, &cDoc, &cAmount, &cAccount,
-			&pn, &pDoc, &pAmount, &pAccount, &rn, &rDoc, &rAmount, &invoice, &invoiceAccount}
-		for i := range wings {
-			dest = append(dest, &wn[i], &wDoc[i], &wAmount[i])
-		}
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
@@ -702,20 +712,9 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 		bad := func(format string, args ...any) {
 			r.problem(RuleItemSource, "account_items", id, fix, "%s of %s: "+format, append([]any{kind, fmtMoney(amount, code)}, args...)...)
 		}
-		// The documents that name the item, by source kind.
-		docs := []struct {
-			kind string
-			n    int64
-		}{{ItemSourceCreditNote, cn}, {ItemSourcePayment, pn}, {ItemSourceReminder, rn}}
-		for i, w := range wings {
-			docs = append(docs, struct {
-				kind string
-				n    int64
-			}{w.Kind, wn[i]})
-		}
 		for _, d := range docs {
-			if d.n > 0 && d.kind != source.String {
-				bad("%d %s documents name it, but its source is %q", d.n, d.kind, source.String)
+			if *d.n > 0 && d.kind != source.String {
+				bad("%d %s documents name it, but its source is %q", *d.n, d.kind, source.String)
 			}
 		}
 		// one checks the one document of the item's source kind.
