@@ -57,7 +57,7 @@ func autogiroExport(ctx context.Context, args []string, stdout, stderr io.Writer
 	// is what holds them (see exportfile.go).
 	fmt.Fprintf(stderr, "stored as file %s; writing %s\n", f.ID, name)
 	if _, err := writeStored(name, pauser(getenv, stderr), func(w io.Writer) error {
-		return st.CopyAutogiroExportFile(tctx, f.ID, w)
+		return autogiro.CopyExportFile(tctx, st, f.ID, w)
 	}); err != nil {
 		return storedFileError(err, "submission file", f.ID, fmt.Sprintf("kadens autogiro fetch --tenant %s --file %s -o %s", *tenant, f.ID, name))
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/atomicfile"
+	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -138,11 +139,11 @@ func autogiroFetch(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return err
 	}
-	var f store.AutogiroExportFile
+	var f autogiro.AutogiroExportFile
 	if *latest {
-		f, err = st.LatestAutogiroExportFile(tctx, *org)
+		f, err = autogiro.LatestExportFile(tctx, st, *org)
 	} else {
-		f, err = st.AutogiroExportFile(tctx, *id)
+		f, err = autogiro.StoredExportFile(tctx, st, *id)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no such stored Autogiro submission file in tenant %s", *tenant)
@@ -154,7 +155,7 @@ func autogiroFetch(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if name == "" {
 		name = f.FileName
 	}
-	n, err := writeStored(name, func(string) {}, func(w io.Writer) error { return st.CopyAutogiroExportFile(tctx, f.ID, w) })
+	n, err := writeStored(name, func(string) {}, func(w io.Writer) error { return autogiro.CopyExportFile(tctx, st, f.ID, w) })
 	if err != nil {
 		return err
 	}

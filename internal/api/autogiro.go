@@ -51,7 +51,7 @@ type AutogiroAccountView struct {
 	UpdatedAt              time.Time `json:"updatedAt"`
 }
 
-func accountView(a store.AutogiroAccount) AutogiroAccountView { return AutogiroAccountView(a) }
+func accountView(a autogiro.AutogiroAccount) AutogiroAccountView { return AutogiroAccountView(a) }
 
 type autogiroAccountListParams struct {
 	ListParams
@@ -90,7 +90,7 @@ type AutogiroMandateView struct {
 	UpdatedAt         time.Time `json:"updatedAt"`
 }
 
-func mandateView(m store.AutogiroMandate) AutogiroMandateView {
+func mandateView(m autogiro.AutogiroMandate) AutogiroMandateView {
 	return AutogiroMandateView{ID: m.ID, AccountID: m.AccountID, SubscriberID: m.SubscriberID, SubscriberNumber: m.SubscriberNumber,
 		PayerNumber: m.PayerNumber, ClearingNumber: m.ClearingNumber, BankAccountNumber: m.BankAccountNumber, PayerID: m.PayerID,
 		InternetBank: m.InternetBank, Status: m.Status, StatusCode: m.StatusCode, CancelledBy: m.CancelledBy,
@@ -144,7 +144,7 @@ type TransactionView struct {
 
 var sek, _ = money.LookupCurrency("SEK")
 
-func transactionView(t store.AutogiroTransaction) TransactionView {
+func transactionView(t autogiro.AutogiroTransaction) TransactionView {
 	return TransactionView{ID: t.ID, MandateID: t.MandateID, AccountID: t.AccountID, Kind: t.Kind,
 		Amount: catalog.NewAmount(t.AmountMinor, sek), Currency: "SEK", PaymentDate: t.PaymentDate, Reference: t.Reference,
 		InvoiceID: t.InvoiceID, Status: t.Status, StatusCode: t.StatusCode, IsCancelled: t.IsCancelled,
@@ -198,7 +198,7 @@ func (s *Server) autogiroRoutes() {
 		summary: "Get an Autogiro account", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(AutogiroAccountView)}, respNotFound),
 		handle: getOne(func(ctx context.Context, id string) (AutogiroAccountView, error) {
-			a, err := s.store.AutogiroAccount(ctx, id)
+			a, err := autogiro.Account(ctx, s.store, id)
 			return accountView(a), err
 		})})
 	s.add(route{method: http.MethodPut, path: "/autogiro/account/{id}", id: "updateAutogiroAccount", tag: tag,
@@ -236,7 +236,7 @@ func (s *Server) autogiroRoutes() {
 		summary: "Get an Autogiro mandate", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(AutogiroMandateView)}, respNotFound),
 		handle: getOne(func(ctx context.Context, id string) (AutogiroMandateView, error) {
-			m, err := s.store.AutogiroMandate(ctx, id)
+			m, err := autogiro.Mandate(ctx, s.store, id)
 			return mandateView(m), err
 		})})
 	s.add(route{method: http.MethodDelete, path: "/autogiro/mandate/{id}", id: "deleteAutogiroMandate", tag: tag,
@@ -256,7 +256,7 @@ func (s *Server) autogiroRoutes() {
 		summary: "Get an Autogiro transaction", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(TransactionView)}, respNotFound),
 		handle: getOne(func(ctx context.Context, id string) (TransactionView, error) {
-			t, err := s.store.AutogiroTransaction(ctx, id)
+			t, err := autogiro.Transaction(ctx, s.store, id)
 			return transactionView(t), err
 		})})
 	s.add(route{method: http.MethodDelete, path: "/autogiro/transaction/{id}", id: "deleteAutogiroTransaction", tag: tag,
@@ -276,8 +276,8 @@ func (s *Server) autogiroRoutes() {
 		handle: s.importAutogiro})
 }
 
-func (s *Server) accountInput(errs *validation.Errors, in AutogiroAccountUpdate) store.AutogiroAccount {
-	var a store.AutogiroAccount
+func (s *Server) accountInput(errs *validation.Errors, in AutogiroAccountUpdate) autogiro.AutogiroAccount {
+	var a autogiro.AutogiroAccount
 	if v := trimmed(in.BankgiroCustomerNumber); v == "" {
 		errs.Add("bankgiroCustomerNumber", "is required")
 	} else if c, err := autogiro.CustomerNumber(v); err != nil {
@@ -313,7 +313,7 @@ func (s *Server) createAutogiroAccount(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	a.OrganizationID = org
-	a, err := s.store.CreateAutogiroAccount(r.Context(), a, s.now())
+	a, err := autogiro.CreateAccount(r.Context(), s.store, a, s.now())
 	if err != nil {
 		return err
 	}
@@ -325,7 +325,7 @@ func (s *Server) listAutogiroAccounts(w http.ResponseWriter, r *http.Request) er
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.AutogiroAccountFilter{OrganizationID: queryID(q, "OrganizationId", &errs),
+	f := autogiro.AutogiroAccountFilter{OrganizationID: queryID(q, "OrganizationId", &errs),
 		CustomerNumber: strings.TrimLeft(strings.TrimSpace(q.Get("BankgiroCustomerNumber")), "0")}
 	if v := strings.TrimSpace(q.Get("BankgiroNumber")); v != "" {
 		f.BankgiroNumber = strings.NewReplacer("-", "", " ", "").Replace(v)
@@ -333,7 +333,7 @@ func (s *Server) listAutogiroAccounts(w http.ResponseWriter, r *http.Request) er
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := s.store.ListAutogiroAccounts(r.Context(), f, p)
+	list, next, err := autogiro.ListAccounts(r.Context(), s.store, f, p)
 	if err != nil {
 		return err
 	}
@@ -360,7 +360,7 @@ func (s *Server) updateAutogiroAccount(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	a.ID = id
-	if err := s.store.UpdateAutogiroAccount(r.Context(), a, s.now()); err != nil {
+	if err := autogiro.UpdateAccount(r.Context(), s.store, a, s.now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -372,7 +372,7 @@ func (s *Server) deleteAutogiroAccount(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteAutogiroAccount(r.Context(), id, s.now()); err != nil {
+	if err := autogiro.DeleteAccount(r.Context(), s.store, id, s.now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -386,7 +386,7 @@ func (s *Server) createAutogiroMandate(w http.ResponseWriter, r *http.Request) e
 	}
 	var (
 		errs validation.Errors
-		m    store.AutogiroMandate
+		m    autogiro.AutogiroMandate
 	)
 	uuidField := func(name string, p *string) string {
 		v := strings.ToLower(trimmed(p))
@@ -434,7 +434,7 @@ func (s *Server) createAutogiroMandate(w http.ResponseWriter, r *http.Request) e
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	m, err := s.store.CreateAutogiroMandate(r.Context(), m, s.now())
+	m, err := autogiro.CreateMandate(r.Context(), s.store, m, s.now())
 	if err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func (s *Server) listAutogiroMandates(w http.ResponseWriter, r *http.Request) er
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.AutogiroMandateFilter{AccountID: queryID(q, "AccountId", &errs), SubscriberID: queryID(q, "SubscriberId", &errs),
+	f := autogiro.AutogiroMandateFilter{AccountID: queryID(q, "AccountId", &errs), SubscriberID: queryID(q, "SubscriberId", &errs),
 		BankAccountNumber: strings.TrimLeft(strings.NewReplacer("-", "", " ", "", ".", "").Replace(q.Get("BankAccountNumber")), "0")}
 	if v := strings.TrimSpace(q.Get("SubscriberNumber")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -464,7 +464,7 @@ func (s *Server) listAutogiroMandates(w http.ResponseWriter, r *http.Request) er
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := s.store.ListAutogiroMandates(r.Context(), f, p)
+	list, next, err := autogiro.ListMandates(r.Context(), s.store, f, p)
 	if err != nil {
 		return err
 	}
@@ -485,7 +485,7 @@ func (s *Server) deleteAutogiroMandate(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if err := s.store.CancelAutogiroMandate(r.Context(), id, now); err != nil {
+	if err := autogiro.CancelMandate(r.Context(), s.store, id, now); err != nil {
 		return err
 	}
 	tenant, err := tenancy.From(r.Context())
@@ -510,7 +510,7 @@ func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 	}
 	var (
 		errs validation.Errors
-		t    store.AutogiroTransaction
+		t    autogiro.AutogiroTransaction
 	)
 	t.MandateID = strings.ToLower(trimmed(in.MandateID))
 	switch {
@@ -519,7 +519,7 @@ func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 	case !store.ValidID(t.MandateID):
 		errs.Add("mandateId", "must be a uuid")
 	}
-	t.Kind = oneOf(&errs, "kind", in.Kind, store.AutogiroDebit, store.AutogiroDebit, store.AutogiroRefund)
+	t.Kind = oneOf(&errs, "kind", in.Kind, autogiro.AutogiroDebit, autogiro.AutogiroDebit, autogiro.AutogiroRefund)
 	if in.Amount == "" {
 		errs.Add("amount", "is required")
 	} else if minor, err := money.ParseMinor(string(in.Amount), sek); err != nil {
@@ -553,8 +553,8 @@ func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	t, err = s.store.CreateAutogiroTransaction(r.Context(), t, s.now())
-	if errors.Is(err, store.ErrAutogiroInvoiceDebited) {
+	t, err = autogiro.CreateTransaction(r.Context(), s.store, t, s.now())
+	if errors.Is(err, autogiro.ErrAutogiroInvoiceDebited) {
 		return validation.Field("invoiceId", "invoice %s has a live Autogiro debit already: transaction %s", *in.InvoiceID, t.ID)
 	}
 	if err != nil {
@@ -568,11 +568,11 @@ func (s *Server) listAutogiroTransactions(w http.ResponseWriter, r *http.Request
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.AutogiroTransactionFilter{MandateID: queryID(q, "MandateId", &errs), IsCancelled: queryBool(q, "IsCancelled", &errs)}
+	f := autogiro.AutogiroTransactionFilter{MandateID: queryID(q, "MandateId", &errs), IsCancelled: queryBool(q, "IsCancelled", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := s.store.ListAutogiroTransactions(r.Context(), f, p)
+	list, next, err := autogiro.ListTransactions(r.Context(), s.store, f, p)
 	if err != nil {
 		return err
 	}
@@ -589,7 +589,7 @@ func (s *Server) deleteAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	if err := s.store.CancelAutogiroTransaction(r.Context(), id, s.now()); err != nil {
+	if err := autogiro.CancelTransaction(r.Context(), s.store, id, s.now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -625,7 +625,7 @@ func (s *Server) getAutogiroExportFile(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	f, err := s.store.AutogiroExportFile(r.Context(), id)
+	f, err := autogiro.StoredExportFile(r.Context(), s.store, id)
 	if err != nil {
 		return err
 	}
@@ -635,7 +635,7 @@ func (s *Server) getAutogiroExportFile(w http.ResponseWriter, r *http.Request) e
 	w.WriteHeader(http.StatusOK)
 	// Chunk by chunk from the store: a 100,000-payment file (8 MB) is
 	// never in memory whole.
-	if err := s.store.CopyAutogiroExportFile(r.Context(), id, w); err != nil {
+	if err := autogiro.CopyExportFile(r.Context(), s.store, id, w); err != nil {
 		return fmt.Errorf("api: write autogiro file: %w", err)
 	}
 	return nil

@@ -44,7 +44,7 @@ func parseFile(t *testing.T, b []byte) []autogiro.Record {
 func fileContent(t *testing.T, st *store.Store, ctx context.Context, id string) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := st.CopyAutogiroExportFile(ctx, id, &b); err != nil {
+	if err := autogiro.CopyExportFile(ctx, st, id, &b); err != nil {
 		t.Error(err)
 	}
 	return b.Bytes()
@@ -83,7 +83,7 @@ func TestAutogiroRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			subs[i] = s.ID
-			m, err := e.Store.CreateAutogiroMandate(ctx, store.AutogiroMandate{AccountID: account, SubscriberID: s.ID,
+			m, err := autogiro.CreateMandate(ctx, e.Store, autogiro.AutogiroMandate{AccountID: account, SubscriberID: s.ID,
 				PayerNumber: fmt.Sprint(100000 + i), ClearingNumber: "3300", BankAccountNumber: "1212121212", PayerID: "191212121212"}, now)
 			if err != nil {
 				t.Fatal(err)
@@ -170,11 +170,11 @@ func TestAutogiroRoundTrip(t *testing.T) {
 		}
 		date := autogiro.AddBankingDays(autogiro.Today(now), 5).Format(time.DateOnly)
 		for i := nInvoices; i < nTx; i++ {
-			kind := store.AutogiroDebit
+			kind := autogiro.AutogiroDebit
 			if i%100 == 99 {
-				kind = store.AutogiroRefund
+				kind = autogiro.AutogiroRefund
 			}
-			if _, err := e.Store.CreateAutogiroTransaction(ctx, store.AutogiroTransaction{MandateID: active[i%len(active)], Kind: kind,
+			if _, err := autogiro.CreateTransaction(ctx, e.Store, autogiro.AutogiroTransaction{MandateID: active[i%len(active)], Kind: kind,
 				AmountMinor: int64(1000 + i), PaymentDate: date, Reference: fmt.Sprintf("T%d", i)}, now); err != nil {
 				t.Fatal(err)
 			}
@@ -269,7 +269,7 @@ func TestAutogiroRoundTrip(t *testing.T) {
 			count := map[string]int{}
 			page := store.Page{Limit: 1000}
 			for {
-				list, next, err := e.Store.ListAutogiroTransactions(ctx, store.AutogiroTransactionFilter{}, page)
+				list, next, err := autogiro.ListTransactions(ctx, e.Store, autogiro.AutogiroTransactionFilter{}, page)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -287,7 +287,7 @@ func TestAutogiroRoundTrip(t *testing.T) {
 				count["Completed"]+count["Failed"]+count["Sent"]+count["Cancelled"] != nTx || int64(count["Sent"]+count["Cancelled"]) != retried {
 				t.Fatalf("transaction states %v", count)
 			}
-			ms, _, err := e.Store.ListAutogiroMandates(ctx, store.AutogiroMandateFilter{IncludeCancelled: true, IncludeRejected: true}, store.Page{Limit: 1000})
+			ms, _, err := autogiro.ListMandates(ctx, e.Store, autogiro.AutogiroMandateFilter{IncludeCancelled: true, IncludeRejected: true}, store.Page{Limit: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,7 +333,7 @@ func TestAutogiroRoundTrip(t *testing.T) {
 // refOfInvoice is the reference of an invoice's debit.
 func refOfInvoice(t *testing.T, e *apitest.Env, tn apitest.Tenant, invoiceID string) string {
 	t.Helper()
-	d, err := e.Store.AutogiroInvoiceDebit(tenantCtx(tn), invoiceID)
+	d, err := autogiro.InvoiceDebit(tenantCtx(tn), e.Store, invoiceID)
 	if err != nil {
 		t.Fatal(err)
 	}

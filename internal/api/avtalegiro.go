@@ -108,7 +108,7 @@ type AvtaleGiroImportInput struct {
 
 // AvtaleGiroImportResult answers an import.
 type AvtaleGiroImportResult struct {
-	store.AvtaleGiroImport
+	avtalegiro.AvtaleGiroImport
 	Settled  int `json:"settled" description:"OCR payments recorded as payments (settling invoices by KID)."`
 	Problems int `json:"problems" description:"OCR payments that matched no claim or invoice; kept with the reason."`
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -167,7 +168,7 @@ func (s *Server) mandateReference(ctx context.Context, errs *validation.Errors, 
 		}
 		names = []string{m.ID, m.KID}
 	case store.ProviderAutogiro:
-		m, err := s.store.AutogiroMandate(ctx, id)
+		m, err := autogiro.Mandate(ctx, s.store, id)
 		if errors.Is(err, store.ErrNotFound) {
 			errs.Add(idField, "no Autogiro mandate %s in this tenant", id)
 			return ref, nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -54,13 +55,13 @@ func TestSequencesAfterClientExtremes(t *testing.T) {
 		t.Run("Autogiro payer numbers", func(t *testing.T) {
 			tn := e.For(t).NewTenant("autogiro", true)
 			f := newAGFixture(t, tn)
-			mandate := func(sub, payer string) store.AutogiroMandate {
+			mandate := func(sub, payer string) autogiro.AutogiroMandate {
 				body := map[string]any{"accountId": f.account, "subscriberId": sub, "clearingNumber": "3300",
 					"bankAccountNumber": "121212-1212", "payerId": "19121212-1212"}
 				if payer != "" {
 					body["payerNumber"] = payer
 				}
-				var m store.AutogiroMandate
+				var m autogiro.AutogiroMandate
 				tn.Do("GET", "/autogiro/mandate/"+create(t, tn, "/autogiro/mandate", body), nil).JSON(t, &m)
 				return m
 			}

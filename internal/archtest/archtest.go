@@ -8,7 +8,9 @@
 //
 //   - domain: money, period, catalog, billing, checkdigit, bankaccount,
 //     country (and validation, which they share): rules without I/O.
-//   - store: SQL on SQLite and PostgreSQL.
+//   - store: SQL on SQLite and PostgreSQL: the engines, transactions,
+//     migrations, the shared records and the query kit the wings' own SQL
+//     runs on. It imports no wing (Wings).
 //   - application: engine (and the packages beside it: webhook, provider,
 //     idp, auth, invoicedoc, demo, tenantimport), which open the store's
 //     transactions.
@@ -82,6 +84,14 @@ var Composition = []string{"cmd/...", "internal/server"}
 // a whole server.
 var TestHelpers = []string{"internal/apitest"}
 
+// Wings are the integrations and services that own their rules and their
+// tables' SQL (internal/autogiro: records.go, sql.go) on top of the store's
+// query kit. The store imports none of them, nor a package under them: its
+// arrows point down, and a wing's code in the store is a wing's code that
+// every other wing links and nobody owns.
+var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "internal/peppol/...", "internal/webhook/...",
+	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/..."}
+
 // restricted maps a package to who may import it.
 var restricted = map[string][]string{
 	"internal/api":    {"cmd/...", "internal/server"},
@@ -130,6 +140,9 @@ func CheckImports(pkgs []Package) []Violation {
 		if slices.Contains(Domain, strings.TrimPrefix(r, "internal/")) && strings.HasPrefix(r, "internal/") {
 			out = append(out, checkDomain(p)...)
 		}
+		if matches(r, "internal/store/...") {
+			out = append(out, checkStore(p)...)
+		}
 		for _, imp := range p.Imports {
 			allowed, ok := restricted[rel(imp)]
 			if !ok {
@@ -138,6 +151,21 @@ func CheckImports(pkgs []Package) []Violation {
 			if !slices.ContainsFunc(allowed, func(pat string) bool { return matches(r, pat) }) {
 				out = append(out, Violation{"layers", r, fmt.Sprintf("imports %s, which only %s may import", rel(imp), strings.Join(allowed, ", "))})
 			}
+		}
+	}
+	return out
+}
+
+// checkStore applies the store's rule: no wing among its imports.
+func checkStore(p Package) []Violation {
+	var out []Violation
+	for _, imp := range p.Imports {
+		ri := rel(imp)
+		if ri == "" {
+			continue
+		}
+		if slices.ContainsFunc(Wings, func(w string) bool { return matches(ri, w) }) {
+			out = append(out, Violation{"store", rel(p.ImportPath), "imports " + ri + ", a wing: a wing's SQL lives in the wing, on the store's query kit"})
 		}
 	}
 	return out

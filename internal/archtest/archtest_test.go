@@ -103,6 +103,9 @@ func TestLayers(t *testing.T) {
 	for _, d := range Domain {
 		find(t, pkgs, "internal/"+d) // a renamed domain package must be renamed here too
 	}
+	for _, w := range Wings {
+		find(t, pkgs, strings.TrimSuffix(w, "/...")) // and a renamed wing
+	}
 	for _, v := range CheckImports(pkgs) {
 		t.Error(v)
 	}
@@ -151,6 +154,13 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"apitest may not use api", Package{ImportPath: m("internal/apitest"), Imports: []string{m("internal/api")}}, "imports internal/api"},
 		{"cmd may", Package{ImportPath: m("cmd/kadens"), Imports: []string{m("internal/server"), m("internal/config")}}, ""},
 		{"server may use api", Package{ImportPath: m("internal/server"), Imports: []string{m("internal/api")}}, ""},
+		{"store imports a wing", Package{ImportPath: m("internal/store"), Imports: []string{m("internal/autogiro")}}, "imports internal/autogiro, a wing"},
+		{"store imports a wing's sub-package", Package{ImportPath: m("internal/store"), Imports: []string{m("internal/peppol/peppoltest")}}, "imports internal/peppol/peppoltest, a wing"},
+		{"storetest imports a wing", Package{ImportPath: m("internal/store/storetest"), Imports: []string{m("internal/webhook")}}, "imports internal/webhook, a wing"},
+		{"store may use the domain and its own helpers", Package{ImportPath: m("internal/store"),
+			Imports: []string{m("internal/billing"), m("internal/tenancy"), m("internal/rowcache"), m("internal/autogirofile")}}, ""},
+		{"store imports a wing's format", Package{ImportPath: m("internal/store"), Imports: []string{m("internal/avtalegiro/ocrgiro")}}, "imports internal/avtalegiro/ocrgiro, a wing"},
+		{"a wing may use the store", Package{ImportPath: m("internal/autogiro"), Imports: []string{m("internal/store")}}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -73,8 +74,8 @@ func TestDateChangesAndPayerRefunds(t *testing.T) {
 		e.export(d1)
 		e.importFile(advice("20261123", [3]string{"1001", "04", "32"}), d1)
 		d2 := at("2026-11-23T08:00:00Z")
-		moved := e.payment(m, store.AutogiroDebit, 24900, "2026-12-01", "INV-1", d2)
-		kept := e.payment(m, store.AutogiroDebit, 9900, "2026-12-01", "INV-2", d2)
+		moved := e.payment(m, autogiro.AutogiroDebit, 24900, "2026-12-01", "INV-1", d2)
+		kept := e.payment(m, autogiro.AutogiroDebit, 9900, "2026-12-01", "INV-2", d2)
 		e.export(d2)
 
 		report := cancellationsReport("20261125",
@@ -84,11 +85,11 @@ func TestDateChangesAndPayerRefunds(t *testing.T) {
 		if res.PaymentsRedated != 1 || res.PaymentsCancelled != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "comment code 15") {
 			t.Fatalf("date changes: %+v", res)
 		}
-		tr, err := st.AutogiroTransaction(e.ctx, moved)
-		if err != nil || tr.PaymentDate != "2026-12-15" || tr.Status != store.AutogiroSent || tr.StatusCode != "29/18" {
+		tr, err := autogiro.Transaction(e.ctx, st, moved)
+		if err != nil || tr.PaymentDate != "2026-12-15" || tr.Status != autogiro.AutogiroSent || tr.StatusCode != "29/18" {
 			t.Fatalf("moved debit: %+v %v", tr, err)
 		}
-		if tr, _ := st.AutogiroTransaction(e.ctx, kept); tr.PaymentDate != "2026-12-01" || tr.Status != store.AutogiroSent {
+		if tr, _ := autogiro.Transaction(e.ctx, st, kept); tr.PaymentDate != "2026-12-01" || tr.Status != autogiro.AutogiroSent {
 			t.Fatalf("debit Bankgirot did not move: %+v", tr)
 		}
 		if again := e.importFile(report, d2); !again.AlreadyImported {
@@ -111,12 +112,12 @@ func TestDateChangesAndPayerRefunds(t *testing.T) {
 		if res.RefundsByPayerBank != 1 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "matches no completed debit") {
 			t.Fatalf("refunds: %+v", res)
 		}
-		tr, _ = st.AutogiroTransaction(e.ctx, moved)
-		if tr.Status != store.AutogiroCompleted || tr.PayerRefundDate == nil || *tr.PayerRefundDate != "2026-12-19" ||
+		tr, _ = autogiro.Transaction(e.ctx, st, moved)
+		if tr.Status != autogiro.AutogiroCompleted || tr.PayerRefundDate == nil || *tr.PayerRefundDate != "2026-12-19" ||
 			tr.PayerRefundCode != "02" || tr.RefundChargeID != nil {
 			t.Fatalf("refunded debit: %+v", tr)
 		}
-		if left, err := st.AutogiroRefundsToBook(e.ctx, 10); err != nil || len(left) != 0 {
+		if left, err := autogiro.RefundsToBook(e.ctx, st, 10); err != nil || len(left) != 0 {
 			t.Fatalf("a debit of no invoice waits for a charge: %v %v", left, err)
 		}
 		if again := e.importFile(refund, d2); !again.AlreadyImported {

@@ -31,11 +31,11 @@ func TestImportBatchesMatchAsOne(t *testing.T) {
 				e.export(d1)
 				e.importFile(advice("20261123", [3]string{"1001", "04", "32"}, [3]string{"1002", "04", "32"}), d1)
 				d2 := at("2026-11-23T08:00:00Z")
-				twin1 := e.payment(m, store.AutogiroDebit, 24900, "2026-12-01", "INV-1", d2)
-				twin2 := e.payment(m, store.AutogiroDebit, 24900, "2026-12-01", "INV-1", d2)
-				failed := e.payment(m, store.AutogiroDebit, 9900, "2026-12-01", "INV-2", d2)
-				padded := e.payment(other, store.AutogiroDebit, 24900, "2026-12-01", "77", d2)
-				open := e.payment(other, store.AutogiroDebit, 100, "2026-12-01", "INV-3", d2)
+				twin1 := e.payment(m, autogiro.AutogiroDebit, 24900, "2026-12-01", "INV-1", d2)
+				twin2 := e.payment(m, autogiro.AutogiroDebit, 24900, "2026-12-01", "INV-1", d2)
+				failed := e.payment(m, autogiro.AutogiroDebit, 9900, "2026-12-01", "INV-2", d2)
+				padded := e.payment(other, autogiro.AutogiroDebit, 24900, "2026-12-01", "77", d2)
+				open := e.payment(other, autogiro.AutogiroDebit, 100, "2026-12-01", "INV-3", d2)
 				e.export(d2)
 
 				spec := paymentSpecOf("20261201120000000001", [][5]string{
@@ -52,9 +52,9 @@ func TestImportBatchesMatchAsOne(t *testing.T) {
 					len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "line 7:") || !strings.Contains(res.Notes[0], "payer 9999") {
 					t.Fatalf("import: %+v", res)
 				}
-				for id, want := range map[string]string{twin1: store.AutogiroCompleted, twin2: store.AutogiroCompleted,
-					failed: store.AutogiroFailed, padded: store.AutogiroCompleted, open: store.AutogiroSent} {
-					if tr, err := st.AutogiroTransaction(e.ctx, id); err != nil || tr.Status != want {
+				for id, want := range map[string]string{twin1: autogiro.AutogiroCompleted, twin2: autogiro.AutogiroCompleted,
+					failed: autogiro.AutogiroFailed, padded: autogiro.AutogiroCompleted, open: autogiro.AutogiroSent} {
+					if tr, err := autogiro.Transaction(e.ctx, st, id); err != nil || tr.Status != want {
 						t.Errorf("transaction %s: %s, want %s (%v)", id, tr.Status, want, err)
 					}
 				}

@@ -29,14 +29,14 @@ const Provider = "Autogiro"
 // not confirmed would leave invoices unpaid without saying why.
 func CheckReference(ctx context.Context, st *store.Store, tenant, reference string) error {
 	ctx = tenancy.With(ctx, tenant)
-	m, err := st.AutogiroMandate(ctx, reference)
+	m, err := Mandate(ctx, st, reference)
 	if errors.Is(err, store.ErrNotFound) {
 		return validation.Field("providerAgreementReference", "must be the id of an Autogiro mandate of this tenant; %q is none", reference)
 	}
 	if err != nil {
 		return err
 	}
-	if m.Status != store.AutogiroActive {
+	if m.Status != AutogiroActive {
 		return validation.Field("providerAgreementReference", "Autogiro mandate %s is %s: an agreement needs an active mandate (one Bankgirot has confirmed)", m.ID, m.Status)
 	}
 	return nil
@@ -44,20 +44,20 @@ func CheckReference(ctx context.Context, st *store.Store, tenant, reference stri
 
 // mandateOf returns the mandate of an invoice's Autogiro agreement, or
 // false when the invoice is not paid by Autogiro.
-func mandateOf(ctx context.Context, st *store.Store, inv store.Invoice) (store.AutogiroMandate, bool, error) {
+func mandateOf(ctx context.Context, st *store.Store, inv store.Invoice) (AutogiroMandate, bool, error) {
 	if inv.PaymentAgreementID == nil {
-		return store.AutogiroMandate{}, false, nil
+		return AutogiroMandate{}, false, nil
 	}
 	a, err := st.PaymentAgreement(ctx, *inv.PaymentAgreementID)
 	if err != nil {
-		return store.AutogiroMandate{}, false, fmt.Errorf("autogiro: agreement of invoice %s: %w", inv.ID, err)
+		return AutogiroMandate{}, false, fmt.Errorf("autogiro: agreement of invoice %s: %w", inv.ID, err)
 	}
 	if a.ProviderType != store.ProviderAutogiro {
-		return store.AutogiroMandate{}, false, nil
+		return AutogiroMandate{}, false, nil
 	}
-	m, err := st.AutogiroMandate(ctx, a.ProviderAgreementReference)
+	m, err := Mandate(ctx, st, a.ProviderAgreementReference)
 	if err != nil {
-		return store.AutogiroMandate{}, false, fmt.Errorf("autogiro: mandate %q of agreement %s: %w", a.ProviderAgreementReference, a.ID, err)
+		return AutogiroMandate{}, false, fmt.Errorf("autogiro: mandate %q of agreement %s: %w", a.ProviderAgreementReference, a.ID, err)
 	}
 	return m, true, nil
 }
@@ -77,7 +77,7 @@ func InvoiceIssued(ctx context.Context, st *store.Store, tenant, invoiceID strin
 	if err != nil || !ok {
 		return err
 	}
-	if m.Status == store.AutogiroCancelled || m.Status == store.AutogiroRejected {
+	if m.Status == AutogiroCancelled || m.Status == AutogiroRejected {
 		return nil // the agreement is being released; the invoice is paid by bank transfer
 	}
 	if inv.Currency != "SEK" {
@@ -94,10 +94,10 @@ func InvoiceIssued(ctx context.Context, st *store.Store, tenant, invoiceID strin
 	if ref == "" || len(ref) > 16 {
 		ref = strconv.FormatInt(inv.InvoiceNumber, 10)
 	}
-	_, err = st.CreateAutogiroTransaction(ctx, store.AutogiroTransaction{MandateID: m.ID, Kind: store.AutogiroDebit,
+	_, err = CreateTransaction(ctx, st, AutogiroTransaction{MandateID: m.ID, Kind: AutogiroDebit,
 		AmountMinor: inv.Gross.Minor, PaymentDate: PaymentDate(due, Today(now)).Format(time.DateOnly), Reference: ref,
 		InvoiceID: &inv.ID}, now)
-	if errors.Is(err, store.ErrAutogiroInvoiceDebited) {
+	if errors.Is(err, ErrAutogiroInvoiceDebited) {
 		return nil
 	}
 	return err
@@ -109,17 +109,17 @@ func InvoiceIssued(ctx context.Context, st *store.Store, tenant, invoiceID strin
 // was paid.
 func InvoiceCredited(ctx context.Context, st *store.Store, tenant, invoiceID string, now time.Time) error {
 	ctx = tenancy.With(ctx, tenant)
-	t, err := st.AutogiroInvoiceDebit(ctx, invoiceID)
+	t, err := InvoiceDebit(ctx, st, invoiceID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if t.Status != store.AutogiroCreated && t.Status != store.AutogiroSent {
+	if t.Status != AutogiroCreated && t.Status != AutogiroSent {
 		return nil
 	}
-	return st.CancelAutogiroTransaction(ctx, t.ID, now)
+	return CancelTransaction(ctx, st, t.ID, now)
 }
 
 // MandateEnded releases the Autogiro payment agreements of a mandate that
@@ -138,7 +138,7 @@ func MandateEnded(ctx context.Context, st *store.Store, tenant, mandateID string
 			return fmt.Errorf("autogiro: release agreement %s of mandate %s: %w", a.ID, mandateID, err)
 		}
 	}
-	return st.MarkAutogiroMandateReleased(ctx, mandateID)
+	return MarkMandateReleased(ctx, st, mandateID)
 }
 
 // Release runs MandateEnded for every ended mandate of the context's
@@ -149,7 +149,7 @@ func Release(ctx context.Context, st *store.Store, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	ids, err := st.AutogiroMandatesToRelease(ctx)
+	ids, err := MandatesToRelease(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -168,27 +168,27 @@ func Release(ctx context.Context, st *store.Store, now time.Time) error {
 // payment is recorded once however often Settle runs.
 func Settle(ctx context.Context, st *store.Store, now time.Time) error {
 	for {
-		ts, err := st.AutogiroToSettle(ctx, 500)
+		ts, err := ToSettle(ctx, st, 500)
 		if err != nil || len(ts) == 0 {
 			return err
 		}
 		for _, t := range ts {
 			var paymentID *string
-			if t.Kind == store.AutogiroDebit && t.InvoiceID != nil {
+			if t.Kind == AutogiroDebit && t.InvoiceID != nil {
 				p, err := settleOne(ctx, st, t, now)
 				if err != nil {
 					return err
 				}
 				paymentID = &p
 			}
-			if err := st.MarkAutogiroSettled(ctx, t.ID, paymentID); err != nil {
+			if err := MarkSettled(ctx, st, t.ID, paymentID); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-func settleOne(ctx context.Context, st *store.Store, t store.AutogiroTransaction, now time.Time) (string, error) {
+func settleOne(ctx context.Context, st *store.Store, t AutogiroTransaction, now time.Time) (string, error) {
 	inv, err := st.Invoice(ctx, *t.InvoiceID)
 	if err != nil {
 		return "", fmt.Errorf("autogiro: settle transaction %s: %w", t.ID, err)
@@ -200,7 +200,7 @@ func settleOne(ctx context.Context, st *store.Store, t store.AutogiroTransaction
 	in := invoicing.NewPayment{PaymentDemandID: inv.PaymentDemandID, PaymentAgreementID: inv.PaymentAgreementID,
 		Status: store.PaymentSucceeded, Amount: t.AmountMinor, Currency: inv.Currency, PaidAt: paidAt, PaidAtGiven: true,
 		Provider: Provider, ProviderReference: t.ID, Now: now}
-	if t.Status == store.AutogiroFailed {
+	if t.Status == AutogiroFailed {
 		in.Status = store.PaymentFailed
 		reason := "Autogiro: " + failureText(t.StatusCode)
 		in.FailureReason = &reason
@@ -243,7 +243,7 @@ var errRefundBooked = errors.New("autogiro: refund charge booked already")
 // accounted for on the invoice, owed again — not a new sale.
 func BookRefunds(ctx context.Context, st *store.Store, now time.Time) error {
 	for {
-		ts, err := st.AutogiroRefundsToBook(ctx, 500)
+		ts, err := RefundsToBook(ctx, st, 500)
 		if err != nil || len(ts) == 0 {
 			return err
 		}
@@ -255,7 +255,7 @@ func BookRefunds(ctx context.Context, st *store.Store, now time.Time) error {
 	}
 }
 
-func bookRefund(ctx context.Context, st *store.Store, t store.AutogiroTransaction, now time.Time) error {
+func bookRefund(ctx context.Context, st *store.Store, t AutogiroTransaction, now time.Time) error {
 	inv, err := st.Invoice(ctx, *t.InvoiceID)
 	if err != nil {
 		return fmt.Errorf("autogiro: refund of transaction %s: %w", t.ID, err)
@@ -263,11 +263,11 @@ func bookRefund(ctx context.Context, st *store.Store, t store.AutogiroTransactio
 	desc := fmt.Sprintf("Autogiro: the payer's bank paid back the debit of invoice %d (%s)", inv.InvoiceNumber, refundText(t.PayerRefundCode))
 	return st.InTx(ctx, func(tx *store.Tx) error {
 		it, err := invoicing.BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemCharge, desc, t.AmountMinor, catalog.PercentOf(0), now,
-			store.ItemSource{Kind: store.ItemSourceAutogiroRefund, ID: t.ID})
+			store.ItemSource{Kind: ItemSourceRefund, ID: t.ID})
 		if err != nil {
 			return fmt.Errorf("autogiro: refund charge of transaction %s: %w", t.ID, err)
 		}
-		ok, err := tx.MarkAutogiroRefundBooked(ctx, t.ID, it.ID)
+		ok, err := MarkRefundBooked(ctx, tx, t.ID, it.ID)
 		if err != nil {
 			return err
 		}

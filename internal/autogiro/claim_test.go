@@ -36,14 +36,14 @@ func TestConcurrentExportsClaimPaymentsOnce(t *testing.T) {
 		for i, m := range mandates {
 			for j := range perMandate {
 				date := fmt.Sprintf("2026-12-%02d", 1+(i*7+j)%5)
-				want[e.payment(m, store.AutogiroDebit, int64(100+j), date, fmt.Sprintf("R%d-%d", i, j), d2)] = true
+				want[e.payment(m, autogiro.AutogiroDebit, int64(100+j), date, fmt.Sprintf("R%d-%d", i, j), d2)] = true
 			}
 		}
-		cancelled := e.payment(mandates[0], store.AutogiroDebit, 777, "2026-12-01", "CANCELLED", d2)
-		if err := st.CancelAutogiroTransaction(e.ctx, cancelled, d2); err != nil {
+		cancelled := e.payment(mandates[0], autogiro.AutogiroDebit, 777, "2026-12-01", "CANCELLED", d2)
+		if err := autogiro.CancelTransaction(e.ctx, st, cancelled, d2); err != nil {
 			t.Fatal(err)
 		}
-		waiting := e.payment(late, store.AutogiroDebit, 888, "2026-12-01", "WAITING", d2)
+		waiting := e.payment(late, autogiro.AutogiroDebit, 888, "2026-12-01", "WAITING", d2)
 
 		var (
 			wg    sync.WaitGroup
@@ -92,15 +92,15 @@ func TestConcurrentExportsClaimPaymentsOnce(t *testing.T) {
 			}
 		}
 		for id := range want {
-			tr, err := st.AutogiroTransaction(e.ctx, id)
-			if err != nil || tr.Status != store.AutogiroSent {
+			tr, err := autogiro.Transaction(e.ctx, st, id)
+			if err != nil || tr.Status != autogiro.AutogiroSent {
 				t.Fatalf("transaction %s: %s %v", id, tr.Status, err)
 			}
 		}
-		if tr, err := st.AutogiroTransaction(e.ctx, cancelled); err != nil || tr.Status != store.AutogiroCancelled {
+		if tr, err := autogiro.Transaction(e.ctx, st, cancelled); err != nil || tr.Status != autogiro.AutogiroCancelled {
 			t.Fatalf("cancelled debit: %s %v", tr.Status, err)
 		}
-		if tr, err := st.AutogiroTransaction(e.ctx, waiting); err != nil || tr.Status != store.AutogiroCreated {
+		if tr, err := autogiro.Transaction(e.ctx, st, waiting); err != nil || tr.Status != autogiro.AutogiroCreated {
 			t.Fatalf("debit of a mandate not active: %s %v", tr.Status, err)
 		}
 	})
@@ -146,7 +146,7 @@ func TestExportFileChunks(t *testing.T) {
 		if got := e.content(legacy); string(got) != string(old) {
 			t.Fatalf("legacy file %q", got)
 		}
-		if v, err := st.AutogiroExportFile(e.ctx, legacy); err != nil || v.Size != int64(len(old)) {
+		if v, err := autogiro.StoredExportFile(e.ctx, st, legacy); err != nil || v.Size != int64(len(old)) {
 			t.Fatalf("legacy file %+v %v", v, err)
 		}
 	})
@@ -167,9 +167,9 @@ func TestSentIsRecordedNotRewritten(t *testing.T) {
 		e.export(d1)
 		e.importFile(advice("20261123", [3]string{"4100", "04", "32"}), d1)
 		d2 := at("2026-11-24T08:00:00Z") // a Tuesday: the earliest payment date is the 25th
-		kept := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "KEPT", d2)
-		moved := e.payment(m, store.AutogiroDebit, 600, "2026-11-24", "MOVED", d2)
-		cancelled := e.payment(m, store.AutogiroDebit, 700, "2026-12-02", "CANCELLED", d2)
+		kept := e.payment(m, autogiro.AutogiroDebit, 500, "2026-12-01", "KEPT", d2)
+		moved := e.payment(m, autogiro.AutogiroDebit, 600, "2026-11-24", "MOVED", d2)
+		cancelled := e.payment(m, autogiro.AutogiroDebit, 700, "2026-12-02", "CANCELLED", d2)
 		d3 := d2.Add(time.Hour)
 		f := e.export(d3)
 		if f.Counts.Debits != 3 {
@@ -179,7 +179,7 @@ func TestSentIsRecordedNotRewritten(t *testing.T) {
 		var stored string
 		var updated time.Time
 		if err := st.DB().QueryRow(`SELECT status, updated_at FROM autogiro_transactions WHERE tenant_id = $1 AND id = $2`,
-			e.tenant, kept).Scan(&stored, &updated); err != nil || stored != store.AutogiroCreated || !updated.Equal(d2) {
+			e.tenant, kept).Scan(&stored, &updated); err != nil || stored != autogiro.AutogiroCreated || !updated.Equal(d2) {
 			t.Fatalf("the sent transaction's row was rewritten: %s %s %v", stored, updated, err)
 		}
 		var file, on string
@@ -188,26 +188,26 @@ func TestSentIsRecordedNotRewritten(t *testing.T) {
 			t.Fatalf("sent row: %s %s %v", file, on, err)
 		}
 		for id, date := range map[string]string{kept: "2026-12-01", moved: "2026-11-25", cancelled: "2026-12-02"} {
-			tr, err := st.AutogiroTransaction(e.ctx, id)
-			if err != nil || tr.Status != store.AutogiroSent || tr.SentFileID == nil || *tr.SentFileID != f.ID ||
+			tr, err := autogiro.Transaction(e.ctx, st, id)
+			if err != nil || tr.Status != autogiro.AutogiroSent || tr.SentFileID == nil || *tr.SentFileID != f.ID ||
 				!tr.UpdatedAt.Equal(d3) || tr.PaymentDate != date {
 				t.Fatalf("transaction %s: %+v %v", id, tr, err)
 			}
 		}
 		notCancelled := false
-		list, _, err := st.ListAutogiroTransactions(e.ctx, store.AutogiroTransactionFilter{MandateID: m, IsCancelled: &notCancelled},
+		list, _, err := autogiro.ListTransactions(e.ctx, st, autogiro.AutogiroTransactionFilter{MandateID: m, IsCancelled: &notCancelled},
 			store.Page{Limit: 10})
-		if err != nil || len(list) != 3 || list[0].Status != store.AutogiroSent {
+		if err != nil || len(list) != 3 || list[0].Status != autogiro.AutogiroSent {
 			t.Fatalf("list: %+v %v", list, err)
 		}
 		if _, err := autogiro.Export(e.ctx, st, e.org, d3, nil); !isNothing(err) {
 			t.Fatalf("a second export: %v", err)
 		}
 
-		if err := st.CancelAutogiroTransaction(e.ctx, cancelled, d3); err != nil {
+		if err := autogiro.CancelTransaction(e.ctx, st, cancelled, d3); err != nil {
 			t.Fatal(err)
 		}
-		if tr, err := st.AutogiroTransaction(e.ctx, cancelled); err != nil || tr.Status != store.AutogiroCancelled || !tr.CancelPending {
+		if tr, err := autogiro.Transaction(e.ctx, st, cancelled); err != nil || tr.Status != autogiro.AutogiroCancelled || !tr.CancelPending {
 			t.Fatalf("a sent payment cancelled: %+v %v", tr, err)
 		}
 		if _, err := autogiro.Export(e.ctx, st, e.org, d3, nil); !isNothing(err) {
@@ -221,7 +221,7 @@ func TestSentIsRecordedNotRewritten(t *testing.T) {
 		if res.PaymentsCompleted != 1 {
 			t.Fatalf("import: %+v", res)
 		}
-		if tr, err := st.AutogiroTransaction(e.ctx, kept); err != nil || tr.Status != store.AutogiroCompleted || tr.SentFileID == nil {
+		if tr, err := autogiro.Transaction(e.ctx, st, kept); err != nil || tr.Status != autogiro.AutogiroCompleted || tr.SentFileID == nil {
 			t.Fatalf("completed: %+v %v", tr, err)
 		}
 	})
@@ -240,7 +240,7 @@ func TestExportWritesWaitingPaymentAsItIs(t *testing.T) {
 		e.export(d1)
 		e.importFile(advice("20261123", [3]string{"4300", "04", "32"}), d1)
 		d2 := at("2026-11-24T08:00:00Z")
-		id := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "BEFORE", d2)
+		id := e.payment(m, autogiro.AutogiroDebit, 500, "2026-12-01", "BEFORE", d2)
 		if _, err := st.DB().Exec(`UPDATE autogiro_transactions SET kind = 'Refund', amount = 650, payment_date = '2026-12-03',
 			reference = 'AFTER' WHERE tenant_id = $1 AND id = $2`, e.tenant, id); err != nil {
 			t.Fatal(err)
@@ -278,7 +278,7 @@ func cancelDuringClaim(t *testing.T, st *store.Store) {
 	d1 := at("2026-11-20T08:00:00Z")
 	e := newEnv(t, st, d1)
 	m := e.mandate(4400, "3300", "121212-1212", "19121212-1212", d1)
-	id := e.payment(m, store.AutogiroDebit, 500, "2026-12-01", "RACE", d1)
+	id := e.payment(m, autogiro.AutogiroDebit, 500, "2026-12-01", "RACE", d1)
 	claim, err := st.DB().Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func cancelDuringClaim(t *testing.T, st *store.Store) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- st.CancelAutogiroTransaction(e.ctx, id, d1.Add(24*time.Hour)) }()
+	go func() { done <- autogiro.CancelTransaction(e.ctx, st, id, d1.Add(24*time.Hour)) }()
 	for waiting := 0; waiting == 0; {
 		select {
 		case err := <-done:
@@ -316,7 +316,7 @@ func cancelDuringClaim(t *testing.T, st *store.Store) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if tr, err := st.AutogiroTransaction(e.ctx, id); err != nil || tr.Status != store.AutogiroCancelled || !tr.CancelPending {
+	if tr, err := autogiro.Transaction(e.ctx, st, id); err != nil || tr.Status != autogiro.AutogiroCancelled || !tr.CancelPending {
 		t.Fatalf("cancelled while being sent: %+v %v", tr, err)
 	}
 }

@@ -46,7 +46,7 @@ var ErrNothingToExport = validation.Field("organizationId", "nothing is pending 
 
 // ExportFile is what an export wrote.
 type ExportFile struct {
-	store.AutogiroExportFile
+	AutogiroExportFile
 	Counts Counts
 }
 
@@ -61,7 +61,7 @@ type ExportFile struct {
 func Export(ctx context.Context, st *store.Store, organizationID string, now time.Time, progress func(records int)) (ExportFile, error) {
 	var out ExportFile
 	err := st.InTx(ctx, func(tx *store.Tx) error {
-		accounts, err := tx.AutogiroAccountsOf(ctx, organizationID)
+		accounts, err := AccountsOf(ctx, tx, organizationID)
 		if errors.Is(err, store.ErrNotFound) {
 			return validation.Field("organizationId", "there is no organization %s", organizationID)
 		}
@@ -71,7 +71,7 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 		if len(accounts) == 0 {
 			return validation.Field("organizationId", "organization %s has no Autogiro account", organizationID)
 		}
-		f := store.AutogiroExportFile{ID: store.NewID(), OrganizationID: organizationID, CreatedAt: now.UTC().Truncate(time.Microsecond)}
+		f := AutogiroExportFile{ID: store.NewID(), OrganizationID: organizationID, CreatedAt: now.UTC().Truncate(time.Microsecond)}
 		today := Today(now)
 		todayS := today.Format(time.DateOnly)
 		// Bankgirot needs payment orders by the banking day before the
@@ -99,7 +99,7 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 		}
 		for _, a := range accounts {
 			w := NewWriter(spool, Opening{Written: today, CustomerNumber: a.BankgiroCustomerNumber, Bankgiro: a.BankgiroNumber})
-			mandates, err := tx.ClaimAutogiroMandates(ctx, a.ID, f.ID, todayS, now)
+			mandates, err := ClaimMandates(ctx, tx, a.ID, f.ID, todayS, now)
 			if err != nil {
 				return fmt.Errorf("autogiro: export: %w", err)
 			}
@@ -115,7 +115,7 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 				counts.NewMandates++
 				tick()
 			}
-			cancels, err := tx.ClaimAutogiroMandateCancellations(ctx, a.ID, f.ID, todayS, now)
+			cancels, err := ClaimMandateCancellations(ctx, tx, a.ID, f.ID, todayS, now)
 			if err != nil {
 				return fmt.Errorf("autogiro: export: %w", err)
 			}
@@ -127,10 +127,10 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 				counts.MandateCancellations++
 				tick()
 			}
-			err = tx.ClaimAutogiroPayments(ctx, a.ID, f.ID, todayS, earliest, now, func(p store.AutogiroPaymentItem) error {
+			err = ClaimPayments(ctx, tx, a.ID, f.ID, todayS, earliest, now, func(p AutogiroPaymentItem) error {
 				rec := PaymentRecord{TK: TKDebit, Date: mustDate(p.PaymentDate), PayerNumber: p.PayerNumber,
 					Amount: p.Amount, Bankgiro: a.BankgiroNumber, Reference: p.Reference}
-				if p.Kind == store.AutogiroRefund {
+				if p.Kind == AutogiroRefund {
 					rec.TK = TKPayout
 					counts.Refunds++
 				} else {
@@ -147,12 +147,12 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 			}
 			f.DebitTotal += w.DebitTotal
 			f.RefundTotal += w.PayoutTotal
-			amend, err := tx.ClaimAutogiroPaymentCancellations(ctx, a.ID, f.ID, todayS, now)
+			amend, err := ClaimPaymentCancellations(ctx, tx, a.ID, f.ID, todayS, now)
 			if err != nil {
 				return fmt.Errorf("autogiro: export: %w", err)
 			}
 			if len(amend) > 0 {
-				payers, err := tx.AutogiroPayerNumbers(ctx, a.ID)
+				payers, err := PayerNumbers(ctx, tx, a.ID)
 				if err != nil {
 					return fmt.Errorf("autogiro: export: %w", err)
 				}
@@ -160,7 +160,7 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 			}
 			for _, p := range amend {
 				code := TKDebit
-				if p.Kind == store.AutogiroRefund {
+				if p.Kind == AutogiroRefund {
 					code = TKPayout
 				}
 				if err := w.Amendment(AmendmentRecord{TK: TKCancelOne, Bankgiro: a.BankgiroNumber, PayerNumber: p.PayerNumber,
@@ -186,13 +186,13 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 		if f.Size, err = spool.Seek(0, io.SeekCurrent); err != nil {
 			return fmt.Errorf("autogiro: export: %w", err)
 		}
-		if err := tx.InsertAutogiroExportFile(ctx, f); err != nil {
+		if err := InsertExportFile(ctx, tx, f); err != nil {
 			return err
 		}
 		if _, err := spool.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("autogiro: export: %w", err)
 		}
-		cw := tx.AutogiroExportFileWriter(ctx, f.ID)
+		cw := ExportFileWriter(ctx, tx, f.ID)
 		if _, err := io.Copy(cw, spool); err != nil {
 			return fmt.Errorf("autogiro: export: %w", err)
 		}
@@ -247,7 +247,7 @@ func lessPayer(a, b string) bool {
 // per payment, and payments are compared in place: in a file of 100,000
 // the map lookups and struct copies of each comparison were a fifth of
 // the export's Go time.
-func sortPayments(ps []store.AutogiroPaymentItem, payers map[string]string) {
+func sortPayments(ps []AutogiroPaymentItem, payers map[string]string) {
 	for i := range ps {
 		ps[i].PayerNumber = payers[ps[i].MandateID]
 	}

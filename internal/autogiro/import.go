@@ -87,7 +87,7 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, now time.Time) (I
 		if res.Kind == "" {
 			return validation.Field("file", "line 1: a submission file (Kadens' own export), not a report from Bankgirot")
 		}
-		summary, already, err := tx.RecordAutogiroImport(ctx, res.ImportID, hex.EncodeToString(h.Sum(nil)), res.Kind, now)
+		summary, already, err := RecordImport(ctx, tx, res.ImportID, hex.EncodeToString(h.Sum(nil)), res.Kind, now)
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func Import(ctx context.Context, st *store.Store, r io.Reader, now time.Time) (I
 		if err != nil {
 			return err
 		}
-		return tx.SetAutogiroImportSummary(ctx, res.ImportID, string(b))
+		return SetImportSummary(ctx, tx, res.ImportID, string(b))
 	})
 	if err != nil && !errors.Is(err, errAlreadyImported) {
 		return ImportResult{}, err
@@ -133,9 +133,9 @@ type applier struct {
 	tx      *store.Tx
 	res     *ImportResult
 	now     time.Time
-	account store.AutogiroAccount
+	account AutogiroAccount
 	// sectionID marks the transactions this section changed, so a later
-	// batch of it finds them again (store.AutogiroOpenPayments).
+	// batch of it finds them again (OpenPayments).
 	sectionID string
 	// matching: the section's records name transactions.
 	matching bool
@@ -144,7 +144,7 @@ type applier struct {
 	batchSize int
 	// open payments the current batch can name by payer, kind, amount and
 	// reference; a record takes the first.
-	open map[paymentKey][]*store.AutogiroPaymentItem
+	open map[paymentKey][]*AutogiroPaymentItem
 	// pending are transaction states not written yet, by state.
 	pending map[result][]string
 }
@@ -174,7 +174,7 @@ func (a *applier) section(o *ReportOpening) error {
 		return err
 	}
 	a.res.Kind = o.Kind
-	acc, err := a.tx.AutogiroAccountByBankgiro(a.ctx, o.Bankgiro)
+	acc, err := AccountByBankgiro(a.ctx, a.tx, o.Bankgiro)
 	if errors.Is(err, store.ErrNotFound) {
 		return validation.Field("file", "line %d: no Autogiro account of this tenant has bankgiro %s", o.Line, FormatBankgiro(o.Bankgiro))
 	}
@@ -207,19 +207,19 @@ func (a *applier) applyBatch() error {
 	if len(a.batch) == 0 {
 		return nil
 	}
-	a.open = map[paymentKey][]*store.AutogiroPaymentItem{}
+	a.open = map[paymentKey][]*AutogiroPaymentItem{}
 	if a.matching {
 		if err := a.flush(); err != nil {
 			return err
 		}
-		var keys []store.AutogiroPaymentKey
+		var keys []AutogiroPaymentKey
 		for _, rec := range a.batch {
 			if k, ok := keyOf(rec); ok {
 				a.open[k] = nil
-				keys = append(keys, store.AutogiroPaymentKey{Payer: k.payer, Amount: k.amount})
+				keys = append(keys, AutogiroPaymentKey{Payer: k.payer, Amount: k.amount})
 			}
 		}
-		err := a.tx.AutogiroOpenPayments(a.ctx, a.account.ID, a.sectionID, keys, func(p store.AutogiroPaymentItem) error {
+		err := OpenPayments(a.ctx, a.tx, a.account.ID, a.sectionID, keys, func(p AutogiroPaymentItem) error {
 			k := paymentKey{p.PayerNumber, p.Kind, normRef(p.Reference), p.Amount}
 			if list, ok := a.open[k]; ok { // the query's payer × amount is wider than the keys
 				a.open[k] = append(list, &p)
@@ -243,9 +243,9 @@ func (a *applier) applyBatch() error {
 
 // take finds the open payment a report record speaks of: first by the
 // status it must have, preferring the payment date given.
-func (a *applier) take(payer, kind, ref string, amount int64, day time.Time, statuses ...string) *store.AutogiroPaymentItem {
+func (a *applier) take(payer, kind, ref string, amount int64, day time.Time, statuses ...string) *AutogiroPaymentItem {
 	list := a.open[paymentKey{payer, kind, normRef(ref), amount}]
-	var best *store.AutogiroPaymentItem
+	var best *AutogiroPaymentItem
 	for _, p := range list {
 		ok := false
 		for _, s := range statuses {
@@ -263,9 +263,9 @@ func (a *applier) take(payer, kind, ref string, amount int64, day time.Time, sta
 
 func kindOf(tk int) string {
 	if tk == TKPayout {
-		return store.AutogiroRefund
+		return AutogiroRefund
 	}
-	return store.AutogiroDebit
+	return AutogiroDebit
 }
 
 func (a *applier) apply(rec Record) error {
@@ -292,9 +292,9 @@ func (a *applier) applyRecord(rec Record) error {
 	case *MandateAdvice:
 		return a.advice(r)
 	case *PaymentResult:
-		p := a.take(r.PayerNumber, kindOf(r.TK), r.Reference, r.Amount, r.Date, store.AutogiroSent, store.AutogiroCancelled)
+		p := a.take(r.PayerNumber, kindOf(r.TK), r.Reference, r.Amount, r.Date, AutogiroSent, AutogiroCancelled)
 		if p == nil {
-			if a.take(r.PayerNumber, kindOf(r.TK), r.Reference, r.Amount, r.Date, store.AutogiroCompleted, store.AutogiroFailed) != nil {
+			if a.take(r.PayerNumber, kindOf(r.TK), r.Reference, r.Amount, r.Date, AutogiroCompleted, AutogiroFailed) != nil {
 				a.res.Unchanged++
 				return nil
 			}
@@ -304,25 +304,25 @@ func (a *applier) applyRecord(rec Record) error {
 		switch r.Status {
 		case '0':
 			a.res.PaymentsCompleted++
-			return a.set(p, store.AutogiroCompleted, "0", true)
+			return a.set(p, AutogiroCompleted, "0", true)
 		case '9':
 			a.res.PaymentsRetrying++
-			return a.tx.SetAutogiroTransactionResult(a.ctx, p.ID, p.Status, "9", false, a.now)
+			return SetTransactionResult(a.ctx, a.tx, p.ID, p.Status, "9", false, a.now)
 		default:
 			a.res.PaymentsFailed++
-			return a.set(p, store.AutogiroFailed, string(r.Status), true)
+			return a.set(p, AutogiroFailed, string(r.Status), true)
 		}
 	case *RejectedPayment:
-		p := a.take(r.PayerNumber, kindOf(r.TK), r.Reference, r.Amount, r.Date, store.AutogiroSent, store.AutogiroCancelled)
+		p := a.take(r.PayerNumber, kindOf(r.TK), r.Reference, r.Amount, r.Date, AutogiroSent, AutogiroCancelled)
 		if p == nil {
 			a.res.note(r.Line, "rejected TK%02d of payer %s, %d öre matches no sent transaction", r.TK, r.PayerNumber, r.Amount)
 			return nil
 		}
 		a.res.PaymentsFailed++
-		return a.set(p, store.AutogiroFailed, "rejected "+r.Comment, true)
+		return a.set(p, AutogiroFailed, "rejected "+r.Comment, true)
 	case *CancellationResult:
 		kind := kindOf(r.PaymentTK)
-		p := a.take(r.PayerNumber, kind, r.Reference, r.Amount, r.Date, store.AutogiroSent, store.AutogiroCancelled)
+		p := a.take(r.PayerNumber, kind, r.Reference, r.Amount, r.Date, AutogiroSent, AutogiroCancelled)
 		if p == nil {
 			a.res.note(r.Line, "TK%02d (comment %s) of payer %s, %d öre matches no sent transaction", r.TK, r.Comment, r.PayerNumber, r.Amount)
 			return nil
@@ -331,15 +331,15 @@ func (a *applier) applyRecord(rec Record) error {
 		case r.TK >= 26 && (r.Comment == "14" || r.Comment == "18"):
 			return a.redate(p, r)
 		case r.TK <= 25 && r.Comment == "12", r.TK == 3 || r.TK == 11 || r.TK == 21:
-			if p.Status == store.AutogiroCancelled {
+			if p.Status == AutogiroCancelled {
 				a.res.Unchanged++
 			} else {
 				a.res.PaymentsCancelled++
 			}
-			return a.set(p, store.AutogiroCancelled, fmt.Sprintf("%02d/%s", r.TK, r.Comment), false)
+			return a.set(p, AutogiroCancelled, fmt.Sprintf("%02d/%s", r.TK, r.Comment), false)
 		default:
 			a.res.note(r.Line, "TK%02d of transaction %s: comment code %s (not cancelled)", r.TK, p.ID, r.Comment)
-			return a.tx.SetAutogiroTransactionResult(a.ctx, p.ID, p.Status, fmt.Sprintf("%02d/%s", r.TK, r.Comment), false, a.now)
+			return SetTransactionResult(a.ctx, a.tx, p.ID, p.Status, fmt.Sprintf("%02d/%s", r.TK, r.Comment), false, a.now)
 		}
 	case *Refund:
 		return a.refund(r)
@@ -354,9 +354,9 @@ func (a *applier) applyRecord(rec Record) error {
 
 // set records a transaction's new state; the UPDATEs are batched by
 // state (flush), since a payment specification may hold 100,000 records.
-func (a *applier) set(p *store.AutogiroPaymentItem, status, code string, settle bool) error {
+func (a *applier) set(p *AutogiroPaymentItem, status, code string, settle bool) error {
 	// Only a debit of an invoice becomes a payment (Settle).
-	settle = settle && p.HasInvoice && p.Kind == store.AutogiroDebit
+	settle = settle && p.HasInvoice && p.Kind == AutogiroDebit
 	k := result{status, code, settle}
 	if a.pending == nil {
 		a.pending = map[result][]string{}
@@ -377,7 +377,7 @@ type result struct {
 func (a *applier) flushOne(k result) error {
 	ids := a.pending[k]
 	delete(a.pending, k)
-	return a.tx.SetAutogiroTransactionResults(a.ctx, ids, a.sectionID, k.status, k.code, k.settle, a.now)
+	return SetTransactionResults(a.ctx, a.tx, ids, a.sectionID, k.status, k.code, k.settle, a.now)
 }
 
 // flush writes every batched state.
@@ -391,12 +391,12 @@ func (a *applier) flush() error {
 }
 
 func (a *applier) advice(r *MandateAdvice) error {
-	ms, err := a.tx.AutogiroMandatesByPayer(a.ctx, a.account.ID, r.PayerNumber)
+	ms, err := MandatesByPayer(a.ctx, a.tx, a.account.ID, r.PayerNumber)
 	if err != nil {
 		return err
 	}
 	code := r.Info + "/" + r.Comment
-	pick := func(statuses ...string) *store.AutogiroMandate {
+	pick := func(statuses ...string) *AutogiroMandate {
 		for i := range ms {
 			for _, s := range statuses {
 				if ms[i].Status == s {
@@ -408,31 +408,31 @@ func (a *applier) advice(r *MandateAdvice) error {
 	}
 	switch r.Info {
 	case "04", "42": // a new mandate: activated or refused
-		m := pick(store.AutogiroSent, store.AutogiroCreated, store.AutogiroActive, store.AutogiroRejected)
+		m := pick(AutogiroSent, AutogiroCreated, AutogiroActive, AutogiroRejected)
 		if m == nil {
 			a.res.note(r.Line, "mandate advice %s for payer %s matches no mandate", code, r.PayerNumber)
 			return nil
 		}
 		if r.Comment == "32" {
-			if m.Status == store.AutogiroActive {
+			if m.Status == AutogiroActive {
 				a.res.Unchanged++
 				return nil
 			}
-			if m.Status == store.AutogiroRejected {
+			if m.Status == AutogiroRejected {
 				a.res.note(r.Line, "payer %s: mandate %s was rejected before; this advice says active", r.PayerNumber, m.ID)
 				return nil
 			}
 			a.res.MandatesActivated++
-			return a.tx.SetAutogiroMandate(a.ctx, m.ID, store.AutogiroActive, code, a.now)
+			return SetMandate(a.ctx, a.tx, m.ID, AutogiroActive, code, a.now)
 		}
-		if m.Status == store.AutogiroRejected {
+		if m.Status == AutogiroRejected {
 			a.res.Unchanged++
 			return nil
 		}
 		a.res.MandatesRejected++
-		return a.tx.EndAutogiroMandate(a.ctx, *m, store.AutogiroRejected, code, "Bankgirot", false, a.now)
+		return EndMandate(a.ctx, a.tx, *m, AutogiroRejected, code, "Bankgirot", false, a.now)
 	case "03": // our cancellation
-		m := pick(store.AutogiroCancelled)
+		m := pick(AutogiroCancelled)
 		if m == nil {
 			a.res.note(r.Line, "cancellation advice %s for payer %s matches no cancelled mandate", code, r.PayerNumber)
 			return nil
@@ -446,11 +446,11 @@ func (a *applier) advice(r *MandateAdvice) error {
 		} else {
 			a.res.note(r.Line, "cancellation of mandate %s: comment code %s", m.ID, r.Comment)
 		}
-		return a.tx.SetAutogiroMandate(a.ctx, m.ID, store.AutogiroCancelled, code, a.now)
+		return SetMandate(a.ctx, a.tx, m.ID, AutogiroCancelled, code, a.now)
 	case "46", "43", "44", "10", "93": // ended by the payer, their bank or Bankgirot
-		m := pick(store.AutogiroActive, store.AutogiroSent, store.AutogiroCreated)
+		m := pick(AutogiroActive, AutogiroSent, AutogiroCreated)
 		if m == nil {
-			if pick(store.AutogiroCancelled, store.AutogiroRejected) != nil {
+			if pick(AutogiroCancelled, AutogiroRejected) != nil {
 				a.res.Unchanged++
 				return nil
 			}
@@ -462,7 +462,7 @@ func (a *applier) advice(r *MandateAdvice) error {
 			by = "Payer"
 		}
 		a.res.MandatesCancelled++
-		return a.tx.EndAutogiroMandate(a.ctx, *m, store.AutogiroCancelled, code, by, false, a.now)
+		return EndMandate(a.ctx, a.tx, *m, AutogiroCancelled, code, by, false, a.now)
 	}
 	a.res.note(r.Line, "mandate advice %s for payer %s: Kadens does not act on information code %s", code, r.PayerNumber, r.Info)
 	return nil
@@ -476,12 +476,12 @@ func (a *applier) emandate(r *EMandate) error {
 		a.res.Unchanged++ // a reminder of a request received before
 		return nil
 	}
-	ms, err := a.tx.AutogiroMandatesByPayer(a.ctx, a.account.ID, r.PayerNumber)
+	ms, err := MandatesByPayer(a.ctx, a.tx, a.account.ID, r.PayerNumber)
 	if err != nil {
 		return err
 	}
 	for _, m := range ms {
-		if m.Status == store.AutogiroCreated || m.Status == store.AutogiroSent || m.Status == store.AutogiroActive {
+		if m.Status == AutogiroCreated || m.Status == AutogiroSent || m.Status == AutogiroActive {
 			a.res.Unchanged++
 			return nil
 		}
@@ -495,7 +495,7 @@ func (a *applier) emandate(r *EMandate) error {
 		a.res.note(r.Line, "internet-bank mandate of payer %s: no subscriber has that number; answer it by hand", r.PayerNumber)
 		return nil
 	}
-	_, err = a.tx.CreateAutogiroMandate(a.ctx, store.AutogiroMandate{AccountID: a.account.ID, SubscriberID: sub,
+	_, err = CreateMandateIn(a.ctx, a.tx, AutogiroMandate{AccountID: a.account.ID, SubscriberID: sub,
 		PayerNumber: r.PayerNumber, ClearingNumber: r.Clearing, BankAccountNumber: r.Account, PayerID: r.PayerID,
 		InternetBank: true}, a.now)
 	if err != nil {
@@ -509,13 +509,13 @@ func (a *applier) emandate(r *EMandate) error {
 // or 18) to the sent payment it names: the payment date becomes the new
 // one; the state stays. Kadens never asks for date changes itself, but a
 // payee may through Bankgirot's internet service, and the report follows.
-func (a *applier) redate(p *store.AutogiroPaymentItem, r *CancellationResult) error {
+func (a *applier) redate(p *AutogiroPaymentItem, r *CancellationResult) error {
 	code := fmt.Sprintf("%02d/%s", r.TK, r.Comment)
 	if r.NewDate.IsZero() {
 		a.res.note(r.Line, "TK%02d of transaction %s: comment code %s without a new payment date", r.TK, p.ID, r.Comment)
 		return nil
 	}
-	if p.Status != store.AutogiroSent {
+	if p.Status != AutogiroSent {
 		a.res.note(r.Line, "TK%02d of transaction %s: moved to %s, but the transaction is %s", r.TK, p.ID, r.NewDate.Format(time.DateOnly), p.Status)
 		return nil
 	}
@@ -526,7 +526,7 @@ func (a *applier) redate(p *store.AutogiroPaymentItem, r *CancellationResult) er
 	}
 	a.res.PaymentsRedated++
 	p.PaymentDate = day
-	return a.tx.SetAutogiroTransactionDate(a.ctx, p.ID, day, code, a.now)
+	return SetTransactionDate(a.ctx, a.tx, p.ID, day, code, a.now)
 }
 
 // refund applies a TK77: the payer's bank paid a completed debit back
@@ -538,7 +538,7 @@ func (a *applier) redate(p *store.AutogiroPaymentItem, r *CancellationResult) er
 // preferring one not paid back yet and then the original payment date;
 // when every match is paid back already, the record is unchanged.
 //
-// The mark is a claim (SetAutogiroPayerRefund), and a lost claim reads
+// The mark is a claim (SetPayerRefund), and a lost claim reads
 // the debits again: another import running at once may have marked the
 // debit picked here between the read and the mark, and on PostgreSQL the
 // read does not see that until the other commits. Without the second read
@@ -548,11 +548,11 @@ func (a *applier) redate(p *store.AutogiroPaymentItem, r *CancellationResult) er
 func (a *applier) refund(r *Refund) error {
 	day := r.Date.Format(time.DateOnly)
 	for {
-		list, err := a.tx.AutogiroCompletedDebits(a.ctx, a.account.ID, r.PayerNumber, r.Amount)
+		list, err := CompletedDebits(a.ctx, a.tx, a.account.ID, r.PayerNumber, r.Amount)
 		if err != nil {
 			return err
 		}
-		var best *store.AutogiroPaymentItem
+		var best *AutogiroPaymentItem
 		for i := range list {
 			p := &list[i]
 			if normRef(p.Reference) != normRef(r.Reference) {
@@ -573,7 +573,7 @@ func (a *applier) refund(r *Refund) error {
 			a.res.Unchanged++
 			return nil
 		}
-		claimed, err := a.tx.SetAutogiroPayerRefund(a.ctx, best.ID, r.RefundDate.Format(time.DateOnly), r.Code, a.now)
+		claimed, err := SetPayerRefund(a.ctx, a.tx, best.ID, r.RefundDate.Format(time.DateOnly), r.Code, a.now)
 		if err != nil {
 			return err
 		}

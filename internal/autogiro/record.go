@@ -5,9 +5,11 @@
 // payments, cancellations and changes, internet-bank mandates). It also
 // validates the identifiers the files carry (validate.go) and knows
 // Bankgirot's banking days (bankday.go); those parts are pure, and files are
-// streamed record by record, never read whole. export.go, import.go and
-// billing.go compose them with the store: the export endpoint and command,
-// report import, and the hooks billing calls (docs/AUTOGIRO.md).
+// streamed record by record, never read whole. The wing's records and
+// their SQL (records.go, sql.go, sql_files.go) run on the store's query
+// kit; export.go, import.go and billing.go compose them: the export
+// endpoint and command, report import, and the hooks billing calls
+// (docs/AUTOGIRO.md).
 //
 // The layout is described in docs/AUTOGIRO.md; positions below are 1-based
 // and inclusive as in Bankgirot's manual.

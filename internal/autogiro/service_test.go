@@ -46,7 +46,7 @@ func newEnv(t testing.TB, st *store.Store, now time.Time) *env {
 		t.Fatal(err)
 	}
 	e.org = org.ID
-	a, err := st.CreateAutogiroAccount(e.ctx, store.AutogiroAccount{OrganizationID: org.ID, BankgiroCustomerNumber: "543210",
+	a, err := autogiro.CreateAccount(e.ctx, st, autogiro.AutogiroAccount{OrganizationID: org.ID, BankgiroCustomerNumber: "543210",
 		BankgiroNumber: bankgiro, Name: "Autogiro"}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func (e *env) mandate(n int64, clearing, account, payerID string, now time.Time)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	m, err := e.st.CreateAutogiroMandate(e.ctx, store.AutogiroMandate{AccountID: e.account, SubscriberID: e.subscriber(n),
+	m, err := autogiro.CreateMandate(e.ctx, e.st, autogiro.AutogiroMandate{AccountID: e.account, SubscriberID: e.subscriber(n),
 		ClearingNumber: ba.Clearing, BankAccountNumber: ba.Number, PayerID: id}, now)
 	if err != nil {
 		e.t.Fatal(err)
@@ -88,7 +88,7 @@ func (e *env) mandate(n int64, clearing, account, payerID string, now time.Time)
 
 func (e *env) payment(mandate, kind string, amount int64, date, ref string, now time.Time) string {
 	e.t.Helper()
-	tr, err := e.st.CreateAutogiroTransaction(e.ctx, store.AutogiroTransaction{MandateID: mandate, Kind: kind, AmountMinor: amount,
+	tr, err := autogiro.CreateTransaction(e.ctx, e.st, autogiro.AutogiroTransaction{MandateID: mandate, Kind: kind, AmountMinor: amount,
 		PaymentDate: date, Reference: ref}, now)
 	if err != nil {
 		e.t.Fatal(err)
@@ -109,7 +109,7 @@ func (e *env) export(now time.Time) autogiro.ExportFile {
 func (e *env) content(fileID string) []byte {
 	e.t.Helper()
 	var b bytes.Buffer
-	if err := e.st.CopyAutogiroExportFile(e.ctx, fileID, &b); err != nil {
+	if err := autogiro.CopyExportFile(e.ctx, e.st, fileID, &b); err != nil {
 		e.t.Fatal(err)
 	}
 	return b.Bytes()
@@ -187,24 +187,24 @@ func TestGoldenExport(t *testing.T) {
 			t.Fatalf("advice: %+v", res)
 		}
 		d2 := at("2026-11-23T08:00:00Z")
-		e.payment(a, store.AutogiroDebit, 24900, "2026-12-01", "INV-1", d2)
-		bDebit := e.payment(b, store.AutogiroDebit, 9900, "2026-12-01", "INV-2", d2)
+		e.payment(a, autogiro.AutogiroDebit, 24900, "2026-12-01", "INV-1", d2)
+		bDebit := e.payment(b, autogiro.AutogiroDebit, 9900, "2026-12-01", "INV-2", d2)
 		if f := e.export(d2); f.Counts.Debits != 2 {
 			t.Fatalf("second export %+v", f.Counts)
 		}
 		// The next day: cancel B's sent debit and C's mandate, new
 		// mandates, a debit with Å/Ä/Ö and a refund.
 		d3 := at("2026-11-24T09:30:00Z")
-		if err := st.CancelAutogiroTransaction(e.ctx, bDebit, d3); err != nil {
+		if err := autogiro.CancelTransaction(e.ctx, st, bDebit, d3); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.CancelAutogiroMandate(e.ctx, c, d3); err != nil {
+		if err := autogiro.CancelMandate(e.ctx, st, c, d3); err != nil {
 			t.Fatal(err)
 		}
 		e.mandate(1004, "8327-9", "912345600", "556123-4567", d3)
 		e.mandate(1005, "9020", "1000018", "19121212-1212", d3)
-		e.payment(a, store.AutogiroDebit, 49900, "2026-12-24", "ÅRSAVGIFT ÄÖ", d3) // Christmas Eve: stays, Bankgirot moves it
-		e.payment(a, store.AutogiroRefund, 5000, "2026-11-24", "ÅTERBET-1", d3)    // today: moved to the first possible day
+		e.payment(a, autogiro.AutogiroDebit, 49900, "2026-12-24", "ÅRSAVGIFT ÄÖ", d3) // Christmas Eve: stays, Bankgirot moves it
+		e.payment(a, autogiro.AutogiroRefund, 5000, "2026-11-24", "ÅTERBET-1", d3)    // today: moved to the first possible day
 		f := e.export(d3)
 		want := autogiro.Counts{NewMandates: 2, MandateCancellations: 1, Debits: 1, Refunds: 1, PaymentCancellations: 1}
 		if f.Counts != want || f.DebitTotal != 49900 || f.RefundTotal != 5000 {
@@ -226,7 +226,7 @@ func TestGoldenExport(t *testing.T) {
 		if got := e.content(f.ID); !bytes.Equal(got, wantFile) {
 			t.Fatalf("export:\n%s\nwant:\n%s", got, wantFile)
 		}
-		stored, err := st.AutogiroExportFile(e.ctx, f.ID)
+		stored, err := autogiro.StoredExportFile(e.ctx, st, f.ID)
 		if err != nil || stored.Size != int64(len(wantFile)) || stored.FileName != f.FileName {
 			t.Fatalf("stored file: %+v %v", stored, err)
 		}

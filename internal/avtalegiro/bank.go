@@ -277,10 +277,10 @@ func Sync(ctx context.Context, st *store.Store, bank *Bank, tenant, accountID st
 		return out, err
 	}
 	for _, rf := range remote {
-		var imp store.AvtaleGiroImport
+		var imp AvtaleGiroImport
 		err := bank.Fetch(ctx, account, rf.ID, func(r io.Reader) error {
 			var err error
-			imp, err = st.ImportAvtaleGiroFile(ctx, r, now)
+			imp, err = ImportFile(ctx, st, r, now)
 			if err != nil {
 				return fmt.Errorf("avtalegiro: import bank file %s: %w", rf.ID, err)
 			}

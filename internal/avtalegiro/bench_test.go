@@ -252,7 +252,7 @@ func BenchmarkImportOCR100k(b *testing.B) {
 			b.ResetTimer()
 			began, meter := cpuTime(), startPG(st, eng)
 			for i := 0; i < b.N; i++ {
-				res, err := st.ImportAvtaleGiroFile(ctx, bytes.NewReader(files[i]), benchNow)
+				res, err := avtalegiro.ImportFile(ctx, st, bytes.NewReader(files[i]), benchNow)
 				if err != nil || res.Payments != benchClaims {
 					b.Fatalf("import: %+v %v", res, err)
 				}
@@ -277,7 +277,7 @@ func BenchmarkSettle10k(b *testing.B) {
 			var took time.Duration
 			var cpu, pg time.Duration
 			for i := 0; i < b.N; i++ {
-				if _, err := st.ImportAvtaleGiroFile(ctx, bytes.NewReader(ocrFile(b, 100+i, n)), benchNow); err != nil {
+				if _, err := avtalegiro.ImportFile(ctx, st, bytes.NewReader(ocrFile(b, 100+i, n)), benchNow); err != nil {
 					b.Fatal(err)
 				}
 				c0, t0, meter := cpuTime(), time.Now(), startPG(st, eng)

@@ -281,14 +281,14 @@ func settle(ctx context.Context, st settler, record func(invoicing.NewPayment) (
 
 // ImportResult says what Import did.
 type ImportResult struct {
-	Import store.AvtaleGiroImport
+	Import AvtaleGiroImport
 	Settlement
 }
 
-// Import imports a file from the bank as it is read (store.ImportAvtaleGiroFile:
+// Import imports a file from the bank as it is read (ImportFile:
 // all or nothing, once) and then settles the tenant's unsettled OCR payments.
 func Import(ctx context.Context, st *store.Store, file io.Reader, now time.Time) (ImportResult, error) {
-	imp, err := st.ImportAvtaleGiroFile(ctx, file, now)
+	imp, err := ImportFile(ctx, st, file, now)
 	if err != nil {
 		return ImportResult{}, err
 	}
@@ -305,5 +305,5 @@ func Import(ctx context.Context, st *store.Store, file io.Reader, now time.Time)
 // when there was nothing to send.
 func Export(ctx context.Context, st *store.Store, accountID string, now time.Time) (store.AvtaleGiroFile, bool, error) {
 	latest := Today(now).AddDate(0, MaxAhead, 0).Format(time.DateOnly)
-	return st.ExportAvtaleGiroClaims(ctx, accountID, latest, now)
+	return ExportClaims(ctx, st, accountID, latest, now)
 }

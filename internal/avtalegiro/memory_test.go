@@ -82,7 +82,7 @@ func memoryOf(t testing.TB, eng store.Engine, n int) (export, download, imp uint
 		}
 	})
 	imp = peakHeap(func() {
-		res, err := st.ImportAvtaleGiroFile(ctx, streamOCR(t, 7, n), benchNow)
+		res, err := avtalegiro.ImportFile(ctx, st, streamOCR(t, 7, n), benchNow)
 		if err != nil || res.Payments != n {
 			t.Fatalf("import: %+v %v", res, err)
 		}

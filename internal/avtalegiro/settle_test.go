@@ -107,7 +107,7 @@ func TestSettlementBatchSameKey(t *testing.T) {
 			if _, ok, err := avtalegiro.Export(ctx, st, account, benchNow); err != nil || !ok {
 				t.Fatalf("export: %v %v", ok, err)
 			}
-			if _, err := st.ImportAvtaleGiroFile(ctx, bytes.NewReader(ocrFile(t, 9, 3)), benchNow); err != nil {
+			if _, err := avtalegiro.ImportFile(ctx, st, bytes.NewReader(ocrFile(t, 9, 3)), benchNow); err != nil {
 				t.Fatal(err)
 			}
 			res, err := avtalegiro.SettlePayments(ctx, st, tenant, benchNow)

@@ -158,14 +158,14 @@ func (tx *Tx) AddEntries(ctx context.Context, entries []NewEntry) error {
 // Sources of account items: the kind of document that booked a charge or
 // an allowance (account_items.source_kind; its id is source_id). The
 // ledger check requires every item to have one whose document names the
-// item back (docs/BILLING.md, "Ledger check").
+// item back (docs/BILLING.md, "Ledger check"). A wing's kinds are its own
+// (autogiro.ItemSourceRefund), registered with RegisterItemSource.
 const (
-	ItemSourceManual         = "Manual"         // POST /subscriberaccount/{id}/charge or /allowance; no document id
-	ItemSourceCreditNote     = "CreditNote"     // a credit note's surplus (credit_notes.allowance_item_id)
-	ItemSourcePayment        = "Payment"        // an overpayment (payments.allowance_item_id)
-	ItemSourceReminder       = "Reminder"       // a reminder's fee (reminders.fee_item_id)
-	ItemSourceAutogiroRefund = "AutogiroRefund" // a debit paid back (autogiro_transactions.refund_item_id)
-	ItemSourceProration      = "Proration"      // the unused days of a paid period: the invoice's id
+	ItemSourceManual     = "Manual"     // POST /subscriberaccount/{id}/charge or /allowance; no document id
+	ItemSourceCreditNote = "CreditNote" // a credit note's surplus (credit_notes.allowance_item_id)
+	ItemSourcePayment    = "Payment"    // an overpayment (payments.allowance_item_id)
+	ItemSourceReminder   = "Reminder"   // a reminder's fee (reminders.fee_item_id)
+	ItemSourceProration  = "Proration"  // the unused days of a paid period: the invoice's id
 )
 
 // ItemSource is the document that booked an account item: one of the

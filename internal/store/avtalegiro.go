@@ -14,9 +14,11 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// AvtaleGiro records (docs/AVTALEGIRO.md). The file formats live in
-// internal/avtalegiro/ocrgiro, the rules and the bank in internal/avtalegiro;
-// this file holds their SQL.
+// AvtaleGiro records (docs/AVTALEGIRO.md). The file format lives in
+// internal/avtalegiro/ocrgiro, the files' writing and reading (with their
+// SQL) in internal/avtalegiro/files.go, the rules and the bank in
+// internal/avtalegiro; this file holds the rest of their SQL, until it
+// moves to the wing too (issue 28).
 
 // Claim statuses.
 const (
@@ -501,6 +503,13 @@ func (s *Store) DeleteAvtaleGiroMandate(ctx context.Context, id string, now time
 	return out, err
 }
 
+// DeleteAvtaleGiroMandate is Store.DeleteAvtaleGiroMandate in the
+// caller's transaction: the file import (internal/avtalegiro) applies a
+// mandate the bank deleted with it.
+func (tx *Tx) DeleteAvtaleGiroMandate(ctx context.Context, id string, now time.Time) (MandateDeletion, error) {
+	return tx.deleteMandate(ctx, id, now)
+}
+
 // deleteMandate deletes mandate id softly. Its claims the bank has not
 // collected are cancelled (the bank drops them with the mandate, so no
 // cancellation record is sent); unpaid invoices stay with dunning. Every
@@ -646,7 +655,7 @@ func (s *Store) CreateAvtaleGiroClaim(ctx context.Context, in NewAvtaleGiroClaim
 			return err
 		}
 		// The export of the account's next file waits for this claim (and
-		// a claim waits for an export): see ExportAvtaleGiroClaims.
+		// a claim waits for an export): see avtalegiro.ExportClaims.
 		var one int
 		if err := tx.queryRow(ctx, `SELECT 1 FROM avtalegiro_accounts WHERE tenant_id = $1 AND id = $2`+tx.forShare(), tx.tenant, account).Scan(&one); err != nil {
 			return err

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
@@ -614,35 +616,94 @@ func (r *ledgerRun) creditEntries(ctx context.Context, q queryer) error {
 	return err
 }
 
+// ItemSourceTable is a wing's table of documents that book account items
+// (an Autogiro debit paid back books a charge): the ledger check's
+// itemSources rule reads it beside the store's own documents (credit
+// notes, payments, reminders), so the rule holds for the wing's items
+// without the store naming its tables. Its items' accounts follow from
+// their invoices: the table names no account.
+type ItemSourceTable struct {
+	Kind     string // the items' account_items.source_kind
+	Table    string // the documents' table (tenant-owned: tenant_id)
+	Column   string // its column naming the item
+	Amount   string // its column holding the item's amount
+	ItemKind string // what such an item is: billing.ItemCharge or billing.ItemAllowance
+}
+
+var itemSourceTables struct {
+	sync.Mutex
+	list []ItemSourceTable
+}
+
+// RegisterItemSource adds a wing's document table to the ledger check
+// (ItemSourceTable); the wing calls it from an init function, so every
+// binary that links the wing checks its items. Without it such items are
+// reported as of a source kind Kadens does not book.
+func RegisterItemSource(t ItemSourceTable) {
+	itemSourceTables.Lock()
+	defer itemSourceTables.Unlock()
+	itemSourceTables.list = append(itemSourceTables.list, t)
+}
+
+func registeredItemSources() []ItemSourceTable {
+	itemSourceTables.Lock()
+	defer itemSourceTables.Unlock()
+	return slices.Clone(itemSourceTables.list)
+}
+
 // itemSources checks that every charge and allowance was booked by a
 // document that names it back with the same amount (docs/BILLING.md,
 // "Ledger check"): an item without one is money from nothing. A Manual
-// item (booked through the API) has no document to check.
+// item (booked through the API) has no document to check. The wings'
+// documents come from RegisterItemSource.
 func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 	named := func(table, column, amount string) string {
 		return `LEFT JOIN (SELECT ` + column + ` AS item_id, COUNT(*) AS n, MIN(CAST(id AS text)) AS doc, ` + sum(amount) +
 			` AS amount, MIN(` + accountColumn(table) + `) AS account FROM ` + table + ` WHERE tenant_id = $1 AND ` + column + ` IS NOT NULL GROUP BY ` + column + `)`
 	}
+	wings := registeredItemSources()
+	var wingColumns, wingJoins strings.Builder
+	for i, w := range wings {
+		x := "x" + strconv.Itoa(i)
+		fmt.Fprintf(&wingColumns, ", COALESCE(%[1]s.n, 0), %[1]s.doc, %[1]s.amount", x)
+		wingJoins.WriteString("\n\t\t" + named(w.Table, w.Column, w.Amount) + " " + x + " ON " + x + ".item_id = it.id")
+	}
+	// One set of scan targets for every row (Scan overwrites them all).
+	var (
+		id, kind, account, code                   string
+		source, sourceID, invoice, invoiceAccount sql.NullString
+		amount, cn, pn, rn                        int64
+		cDoc, cAccount, pDoc, pAccount, rDoc      sql.NullString
+		cAmount, pAmount, rAmount                 sql.NullInt64
+		wn                                        = make([]int64, len(wings))
+		wDoc                                      = make([]sql.NullString, len(wings))
+		wAmount                                   = make([]sql.NullInt64, len(wings))
+	)
+	dest := []any{&id, &kind, &amount, &account, &code, &source, &sourceID, &cn, &cDoc, &cAmount, &cAccount,
+		&pn, &pDoc, &pAmount, &pAccount, &rn, &rDoc, &rAmount, &invoice, &invoiceAccount}
+	for i := range wings {
+		dest = append(dest, &wn[i], &wDoc[i], &wAmount[i])
+	}
+	// The documents that name the item, by source kind.
+	type namedBy struct {
+		kind string
+		n    *int64
+	}
+	docs := []namedBy{{ItemSourceCreditNote, &cn}, {ItemSourcePayment, &pn}, {ItemSourceReminder, &rn}}
+	for i, w := range wings {
+		docs = append(docs, namedBy{w.Kind, &wn[i]})
+	}
 	_, err := r.each(ctx, q, "account item sources", `SELECT it.id, it.kind, it.amount, it.account_id, a.currency, it.source_kind, it.source_id,
 		COALESCE(c.n, 0), c.doc, c.amount, c.account, COALESCE(p.n, 0), p.doc, p.amount, p.account,
-		COALESCE(rm.n, 0), rm.doc, rm.amount, COALESCE(t.n, 0), t.doc, t.amount, inv.id, inv.account_id
+		COALESCE(rm.n, 0), rm.doc, rm.amount, inv.id, inv.account_id`+wingColumns.String()+`
 		FROM account_items it
 		JOIN subscriber_accounts a ON a.tenant_id = it.tenant_id AND a.id = it.account_id
 		`+named("credit_notes", "allowance_item_id", "surplus")+` c ON c.item_id = it.id
 		`+named("payments", "allowance_item_id", "surplus")+` p ON p.item_id = it.id
-		`+named("reminders", "fee_item_id", "fee")+` rm ON rm.item_id = it.id
-		`+named("autogiro_transactions", "refund_item_id", "amount")+` t ON t.item_id = it.id
+		`+named("reminders", "fee_item_id", "fee")+` rm ON rm.item_id = it.id`+wingJoins.String()+`
 		LEFT JOIN invoices inv ON it.source_kind = 'Proration' AND inv.tenant_id = it.tenant_id AND inv.id = it.source_id
 		WHERE it.tenant_id = $1 ORDER BY it.id`, func(rows *sql.Rows) error {
-		var (
-			id, kind, account, code                    string
-			source, sourceID, invoice, invoiceAccount  sql.NullString
-			amount, cn, pn, rn, tn                     int64
-			cDoc, cAccount, pDoc, pAccount, rDoc, tDoc sql.NullString
-			cAmount, pAmount, rAmount, tAmount         sql.NullInt64
-		)
-		if err := rows.Scan(&id, &kind, &amount, &account, &code, &source, &sourceID, &cn, &cDoc, &cAmount, &cAccount,
-			&pn, &pDoc, &pAmount, &pAccount, &rn, &rDoc, &rAmount, &tn, &tDoc, &tAmount, &invoice, &invoiceAccount); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		const fix = "Every charge and allowance is booked by a document (docs/BILLING.md, \"Ledger check\"): find what inserted " +
@@ -651,13 +712,9 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 		bad := func(format string, args ...any) {
 			r.problem(RuleItemSource, "account_items", id, fix, "%s of %s: "+format, append([]any{kind, fmtMoney(amount, code)}, args...)...)
 		}
-		// The documents that name the item, by source kind.
-		for _, d := range []struct {
-			kind string
-			n    int64
-		}{{ItemSourceCreditNote, cn}, {ItemSourcePayment, pn}, {ItemSourceReminder, rn}, {ItemSourceAutogiroRefund, tn}} {
-			if d.n > 0 && d.kind != source.String {
-				bad("%d %s documents name it, but its source is %q", d.n, d.kind, source.String)
+		for _, d := range docs {
+			if *d.n > 0 && d.kind != source.String {
+				bad("%d %s documents name it, but its source is %q", *d.n, d.kind, source.String)
 			}
 		}
 		// one checks the one document of the item's source kind.
@@ -681,8 +738,6 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 			one(pn, pDoc, pAmount, pAccount, billing.ItemAllowance)
 		case ItemSourceReminder:
 			one(rn, rDoc, rAmount, sql.NullString{}, billing.ItemCharge)
-		case ItemSourceAutogiroRefund:
-			one(tn, tDoc, tAmount, sql.NullString{}, billing.ItemCharge)
 		case ItemSourceProration:
 			switch {
 			case kind != billing.ItemAllowance:
@@ -695,6 +750,12 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 		case "":
 			bad("it has no source document")
 		default:
+			for i, w := range wings {
+				if w.Kind == source.String {
+					one(wn[i], wDoc[i], wAmount[i], sql.NullString{}, w.ItemKind)
+					return nil
+				}
+			}
 			bad("its source kind %q is none Kadens books", source.String)
 		}
 		return nil
@@ -703,8 +764,8 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 }
 
 // accountColumn is the column of table naming the subscriber account, or
-// NULL for tables that do not name one (reminders and Autogiro
-// transactions: their items' accounts follow from the invoice).
+// NULL for tables that do not name one (reminders and the wings' tables:
+// their items' accounts follow from the invoice).
 func accountColumn(table string) string {
 	switch table {
 	case "credit_notes", "payments":

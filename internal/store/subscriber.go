@@ -500,3 +500,11 @@ func (s *Store) DeleteSubscriber(ctx context.Context, id string, now time.Time) 
 	}
 	return nil
 }
+
+// SubscriberByNumber returns the id of the subscriber with a number in the
+// transaction's tenant, or ErrNotFound.
+func (tx *Tx) SubscriberByNumber(ctx context.Context, number int64) (string, error) {
+	var id string
+	err := tx.tx.QueryRowContext(ctx, `SELECT id FROM subscribers WHERE tenant_id = $1 AND subscriber_number = $2`, tx.tenant, number).Scan(&id)
+	return id, notFound(err)
+}

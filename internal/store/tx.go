@@ -13,7 +13,8 @@ import (
 
 // Tx is a write transaction of one tenant. Domain packages (the engine,
 // orders, billing) compose several store operations into one atomic change
-// through it; the SQL stays here.
+// through it; the shared records' SQL stays here, and a wing's own SQL
+// runs in it through the query kit (kit.go).
 type Tx struct {
 	tx *sql.Tx
 	// conn is the connection tx runs on, on PostgreSQL (nil on SQLite),

@@ -1,4 +1,4 @@
-package store
+package autogiro
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -16,18 +17,18 @@ import (
 // (claiming what is pending, so nothing goes out twice) and import
 // (matching report records, recording files by their hash).
 
-// AutogiroAccountsOf returns an organization's live accounts, ErrNotFound
+// AccountsOf returns an organization's live accounts, store.ErrNotFound
 // when the tenant has no such organization.
-func (tx *Tx) AutogiroAccountsOf(ctx context.Context, organizationID string) ([]AutogiroAccount, error) {
+func AccountsOf(ctx context.Context, tx *store.Tx, organizationID string) ([]AutogiroAccount, error) {
 	var one int
-	if !ValidID(organizationID) {
-		return nil, ErrNotFound
+	if !store.ValidID(organizationID) {
+		return nil, store.ErrNotFound
 	}
-	if err := tx.tx.QueryRowContext(ctx, `SELECT 1 FROM organizations WHERE tenant_id = $1 AND id = $2`, tx.tenant, organizationID).Scan(&one); err != nil {
-		return nil, notFound(err)
+	if err := tx.QueryRow(ctx, `SELECT 1 FROM organizations WHERE tenant_id = $1 AND id = $2`, tx.TenantID(), organizationID).Scan(&one); err != nil {
+		return nil, store.NotFound(err)
 	}
-	return queryAll(ctx, tx.tx, scanAGAccount, `SELECT `+agAccountColumns+` FROM autogiro_accounts
-		WHERE tenant_id = $1 AND organization_id = $2 AND deleted_at IS NULL ORDER BY bankgiro_number`, tx.tenant, organizationID)
+	return store.QueryAll(ctx, tx, scanAGAccount, `SELECT `+agAccountColumns+` FROM autogiro_accounts
+		WHERE tenant_id = $1 AND organization_id = $2 AND deleted_at IS NULL ORDER BY bankgiro_number`, tx.TenantID(), organizationID)
 }
 
 // AutogiroMandateItem is a mandate as an export or import needs it.
@@ -36,37 +37,37 @@ type AutogiroMandateItem struct {
 	InternetBank                                bool
 }
 
-func scanAGItem(r scanner) (AutogiroMandateItem, error) {
+func scanAGItem(r store.Scanner) (AutogiroMandateItem, error) {
 	var m AutogiroMandateItem
 	return m, r.Scan(&m.ID, &m.PayerNumber, &m.Clearing, &m.Account, &m.PayerID, &m.InternetBank)
 }
 
-// ClaimAutogiroMandates marks the account's new mandates Sent in file
+// ClaimMandates marks the account's new mandates Sent in file
 // fileID and returns them. The UPDATE is the claim: a concurrent export
 // waits for this one's row locks (PostgreSQL) or for the write lock
 // (SQLite) and then finds them Sent, so no mandate goes out twice.
-func (tx *Tx) ClaimAutogiroMandates(ctx context.Context, accountID, fileID, today string, now time.Time) ([]AutogiroMandateItem, error) {
-	return queryAll(ctx, tx.tx, scanAGItem, `UPDATE autogiro_mandates SET status = 'Sent', sent_file_id = $3, sent_on = $4,
+func ClaimMandates(ctx context.Context, tx *store.Tx, accountID, fileID, today string, now time.Time) ([]AutogiroMandateItem, error) {
+	return store.QueryAll(ctx, tx, scanAGItem, `UPDATE autogiro_mandates SET status = 'Sent', sent_file_id = $3, sent_on = $4,
 		updated_at = $5 WHERE tenant_id = $1 AND account_id = $2 AND status = 'Created'
 		RETURNING id, payer_number, clearing_number, bank_account_number, payer_id, internet_bank`,
-		tx.tenant, accountID, fileID, today, ts(now))
+		tx.TenantID(), accountID, fileID, today, store.TimeParam(now))
 }
 
-// ClaimAutogiroMandateCancellations takes the account's pending mandate
+// ClaimMandateCancellations takes the account's pending mandate
 // cancellations (TK03) into file fileID, except those of mandates sent
 // today: Bankgirot asks that a mandate and its cancellation not arrive on
 // the same day.
-func (tx *Tx) ClaimAutogiroMandateCancellations(ctx context.Context, accountID, fileID, today string, now time.Time) ([]AutogiroMandateItem, error) {
-	return queryAll(ctx, tx.tx, scanAGItem, `UPDATE autogiro_mandates SET cancel_pending = FALSE, cancel_file_id = $3,
+func ClaimMandateCancellations(ctx context.Context, tx *store.Tx, accountID, fileID, today string, now time.Time) ([]AutogiroMandateItem, error) {
+	return store.QueryAll(ctx, tx, scanAGItem, `UPDATE autogiro_mandates SET cancel_pending = FALSE, cancel_file_id = $3,
 		updated_at = $5 WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND (sent_on IS NULL OR sent_on < $4)
 		RETURNING id, payer_number, clearing_number, bank_account_number, payer_id, internet_bank`,
-		tx.tenant, accountID, fileID, today, ts(now))
+		tx.TenantID(), accountID, fileID, today, store.TimeParam(now))
 }
 
-// AutogiroPayerNumbers maps the account's mandates to their payer numbers.
-func (tx *Tx) AutogiroPayerNumbers(ctx context.Context, accountID string) (map[string]string, error) {
-	rows, err := tx.tx.QueryContext(ctx, `SELECT id, payer_number FROM autogiro_mandates WHERE tenant_id = $1 AND account_id = $2`,
-		tx.tenant, accountID)
+// PayerNumbers maps the account's mandates to their payer numbers.
+func PayerNumbers(ctx context.Context, tx *store.Tx, accountID string) (map[string]string, error) {
+	rows, err := tx.Query(ctx, `SELECT id, payer_number FROM autogiro_mandates WHERE tenant_id = $1 AND account_id = $2`,
+		tx.TenantID(), accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -89,11 +90,11 @@ type AutogiroPaymentItem struct {
 	PayerNumber                                         string // filled by the caller (export) or the query (import)
 	// HasInvoice: a debit of an invoice, whose result becomes a payment.
 	HasInvoice bool
-	// Refunded: the payer's bank paid it back (AutogiroCompletedDebits).
+	// Refunded: the payer's bank paid it back (CompletedDebits).
 	Refunded bool
 }
 
-// ClaimAutogiroPayments sends the account's new transactions of active
+// ClaimPayments sends the account's new transactions of active
 // mandates in file fileID, moving a payment date earlier than earliest
 // (the lead time) to it, and hands them to fn in the file's order
 // (payment date, payer number, id) with their payer numbers, one row at a
@@ -115,9 +116,9 @@ type AutogiroPaymentItem struct {
 // the claimed rows are read in order through the pending index and then
 // recorded by statements with the same condition: no other writer can
 // change the set in between.
-func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, today, earliest string, now time.Time,
+func ClaimPayments(ctx context.Context, tx *store.Tx, accountID, fileID, today, earliest string, now time.Time,
 	fn func(AutogiroPaymentItem) error) error {
-	if tx.s.engine == Postgres {
+	if tx.Engine() == store.Postgres {
 		// The server materializes the claimed rows and sorts them (≈100
 		// bytes a payment): with the default 4 MB both went to temporary
 		// files for 100,000 payments. The file's order (date, payer number
@@ -125,10 +126,10 @@ func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, toda
 		// the payer's rank among the account's mandates (ranked once per
 		// mandate), then the id: comparing text keys was a third of the
 		// server's time (200 → 45 ms per 100,000 in EXPLAIN ANALYZE).
-		if _, err := tx.tx.ExecContext(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
-			return fmt.Errorf("store: claim autogiro payments: %w", err)
+		if _, err := tx.ExecBuilt(ctx, `SET LOCAL work_mem = '64MB'`); err != nil {
+			return fmt.Errorf("autogiro: claim payments: %w", err)
 		}
-		return tx.eachAGPayment(ctx, fn, `WITH c AS (DELETE FROM autogiro_payment_queue p
+		return eachPayment(ctx, tx, fn, `WITH c AS (DELETE FROM autogiro_payment_queue p
 			WHERE p.tenant_id = $1 AND p.account_id = $2 AND EXISTS (SELECT 1 FROM autogiro_mandates m
 				WHERE m.id = p.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')
 			RETURNING p.transaction_id AS id, p.mandate_id, p.kind, p.payment_date, p.reference, p.amount),
@@ -141,83 +142,83 @@ func (tx *Tx) ClaimAutogiroPayments(ctx context.Context, accountID, fileID, toda
 				FROM autogiro_mandates WHERE tenant_id = $1 AND account_id = $2) m ON m.id = c.mandate_id)
 		SELECT id, mandate_id, kind, payment_date, reference, amount, payer_number FROM due
 		ORDER BY ((payment_date::date - DATE '2000-01-01')::bigint << 32) + payer_rank, id`,
-			tx.tenant, accountID, fileID, today, earliest, ts(now))
+			tx.TenantID(), accountID, fileID, today, earliest, store.TimeParam(now))
 	}
 	// What waits: stored Created, not sent, of an active mandate.
 	const waiting = `t.tenant_id = $1 AND t.account_id = $2 AND t.status = 'Created'
 		AND NOT EXISTS (SELECT 1 FROM autogiro_sent_payments s WHERE s.tenant_id = t.tenant_id AND s.transaction_id = t.id)
 		AND EXISTS (SELECT 1 FROM autogiro_mandates m WHERE m.id = t.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')`
-	err := tx.eachAGPayment(ctx, fn, `SELECT t.id, t.mandate_id, t.kind,
+	err := eachPayment(ctx, tx, fn, `SELECT t.id, t.mandate_id, t.kind,
 			CASE WHEN t.payment_date < $3 THEN $3 ELSE t.payment_date END AS due, t.reference, t.amount, m.payer_number
 		FROM autogiro_transactions t JOIN autogiro_mandates m ON m.tenant_id = t.tenant_id AND m.id = t.mandate_id
 		WHERE t.tenant_id = $1 AND t.account_id = $2 AND t.status = 'Created' AND m.status = 'Active'
 			AND NOT EXISTS (SELECT 1 FROM autogiro_sent_payments s WHERE s.tenant_id = t.tenant_id AND s.transaction_id = t.id)
-		ORDER BY due, length(m.payer_number), m.payer_number, t.id`, tx.tenant, accountID, earliest)
+		ORDER BY due, length(m.payer_number), m.payer_number, t.id`, tx.TenantID(), accountID, earliest)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.tx.ExecContext(ctx, `UPDATE autogiro_transactions AS t SET payment_date = $3, updated_at = $4
-		WHERE `+waiting+` AND t.payment_date < $3`, tx.tenant, accountID, earliest, ts(now)); err != nil {
-		return fmt.Errorf("store: claim autogiro payments: %w", err)
+	if _, err := tx.Exec(ctx, `UPDATE autogiro_transactions AS t SET payment_date = $3, updated_at = $4
+		WHERE `+waiting+` AND t.payment_date < $3`, tx.TenantID(), accountID, earliest, store.TimeParam(now)); err != nil {
+		return fmt.Errorf("autogiro: claim payments: %w", err)
 	}
 	// OR IGNORE instead of the NOT EXISTS: SQLite would otherwise copy the
 	// whole SELECT to a temporary table first, since it reads the table
 	// it inserts into; a row already there is exactly one already sent.
-	if _, err := tx.tx.ExecContext(ctx, `INSERT OR IGNORE INTO autogiro_sent_payments (tenant_id, transaction_id, file_id, sent_on)
+	if _, err := tx.Exec(ctx, `INSERT OR IGNORE INTO autogiro_sent_payments (tenant_id, transaction_id, file_id, sent_on)
 		SELECT t.tenant_id, t.id, $3, $4 FROM autogiro_transactions t
 		WHERE t.tenant_id = $1 AND t.account_id = $2 AND t.status = 'Created'
 			AND EXISTS (SELECT 1 FROM autogiro_mandates m WHERE m.id = t.mandate_id AND m.tenant_id = $1 AND m.status = 'Active')`,
-		tx.tenant, accountID, fileID, today); err != nil {
-		return fmt.Errorf("store: claim autogiro payments: %w", err)
+		tx.TenantID(), accountID, fileID, today); err != nil {
+		return fmt.Errorf("autogiro: claim payments: %w", err)
 	}
 	return nil
 }
 
-// eachAGPayment hands the rows of query (id, mandate, kind, date,
+// eachPayment hands the rows of query (id, mandate, kind, date,
 // reference, amount, payer number) to fn one at a time.
-func (tx *Tx) eachAGPayment(ctx context.Context, fn func(AutogiroPaymentItem) error, query string, args ...any) error {
-	rows, err := tx.tx.QueryContext(ctx, query, args...)
+func eachPayment(ctx context.Context, tx *store.Tx, fn func(AutogiroPaymentItem) error, query string, args ...any) error {
+	rows, err := tx.Query(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("store: claim autogiro payments: %w", err)
+		return fmt.Errorf("autogiro: claim payments: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var p AutogiroPaymentItem
 		if err := rows.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Amount, &p.PayerNumber); err != nil {
-			return fmt.Errorf("store: claim autogiro payments: %w", err)
+			return fmt.Errorf("autogiro: claim payments: %w", err)
 		}
 		if err := fn(p); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: claim autogiro payments: %w", err)
+		return fmt.Errorf("autogiro: claim payments: %w", err)
 	}
 	return nil
 }
 
-// ClaimAutogiroPaymentCancellations takes the account's pending payment
+// ClaimPaymentCancellations takes the account's pending payment
 // cancellations (TK25) into file fileID, except those of payments sent
 // today.
-func (tx *Tx) ClaimAutogiroPaymentCancellations(ctx context.Context, accountID, fileID, today string, now time.Time) ([]AutogiroPaymentItem, error) {
-	return queryAll(ctx, tx.tx, func(r scanner) (AutogiroPaymentItem, error) {
+func ClaimPaymentCancellations(ctx context.Context, tx *store.Tx, accountID, fileID, today string, now time.Time) ([]AutogiroPaymentItem, error) {
+	return store.QueryAll(ctx, tx, func(r store.Scanner) (AutogiroPaymentItem, error) {
 		var p AutogiroPaymentItem
 		return p, r.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Amount)
 	}, `UPDATE autogiro_transactions SET cancel_pending = FALSE, cancel_file_id = $3, updated_at = $5
 		WHERE tenant_id = $1 AND account_id = $2 AND cancel_pending AND EXISTS (SELECT 1 FROM autogiro_sent_payments s
 			WHERE s.tenant_id = autogiro_transactions.tenant_id AND s.transaction_id = autogiro_transactions.id AND s.sent_on < $4)
 		RETURNING id, mandate_id, kind, payment_date, reference, amount`,
-		tx.tenant, accountID, fileID, today, ts(now))
+		tx.TenantID(), accountID, fileID, today, store.TimeParam(now))
 }
 
-// InsertAutogiroExportFile stores a written file's row; its content
-// follows through AutogiroExportFileWriter (the chunks reference the row).
-func (tx *Tx) InsertAutogiroExportFile(ctx context.Context, f AutogiroExportFile) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO autogiro_export_files (tenant_id, id, organization_id, file_name, content,
+// InsertExportFile stores a written file's row; its content
+// follows through ExportFileWriter (the chunks reference the row).
+func InsertExportFile(ctx context.Context, tx *store.Tx, f AutogiroExportFile) error {
+	_, err := tx.Exec(ctx, `INSERT INTO autogiro_export_files (tenant_id, id, organization_id, file_name, content,
 		counts, debit_total, refund_total, size, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		tx.tenant, f.ID, f.OrganizationID, f.FileName, []byte{}, f.Counts, f.DebitTotal, f.RefundTotal, f.Size, ts(f.CreatedAt))
+		tx.TenantID(), f.ID, f.OrganizationID, f.FileName, []byte{}, f.Counts, f.DebitTotal, f.RefundTotal, f.Size, store.TimeParam(f.CreatedAt))
 	if err != nil {
-		return fmt.Errorf("store: insert autogiro export file: %w", err)
+		return fmt.Errorf("autogiro: insert export file: %w", err)
 	}
 	return nil
 }
@@ -230,16 +231,16 @@ const autogiroChunkSize = 256 << 10
 // written (migration 00035), in the export's transaction.
 type AutogiroFileWriter struct {
 	ctx    context.Context
-	tx     *Tx
+	tx     *store.Tx
 	fileID string
 	buf    []byte
 	seq    int
 	size   int64
 }
 
-// AutogiroExportFileWriter returns the writer of file fileID's content
-// (inserted by InsertAutogiroExportFile); Close stores the last chunk.
-func (tx *Tx) AutogiroExportFileWriter(ctx context.Context, fileID string) *AutogiroFileWriter {
+// ExportFileWriter returns the writer of file fileID's content
+// (inserted by InsertExportFile); Close stores the last chunk.
+func ExportFileWriter(ctx context.Context, tx *store.Tx, fileID string) *AutogiroFileWriter {
 	return &AutogiroFileWriter{ctx: ctx, tx: tx, fileID: fileID, buf: make([]byte, 0, autogiroChunkSize)}
 }
 
@@ -262,9 +263,9 @@ func (w *AutogiroFileWriter) flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	if _, err := w.tx.tx.ExecContext(w.ctx, `INSERT INTO autogiro_export_file_chunks (tenant_id, file_id, seq, content)
-		VALUES ($1, $2, $3, $4)`, w.tx.tenant, w.fileID, w.seq, w.buf); err != nil {
-		return fmt.Errorf("store: autogiro export file %s chunk %d: %w", w.fileID, w.seq, err)
+	if _, err := w.tx.Exec(w.ctx, `INSERT INTO autogiro_export_file_chunks (tenant_id, file_id, seq, content)
+		VALUES ($1, $2, $3, $4)`, w.tx.TenantID(), w.fileID, w.seq, w.buf); err != nil {
+		return fmt.Errorf("autogiro: export file %s chunk %d: %w", w.fileID, w.seq, err)
 	}
 	w.size += int64(len(w.buf))
 	w.seq++
@@ -278,41 +279,41 @@ func (w *AutogiroFileWriter) Close() error { return w.flush() }
 // Size is the number of bytes stored so far.
 func (w *AutogiroFileWriter) Size() int64 { return w.size }
 
-// AutogiroExportFile describes a stored file of the context's tenant.
-func (s *Store) AutogiroExportFile(ctx context.Context, id string) (AutogiroExportFile, error) {
+// StoredExportFile describes a stored file of the context's tenant.
+func StoredExportFile(ctx context.Context, st *store.Store, id string) (AutogiroExportFile, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return AutogiroExportFile{}, err
 	}
-	if !ValidID(id) {
-		return AutogiroExportFile{}, ErrNotFound
+	if !store.ValidID(id) {
+		return AutogiroExportFile{}, store.ErrNotFound
 	}
 	var f AutogiroExportFile
-	err = s.readRow(ctx, `SELECT id, organization_id, file_name, size, counts, debit_total, refund_total, created_at
+	err = st.Reader().QueryRow(ctx, `SELECT id, organization_id, file_name, size, counts, debit_total, refund_total, created_at
 		FROM autogiro_export_files WHERE tenant_id = $1 AND id = $2`, tenant, id).Scan(&f.ID, &f.OrganizationID,
 		&f.FileName, &f.Size, &f.Counts, &f.DebitTotal, &f.RefundTotal, &f.CreatedAt)
 	if err != nil {
-		return AutogiroExportFile{}, fmt.Errorf("store: autogiro export file %s: %w", id, notFound(err))
+		return AutogiroExportFile{}, fmt.Errorf("autogiro: export file %s: %w", id, store.NotFound(err))
 	}
 	f.CreatedAt = f.CreatedAt.UTC()
 	return f, nil
 }
 
-// CopyAutogiroExportFile writes the content of a stored file of the
+// CopyExportFile writes the content of a stored file of the
 // context's tenant to w one chunk at a time. A file stored before
 // migration 00035 has its content in one piece.
-func (s *Store) CopyAutogiroExportFile(ctx context.Context, id string, w io.Writer) error {
+func CopyExportFile(ctx context.Context, st *store.Store, id string, w io.Writer) error {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return err
 	}
-	if !ValidID(id) {
-		return ErrNotFound
+	if !store.ValidID(id) {
+		return store.ErrNotFound
 	}
 	var whole []byte
-	if err := s.readRow(ctx, `SELECT content FROM autogiro_export_files WHERE tenant_id = $1 AND id = $2`,
+	if err := st.Reader().QueryRow(ctx, `SELECT content FROM autogiro_export_files WHERE tenant_id = $1 AND id = $2`,
 		tenant, id).Scan(&whole); err != nil {
-		return fmt.Errorf("store: autogiro export file %s: %w", id, notFound(err))
+		return fmt.Errorf("autogiro: export file %s: %w", id, store.NotFound(err))
 	}
 	if len(whole) > 0 {
 		_, err := w.Write(whole)
@@ -320,13 +321,13 @@ func (s *Store) CopyAutogiroExportFile(ctx context.Context, id string, w io.Writ
 	}
 	var chunk []byte
 	for seq := 0; ; seq++ {
-		err := s.readRow(ctx, `SELECT content FROM autogiro_export_file_chunks WHERE tenant_id = $1 AND file_id = $2 AND seq = $3`,
+		err := st.Reader().QueryRow(ctx, `SELECT content FROM autogiro_export_file_chunks WHERE tenant_id = $1 AND file_id = $2 AND seq = $3`,
 			tenant, id, seq).Scan(&chunk)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("store: autogiro export file %s chunk %d: %w", id, seq, err)
+			return fmt.Errorf("autogiro: export file %s chunk %d: %w", id, seq, err)
 		}
 		if _, err := w.Write(chunk); err != nil {
 			return err
@@ -334,31 +335,31 @@ func (s *Store) CopyAutogiroExportFile(ctx context.Context, id string, w io.Writ
 	}
 }
 
-// RecordAutogiroImport records a report file by its SHA-256. A file
+// RecordImport records a report file by its SHA-256. A file
 // imported before returns its first summary and true: importing it again
 // changes nothing.
-func (tx *Tx) RecordAutogiroImport(ctx context.Context, id, sha, kind string, now time.Time) (string, bool, error) {
+func RecordImport(ctx context.Context, tx *store.Tx, id, sha, kind string, now time.Time) (string, bool, error) {
 	var got string
-	err := tx.tx.QueryRowContext(ctx, `INSERT INTO autogiro_imports (tenant_id, id, sha256, kind, summary, created_at)
+	err := tx.QueryRow(ctx, `INSERT INTO autogiro_imports (tenant_id, id, sha256, kind, summary, created_at)
 		VALUES ($1, $2, $3, $4, '', $5) ON CONFLICT (tenant_id, sha256) DO NOTHING RETURNING id`,
-		tx.tenant, id, sha, kind, ts(now)).Scan(&got)
+		tx.TenantID(), id, sha, kind, store.TimeParam(now)).Scan(&got)
 	if err == nil {
 		return "", false, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return "", false, fmt.Errorf("store: record autogiro import: %w", err)
+		return "", false, fmt.Errorf("autogiro: record import: %w", err)
 	}
 	var summary string
-	if err := tx.tx.QueryRowContext(ctx, `SELECT summary FROM autogiro_imports WHERE tenant_id = $1 AND sha256 = $2`,
-		tx.tenant, sha).Scan(&summary); err != nil {
-		return "", false, fmt.Errorf("store: autogiro import %s: %w", sha, err)
+	if err := tx.QueryRow(ctx, `SELECT summary FROM autogiro_imports WHERE tenant_id = $1 AND sha256 = $2`,
+		tx.TenantID(), sha).Scan(&summary); err != nil {
+		return "", false, fmt.Errorf("autogiro: import %s: %w", sha, err)
 	}
 	return summary, true, nil
 }
 
-// SetAutogiroImportSummary stores what an import changed.
-func (tx *Tx) SetAutogiroImportSummary(ctx context.Context, id, summary string) error {
-	_, err := tx.tx.ExecContext(ctx, `UPDATE autogiro_imports SET summary = $3 WHERE tenant_id = $1 AND id = $2`, tx.tenant, id, summary)
+// SetImportSummary stores what an import changed.
+func SetImportSummary(ctx context.Context, tx *store.Tx, id, summary string) error {
+	_, err := tx.Exec(ctx, `UPDATE autogiro_imports SET summary = $3 WHERE tenant_id = $1 AND id = $2`, tx.TenantID(), id, summary)
 	return err
 }
 
@@ -371,11 +372,11 @@ type AutogiroPaymentKey struct {
 	Amount int64
 }
 
-// AutogiroOpenPayments returns the account's transactions that a batch of
+// OpenPayments returns the account's transactions that a batch of
 // report records can speak of: those with one of the keys' payer numbers
 // and one of their amounts (a superset of the keys; the caller matches
 // exactly) that are sent, or cancelled after being sent, or were changed
-// by report section `section` (SetAutogiroTransactionResults): a record
+// by report section `section` (SetTransactionResults): a record
 // naming a payment an earlier batch of the same section settled still
 // finds it. In id order, so a tie between equal payments resolves the
 // same way every time. One statement per batch keeps the import's memory
@@ -384,11 +385,11 @@ type AutogiroPaymentKey struct {
 // otherwise walked every transaction of the tenant (100,000 rows per
 // batch) and sorted by id through the primary key; PostgreSQL reads it as
 // an inner join.
-func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID, section string, keys []AutogiroPaymentKey, fn func(AutogiroPaymentItem) error) error {
+func OpenPayments(ctx context.Context, tx *store.Tx, accountID, section string, keys []AutogiroPaymentKey, fn func(AutogiroPaymentItem) error) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	args := []any{tx.tenant, accountID, section}
+	args := []any{tx.TenantID(), accountID, section}
 	payers := map[string]bool{}
 	amounts := map[int64]bool{}
 	var pin, ain strings.Builder
@@ -410,7 +411,7 @@ func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID, section strin
 			fmt.Fprintf(&ain, "$%d", len(args))
 		}
 	}
-	rows, err := tx.tx.QueryContext(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference,
+	rows, err := tx.QueryBuilt(ctx, `SELECT t.id, t.mandate_id, t.kind, t.payment_date, t.reference,
 		CASE WHEN t.status = 'Created' THEN 'Sent' ELSE t.status END, t.amount, m.payer_number, t.invoice_id IS NOT NULL
 		FROM autogiro_mandates m CROSS JOIN autogiro_transactions t CROSS JOIN autogiro_sent_payments s
 		WHERE t.tenant_id = m.tenant_id AND t.mandate_id = m.id AND s.tenant_id = t.tenant_id AND s.transaction_id = t.id
@@ -419,7 +420,7 @@ func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID, section strin
 		AND (t.status IN ('Created', 'Sent', 'Cancelled') OR t.report_section = $3) ORDER BY t.id`,
 		args...)
 	if err != nil {
-		return fmt.Errorf("store: open autogiro payments: %w", err)
+		return fmt.Errorf("autogiro: open payments: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -434,26 +435,26 @@ func (tx *Tx) AutogiroOpenPayments(ctx context.Context, accountID, section strin
 	return rows.Err()
 }
 
-// SetAutogiroTransactionResult records what a report said of a
-// transaction; settle marks it for a Kadens payment (SettleAutogiro).
-func (tx *Tx) SetAutogiroTransactionResult(ctx context.Context, id, status, code string, settle bool, now time.Time) error {
-	_, err := tx.exec(ctx, `UPDATE autogiro_transactions SET status = $3, status_code = $4, settle_pending = $5, updated_at = $6
-		WHERE tenant_id = $1 AND id = $2`, tx.tenant, id, status, code, settle, ts(now))
+// SetTransactionResult records what a report said of a
+// transaction; settle marks it for a Kadens payment (Settle).
+func SetTransactionResult(ctx context.Context, tx *store.Tx, id, status, code string, settle bool, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE autogiro_transactions SET status = $3, status_code = $4, settle_pending = $5, updated_at = $6
+		WHERE tenant_id = $1 AND id = $2`, tx.TenantID(), id, status, code, settle, store.TimeParam(now))
 	if err != nil {
-		return fmt.Errorf("store: autogiro transaction %s: %w", id, err)
+		return fmt.Errorf("autogiro: transaction %s: %w", id, err)
 	}
 	return nil
 }
 
-// SetAutogiroTransactionResults is SetAutogiroTransactionResult for many
+// SetTransactionResults is SetTransactionResult for many
 // transactions at once (an import applies a report in batches: one
 // statement per few hundred records instead of one per record), marked
-// as changed by report section `section` (AutogiroOpenPayments).
-func (tx *Tx) SetAutogiroTransactionResults(ctx context.Context, ids []string, section, status, code string, settle bool, now time.Time) error {
+// as changed by report section `section` (OpenPayments).
+func SetTransactionResults(ctx context.Context, tx *store.Tx, ids []string, section, status, code string, settle bool, now time.Time) error {
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		args := make([]any, 0, n+6)
-		args = append(args, tx.tenant, status, code, settle, ts(now), section)
+		args = append(args, tx.TenantID(), status, code, settle, store.TimeParam(now), section)
 		var in strings.Builder
 		for i, id := range ids[:n] {
 			if i > 0 {
@@ -462,50 +463,50 @@ func (tx *Tx) SetAutogiroTransactionResults(ctx context.Context, ids []string, s
 			fmt.Fprintf(&in, "$%d", len(args)+1)
 			args = append(args, id)
 		}
-		if _, err := tx.tx.ExecContext(ctx, `UPDATE autogiro_transactions SET status = $2, status_code = $3, settle_pending = $4,
+		if _, err := tx.ExecBuilt(ctx, `UPDATE autogiro_transactions SET status = $2, status_code = $3, settle_pending = $4,
 			updated_at = $5, report_section = $6 WHERE tenant_id = $1 AND id IN (`+in.String()+`)`, args...); err != nil {
-			return fmt.Errorf("store: autogiro transaction results: %w", err)
+			return fmt.Errorf("autogiro: transaction results: %w", err)
 		}
 		ids = ids[n:]
 	}
 	return nil
 }
 
-// AutogiroToSettle returns up to limit transactions whose report result
+// ToSettle returns up to limit transactions whose report result
 // has not become a Kadens payment yet.
-func (s *Store) AutogiroToSettle(ctx context.Context, limit int) ([]AutogiroTransaction, error) {
+func ToSettle(ctx context.Context, st *store.Store, limit int) ([]AutogiroTransaction, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := queryAll(ctx, s.w, scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+`
+	out, err := store.QueryAll(ctx, st.Writer(), scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+`
 		WHERE t.tenant_id = $1 AND t.settle_pending ORDER BY t.id LIMIT $2`, tenant, limit)
 	if err != nil {
-		return nil, fmt.Errorf("store: autogiro transactions to settle: %w", err)
+		return nil, fmt.Errorf("autogiro: transactions to settle: %w", err)
 	}
 	return out, nil
 }
 
-// MarkAutogiroSettled records the payment a transaction became (nil: none
+// MarkSettled records the payment a transaction became (nil: none
 // is due, e.g. a refund or a debit of no invoice).
-func (s *Store) MarkAutogiroSettled(ctx context.Context, id string, paymentID *string) error {
+func MarkSettled(ctx context.Context, st *store.Store, id string, paymentID *string) error {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = s.w.ExecContext(ctx, `UPDATE autogiro_transactions SET settle_pending = FALSE, payment_id = $3
+	_, err = st.Writer().Exec(ctx, `UPDATE autogiro_transactions SET settle_pending = FALSE, payment_id = $3
 		WHERE tenant_id = $1 AND id = $2`, tenant, id, paymentID)
 	if err != nil {
-		return fmt.Errorf("store: settle autogiro transaction %s: %w", id, err)
+		return fmt.Errorf("autogiro: settle transaction %s: %w", id, err)
 	}
 	return nil
 }
 
-// AutogiroCompletedDebits returns the account's completed debits of a
+// CompletedDebits returns the account's completed debits of a
 // payer for amount: what a TK77 (the payer's bank paid a debit back) can
 // speak of. Refunded is set on those paid back already.
-func (tx *Tx) AutogiroCompletedDebits(ctx context.Context, accountID, payer string, amount int64) ([]AutogiroPaymentItem, error) {
-	return queryAll(ctx, tx.tx, func(r scanner) (AutogiroPaymentItem, error) {
+func CompletedDebits(ctx context.Context, tx *store.Tx, accountID, payer string, amount int64) ([]AutogiroPaymentItem, error) {
+	return store.QueryAll(ctx, tx, func(r store.Scanner) (AutogiroPaymentItem, error) {
 		var p AutogiroPaymentItem
 		err := r.Scan(&p.ID, &p.MandateID, &p.Kind, &p.PaymentDate, &p.Reference, &p.Status, &p.Amount,
 			&p.PayerNumber, &p.HasInvoice, &p.Refunded)
@@ -515,65 +516,86 @@ func (tx *Tx) AutogiroCompletedDebits(ctx context.Context, accountID, payer stri
 		JOIN autogiro_transactions t ON t.tenant_id = m.tenant_id AND t.mandate_id = m.id
 		WHERE m.tenant_id = $1 AND m.account_id = $2 AND m.payer_number = $3 AND t.kind = 'Debit'
 		AND t.status = 'Completed' AND t.amount = $4 ORDER BY t.payment_date, t.id`,
-		tx.tenant, accountID, payer, amount)
+		tx.TenantID(), accountID, payer, amount)
 }
 
-// SetAutogiroPayerRefund records that the payer's bank paid a completed
+// SetPayerRefund records that the payer's bank paid a completed
 // debit back on date with Bankgirot's refund code. A debit of an invoice
-// is marked for its charge (BookAutogiroRefund). It is a claim: false
+// is marked for its charge (BookRefunds). It is a claim: false
 // when the debit is marked paid back already — on PostgreSQL, by another
 // import that held the row and has committed since (the UPDATE waits for
 // its lock and then sees its commit), so the caller reads the debits again
 // and picks another.
-func (tx *Tx) SetAutogiroPayerRefund(ctx context.Context, id, date, code string, now time.Time) (bool, error) {
-	res, err := tx.exec(ctx, `UPDATE autogiro_transactions SET refund_date = $3, refund_code = $4,
+func SetPayerRefund(ctx context.Context, tx *store.Tx, id, date, code string, now time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE autogiro_transactions SET refund_date = $3, refund_code = $4,
 		refund_pending = invoice_id IS NOT NULL, updated_at = $5
-		WHERE tenant_id = $1 AND id = $2 AND refund_date IS NULL`, tx.tenant, id, date, code, ts(now))
+		WHERE tenant_id = $1 AND id = $2 AND refund_date IS NULL`, tx.TenantID(), id, date, code, store.TimeParam(now))
 	if err != nil {
-		return false, fmt.Errorf("store: autogiro payer refund %s: %w", id, err)
+		return false, fmt.Errorf("autogiro: payer refund %s: %w", id, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("store: autogiro payer refund %s: %w", id, err)
+		return false, fmt.Errorf("autogiro: payer refund %s: %w", id, err)
 	}
 	return n == 1, nil
 }
 
-// AutogiroRefundsToBook returns up to limit paid-back debits whose charge
+// RefundsToBook returns up to limit paid-back debits whose charge
 // is not booked yet.
-func (s *Store) AutogiroRefundsToBook(ctx context.Context, limit int) ([]AutogiroTransaction, error) {
+func RefundsToBook(ctx context.Context, st *store.Store, limit int) ([]AutogiroTransaction, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := queryAll(ctx, s.w, scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+`
+	out, err := store.QueryAll(ctx, st.Writer(), scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+`
 		WHERE t.tenant_id = $1 AND t.refund_pending ORDER BY t.id LIMIT $2`, tenant, limit)
 	if err != nil {
-		return nil, fmt.Errorf("store: autogiro refunds to book: %w", err)
+		return nil, fmt.Errorf("autogiro: refunds to book: %w", err)
 	}
 	return out, nil
 }
 
-// MarkAutogiroRefundBooked records the charge of a paid-back debit, in the
+// MarkRefundBooked records the charge of a paid-back debit, in the
 // transaction that booked it. False: another run booked it first, and
 // this one must roll back.
-func (tx *Tx) MarkAutogiroRefundBooked(ctx context.Context, id, itemID string) (bool, error) {
-	res, err := tx.exec(ctx, `UPDATE autogiro_transactions SET refund_pending = FALSE, refund_item_id = $3
-		WHERE tenant_id = $1 AND id = $2 AND refund_pending`, tx.tenant, id, itemID)
+func MarkRefundBooked(ctx context.Context, tx *store.Tx, id, itemID string) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE autogiro_transactions SET refund_pending = FALSE, refund_item_id = $3
+		WHERE tenant_id = $1 AND id = $2 AND refund_pending`, tx.TenantID(), id, itemID)
 	if err != nil {
-		return false, fmt.Errorf("store: autogiro refund charge %s: %w", id, err)
+		return false, fmt.Errorf("autogiro: refund charge %s: %w", id, err)
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
 }
 
-// SetAutogiroTransactionDate moves a sent transaction to the payment date
+// SetTransactionDate moves a sent transaction to the payment date
 // Bankgirot confirmed (TK26–29 with comment 14 or 18) and keeps the code.
-func (tx *Tx) SetAutogiroTransactionDate(ctx context.Context, id, date, code string, now time.Time) error {
-	_, err := tx.exec(ctx, `UPDATE autogiro_transactions SET payment_date = $3, status_code = $4, updated_at = $5
-		WHERE tenant_id = $1 AND id = $2`, tx.tenant, id, date, code, ts(now))
+func SetTransactionDate(ctx context.Context, tx *store.Tx, id, date, code string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE autogiro_transactions SET payment_date = $3, status_code = $4, updated_at = $5
+		WHERE tenant_id = $1 AND id = $2`, tx.TenantID(), id, date, code, store.TimeParam(now))
 	if err != nil {
-		return fmt.Errorf("store: autogiro transaction date %s: %w", id, err)
+		return fmt.Errorf("autogiro: transaction date %s: %w", id, err)
 	}
 	return nil
+}
+
+// LatestExportFile returns the newest submission file of the context's
+// tenant's organization, or store.ErrNotFound: what `kadens autogiro fetch
+// --latest` writes again when the export's own output was lost (the
+// command was killed after the items were marked sent). Ids are UUIDv7,
+// so the greatest id is the file stored last.
+func LatestExportFile(ctx context.Context, st *store.Store, organizationID string) (AutogiroExportFile, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return AutogiroExportFile{}, err
+	}
+	if !store.ValidID(organizationID) {
+		return AutogiroExportFile{}, store.ErrNotFound
+	}
+	var id string
+	if err := st.Reader().QueryRow(ctx, `SELECT id FROM autogiro_export_files WHERE tenant_id = $1 AND organization_id = $2
+		ORDER BY id DESC LIMIT 1`, tenant, organizationID).Scan(&id); err != nil {
+		return AutogiroExportFile{}, fmt.Errorf("autogiro: latest export file of organization %s: %w", organizationID, store.NotFound(err))
+	}
+	return StoredExportFile(ctx, st, id)
 }

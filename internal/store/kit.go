@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"time"
+)
+
+// The query kit: what a wing (internal/autogiro, …) needs to keep its own
+// tables' SQL beside its rules instead of in this package, in the spirit of
+// River's Executor. It is deliberately small: statements run in a *Tx (the
+// tenant's write transaction) or on one of the store's pools (Reader,
+// Writer), parameters and scans are the engines' shared subset
+// ("Storage" in docs/ARCHITECTURE.md), and the tenant comes from the
+// transaction or the context. Every statement a wing writes still puts
+// `tenant_id = $1` first in its WHERE (TenantFilter does it for lists).
+
+// Engine is the engine of the transaction's store, for the few statements
+// a wing writes per engine (PostgreSQL's row locks and CTE claims, SQLite's
+// one writer).
+func (tx *Tx) Engine() Engine { return tx.s.engine }
+
+// Exec runs a statement of fixed text in the transaction with a cached
+// prepared statement (compiled once, not per call). A statement whose text
+// is built per call (an IN list of varying length) goes through ExecBuilt,
+// or it would fill the cache, which is keyed by the text and never shrinks.
+func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.exec(ctx, query, args...)
+}
+
+// Query is Exec for a statement of fixed text that returns rows.
+func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return tx.query(ctx, query, args...)
+}
+
+// QueryRow is Exec for a statement of fixed text that returns one row.
+func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return tx.queryRow(ctx, query, args...)
+}
+
+// ExecBuilt runs a statement whose text is built per call (IN lists,
+// session settings) in the transaction, unprepared.
+func (tx *Tx) ExecBuilt(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.tx.ExecContext(ctx, query, args...)
+}
+
+// QueryBuilt is ExecBuilt for a statement that returns rows.
+func (tx *Tx) QueryBuilt(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return tx.tx.QueryContext(ctx, query, args...)
+}
+
+// InsertRows inserts rows into table, each a value for every column of
+// columns (comma-separated, in the values' order), with onConflict (e.g.
+// "ON CONFLICT DO NOTHING", or "") after every statement: multi-row
+// INSERTs in chunks on SQLite, COPY for larger sets on PostgreSQL. A
+// wing's bulk writes (an imported file's payments) take the store's
+// fastest path without writing it again.
+func (tx *Tx) InsertRows(ctx context.Context, table, columns string, rows [][]any, onConflict string) error {
+	return tx.insertRows(ctx, table, columns, rows, onConflict)
+}
+
+// Pool runs single statements outside a transaction on one of the store's
+// pools, for a wing's reads and its one-statement writes.
+type Pool struct {
+	s  *Store
+	db *sql.DB
+	// cached: QueryRow uses the read pool's prepared statements.
+	cached bool
+}
+
+// Reader is the read pool (on SQLite a pool of query_only connections that
+// read beside the writer): gets and lists. Its QueryRow prepares a fixed
+// text once (a GET by id compiled its SQL on every call otherwise).
+func (s *Store) Reader() Pool { return Pool{s: s, db: s.r, cached: true} }
+
+// Writer is the write pool (on SQLite the one write connection), for a
+// single write that needs no transaction, and for a read that must see
+// every write committed before it and wait behind a write in progress
+// (the queues a worker drains after a commit).
+func (s *Store) Writer() Pool { return Pool{s: s, db: s.w} }
+
+// Exec runs a statement on the pool.
+func (p Pool) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return p.db.ExecContext(ctx, query, args...)
+}
+
+// Query runs a statement that returns rows on the pool; list queries,
+// whose text varies with their filters, run unprepared.
+func (p Pool) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return p.db.QueryContext(ctx, query, args...)
+}
+
+// QueryRow runs a statement that returns one row on the pool; on the
+// Reader a fixed text is prepared once and kept.
+func (p Pool) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if p.cached {
+		return p.s.readRow(ctx, query, args...)
+	}
+	return p.db.QueryRowContext(ctx, query, args...)
+}
+
+// Querier is what QueryAll reads from: a *Tx or a Pool.
+type Querier interface {
+	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Scanner is a *sql.Row or *sql.Rows, for scan functions that read both.
+type Scanner interface{ Scan(...any) error }
+
+// QueryAll runs query on q and reads every row with scan: the loop every
+// list and claim would otherwise write out (and get Close or Err wrong).
+func QueryAll[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// TimeParam is the parameter for a timestamp column: fixed-width UTC text
+// on SQLite (it sorts as text), a binary timestamptz for pgx ("Storage" in
+// docs/ARCHITECTURE.md). A time.Time passed as it is would be stored in
+// the driver's own format on SQLite.
+func TimeParam(t time.Time) driver.Valuer { return ts(t) }
+
+// AnyTime scans a timestamp that may be NULL (an outer join) or an
+// expression, which PostgreSQL returns as a time and SQLite as its stored
+// text. T is nil for NULL.
+type AnyTime struct{ T *time.Time }
+
+// Scan implements sql.Scanner.
+func (a *AnyTime) Scan(v any) error {
+	var t anyTime
+	err := t.Scan(v)
+	a.T = t.t
+	return err
+}
+
+// NotFound maps sql.ErrNoRows to ErrNotFound (the API's 404) and leaves
+// other errors as they are.
+func NotFound(err error) error { return notFound(err) }
+
+// IsUniqueViolation reports whether err is a unique-constraint violation
+// on either engine: a wing's schema settles races with unique indexes and
+// turns the violation into its own answer.
+func IsUniqueViolation(err error) bool { return isUniqueViolation(err) }
+
+// Filter builds a list's WHERE clause with the tenant condition first,
+// so a wing's list cannot leave it out.
+type Filter struct{ f *filter }
+
+// TenantFilter starts a Filter with `tenant_id = $1` on the table named
+// alias ("" for an unaliased table).
+func TenantFilter(alias, tenantID string) Filter { return Filter{tenantFilterOn(alias, tenantID)} }
+
+// Add appends a condition: with an argument the condition holds one "?",
+// numbered in order ($2, $3, …); without, it is taken as it is.
+func (f Filter) Add(cond string, arg ...any) {
+	if len(arg) == 0 {
+		f.f.conds = append(f.f.conds, cond)
+		return
+	}
+	f.f.add(cond, arg[0])
+}
+
+// Page appends the keyset condition of p on the id column col and returns
+// the ORDER BY/LIMIT tail; it asks one row more, for TrimPage.
+func (f Filter) Page(col string, p Page) string { return f.f.pageOn(col, p) }
+
+// Where is the clause, " WHERE …".
+func (f Filter) Where() string { return f.f.where() }
+
+// Args are the parameters of the clause and the tail, in order.
+func (f Filter) Args() []any { return f.f.args }
+
+// TrimPage cuts the extra row a Filter's Page fetched and returns the
+// cursor of the next page ("" on the last one).
+func TrimPage[T any](items []T, p Page, id func(T) string) ([]T, string) {
+	return trimPage(items, p, id)
+}
