@@ -164,7 +164,7 @@ func TestSingleSignOn(t *testing.T) {
 		// a password reset does) ends it.
 		codeOf(t, f.login(t, c, f.authorizeURL(nil), f.email, testPassword))
 		codeOf(t, f.authorizeAgain(t, c, f.authorizeURL(nil)))
-		if err := s.EndUserLoginSessions(ctx, f.userID); err != nil {
+		if err := EndUserLoginSessions(ctx, s, f.userID); err != nil {
 			t.Fatal(err)
 		}
 		if p := f.authorizeAgain(t, c, f.authorizeURL(nil)); !isForm(p) {

@@ -332,3 +332,17 @@ var subscriberUserDependents = []string{
 	`DELETE FROM account_sources WHERE tenant_id = $1 AND user_id = $2`,
 	`DELETE FROM identity_provider_accounts WHERE tenant_id = $1 AND user_id = $2`,
 }
+// SubscriberUserTenant returns the tenant of subscriber user id (ids are
+// unique across tenants), for the identity provider, which meets a user id
+// in a token before it knows the tenant; ErrNotFound if there is no user.
+func (s *Store) SubscriberUserTenant(ctx context.Context, id string) (string, error) {
+	if !ValidID(id) {
+		return "", ErrNotFound
+	}
+	var tenant string
+	if err := s.readRow(ctx, `SELECT tenant_id FROM subscriber_users WHERE id = $1`, id).Scan(&tenant); err != nil {
+		return "", fmt.Errorf("store: subscriber user %s: %w", id, notFound(err))
+	}
+	return tenant, nil
+}
+
