@@ -201,7 +201,7 @@ func (s *Server) browserSession(r *http.Request, tenantID string) *LoginSession 
 	if sess.TenantID != tenantID {
 		return nil // another tenant's login: its users are not this tenant's
 	}
-	u, err := s.store.SubscriberUser(tenancy.With(r.Context(), tenantID), sess.UserID)
+	u, err := subscriberuser.UserByID(tenancy.With(r.Context(), tenantID), s.store, sess.UserID)
 	if err != nil || u.Disabled {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -296,21 +297,21 @@ func (o *opStorage) sweep(ctx context.Context, now time.Time) {
 // access token's claims, the ID token's), and one read is enough.
 type userMemo struct {
 	tenantID string
-	user     store.SubscriberUser
+	user     subscriberuser.SubscriberUser
 }
 
 type userMemoKey struct{}
 
 // activeUser returns the user a token request is for, refusing one who
 // was disabled or deleted since.
-func (o *opStorage) activeUser(ctx context.Context, tenantID, userID string) (store.SubscriberUser, error) {
+func (o *opStorage) activeUser(ctx context.Context, tenantID, userID string) (subscriberuser.SubscriberUser, error) {
 	memo, _ := ctx.Value(userMemoKey{}).(*userMemo)
 	if memo != nil && memo.tenantID == tenantID && memo.user.ID == userID && userID != "" {
 		return memo.user, nil
 	}
-	u, err := o.srv.store.SubscriberUser(tenancy.With(ctx, tenantID), userID)
+	u, err := subscriberuser.UserByID(tenancy.With(ctx, tenantID), o.srv.store, userID)
 	if errors.Is(err, store.ErrNotFound) || err == nil && u.Disabled {
-		return store.SubscriberUser{}, oidc.ErrInvalidGrant().WithDescription("the user is disabled or gone")
+		return subscriberuser.SubscriberUser{}, oidc.ErrInvalidGrant().WithDescription("the user is disabled or gone")
 	}
 	if err == nil && memo != nil {
 		memo.tenantID, memo.user = tenantID, u
@@ -534,7 +535,7 @@ func (o *opStorage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, strin
 }
 
 // claims are Kadens' claims of a subscriber token (both kinds).
-func (o *opStorage) claims(ctx context.Context, tenantID, userID string) (map[string]any, store.SubscriberUser, error) {
+func (o *opStorage) claims(ctx context.Context, tenantID, userID string) (map[string]any, subscriberuser.SubscriberUser, error) {
 	u, err := o.activeUser(ctx, tenantID, userID)
 	if err != nil {
 		return nil, u, err
@@ -584,7 +585,7 @@ func (o *opStorage) GetPrivateClaimsFromScopes(context.Context, string, string, 
 }
 
 func (o *opStorage) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, _, subject, _ string) error {
-	tenant, err := o.srv.store.SubscriberUserTenant(ctx, subject)
+	tenant, err := subscriberuser.SubscriberUserTenant(ctx, o.srv.store, subject)
 	if err != nil {
 		return oidc.ErrAccessDenied().WithDescription("no such user")
 	}

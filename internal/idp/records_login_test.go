@@ -10,6 +10,7 @@ import (
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -22,7 +23,7 @@ func TestLoginSessions(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := recordsTenant(t, s, "sessions")
 		tenant, _ := tenancy.From(ctx)
-		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, rt0, rt0)
+		u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no"}, rt0, rt0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +122,7 @@ func TestLoginSweep(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := recordsTenant(t, s, "sweep")
 		tenant, _ := tenancy.From(ctx)
-		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no"}, rt0, rt0)
+		u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no"}, rt0, rt0)
 		if err != nil {
 			t.Fatal(err)
 		}

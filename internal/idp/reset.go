@@ -16,6 +16,7 @@ import (
 
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -208,7 +209,7 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 	}
 	s.byAccount.fail(account, now)
 	s.byLoginAddress.fail(addr, now)
-	u, err := s.store.SubscriberUserByEmail(tenancy.With(r.Context(), lr.TenantID), email)
+	u, err := subscriberuser.SubscriberUserByEmail(tenancy.With(r.Context(), lr.TenantID), s.store, email)
 	if err == nil && !u.Disabled {
 		tok := randomToken()
 		if err := CreatePasswordReset(r.Context(), s.store, sha(tok), lr.TenantID, u.ID, now, now.Add(ResetTTL)); err != nil {

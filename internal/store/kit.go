@@ -220,3 +220,16 @@ func (p Pool) QueryPrepared(ctx context.Context, query string, args ...any) (*sq
 	}
 	return st.QueryContext(ctx, args...)
 }
+
+// Attached returns the value a wing keeps with this store under key
+// (a key type of the wing's own), made by init the first time: state
+// that lives as long as the store and belongs to one wing, such as the
+// identity wing's answer cache. A package variable would be shared by
+// every store a process opens (the tests open hundreds).
+func (s *Store) Attached(key any, init func() any) any {
+	if v, ok := s.attached.Load(key); ok {
+		return v
+	}
+	v, _ := s.attached.LoadOrStore(key, init())
+	return v
+}
