@@ -17,8 +17,9 @@ import (
 //
 //   - Data: a write to the database, by this process or another (the
 //     operator commands, a second server). The store's change signal
-//     (store.ChangeVersion, a core facility) gives a number that moves with every commit; an answer is served only
-//     under the number it was read under. The number is read before the
+//     (store.ChangeVersion, a core facility) gives a number that moves
+//     with every commit; an answer is served only under the number it was
+//     read under. The number is read before the
 //     answer's own read, so an answer stored under it saw at least every
 //     write that number stands for.
 //   - Time: a period starts or ends, a cancellation or deactivation takes

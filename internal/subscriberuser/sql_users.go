@@ -196,7 +196,7 @@ func ListSubscriberUsers(ctx context.Context, st *store.Store, f SubscriberUserF
 // updateSubscriberUser runs one UPDATE of user id's row (set: "col = $3,
 // ..." with updated_at as the last parameter) and returns the stored
 // result, or store.ErrNotFound.
-func updateSubscriberUser(ctx context.Context, st *store.Store, what, id, set string, check func(*store.Tx, string) error, args ...any) (SubscriberUser, error) {
+func updateSubscriberUser(ctx context.Context, st *store.Store, what, id, set string, args ...any) (SubscriberUser, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return SubscriberUser{}, err
@@ -206,11 +206,6 @@ func updateSubscriberUser(ctx context.Context, st *store.Store, what, id, set st
 	}
 	var u SubscriberUser
 	err = st.InTx(ctx, func(tx *store.Tx) error {
-		if check != nil {
-			if err := check(tx, tenant); err != nil {
-				return err
-			}
-		}
 		var err error
 		u, err = scanSubscriberUser(tx.QueryRow(ctx, `UPDATE subscriber_users SET `+set+`
 			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberUserColumns, append([]any{tenant, id}, args...)...))
@@ -225,20 +220,20 @@ func updateSubscriberUser(ctx context.Context, st *store.Store, what, id, set st
 // SetSubscriberUserDisabled disables or enables user id. A disabled user
 // cannot log in and has no access (docs/AUTHORIZATIONS.md).
 func SetSubscriberUserDisabled(ctx context.Context, st *store.Store, id string, disabled bool, now time.Time) (SubscriberUser, error) {
-	return updateSubscriberUser(ctx, st, "disable", id, `disabled = $3, updated_at = $4`, nil, disabled, store.TimeParam(now))
+	return updateSubscriberUser(ctx, st, "disable", id, `disabled = $3, updated_at = $4`, disabled, store.TimeParam(now))
 }
 
 // SetSubscriberUserPassword replaces user id's password hash ("" removes
 // password login).
 func SetSubscriberUserPassword(ctx context.Context, st *store.Store, id, hash string, now time.Time) (SubscriberUser, error) {
-	return updateSubscriberUser(ctx, st, "password", id, `password_hash = $3, updated_at = $4`, nil, hash, store.TimeParam(now))
+	return updateSubscriberUser(ctx, st, "password", id, `password_hash = $3, updated_at = $4`, hash, store.TimeParam(now))
 }
 
 // SetSubscriberUserEmail changes user id's e-mail address; one another user
 // of the tenant has is ErrEmailTaken.
 func SetSubscriberUserEmail(ctx context.Context, st *store.Store, id, email string, now time.Time) (SubscriberUser, error) {
 	email = strings.TrimSpace(email)
-	u, err := updateSubscriberUser(ctx, st, "e-mail", id, `email = $3, email_key = $4, updated_at = $5`, nil, email, emailKey(email), store.TimeParam(now))
+	u, err := updateSubscriberUser(ctx, st, "e-mail", id, `email = $3, email_key = $4, updated_at = $5`, email, emailKey(email), store.TimeParam(now))
 	if store.IsUniqueViolation(err) {
 		return SubscriberUser{}, fmt.Errorf("subscriberuser: e-mail of subscriber user %s: %w", id, ErrEmailTaken)
 	}
