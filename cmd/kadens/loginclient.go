@@ -75,13 +75,13 @@ func loginClientList(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	list, err := st.LoginClients(ctx, t.ID)
+	list, err := idp.LoginClients(ctx, st, t.ID)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		if list == nil {
-			list = []store.LoginClient{}
+			list = []idp.LoginClient{}
 		}
 		return printJSON(stdout, list)
 	}
@@ -110,7 +110,7 @@ func loginClientDelete(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	if err := st.DeleteLoginClient(ctx, t.ID, *id); err != nil {
+	if err := idp.DeleteLoginClient(ctx, st, t.ID, *id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("tenant %s has no login client %s", t.Name, *id)
 		}

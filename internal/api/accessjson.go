@@ -6,19 +6,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
 // The entitlement answer is the busiest response of the service (issue 18),
 // and encoding/json's reflection was several microseconds of its cost. It
 // is written by hand here with the list pages' appenders (listing.go),
-// byte for byte what encoding/json writes for store.UserAccess
+// byte for byte what encoding/json writes for subscriberuser.UserAccess
 // (FuzzAccessJSON compares the two), into a pooled buffer.
 
 var accessBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // writeAccess writes a as writeJSON would.
-func writeAccess(w http.ResponseWriter, a store.UserAccess) {
+func writeAccess(w http.ResponseWriter, a subscriberuser.UserAccess) {
 	if !jsonTime(a.At) || !productTimes(a.Products) {
 		writeJSON(w, http.StatusOK, a) // encoding/json's own answer to a year it cannot write
 		return
@@ -38,7 +38,7 @@ func writeAccess(w http.ResponseWriter, a store.UserAccess) {
 // refuses years outside 0–9999).
 func jsonTime(t time.Time) bool { y := t.Year(); return y >= 0 && y <= 9999 }
 
-func productTimes(ps []store.ProductAccess) bool {
+func productTimes(ps []subscriberuser.ProductAccess) bool {
 	for _, p := range ps {
 		if !jsonTime(p.Until) {
 			return false
@@ -49,7 +49,7 @@ func productTimes(ps []store.ProductAccess) bool {
 
 // appendAccess appends a's JSON and a newline, as json.Encoder.Encode
 // writes it. Its times must satisfy jsonTime.
-func appendAccess(b []byte, a store.UserAccess) []byte {
+func appendAccess(b []byte, a subscriberuser.UserAccess) []byte {
 	b = append(b, `{"userId":`...)
 	b = appendJSONString(b, a.UserID)
 	b = append(b, `,"subscriberId":`...)

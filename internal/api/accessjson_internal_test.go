@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
 // encodingJSON is what writeJSON (encoding/json) writes for a.
-func encodingJSON(t *testing.T, a store.UserAccess) []byte {
+func encodingJSON(t *testing.T, a subscriberuser.UserAccess) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(a); err != nil {
@@ -20,8 +20,8 @@ func encodingJSON(t *testing.T, a store.UserAccess) []byte {
 	return buf.Bytes()
 }
 
-func accessOf(s1, s2 string, at, until time.Time, disabled bool) store.UserAccess {
-	return store.UserAccess{UserID: s1, SubscriberID: s2, Disabled: disabled, At: at, Products: []store.ProductAccess{
+func accessOf(s1, s2 string, at, until time.Time, disabled bool) subscriberuser.UserAccess {
+	return subscriberuser.UserAccess{UserID: s1, SubscriberID: s2, Disabled: disabled, At: at, Products: []subscriberuser.ProductAccess{
 		{ProductID: s2, Name: s1, Category: s1 + s2, SubscriptionID: "x", SubscriberID: s2, Until: until},
 		{ProductID: s1, Name: "", Category: "c", Until: at},
 	}}
@@ -33,10 +33,10 @@ func TestAccessJSON(t *testing.T) {
 	at := time.Date(2026, 11, 24, 18, 0, 0, 123456000, time.UTC)
 	cases := []struct {
 		name string
-		a    store.UserAccess
+		a    subscriberuser.UserAccess
 	}{
-		{"no products", store.UserAccess{UserID: "u", At: at, Products: []store.ProductAccess{}}},
-		{"nil products", store.UserAccess{UserID: "u", At: at}},
+		{"no products", subscriberuser.UserAccess{UserID: "u", At: at, Products: []subscriberuser.ProductAccess{}}},
+		{"nil products", subscriberuser.UserAccess{UserID: "u", At: at}},
 		{"plain", accessOf("c4a1b1c0-0d7e-4c53-9a47-2b1d1d5b7c1e", "Gold plan", at, at.Add(time.Hour), false)},
 		{"html and quotes", accessOf(`<a href="x">&</a>`, `back\slash`, at, at, true)},
 		{"control characters", accessOf("tab\there\nnl\r\b\f\x00\x1f\x7f", "é ü 中文 🎉", at, at, false)},
@@ -61,7 +61,7 @@ func TestAccessJSON(t *testing.T) {
 // TestAccessJSONYearOutOfRange: a time encoding/json cannot write is
 // answered as writeJSON answers it, not written differently.
 func TestAccessJSONYearOutOfRange(t *testing.T) {
-	a := store.UserAccess{UserID: "u", At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Products: []store.ProductAccess{}}
+	a := subscriberuser.UserAccess{UserID: "u", At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Products: []subscriberuser.ProductAccess{}}
 	got, want := httptest.NewRecorder(), httptest.NewRecorder()
 	writeAccess(got, a)
 	writeJSON(want, 200, a)

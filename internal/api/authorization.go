@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -35,7 +36,7 @@ type SubscriberUser struct {
 	UpdatedAt    time.Time `json:"updatedAt"`
 }
 
-func userView(u store.SubscriberUser) SubscriberUser {
+func userView(u subscriberuser.SubscriberUser) SubscriberUser {
 	v := SubscriberUser{ID: u.ID, Email: u.Email, Disabled: u.Disabled, HasPassword: u.PasswordHash != "",
 		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 	if u.SubscriberID != "" {
@@ -107,7 +108,7 @@ func (s *Server) authorizationRoutes() {
 		summary: "Get a subscriber user", request: new(idParam),
 		responses: common(respOK(new(SubscriberUser)), respNotFound),
 		handle: getOne(func(ctx context.Context, id string) (SubscriberUser, error) {
-			u, err := s.store.SubscriberUser(ctx, id)
+			u, err := subscriberuser.UserByID(ctx, s.store, id)
 			return userView(u), err
 		})})
 	s.add(route{method: http.MethodPost, path: "/authorizations/user/{id}/disable", id: "disableSubscriberUser", tag: tag,
@@ -133,7 +134,7 @@ func (s *Server) authorizationRoutes() {
 			"Administrative tokens may ask for any user of the tenant. A subscriber's token (Kadens' own login, whose subject is " +
 			"the user id, or a trusted external issuer's whose subject an idp-b account binds to a user) is admitted for its own " +
 			"user only: 403 for another. A disabled user has no products.",
-		request: new(userIDParam), responses: common(respOK(new(store.UserAccess)), respNotFound),
+		request: new(userIDParam), responses: common(respOK(new(subscriberuser.UserAccess)), respNotFound),
 		subscriber: true, handle: s.userAccess})
 
 	s.add(route{method: http.MethodPost, path: "/authorizations/source/account", id: "createAccountSource", tag: tag,
@@ -144,11 +145,13 @@ func (s *Server) authorizationRoutes() {
 	s.add(route{method: http.MethodGet, path: "/authorizations/source/account", id: "listAccountSources", tag: tag,
 		summary: "List account sources", desc: "Filters combine with AND. A bad query is a 400 without a body.",
 		request:   new(accountSourceListParams),
-		responses: []response{respList(new([]store.AccountSource)), respBare400, respNoBody401, respNoBody403, respServer},
+		responses: []response{respList(new([]subscriberuser.AccountSource)), respBare400, respNoBody401, respNoBody403, respServer},
 		bare400:   true, handle: s.listAccountSources})
 	s.add(route{method: http.MethodGet, path: "/authorizations/source/account/{id}", id: "getAccountSource", tag: tag,
 		summary: "Get an account source", request: new(idParam),
-		responses: common(respOK(new(store.AccountSource)), respNotFound), handle: getOne(s.store.AccountSource)})
+		responses: common(respOK(new(subscriberuser.AccountSource)), respNotFound), handle: getOne(func(ctx context.Context, id string) (subscriberuser.AccountSource, error) {
+			return subscriberuser.AccountSourceByID(ctx, s.store, id)
+		})})
 	s.add(route{method: http.MethodDelete, path: "/authorizations/source/account/{id}", id: "deleteAccountSource", tag: tag,
 		summary: "Delete an account source", request: new(idParam),
 		responses: common(respNoContent, respNotFound), handle: func(w http.ResponseWriter, r *http.Request) error {
@@ -187,7 +190,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.users.CreateUserAt(r.Context(), store.SubscriberUser{Email: email, SubscriberID: subscriber,
+	u, err := s.users.CreateUserAt(r.Context(), subscriberuser.SubscriberUser{Email: email, SubscriberID: subscriber,
 		Disabled: in.Disabled != nil && *in.Disabled}, password, at)
 	if err != nil {
 		return userStoreError(err, email, subscriber)
@@ -223,9 +226,9 @@ func optionalID(errs *validation.Errors, field string, p *string) string {
 // terms of the request's fields.
 func userStoreError(err error, email, subscriber string) error {
 	switch {
-	case errors.Is(err, store.ErrEmailTaken):
+	case errors.Is(err, subscriberuser.ErrEmailTaken):
 		return validation.Field("email", "%q is already the e-mail of another user of this tenant", email)
-	case errors.Is(err, store.ErrNoSuchSubscriber):
+	case errors.Is(err, subscriberuser.ErrNoSuchSubscriber):
 		return validation.Field("subscriberId", "no subscriber %s in this tenant", subscriber)
 	}
 	return err
@@ -235,7 +238,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.SubscriberUserFilter{Email: strings.TrimSpace(q.Get("email")), SubscriberID: strings.ToLower(strings.TrimSpace(q.Get("subscriberId")))}
+	f := subscriberuser.SubscriberUserFilter{Email: strings.TrimSpace(q.Get("email")), SubscriberID: strings.ToLower(strings.TrimSpace(q.Get("subscriberId")))}
 	if f.SubscriberID != "" && !store.ValidID(f.SubscriberID) {
 		errs.Add("subscriberId", "must be a uuid")
 	}
@@ -250,7 +253,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	us, next, err := s.store.ListSubscriberUsers(r.Context(), f, p)
+	us, next, err := subscriberuser.ListSubscriberUsers(r.Context(), s.store, f, p)
 	if err != nil {
 		return err
 	}
@@ -268,7 +271,7 @@ func (s *Server) setUserDisabled(disabled bool) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if _, err := s.store.SetSubscriberUserDisabled(r.Context(), id, disabled, s.now()); err != nil {
+		if _, err := subscriberuser.SetSubscriberUserDisabled(r.Context(), s.store, id, disabled, s.now()); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -312,7 +315,7 @@ func (s *Server) setUserPassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Existence first: a hash is the expensive part.
-	if _, err := s.store.SubscriberUser(r.Context(), id); err != nil {
+	if _, err := subscriberuser.UserByID(r.Context(), s.store, id); err != nil {
 		return err
 	}
 	if _, err := s.users.SetPassword(r.Context(), id, password); err != nil {
@@ -327,7 +330,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteSubscriberUser(r.Context(), id); err != nil {
+	if err := subscriberuser.DeleteSubscriberUser(r.Context(), s.store, id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -335,7 +338,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 // userAccess answers the entitlement question. It is the busiest route of
-// the service: one statement for the access (store.UserAccess) and the
+// the service: one statement for the access (subscriberuser.UserAccess) and the
 // tenant's time from the tenant cache (a test tenant's clock is read
 // fresh); an external subscriber token costs one more read, of the idp-b
 // account that names its user. Administrative tokens may ask for any user,
@@ -352,7 +355,7 @@ func (s *Server) userAccess(w http.ResponseWriter, r *http.Request) error {
 		if !p.ExternalSubscriber {
 			return errForbidden
 		}
-		own, err := s.store.ExternalUser(ctx, p.Issuer, p.Subject)
+		own, err := subscriberuser.ExternalUser(ctx, s.store, p.Issuer, p.Subject)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && own != id) {
 			return errForbidden
 		} else if err != nil {
@@ -363,7 +366,7 @@ func (s *Server) userAccess(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	access, err := s.store.UserAccess(ctx, id, now)
+	access, err := subscriberuser.AccessOf(ctx, s.store, id, now)
 	if err != nil {
 		return err
 	}
@@ -453,16 +456,16 @@ func (s *Server) idpAccountRoutes(tag string) {
 		view, list     any
 		what           string
 	}{
-		{store.IdPA, "IdpA", new(idpACreateRequest), new(idpAUpdateRequest), new(IdpAAccount), new([]IdpAAccount),
+		{subscriberuser.IdPA, "IdpA", new(idpACreateRequest), new(idpAUpdateRequest), new(IdpAAccount), new([]IdpAAccount),
 			"an idp-a account (a further login name of a subscriber user in Kadens' own directory)"},
-		{store.IdPB, "IdpB", new(idpBCreateRequest), new(idpBUpdateRequest), new(IdpBAccount), new([]IdpBAccount),
+		{subscriberuser.IdPB, "IdpB", new(idpBCreateRequest), new(idpBUpdateRequest), new(IdpBAccount), new([]IdpBAccount),
 			"an idp-b account (a trusted external issuer's subject, acting as a subscriber user)"},
 	} {
 		base := "/authorizations/identityprovider/account/" + k.kind
 		s.add(route{method: http.MethodPost, path: base + "/{id}", id: "create" + k.name + "Account", tag: tag,
 			summary: "Create " + k.what,
 			desc: "The path id is the identifier at the identity provider. One the kind has already, a user the tenant does not have" +
-				map[string]string{store.IdPA: "", store.IdPB: ", or an issuer that is not a trusted issuer with subscriberTokens"}[k.kind] +
+				map[string]string{subscriberuser.IdPA: "", subscriberuser.IdPB: ", or an issuer that is not a trusted issuer with subscriberTokens"}[k.kind] +
 				" is a 400 naming the field.",
 			request: k.create, responses: common(respCreated), handle: s.createIdPAccount(k.kind)})
 		s.add(route{method: http.MethodGet, path: base + "/{id}", id: "get" + k.name + "Account", tag: tag,
@@ -499,13 +502,13 @@ func pathIdentifier(r *http.Request) (string, error) {
 func (s *Server) idpBody(r *http.Request, kind string, isCreate bool) (user, issuer string, err error) {
 	var errs validation.Errors
 	switch {
-	case kind == store.IdPA && isCreate:
+	case kind == subscriberuser.IdPA && isCreate:
 		var in IdpAAccountCreate
 		if err := decodeJSON(r, &in); err != nil {
 			return "", "", err
 		}
 		user = requiredID(&errs, "userId", in.UserID)
-	case kind == store.IdPA:
+	case kind == subscriberuser.IdPA:
 		var in IdpAAccountUpdate
 		if err := decodeJSON(r, &in); err != nil {
 			return "", "", err
@@ -538,9 +541,9 @@ func (s *Server) idpBody(r *http.Request, kind string, isCreate bool) (user, iss
 
 func idpStoreError(err error, user string) error {
 	switch {
-	case errors.Is(err, store.ErrNoSuchUser):
+	case errors.Is(err, subscriberuser.ErrNoSuchUser):
 		return validation.Field("userId", "no subscriber user %s in this tenant", user)
-	case errors.Is(err, store.ErrIdentifierTaken):
+	case errors.Is(err, subscriberuser.ErrIdentifierTaken):
 		return validation.Field("id", "an account of this kind with this identifier exists")
 	}
 	return err
@@ -556,7 +559,7 @@ func (s *Server) createIdPAccount(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := s.store.CreateIdPAccount(r.Context(), store.IdPAccount{Kind: kind, Identifier: ident, Issuer: issuer, UserID: user}, s.now())
+		a, err := subscriberuser.CreateIdPAccount(r.Context(), s.store, subscriberuser.IdPAccount{Kind: kind, Identifier: ident, Issuer: issuer, UserID: user}, s.now())
 		if err != nil {
 			return idpStoreError(err, user)
 		}
@@ -566,8 +569,8 @@ func (s *Server) createIdPAccount(kind string) handlerFunc {
 }
 
 // idpView is the API shape of a of kind.
-func idpView(kind string, a store.IdPAccount) any {
-	if kind == store.IdPA {
+func idpView(kind string, a subscriberuser.IdPAccount) any {
+	if kind == subscriberuser.IdPA {
 		return IdpAAccount{ID: a.ID, Identifier: a.Identifier, UserID: a.UserID, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 	}
 	return IdpBAccount{ID: a.ID, Identifier: a.Identifier, Issuer: a.Issuer, UserID: a.UserID, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
@@ -579,7 +582,7 @@ func (s *Server) getIdPAccount(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := s.store.IdPAccount(r.Context(), kind, ident)
+		a, err := subscriberuser.IdPAccountByIdentifier(r.Context(), s.store, kind, ident)
 		if err != nil {
 			return err
 		}
@@ -598,7 +601,7 @@ func (s *Server) updateIdPAccount(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if _, err := s.store.UpdateIdPAccount(r.Context(), kind, ident, user, issuer, s.now()); err != nil {
+		if _, err := subscriberuser.UpdateIdPAccount(r.Context(), s.store, kind, ident, user, issuer, s.now()); err != nil {
 			return idpStoreError(err, user)
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -612,7 +615,7 @@ func (s *Server) deleteIdPAccount(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := s.store.DeleteIdPAccount(r.Context(), kind, ident); err != nil {
+		if err := subscriberuser.DeleteIdPAccount(r.Context(), s.store, kind, ident); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -627,7 +630,7 @@ func (s *Server) listIdPAccounts(kind string) handlerFunc {
 		if err := errs.Err(); err != nil {
 			return err
 		}
-		as, next, err := s.store.ListIdPAccounts(r.Context(), kind, p)
+		as, next, err := subscriberuser.ListIdPAccounts(r.Context(), s.store, kind, p)
 		if err != nil {
 			return err
 		}
@@ -655,13 +658,13 @@ func (s *Server) createAccountSource(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	a, err := s.store.CreateAccountSource(r.Context(), user, account, s.now(), at)
+	a, err := subscriberuser.CreateAccountSource(r.Context(), s.store, user, account, s.now(), at)
 	switch {
-	case errors.Is(err, store.ErrNoSuchUser):
+	case errors.Is(err, subscriberuser.ErrNoSuchUser):
 		return validation.Field("userId", "no subscriber user %s in this tenant", user)
-	case errors.Is(err, store.ErrNoSuchAccount):
+	case errors.Is(err, subscriberuser.ErrNoSuchAccount):
 		return validation.Field("subscriberAccountId", "no subscriber account %s in this tenant", account)
-	case errors.Is(err, store.ErrAccountSourceExists):
+	case errors.Is(err, subscriberuser.ErrAccountSourceExists):
 		return validation.Field("subscriberAccountId", "the user already has this account as a source")
 	case err != nil:
 		return err
@@ -674,7 +677,7 @@ func (s *Server) listAccountSources(w http.ResponseWriter, r *http.Request) erro
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.AccountSourceFilter{UserID: strings.ToLower(strings.TrimSpace(q.Get("userId"))),
+	f := subscriberuser.AccountSourceFilter{UserID: strings.ToLower(strings.TrimSpace(q.Get("userId"))),
 		SubscriberAccountID: strings.ToLower(strings.TrimSpace(q.Get("subscriberAccountId")))}
 	if f.UserID != "" && !store.ValidID(f.UserID) {
 		errs.Add("userId", "must be a uuid")
@@ -685,12 +688,12 @@ func (s *Server) listAccountSources(w http.ResponseWriter, r *http.Request) erro
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	as, next, err := s.store.ListAccountSources(r.Context(), f, p)
+	as, next, err := subscriberuser.ListAccountSources(r.Context(), s.store, f, p)
 	if err != nil {
 		return err
 	}
 	if as == nil {
-		as = []store.AccountSource{}
+		as = []subscriberuser.AccountSource{}
 	}
 	s.writeList(w, r, as, next)
 	return nil
@@ -712,15 +715,15 @@ func (s *Server) deleteAccountSource(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.store.DeleteAccountSource(ctx, id, at)
+	return subscriberuser.DeleteAccountSource(ctx, s.store, id, at)
 }
 
 // linkSubscriberUser links user id to subscriber ("" unlinks), the
 // access it changes dated at the tenant's time.
-func (s *Server) linkSubscriberUser(ctx context.Context, id, subscriber string) (store.SubscriberUser, error) {
+func (s *Server) linkSubscriberUser(ctx context.Context, id, subscriber string) (subscriberuser.SubscriberUser, error) {
 	at, err := s.tenantNow(ctx)
 	if err != nil {
-		return store.SubscriberUser{}, err
+		return subscriberuser.SubscriberUser{}, err
 	}
-	return s.store.LinkSubscriberUser(ctx, id, subscriber, s.now(), at)
+	return subscriberuser.LinkSubscriberUser(ctx, s.store, id, subscriber, s.now(), at)
 }

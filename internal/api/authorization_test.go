@@ -18,6 +18,7 @@ import (
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
 // authzUser is a subscriber user as GET /authorizations/user answers it.
@@ -423,7 +424,7 @@ func TestAccountSourcesAPI(t *testing.T) {
 			want400(t, tn.Do("POST", "/authorizations/source/account", c.body), name, c.fields...)
 		}
 
-		var one store.AccountSource
+		var one subscriberuser.AccountSource
 		r = tn.Do("GET", "/authorizations/source/account/"+a, nil)
 		wantStatus(t, r, 200, "get")
 		r.JSON(t, &one)
@@ -434,7 +435,7 @@ func TestAccountSourcesAPI(t *testing.T) {
 		wantStatus(t, tn.Do("GET", "/authorizations/source/account/"+store.NewID(), nil), 404, "get unknown")
 		wantStatus(t, other.Do("GET", "/authorizations/source/account/"+a, nil), 404, "other tenant gets")
 
-		id := func(s store.AccountSource) string { return s.ID }
+		id := func(s subscriberuser.AccountSource) string { return s.ID }
 		for q, want := range map[string][]string{
 			"":                            {a, b},
 			"?UserId=" + u:                {a},
@@ -520,7 +521,7 @@ func TestIdentityProviderAccounts(t *testing.T) {
 			if got.ID != a || got.Identifier != "Kari.N" || got.UserID != u {
 				t.Fatalf("idp-a account %+v", got)
 			}
-			if login, err := e.Store.SubscriberUserByLogin(tenantCtx(tn), "KARI.N"); err != nil || login.ID != u {
+			if login, err := subscriberuser.SubscriberUserByLogin(tenantCtx(tn), e.Store, "KARI.N"); err != nil || login.ID != u {
 				t.Fatalf("login by the idp-a identifier: %+v %v", login, err)
 			}
 			// Identifiers with characters that need escaping in a path.

@@ -19,7 +19,7 @@ type LoginClientInput struct {
 
 // LoginClientCreated is a new login client with its secret, shown once.
 type LoginClientCreated struct {
-	store.LoginClient
+	idp.LoginClient
 	Secret string `json:"secret" required:"true" description:"The client secret; only a hash is kept, so it is never shown again."`
 }
 
@@ -35,10 +35,10 @@ func (s *Server) loginClientRoutes() {
 		handle: s.createLoginClient})
 	s.add(route{method: http.MethodGet, path: "/loginclient", id: "listLoginClients", tag: tag,
 		summary: "List the tenant's login clients", desc: "Oldest first, all in one page; secrets are never shown.",
-		responses: common(respList(new([]store.LoginClient))), handle: s.listLoginClients})
+		responses: common(respList(new([]idp.LoginClient))), handle: s.listLoginClients})
 	s.add(route{method: http.MethodGet, path: "/loginclient/{id}", id: "getLoginClient", tag: tag,
 		summary: "Get a login client", desc: "The secret is never shown again.", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(store.LoginClient)}, respNotFound), handle: s.getLoginClient})
+		responses: common(response{status: http.StatusOK, body: new(idp.LoginClient)}, respNotFound), handle: s.getLoginClient})
 	s.add(route{method: http.MethodDelete, path: "/loginclient/{id}", id: "deleteLoginClient", tag: tag,
 		summary: "Delete a login client",
 		desc: "Its pending logins, unused codes and refresh tokens go with it; access tokens it obtained live out their " +
@@ -73,12 +73,12 @@ func (s *Server) listLoginClients(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	list, err := s.store.LoginClients(r.Context(), tenant)
+	list, err := idp.LoginClients(r.Context(), s.store, tenant)
 	if err != nil {
 		return err
 	}
 	if list == nil {
-		list = []store.LoginClient{}
+		list = []idp.LoginClient{}
 	}
 	s.writeList(w, r, list, "")
 	return nil
@@ -86,16 +86,16 @@ func (s *Server) listLoginClients(w http.ResponseWriter, r *http.Request) error 
 
 // tenantLoginClient returns the context tenant's client id, or ErrNotFound
 // (also for another tenant's).
-func (s *Server) tenantLoginClient(r *http.Request) (store.LoginClient, error) {
+func (s *Server) tenantLoginClient(r *http.Request) (idp.LoginClient, error) {
 	id, err := pathID(r, "id")
 	if err != nil {
-		return store.LoginClient{}, err
+		return idp.LoginClient{}, err
 	}
 	tenant, err := tenancy.From(r.Context())
 	if err != nil {
-		return store.LoginClient{}, err
+		return idp.LoginClient{}, err
 	}
-	c, err := s.store.LoginClientByID(r.Context(), id)
+	c, err := idp.LoginClientByID(r.Context(), s.store, id)
 	if err == nil && c.TenantID != tenant {
 		err = store.ErrNotFound
 	}
@@ -116,7 +116,7 @@ func (s *Server) deleteLoginClient(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteLoginClient(r.Context(), c.TenantID, c.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := idp.DeleteLoginClient(r.Context(), s.store, c.TenantID, c.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -448,10 +448,10 @@ func TestAuthorizeRateAndSweep(t *testing.T) {
 		f.byAuthorizeAddress = newFailures(time.Minute, 3, 100)
 		t0 := clock.now()
 		ctx := tenancy.With(context.Background(), f.tenant)
-		if err := s.CreatePasswordReset(ctx, sha("soon"), f.tenant, f.userID, t0, t0.Add(time.Minute)); err != nil {
+		if err := CreatePasswordReset(ctx, s, sha("soon"), f.tenant, f.userID, t0, t0.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreatePasswordReset(ctx, sha("later"), f.tenant, f.userID, t0, t0.Add(ResetTTL)); err != nil {
+		if err := CreatePasswordReset(ctx, s, sha("later"), f.tenant, f.userID, t0, t0.Add(ResetTTL)); err != nil {
 			t.Fatal(err)
 		}
 

@@ -81,7 +81,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, lang, "invalid_request", e.Error())
 		return
 	}
-	client, err := s.store.LoginClientByID(r.Context(), q.Get("client_id"))
+	client, err := LoginClientByID(r.Context(), s.store, q.Get("client_id"))
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.log.ErrorContext(r.Context(), "authorize: client", "err", err)
@@ -186,12 +186,12 @@ func clip(s string, n int) string {
 // browserSession returns the live login session of the browser that sent
 // r, if it is tenantID's and its user is still active; nil otherwise (then
 // the form is shown, as without a session).
-func (s *Server) browserSession(r *http.Request, tenantID string) *store.LoginSession {
+func (s *Server) browserSession(r *http.Request, tenantID string) *LoginSession {
 	c, err := r.Cookie(ssoCookie)
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
 		return nil
 	}
-	sess, err := s.store.LiveLoginSession(r.Context(), sha(c.Value), s.now())
+	sess, err := LiveLoginSession(r.Context(), s.store, sha(c.Value), s.now())
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.log.ErrorContext(r.Context(), "authorize: login session", "err", err)
@@ -201,7 +201,7 @@ func (s *Server) browserSession(r *http.Request, tenantID string) *store.LoginSe
 	if sess.TenantID != tenantID {
 		return nil // another tenant's login: its users are not this tenant's
 	}
-	u, err := s.store.SubscriberUser(tenancy.With(r.Context(), tenantID), sess.UserID)
+	u, err := subscriberuser.UserByID(tenancy.With(r.Context(), tenantID), s.store, sess.UserID)
 	if err != nil || u.Disabled {
 		return nil
 	}
@@ -213,7 +213,7 @@ func (s *Server) browserSession(r *http.Request, tenantID string) *store.LoginSe
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, tenantID, userID string, now time.Time) {
 	token := randomToken()
 	now = now.UTC()
-	if err := s.store.CreateLoginSession(r.Context(), store.LoginSession{Hash: sha(token), TenantID: tenantID, UserID: userID,
+	if err := CreateLoginSession(r.Context(), s.store, LoginSession{Hash: sha(token), TenantID: tenantID, UserID: userID,
 		AuthTime: now, ExpiresAt: now.Add(SessionTTL)}); err != nil {
 		s.log.ErrorContext(r.Context(), "login session", "err", err)
 		return
@@ -221,7 +221,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, tenantID, 
 	if old, err := r.Cookie(ssoCookie); err == nil && old.Value != "" {
 		// The browser's previous session (prompt=login, or another user)
 		// ends with the new one.
-		_ = s.store.EndLoginSession(r.Context(), sha(old.Value))
+		_ = EndLoginSession(r.Context(), s.store, sha(old.Value))
 	}
 	s.setSessionCookie(w, token, int(SessionTTL.Seconds()))
 }
@@ -242,7 +242,7 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
 			return nil
 		}
 		s.setSessionCookie(w, "", -1)
-		return s.store.EndLoginSession(r.Context(), sha(c.Value))
+		return EndLoginSession(r.Context(), s.store, sha(c.Value))
 	}
 	s.provider.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), endBrowserSession{}, end)))
 }
@@ -266,14 +266,14 @@ func (s *Server) logo(ctx context.Context, tenantID, org string) string {
 	if org == "" {
 		return ""
 	}
-	logo, err := s.store.OrganizationLogo(ctx, tenantID, org)
+	logo, err := OrganizationLogo(ctx, s.store, tenantID, org)
 	if err != nil || !strings.HasPrefix(logo, "https://") {
 		return ""
 	}
 	return logo
 }
 
-func (s *Server) view(ctx context.Context, lr store.LoginRequest) loginView {
+func (s *Server) view(ctx context.Context, lr LoginRequest) loginView {
 	v := textView(lr)
 	v.LogoURL = s.logo(ctx, lr.TenantID, lr.OrgName)
 	v.Reset = s.mail != nil
@@ -282,7 +282,7 @@ func (s *Server) view(ctx context.Context, lr store.LoginRequest) loginView {
 
 // textView is the view of lr without its logo (which costs a read), for
 // the form post, which looks the logo up only for a page it shows.
-func textView(lr store.LoginRequest) loginView {
+func textView(lr LoginRequest) loginView {
 	t := texts[Language(lr.Language)]
 	title := t.Title
 	if lr.OrgName != "" {
@@ -292,7 +292,7 @@ func textView(lr store.LoginRequest) loginView {
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
-	lr, err := s.store.LiveLoginRequest(r.Context(), r.URL.Query().Get("id"), s.now())
+	lr, err := LiveLoginRequest(r.Context(), s.store, r.URL.Query().Get("id"), s.now())
 	if err != nil {
 		s.expired(w, r, err)
 		return
@@ -331,7 +331,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "en", "invalid_request", "bad form")
 		return
 	}
-	lr, err := s.store.LiveLoginRequest(r.Context(), r.PostForm.Get("id"), s.now())
+	lr, err := LiveLoginRequest(r.Context(), s.store, r.PostForm.Get("id"), s.now())
 	if err != nil {
 		s.expired(w, r, err)
 		return
@@ -381,7 +381,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusUnauthorized, "login.html", form())
 		return
 	}
-	if err := s.store.CompleteLoginRequest(r.Context(), lr.ID, u.ID, now); err != nil {
+	if err := CompleteLoginRequest(r.Context(), s.store, lr.ID, u.ID, now); err != nil {
 		s.expired(w, r, err)
 		return
 	}

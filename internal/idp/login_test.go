@@ -410,14 +410,14 @@ func TestLoginForm(t *testing.T) {
 
 		// A disabled user gets the same words as a wrong password.
 		ctx := tenancy.With(context.Background(), f.tenant)
-		if _, err := s.SetSubscriberUserDisabled(ctx, f.userID, true, time.Now()); err != nil {
+		if _, err := subscriberuser.SetSubscriberUserDisabled(ctx, s, f.userID, true, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if p := f.login(t, browser(t), f.authorizeURL(nil), f.email, testPassword); p.status != http.StatusUnauthorized ||
 			!strings.Contains(html.UnescapeString(p.body), wrong) {
 			t.Errorf("disabled user: %d %s", p.status, p.body)
 		}
-		if _, err := s.SetSubscriberUserDisabled(ctx, f.userID, false, time.Now()); err != nil {
+		if _, err := subscriberuser.SetSubscriberUserDisabled(ctx, s, f.userID, false, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 

@@ -54,7 +54,7 @@ func checkURI(errs *validation.Errors, field, raw string) {
 // NewLoginClient registers a login client of tenantID and returns it with
 // its secret, which is shown this once: only a bcrypt hash is stored, as
 // for machine clients.
-func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec LoginClientSpec, now time.Time) (store.LoginClient, string, error) {
+func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec LoginClientSpec, now time.Time) (LoginClient, string, error) {
 	var errs validation.Errors
 	spec.Name = strings.TrimSpace(spec.Name)
 	if spec.Name == "" || len(spec.Name) > 200 {
@@ -75,14 +75,14 @@ func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec L
 		}
 	}
 	if err := errs.Err(); err != nil {
-		return store.LoginClient{}, "", err
+		return LoginClient{}, "", err
 	}
 	secret := randomToken()
 	hash, err := bcrypt.GenerateFromPassword([]byte(secret), SecretHashCost)
 	if err != nil {
-		return store.LoginClient{}, "", fmt.Errorf("idp: hash client secret: %w", err)
+		return LoginClient{}, "", fmt.Errorf("idp: hash client secret: %w", err)
 	}
-	c := store.LoginClient{
+	c := LoginClient{
 		ID:       store.NewID(),
 		TenantID: tenantID, Name: spec.Name, SecretHash: string(hash),
 		RedirectURIs: slices.Compact(spec.RedirectURIs), PostLogoutRedirectURIs: slices.Compact(spec.PostLogoutRedirectURIs),
@@ -94,8 +94,8 @@ func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec L
 	if c.Scopes == nil {
 		c.Scopes = []string{}
 	}
-	if err := s.CreateLoginClient(ctx, c); err != nil {
-		return store.LoginClient{}, "", err
+	if err := CreateLoginClient(ctx, s, c); err != nil {
+		return LoginClient{}, "", err
 	}
 	return c, secret, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -63,12 +64,12 @@ type authorizeParams struct {
 type ssoState struct {
 	// session is the browser's live login session at the client's tenant
 	// for an active user, or nil.
-	session *store.LoginSession
+	session *LoginSession
 	done    bool
 	// pending is the completed request, not stored yet: SaveAuthCode,
 	// which the library calls right after, stores it with its code in one
 	// write instead of two.
-	pending *store.LoginRequest
+	pending *LoginRequest
 }
 
 type authorizeKey struct{}
@@ -92,9 +93,9 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// loginClient is a store.LoginClient as the library sees it.
+// loginClient is a LoginClient as the library sees it.
 type loginClient struct {
-	store.LoginClient
+	LoginClient
 	loginURL string
 	ttl      time.Duration
 }
@@ -124,9 +125,9 @@ func (c *loginClient) RestrictAdditionalAccessTokenScopes() func([]string) []str
 	return func(s []string) []string { return s }
 }
 
-// authRequest is a store.LoginRequest as the library sees it.
+// authRequest is a LoginRequest as the library sees it.
 type authRequest struct {
-	store.LoginRequest
+	LoginRequest
 	audience string
 }
 
@@ -158,7 +159,7 @@ func (a *authRequest) Done() bool                         { return a.UserID != "
 
 // refreshRequest is a stored refresh token as the library sees it.
 type refreshRequest struct {
-	store.RefreshToken
+	RefreshToken
 	audience string
 }
 
@@ -206,12 +207,12 @@ func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest
 	}
 	now := o.srv.now().UTC()
 	o.sweep(ctx, now)
-	var sess *store.LoginSession
+	var sess *LoginSession
 	if p.sso != nil && p.sso.session != nil && (hinted == "" || hinted == p.sso.session.UserID) {
 		sess = p.sso.session
 	}
 	prompts := req.Prompt
-	lr := store.LoginRequest{
+	lr := LoginRequest{
 		ID: randomToken(), TenantID: p.tenantID, ClientID: req.ClientID, RedirectURI: req.RedirectURI, State: req.State,
 		Nonce: req.Nonce, Scopes: req.Scopes, ResponseMode: string(req.ResponseMode), CodeChallenge: req.CodeChallenge,
 		ChallengeMethod: string(req.CodeChallengeMethod), OrgName: p.orgName, Language: p.language, CSRF: randomToken(),
@@ -229,14 +230,14 @@ func (o *opStorage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest
 		// §3.1.2.1); the library redirects this error to it.
 		return nil, oidc.ErrLoginRequired().WithDescription("the user has no login session here")
 	}
-	if err := o.srv.store.CreateLoginRequest(ctx, lr); err != nil {
+	if err := CreateLoginRequest(ctx, o.srv.store, lr); err != nil {
 		return nil, err
 	}
 	return &authRequest{LoginRequest: lr, audience: o.srv.cfg.Audience}, nil
 }
 
 func (o *opStorage) AuthRequestByID(ctx context.Context, id string) (op.AuthRequest, error) {
-	lr, err := o.srv.store.LiveLoginRequest(ctx, id, o.srv.now())
+	lr, err := LiveLoginRequest(ctx, o.srv.store, id, o.srv.now())
 	if err != nil {
 		return nil, oidc.ErrInvalidRequest().WithDescription("the login has expired; start again").WithParent(err)
 	}
@@ -246,7 +247,7 @@ func (o *opStorage) AuthRequestByID(ctx context.Context, id string) (op.AuthRequ
 // AuthRequestByCode spends the code: it is single-use even when the
 // exchange then fails (wrong verifier or secret), as RFC 6749 §4.1.2 asks.
 func (o *opStorage) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
-	lr, err := o.srv.store.UseLoginCode(ctx, sha(code), o.srv.now())
+	lr, err := UseLoginCode(ctx, o.srv.store, sha(code), o.srv.now())
 	if err != nil {
 		return nil, err
 	}
@@ -257,9 +258,9 @@ func (o *opStorage) SaveAuthCode(ctx context.Context, id, code string) error {
 	if p, ok := ctx.Value(authorizeKey{}).(authorizeParams); ok && p.sso != nil && p.sso.pending != nil && p.sso.pending.ID == id {
 		lr := *p.sso.pending
 		p.sso.pending = nil
-		return o.srv.store.CreateLoginRequestWithCode(ctx, lr, sha(code), o.srv.now().Add(CodeTTL))
+		return CreateLoginRequestWithCode(ctx, o.srv.store, lr, sha(code), o.srv.now().Add(CodeTTL))
 	}
-	return o.srv.store.SetLoginCode(ctx, id, sha(code), o.srv.now().Add(CodeTTL))
+	return SetLoginCode(ctx, o.srv.store, id, sha(code), o.srv.now().Add(CodeTTL))
 }
 
 // DeleteAuthRequest is called once the code was exchanged. The request's
@@ -283,10 +284,10 @@ func (o *opStorage) sweep(ctx context.Context, now time.Time) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	if err := o.srv.store.DeleteExpiredLoginRequests(ctx, now); err != nil {
+	if err := DeleteExpiredLoginRequests(ctx, o.srv.store, now); err != nil {
 		o.srv.log.ErrorContext(ctx, "sweep expired login requests", "err", err)
 	}
-	if err := o.srv.store.DeleteExpiredPasswordResets(ctx, now); err != nil {
+	if err := DeleteExpiredPasswordResets(ctx, o.srv.store, now); err != nil {
 		o.srv.log.ErrorContext(ctx, "sweep expired password reset links", "err", err)
 	}
 }
@@ -296,21 +297,21 @@ func (o *opStorage) sweep(ctx context.Context, now time.Time) {
 // access token's claims, the ID token's), and one read is enough.
 type userMemo struct {
 	tenantID string
-	user     store.SubscriberUser
+	user     subscriberuser.SubscriberUser
 }
 
 type userMemoKey struct{}
 
 // activeUser returns the user a token request is for, refusing one who
 // was disabled or deleted since.
-func (o *opStorage) activeUser(ctx context.Context, tenantID, userID string) (store.SubscriberUser, error) {
+func (o *opStorage) activeUser(ctx context.Context, tenantID, userID string) (subscriberuser.SubscriberUser, error) {
 	memo, _ := ctx.Value(userMemoKey{}).(*userMemo)
 	if memo != nil && memo.tenantID == tenantID && memo.user.ID == userID && userID != "" {
 		return memo.user, nil
 	}
-	u, err := o.srv.store.SubscriberUser(tenancy.With(ctx, tenantID), userID)
+	u, err := subscriberuser.UserByID(tenancy.With(ctx, tenantID), o.srv.store, userID)
 	if errors.Is(err, store.ErrNotFound) || err == nil && u.Disabled {
-		return store.SubscriberUser{}, oidc.ErrInvalidGrant().WithDescription("the user is disabled or gone")
+		return subscriberuser.SubscriberUser{}, oidc.ErrInvalidGrant().WithDescription("the user is disabled or gone")
 	}
 	if err == nil && memo != nil {
 		memo.tenantID, memo.user = tenantID, u
@@ -331,7 +332,7 @@ func (o *opStorage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Tok
 		return "", "", time.Time{}, err
 	}
 	now := o.srv.now().UTC()
-	t := store.RefreshToken{TenantID: tenant, UserID: req.GetSubject(), Scopes: req.GetScopes(), CreatedAt: now,
+	t := RefreshToken{TenantID: tenant, UserID: req.GetSubject(), Scopes: req.GetScopes(), CreatedAt: now,
 		ExpiresAt: now.Add(RefreshTTL), AuthTime: now}
 	switch r := req.(type) {
 	case *authRequest:
@@ -345,8 +346,8 @@ func (o *opStorage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Tok
 	if current != "" {
 		prev = sha(current)
 	}
-	if err := o.srv.store.CreateRefreshToken(ctx, t, prev); err != nil {
-		if errors.Is(err, store.ErrCodeUsed) {
+	if err := CreateRefreshToken(ctx, o.srv.store, t, prev); err != nil {
+		if errors.Is(err, ErrCodeUsed) {
 			return "", "", time.Time{}, oidc.ErrInvalidGrant().WithDescription("the refresh token was used already")
 		}
 		return "", "", time.Time{}, err
@@ -355,7 +356,7 @@ func (o *opStorage) CreateAccessAndRefreshTokens(ctx context.Context, req op.Tok
 }
 
 func (o *opStorage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
-	t, err := o.srv.store.LiveRefreshToken(ctx, sha(token), o.srv.now())
+	t, err := LiveRefreshToken(ctx, o.srv.store, sha(token), o.srv.now())
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +392,7 @@ func (o *opStorage) TerminateSession(ctx context.Context, userID, clientID strin
 	if userID == "" || clientID == "" {
 		return nil
 	}
-	return o.srv.store.EndLoginSessions(ctx, userID, clientID)
+	return EndLoginSessions(ctx, o.srv.store, userID, clientID)
 }
 
 // RevokeToken revokes refresh tokens. Access tokens are self-contained JWTs
@@ -403,13 +404,13 @@ func (o *opStorage) TerminateSession(ctx context.Context, userID, clientID strin
 func (o *opStorage) RevokeToken(ctx context.Context, token, userID, clientID string) *oidc.Error {
 	// For a live refresh token the library passes the hash that
 	// GetRefreshTokenInfo returned.
-	t, err := o.srv.store.LiveRefreshToken(ctx, token, o.srv.now())
+	t, err := LiveRefreshToken(ctx, o.srv.store, token, o.srv.now())
 	switch {
 	case err == nil:
 		if t.ClientID != clientID {
 			return oidc.ErrInvalidClient().WithDescription("the token belongs to another client")
 		}
-		if err := o.srv.store.RevokeRefreshToken(ctx, t.Hash); err != nil {
+		if err := RevokeRefreshToken(ctx, o.srv.store, t.Hash); err != nil {
 			return oidc.ErrServerError().WithParent(err)
 		}
 		return nil
@@ -424,7 +425,7 @@ func (o *opStorage) RevokeToken(ctx context.Context, token, userID, clientID str
 }
 
 func (o *opStorage) GetRefreshTokenInfo(ctx context.Context, clientID, token string) (string, string, error) {
-	t, err := o.srv.store.LiveRefreshToken(ctx, sha(token), o.srv.now())
+	t, err := LiveRefreshToken(ctx, o.srv.store, sha(token), o.srv.now())
 	if err != nil {
 		return "", "", op.ErrInvalidRefreshToken
 	}
@@ -453,8 +454,8 @@ func (o *opStorage) KeySet(context.Context) ([]op.Key, error) {
 // not read and check it again.
 type authenticatedClient struct{}
 
-func clientFromContext(ctx context.Context, id string) (store.LoginClient, bool) {
-	c, ok := ctx.Value(authenticatedClient{}).(store.LoginClient)
+func clientFromContext(ctx context.Context, id string) (LoginClient, bool) {
+	c, ok := ctx.Value(authenticatedClient{}).(LoginClient)
 	return c, ok && c.ID == id
 }
 
@@ -462,7 +463,7 @@ func (o *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Clie
 	c, ok := clientFromContext(ctx, id)
 	if !ok {
 		var err error
-		c, err = o.srv.store.LoginClientByID(ctx, id)
+		c, err = LoginClientByID(ctx, o.srv.store, id)
 		if errors.Is(err, store.ErrNotFound) {
 			// The library answers this error as it is (400 at
 			// /end_session); a plain error would be its 500.
@@ -476,7 +477,7 @@ func (o *opStorage) GetClientByClientID(ctx context.Context, id string) (op.Clie
 }
 
 // opClient is c as the library sees it.
-func (o *opStorage) opClient(c store.LoginClient) *loginClient {
+func (o *opStorage) opClient(c LoginClient) *loginClient {
 	return &loginClient{LoginClient: c, loginURL: o.srv.cfg.Issuer + "/login", ttl: o.srv.cfg.TokenTTL}
 }
 
@@ -503,16 +504,16 @@ var (
 // (addressKey), with bcrypt (or the remembered hash of one that passed
 // before, knownSecrets), limited like the machine clients' failures. An
 // unknown client costs a bcrypt check too.
-func (o *opStorage) loginClientAuth(ctx context.Context, id, secret, addr string) (store.LoginClient, error) {
+func (o *opStorage) loginClientAuth(ctx context.Context, id, secret, addr string) (LoginClient, error) {
 	now := o.srv.now()
 	key := "login:" + id
 	known := o.srv.known.matches(key, secret)
 	if !known && o.srv.failureWait(key, addr, now) > 0 {
-		return store.LoginClient{}, errLoginClientLimited
+		return LoginClient{}, errLoginClientLimited
 	}
-	c, err := o.srv.store.LoginClientByID(ctx, id)
+	c, err := LoginClientByID(ctx, o.srv.store, id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return store.LoginClient{}, oidc.ErrServerError().WithParent(err)
+		return LoginClient{}, oidc.ErrServerError().WithParent(err)
 	}
 	if err == nil && known {
 		return c, nil
@@ -523,7 +524,7 @@ func (o *opStorage) loginClientAuth(ctx context.Context, id, secret, addr string
 	}
 	if o.srv.compare([]byte(hash), []byte(secret)) != nil || err != nil {
 		o.srv.failed(key, addr, now)
-		return store.LoginClient{}, errBadLoginClient
+		return LoginClient{}, errBadLoginClient
 	}
 	o.srv.known.remember(key, secret)
 	return c, nil
@@ -534,7 +535,7 @@ func (o *opStorage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, strin
 }
 
 // claims are Kadens' claims of a subscriber token (both kinds).
-func (o *opStorage) claims(ctx context.Context, tenantID, userID string) (map[string]any, store.SubscriberUser, error) {
+func (o *opStorage) claims(ctx context.Context, tenantID, userID string) (map[string]any, subscriberuser.SubscriberUser, error) {
 	u, err := o.activeUser(ctx, tenantID, userID)
 	if err != nil {
 		return nil, u, err
@@ -584,7 +585,7 @@ func (o *opStorage) GetPrivateClaimsFromScopes(context.Context, string, string, 
 }
 
 func (o *opStorage) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, _, subject, _ string) error {
-	tenant, err := o.srv.store.SubscriberUserTenant(ctx, subject)
+	tenant, err := subscriberuser.SubscriberUserTenant(ctx, o.srv.store, subject)
 	if err != nil {
 		return oidc.ErrAccessDenied().WithDescription("no such user")
 	}

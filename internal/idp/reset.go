@@ -16,6 +16,7 @@ import (
 
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -145,7 +146,7 @@ func (s *Server) resetPage(w http.ResponseWriter, r *http.Request) {
 	if tok := q.Get("token"); tok != "" {
 		lang := Language(q.Get("language"))
 		v := resetView{loginView: loginView{T: texts[lang], Lang: lang, Title: texts[lang].ResetHeading}, Mode: "choose", Token: tok}
-		if !s.store.LivePasswordReset(r.Context(), sha(tok), s.now()) {
+		if !LivePasswordReset(r.Context(), s.store, sha(tok), s.now()) {
 			v.Mode = "bad"
 			s.renderReset(w, http.StatusBadRequest, v)
 			return
@@ -153,7 +154,7 @@ func (s *Server) resetPage(w http.ResponseWriter, r *http.Request) {
 		s.renderReset(w, http.StatusOK, v)
 		return
 	}
-	lr, err := s.store.LiveLoginRequest(r.Context(), q.Get("id"), s.now())
+	lr, err := LiveLoginRequest(r.Context(), s.store, q.Get("id"), s.now())
 	if err != nil {
 		s.expired(w, r, err)
 		return
@@ -178,7 +179,7 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 		s.resetChoose(w, r, tok)
 		return
 	}
-	lr, err := s.store.LiveLoginRequest(r.Context(), r.PostForm.Get("id"), s.now())
+	lr, err := LiveLoginRequest(r.Context(), s.store, r.PostForm.Get("id"), s.now())
 	if err != nil {
 		s.expired(w, r, err)
 		return
@@ -208,10 +209,10 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 	}
 	s.byAccount.fail(account, now)
 	s.byLoginAddress.fail(addr, now)
-	u, err := s.store.SubscriberUserByEmail(tenancy.With(r.Context(), lr.TenantID), email)
+	u, err := subscriberuser.SubscriberUserByEmail(tenancy.With(r.Context(), lr.TenantID), s.store, email)
 	if err == nil && !u.Disabled {
 		tok := randomToken()
-		if err := s.store.CreatePasswordReset(r.Context(), sha(tok), lr.TenantID, u.ID, now, now.Add(ResetTTL)); err != nil {
+		if err := CreatePasswordReset(r.Context(), s.store, sha(tok), lr.TenantID, u.ID, now, now.Add(ResetTTL)); err != nil {
 			s.log.ErrorContext(r.Context(), "password reset", "err", err)
 		} else {
 			link := s.cfg.Issuer + "/reset?" + url.Values{"token": {tok}, "language": {v.Lang}}.Encode()
@@ -239,7 +240,7 @@ func (s *Server) resetChoose(w http.ResponseWriter, r *http.Request, tok string)
 		s.renderReset(w, http.StatusBadRequest, v)
 		return
 	}
-	tenant, userID, err := s.store.UsePasswordReset(r.Context(), sha(tok), s.now())
+	tenant, userID, err := UsePasswordReset(r.Context(), s.store, sha(tok), s.now())
 	if err != nil {
 		v.Mode = "bad"
 		s.renderReset(w, http.StatusBadRequest, v)
@@ -251,7 +252,7 @@ func (s *Server) resetChoose(w http.ResponseWriter, r *http.Request, tok string)
 		return
 	}
 	// Whoever knew the old password is logged out of every browser.
-	if err := s.store.EndUserLoginSessions(context.WithoutCancel(r.Context()), userID); err != nil {
+	if err := EndUserLoginSessions(context.WithoutCancel(r.Context()), s.store, userID); err != nil {
 		s.log.ErrorContext(r.Context(), "end login sessions after a password reset", "err", err)
 	}
 	s.renderReset(w, http.StatusOK, v)

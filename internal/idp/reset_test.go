@@ -159,7 +159,7 @@ func TestPasswordReset(t *testing.T) {
 		tok2 := randomToken()
 		ctx := tenancy.With(context.Background(), f.tenant)
 		past := time.Now().Add(-2 * ResetTTL)
-		if err := s.CreatePasswordReset(ctx, sha(tok2), f.tenant, f.userID, past, past.Add(ResetTTL)); err != nil {
+		if err := CreatePasswordReset(ctx, s, sha(tok2), f.tenant, f.userID, past, past.Add(ResetTTL)); err != nil {
 			t.Fatal(err)
 		}
 		if p := fetch(t, browser(t), "POST", f.url+"/reset", url.Values{"token": {tok2}, "password": {"yet another one"}}); p.status != 400 {

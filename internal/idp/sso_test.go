@@ -125,13 +125,13 @@ func TestSingleSignOn(t *testing.T) {
 		}
 
 		// A disabled user's session no longer logs in.
-		if _, err := s.SetSubscriberUserDisabled(ctx, f.userID, true, time.Now()); err != nil {
+		if _, err := subscriberuser.SetSubscriberUserDisabled(ctx, s, f.userID, true, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if p := f.authorizeAgain(t, c, f.authorizeURL(nil)); !isForm(p) {
 			t.Errorf("disabled user: %d %q", p.status, p.location)
 		}
-		if _, err := s.SetSubscriberUserDisabled(ctx, f.userID, false, time.Now()); err != nil {
+		if _, err := subscriberuser.SetSubscriberUserDisabled(ctx, s, f.userID, false, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		codeOf(t, f.authorizeAgain(t, c, f.authorizeURL(nil)))
@@ -164,7 +164,7 @@ func TestSingleSignOn(t *testing.T) {
 		// a password reset does) ends it.
 		codeOf(t, f.login(t, c, f.authorizeURL(nil), f.email, testPassword))
 		codeOf(t, f.authorizeAgain(t, c, f.authorizeURL(nil)))
-		if err := s.EndUserLoginSessions(ctx, f.userID); err != nil {
+		if err := EndUserLoginSessions(ctx, s, f.userID); err != nil {
 			t.Fatal(err)
 		}
 		if p := f.authorizeAgain(t, c, f.authorizeURL(nil)); !isForm(p) {

@@ -33,6 +33,7 @@ import (
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/retries"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/webhook"
 )
 
@@ -158,10 +159,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kadens_access_cache_hits_total",
 			Help: "Entitlement answers served from the answer cache."},
-			func() float64 { h, _ := st.AccessCacheStats(); return float64(h) }),
+			func() float64 { h, _ := subscriberuser.AccessCacheStats(st); return float64(h) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kadens_access_cache_misses_total",
 			Help: "Entitlement answers read from the database."},
-			func() float64 { _, m := st.AccessCacheStats(); return float64(m) }),
+			func() float64 { _, m := subscriberuser.AccessCacheStats(st); return float64(m) }),
 	)
 	if st.ReadDB() != st.DB() {
 		reg.MustRegister(collectors.NewDBStatsCollector(st.ReadDB(), "read"))

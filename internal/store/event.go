@@ -114,3 +114,15 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter, p Page) ([]Event,
 	out, next := trimPage(out, p, func(e Event) string { return e.ID })
 	return out, next, nil
 }
+
+// Events about what a subscriber user may use (docs/WEBHOOKS.md), the
+// counterparts of INFO-Subscription's UserAuthorizationGranted and
+// UserAuthorizationRevoked. They are recorded by the identity wing
+// (internal/subscriberuser, AddUserAuthorizationEvent)
+// in the transaction of the change that gives or takes the access: an
+// account source created or deleted, a user linked to or unlinked from a
+// subscriber.
+const (
+	EventUserAuthorizationGranted = "UserAuthorizationGranted"
+	EventUserAuthorizationRevoked = "UserAuthorizationRevoked"
+)

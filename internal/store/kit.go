@@ -188,3 +188,58 @@ func (f Filter) Args() []any { return f.f.args }
 func TrimPage[T any](items []T, p Page, id func(T) string) ([]T, string) {
 	return trimPage(items, p, id)
 }
+
+// ExecPrepared is Exec for a statement of fixed text run often on the
+// pool: it is prepared once and kept (on the write pool the way the
+// store's own one-statement writes are, see poolStmt). The identity
+// provider's logins, codes and tokens are single writes of this kind, and
+// compiling each on every request was measurable.
+func (p Pool) ExecPrepared(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if p.db == p.s.w {
+		return p.s.writeExec(ctx, query, args...)
+	}
+	st, err := p.s.readStmt(ctx, query)
+	if err != nil {
+		return p.db.ExecContext(ctx, query, args...)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// QueryRowPrepared is QueryRow with the statement prepared once on either
+// pool (on the Reader QueryRow does this already): the identity
+// provider's single-row writes (spending a code) and the reads that must
+// see the last commit (a refresh token) run on the Writer.
+func (p Pool) QueryRowPrepared(ctx context.Context, query string, args ...any) *sql.Row {
+	if p.db == p.s.w {
+		return p.s.writeRow(ctx, query, args...)
+	}
+	return p.s.readRow(ctx, query, args...)
+}
+
+// QueryPrepared is Query for a statement of fixed text on the Reader,
+// prepared once: the entitlement read (the service's busiest) and the
+// login page's organizations return rows from a fixed text and must not
+// compile it per call. On the Writer it runs unprepared, as Query does.
+func (p Pool) QueryPrepared(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if p.db == p.s.w {
+		return p.db.QueryContext(ctx, query, args...)
+	}
+	st, err := p.s.readStmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// Attached returns the value a wing keeps with this store under key
+// (a key type of the wing's own), made by init the first time: state
+// that lives as long as the store and belongs to one wing, such as the
+// identity wing's answer cache. A package variable would be shared by
+// every store a process opens (the tests open hundreds).
+func (s *Store) Attached(key any, init func() any) any {
+	if v, ok := s.attached.Load(key); ok {
+		return v
+	}
+	v, _ := s.attached.LoadOrStore(key, init())
+	return v
+}

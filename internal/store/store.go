@@ -86,19 +86,17 @@ type Store struct {
 	// rowcache).
 	listedSubs     *rowcache.Cache[listedSubscriptionRow]
 	listedInvoices *rowcache.Cache[Invoice]
-	// access keeps entitlement answers while the database and the time
-	// leave them standing (accesscache.go); its signal is nil where there
-	// is none (PostgreSQL), and nothing is cached there.
-	access *accessCache
+	// signal is the change signal (changesignal.go), nil where there is
+	// none (PostgreSQL).
+	signal changeSignal
+	// attached holds what wings keep per store (Attached).
+	attached sync.Map
 }
 
 // withCaches gives s its in-process caches.
 func (s *Store) withCaches() *Store {
 	s.listedSubs = rowcache.New[listedSubscriptionRow]()
 	s.listedInvoices = rowcache.New[Invoice]()
-	if s.access == nil {
-		s.access = newAccessCache(nil)
-	}
 	return s
 }
 
@@ -246,7 +244,7 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return (&Store{engine: SQLite, w: w, r: r, source: path, stopCheckpoints: checkpoints(ck), readTurns: make(chan struct{}, n),
-		access: newAccessCache(signal)}).withCaches(), nil
+		signal: signal}).withCaches(), nil
 }
 
 // sqliteURI is the file: URI of the database at path. SQLite decodes %HH
@@ -501,8 +499,8 @@ func (s *Store) Close() error {
 	// The change signal first: the WAL index it maps stays while the
 	// database's connections do.
 	var err error
-	if s.access.signal != nil {
-		err = s.access.signal.close()
+	if s.signal != nil {
+		err = s.signal.close()
 	}
 	s.stmts.close()
 	s.wstmts.close()

@@ -135,3 +135,13 @@ func (s *Store) ReleaseEngineLease(ctx context.Context, id, holder string) error
 	}
 	return nil
 }
+
+// TenantIDByName returns the id of the tenant named name (a login's
+// connection), or ErrNotFound.
+func (s *Store) TenantIDByName(ctx context.Context, name string) (string, error) {
+	var id string
+	if err := s.readRow(ctx, `SELECT id FROM tenants WHERE name = $1`, name).Scan(&id); err != nil {
+		return "", fmt.Errorf("store: tenant %q: %w", name, notFound(err))
+	}
+	return id, nil
+}

@@ -31,7 +31,7 @@ func TestAuthenticateCostsOneHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetSubscriberUserDisabled(ctx, off.ID, true, t0); err != nil {
+	if _, err := SetSubscriberUserDisabled(ctx, s, off.ID, true, t0); err != nil {
 		t.Fatal(err)
 	}
 	if d, _ := decode(dir.dummyHash()); d.params != p {

@@ -69,14 +69,14 @@ func (d *Directory) dummyHash() string {
 // wrong password are all ErrInvalidCredentials and all cost one argon2id
 // check; a right password of a disabled user is ErrDisabled. A hash made
 // under older parameters is replaced after a successful check.
-func (d *Directory) Authenticate(ctx context.Context, tenantID, login, password string) (store.SubscriberUser, error) {
+func (d *Directory) Authenticate(ctx context.Context, tenantID, login, password string) (SubscriberUser, error) {
 	ctx = tenancy.With(ctx, tenantID)
-	var u store.SubscriberUser
+	var u SubscriberUser
 	if store.ValidID(tenantID) {
 		var err error
-		u, err = d.Store.SubscriberUserByLogin(ctx, login)
+		u, err = SubscriberUserByLogin(ctx, d.Store, login)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return store.SubscriberUser{}, fmt.Errorf("subscriberuser: authenticate: %w", err)
+			return SubscriberUser{}, fmt.Errorf("subscriberuser: authenticate: %w", err)
 		}
 	}
 	hash := u.PasswordHash
@@ -85,18 +85,18 @@ func (d *Directory) Authenticate(ctx context.Context, tenantID, login, password 
 	}
 	ok, err := Verify(hash, password)
 	if err != nil {
-		return store.SubscriberUser{}, fmt.Errorf("subscriberuser: authenticate user %s: %w", u.ID, err)
+		return SubscriberUser{}, fmt.Errorf("subscriberuser: authenticate user %s: %w", u.ID, err)
 	}
 	if !ok || u.PasswordHash == "" {
-		return store.SubscriberUser{}, ErrInvalidCredentials
+		return SubscriberUser{}, ErrInvalidCredentials
 	}
 	if u.Disabled {
-		return store.SubscriberUser{}, ErrDisabled
+		return SubscriberUser{}, ErrDisabled
 	}
 	if NeedsRehash(u.PasswordHash, d.params()) {
 		// Best effort: the login succeeded whatever this does.
 		if h, err := Hash(password, d.params()); err == nil {
-			if nu, err := d.Store.SetSubscriberUserPassword(ctx, u.ID, h, d.now()); err == nil {
+			if nu, err := SetSubscriberUserPassword(ctx, d.Store, u.ID, h, d.now()); err == nil {
 				u = nu
 			}
 		}
@@ -106,39 +106,39 @@ func (d *Directory) Authenticate(ctx context.Context, tenantID, login, password 
 
 // Create hashes password (none when "") and stores a new user of the
 // context's tenant. Errors are those of store.CreateSubscriberUser.
-func (d *Directory) Create(ctx context.Context, email, password, subscriberID string) (store.SubscriberUser, error) {
-	return d.CreateUser(ctx, store.SubscriberUser{Email: email, SubscriberID: subscriberID}, password)
+func (d *Directory) Create(ctx context.Context, email, password, subscriberID string) (SubscriberUser, error) {
+	return d.CreateUser(ctx, SubscriberUser{Email: email, SubscriberID: subscriberID}, password)
 }
 
 // CreateUser is Create for a user given whole (e.g. created disabled), in
 // one write. The access a linked user gets is dated at the directory's
 // clock; CreateUserAt takes the tenant's time instead.
-func (d *Directory) CreateUser(ctx context.Context, u store.SubscriberUser, password string) (store.SubscriberUser, error) {
+func (d *Directory) CreateUser(ctx context.Context, u SubscriberUser, password string) (SubscriberUser, error) {
 	return d.CreateUserAt(ctx, u, password, d.now())
 }
 
 // CreateUserAt is CreateUser with the UserAuthorizationGranted of a user
 // created linked to a subscriber dated at the tenant's time at (a test
 // clock's, for a test tenant), as a later link would be.
-func (d *Directory) CreateUserAt(ctx context.Context, u store.SubscriberUser, password string, at time.Time) (store.SubscriberUser, error) {
+func (d *Directory) CreateUserAt(ctx context.Context, u SubscriberUser, password string, at time.Time) (SubscriberUser, error) {
 	if password != "" {
 		h, err := Hash(password, d.params())
 		if err != nil {
-			return store.SubscriberUser{}, err
+			return SubscriberUser{}, err
 		}
 		u.PasswordHash = h
 	}
-	return d.Store.CreateSubscriberUser(ctx, u, d.now(), at)
+	return CreateSubscriberUser(ctx, d.Store, u, d.now(), at)
 }
 
 // SetPassword replaces user id's password (none when "").
-func (d *Directory) SetPassword(ctx context.Context, id, password string) (store.SubscriberUser, error) {
+func (d *Directory) SetPassword(ctx context.Context, id, password string) (SubscriberUser, error) {
 	h := ""
 	if password != "" {
 		var err error
 		if h, err = Hash(password, d.params()); err != nil {
-			return store.SubscriberUser{}, err
+			return SubscriberUser{}, err
 		}
 	}
-	return d.Store.SetSubscriberUserPassword(ctx, id, h, d.now())
+	return SetSubscriberUserPassword(ctx, d.Store, id, h, d.now())
 }

@@ -84,7 +84,7 @@ func TestAuthenticate(t *testing.T) {
 			t.Fatalf("passwordless user: %v", err)
 		}
 		// Disabled: refused, but only once the password was right.
-		if _, err := s.SetSubscriberUserDisabled(ctx, u.ID, true, t0); err != nil {
+		if _, err := subscriberuser.SetSubscriberUserDisabled(ctx, s, u.ID, true, t0); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := dir.Authenticate(t.Context(), tenant, "kari@example.no", "correct horse"); !errors.Is(err, subscriberuser.ErrDisabled) {
@@ -93,7 +93,7 @@ func TestAuthenticate(t *testing.T) {
 		if _, err := dir.Authenticate(t.Context(), tenant, "kari@example.no", "wrong"); !errors.Is(err, subscriberuser.ErrInvalidCredentials) {
 			t.Fatalf("disabled user, wrong password: %v", err)
 		}
-		if _, err := s.SetSubscriberUserDisabled(ctx, u.ID, false, t0); err != nil {
+		if _, err := subscriberuser.SetSubscriberUserDisabled(ctx, s, u.ID, false, t0); err != nil {
 			t.Fatal(err)
 		}
 		// A login under new parameters rehashes the stored password.
@@ -101,7 +101,7 @@ func TestAuthenticate(t *testing.T) {
 		if _, err := stronger.Authenticate(t.Context(), tenant, "kari@example.no", "correct horse"); err != nil {
 			t.Fatal(err)
 		}
-		after, _ := s.SubscriberUser(ctx, u.ID)
+		after, _ := subscriberuser.UserByID(ctx, s, u.ID)
 		if !strings.Contains(after.PasswordHash, "m=128,") {
 			t.Fatalf("not rehashed: %s", after.PasswordHash)
 		}

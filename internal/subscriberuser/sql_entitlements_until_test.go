@@ -1,4 +1,4 @@
-package store_test
+package subscriberuser_test
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -41,7 +42,7 @@ func TestUserAccessUntil(t *testing.T) {
 		ctx := newTenant(t, s, "a")
 		f := newAgreementFixture(t, s, ctx)
 		agreement := f.agreement(t, f.sub.ID, store.ProviderInvoice, "", "").ID
-		u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
+		u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +66,7 @@ func TestUserAccessUntil(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		a, err := s.UserAccess(ctx, u.ID, at)
+		a, err := subscriberuser.AccessOf(ctx, s, u.ID, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func BenchmarkUserAccess(b *testing.B) {
 		sub store.Subscriber
 	}{org, sub}
 	agreement := pa.ID
-	u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
+	u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func BenchmarkUserAccess(b *testing.B) {
 		b.Fatal(err)
 	}
 	at := start.AddDate(0, 0, 10)
-	if a, err := s.UserAccess(ctx, u.ID, at); err != nil || len(a.Products) != 3 {
+	if a, err := subscriberuser.AccessOf(ctx, s, u.ID, at); err != nil || len(a.Products) != 3 {
 		b.Fatalf("access %+v %v", a, err)
 	}
 	tenant, err := tenancy.From(ctx)
@@ -137,10 +138,12 @@ func BenchmarkUserAccess(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name string
-		read func() (store.UserAccess, error)
+		read func() (subscriberuser.UserAccess, error)
 	}{
-		{"cached", func() (store.UserAccess, error) { return s.UserAccess(ctx, u.ID, at) }},
-		{"read", func() (store.UserAccess, error) { return s.ReadUserAccess(ctx, tenant, u.ID, at) }},
+		{"cached", func() (subscriberuser.UserAccess, error) { return subscriberuser.AccessOf(ctx, s, u.ID, at) }},
+		{"read", func() (subscriberuser.UserAccess, error) {
+			return subscriberuser.ReadUserAccess(ctx, s, tenant, u.ID, at)
+		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -20,8 +20,8 @@ func TestChangeSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, ok := s.access.signal.(*walIndexSignal); !ok {
-		t.Errorf("the store follows changes with %T, want the WAL index", s.access.signal)
+	if _, ok := s.signal.(*walIndexSignal); !ok {
+		t.Errorf("the store follows changes with %T, want the WAL index", s.signal)
 	}
 	other, err := Open(ctx, Options{DataDir: dir})
 	if err != nil {
@@ -36,7 +36,7 @@ func TestChangeSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dv.close()
-	for name, sig := range map[string]changeSignal{"wal index": s.access.signal, "data_version": dv} {
+	for name, sig := range map[string]changeSignal{"wal index": s.signal, "data_version": dv} {
 		read := func() uint64 {
 			t.Helper()
 			v, ok := sig.current(ctx)

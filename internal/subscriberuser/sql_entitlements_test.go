@@ -1,4 +1,4 @@
-package store_test
+package subscriberuser_test
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -19,7 +20,7 @@ func TestEntitlementPlan(t *testing.T) {
 	s := storetest.Open(t, store.SQLite)
 	ctx := newTenant(t, s, "a")
 	tenant, _ := tenancy.From(ctx)
-	plan, err := s.EntitlementPlan(ctx, tenant, store.NewID(), t0)
+	plan, err := subscriberuser.EntitlementPlan(ctx, s, tenant, store.NewID(), t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package subscriberuser
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -30,17 +31,17 @@ type SubscriberUser struct {
 }
 
 // ErrEmailTaken: another user of the tenant has the e-mail address
-// (compared ignoring case). It matches ErrConflict.
-var ErrEmailTaken = fmt.Errorf("a user with that e-mail exists: %w", ErrConflict)
+// (compared ignoring case). It matches store.ErrConflict.
+var ErrEmailTaken = fmt.Errorf("a user with that e-mail exists: %w", store.ErrConflict)
 
 // ErrNoSuchSubscriber: a user was to be linked to a subscriber that the
 // tenant does not have. It is the caller's input that is wrong (a 400),
-// so it does not match ErrNotFound.
-var ErrNoSuchSubscriber = errors.New("store: no such subscriber in this tenant")
+// so it does not match store.ErrNotFound.
+var ErrNoSuchSubscriber = errors.New("subscriberuser: no such subscriber in this tenant")
 
 const subscriberUserColumns = `id, email, password_hash, disabled, subscriber_id, created_at, updated_at`
 
-func scanSubscriberUser(row scanner) (SubscriberUser, error) {
+func scanSubscriberUser(row store.Scanner) (SubscriberUser, error) {
 	var (
 		u   SubscriberUser
 		sub sql.NullString
@@ -67,15 +68,15 @@ func nullID(id string) any {
 
 // subscriberInTenant returns ErrNoSuchSubscriber unless the tenant has
 // subscriber id ("" passes: no link).
-func subscriberInTenant(ctx context.Context, q queryer, tenant, id string) error {
+func subscriberInTenant(ctx context.Context, tx *store.Tx, tenant, id string) error {
 	if id == "" {
 		return nil
 	}
-	if !ValidID(id) {
+	if !store.ValidID(id) {
 		return ErrNoSuchSubscriber
 	}
 	var one int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM subscribers WHERE tenant_id = $1 AND id = $2`, tenant, id).Scan(&one)
+	err := tx.QueryRow(ctx, `SELECT 1 FROM subscribers WHERE tenant_id = $1 AND id = $2`, tenant, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNoSuchSubscriber
 	}
@@ -89,67 +90,67 @@ func subscriberInTenant(ctx context.Context, q queryer, tenant, id string) error
 // created linked to a subscriber gets that subscriber's access the way a
 // later link gives it: UserAuthorizationGranted at the tenant's time at,
 // in the same transaction.
-func (s *Store) CreateSubscriberUser(ctx context.Context, u SubscriberUser, now, at time.Time) (SubscriberUser, error) {
+func CreateSubscriberUser(ctx context.Context, st *store.Store, u SubscriberUser, now, at time.Time) (SubscriberUser, error) {
 	if _, err := tenancy.From(ctx); err != nil {
 		return SubscriberUser{}, err
 	}
-	u.ID = NewID()
+	u.ID = store.NewID()
 	u.Email = strings.TrimSpace(u.Email)
 	u.CreatedAt = now.UTC().Truncate(time.Microsecond)
 	u.UpdatedAt = u.CreatedAt
-	err := s.InTx(ctx, func(t *Tx) error {
+	err := st.InTx(ctx, func(t *store.Tx) error {
 		// Checked in the transaction: the foreign key alone would accept
 		// another tenant's subscriber.
-		if err := subscriberInTenant(ctx, t.tx, t.tenant, u.SubscriberID); err != nil {
+		if err := subscriberInTenant(ctx, t, t.TenantID(), u.SubscriberID); err != nil {
 			return err
 		}
-		_, err := t.tx.ExecContext(ctx, `INSERT INTO subscriber_users (id, tenant_id, email, email_key, password_hash,
+		_, err := t.Exec(ctx, `INSERT INTO subscriber_users (id, tenant_id, email, email_key, password_hash,
 			disabled, subscriber_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			u.ID, t.tenant, u.Email, emailKey(u.Email), u.PasswordHash, u.Disabled, nullID(u.SubscriberID),
-			ts(u.CreatedAt), ts(u.UpdatedAt))
-		if isUniqueViolation(err) {
+			u.ID, t.TenantID(), u.Email, emailKey(u.Email), u.PasswordHash, u.Disabled, nullID(u.SubscriberID),
+			store.TimeParam(u.CreatedAt), store.TimeParam(u.UpdatedAt))
+		if store.IsUniqueViolation(err) {
 			return ErrEmailTaken
 		}
 		if err != nil || u.SubscriberID == "" {
 			return err
 		}
-		return t.addSourceEvent(ctx, EventUserAuthorizationGranted, u.ID, u.SubscriberID, "", "", "", at)
+		return addSourceEvent(ctx, st, t, store.EventUserAuthorizationGranted, u.ID, u.SubscriberID, "", "", "", at)
 	})
 	if err != nil {
-		return SubscriberUser{}, fmt.Errorf("store: create subscriber user: %w", err)
+		return SubscriberUser{}, fmt.Errorf("subscriberuser: create subscriber user: %w", err)
 	}
 	return u, nil
 }
 
-// SubscriberUser returns user id of the context's tenant, or ErrNotFound
+// UserByID returns user id of the context's tenant, or store.ErrNotFound
 // (also for another tenant's user).
-func (s *Store) SubscriberUser(ctx context.Context, id string) (SubscriberUser, error) {
+func UserByID(ctx context.Context, st *store.Store, id string) (SubscriberUser, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return SubscriberUser{}, err
 	}
-	if !ValidID(id) {
-		return SubscriberUser{}, ErrNotFound
+	if !store.ValidID(id) {
+		return SubscriberUser{}, store.ErrNotFound
 	}
-	u, err := scanSubscriberUser(s.readRow(ctx,
+	u, err := scanSubscriberUser(st.Reader().QueryRow(ctx,
 		`SELECT `+subscriberUserColumns+` FROM subscriber_users WHERE tenant_id = $1 AND id = $2`, tenant, id))
 	if err != nil {
-		return SubscriberUser{}, fmt.Errorf("store: subscriber user %s: %w", id, notFound(err))
+		return SubscriberUser{}, fmt.Errorf("subscriberuser: subscriber user %s: %w", id, store.NotFound(err))
 	}
 	return u, nil
 }
 
 // SubscriberUserByEmail returns the context's tenant's user with email
-// (ignoring case), or ErrNotFound.
-func (s *Store) SubscriberUserByEmail(ctx context.Context, email string) (SubscriberUser, error) {
+// (ignoring case), or store.ErrNotFound.
+func SubscriberUserByEmail(ctx context.Context, st *store.Store, email string) (SubscriberUser, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return SubscriberUser{}, err
 	}
-	u, err := scanSubscriberUser(s.readRow(ctx,
+	u, err := scanSubscriberUser(st.Reader().QueryRow(ctx,
 		`SELECT `+subscriberUserColumns+` FROM subscriber_users WHERE tenant_id = $1 AND email_key = $2`, tenant, emailKey(email)))
 	if err != nil {
-		return SubscriberUser{}, fmt.Errorf("store: subscriber user by e-mail: %w", notFound(err))
+		return SubscriberUser{}, fmt.Errorf("subscriberuser: subscriber user by e-mail: %w", store.NotFound(err))
 	}
 	return u, nil
 }
@@ -168,78 +169,73 @@ type SubscriberUserFilter struct {
 
 // ListSubscriberUsers returns one page of the tenant's users and the cursor
 // of the next page ("" on the last).
-func (s *Store) ListSubscriberUsers(ctx context.Context, f SubscriberUserFilter, p Page) ([]SubscriberUser, string, error) {
+func ListSubscriberUsers(ctx context.Context, st *store.Store, f SubscriberUserFilter, p store.Page) ([]SubscriberUser, string, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	q := tenantFilter(tenant)
+	q := store.TenantFilter("", tenant)
 	if f.Email != "" {
-		q.add("email_key = ?", emailKey(f.Email))
+		q.Add("email_key = ?", emailKey(f.Email))
 	}
 	if f.SubscriberID != "" {
-		q.add("subscriber_id = ?", f.SubscriberID)
+		q.Add("subscriber_id = ?", f.SubscriberID)
 	}
 	if f.Disabled != nil {
-		q.add("disabled = ?", *f.Disabled)
+		q.Add("disabled = ?", *f.Disabled)
 	}
-	tail := q.page(p)
-	out, err := queryAll(ctx, s.r, scanSubscriberUser, `SELECT `+subscriberUserColumns+` FROM subscriber_users`+q.where()+tail, q.args...)
+	tail := q.Page("id", p)
+	out, err := store.QueryAll(ctx, st.Reader(), scanSubscriberUser, `SELECT `+subscriberUserColumns+` FROM subscriber_users`+q.Where()+tail, q.Args()...)
 	if err != nil {
-		return nil, "", fmt.Errorf("store: list subscriber users: %w", err)
+		return nil, "", fmt.Errorf("subscriberuser: list subscriber users: %w", err)
 	}
-	out, next := trimPage(out, p, func(u SubscriberUser) string { return u.ID })
+	out, next := store.TrimPage(out, p, func(u SubscriberUser) string { return u.ID })
 	return out, next, nil
 }
 
 // updateSubscriberUser runs one UPDATE of user id's row (set: "col = $3,
 // ..." with updated_at as the last parameter) and returns the stored
-// result, or ErrNotFound.
-func (s *Store) updateSubscriberUser(ctx context.Context, what, id, set string, check func(*sql.Tx, string) error, args ...any) (SubscriberUser, error) {
+// result, or store.ErrNotFound.
+func updateSubscriberUser(ctx context.Context, st *store.Store, what, id, set string, args ...any) (SubscriberUser, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return SubscriberUser{}, err
 	}
-	if !ValidID(id) {
-		return SubscriberUser{}, ErrNotFound
+	if !store.ValidID(id) {
+		return SubscriberUser{}, store.ErrNotFound
 	}
 	var u SubscriberUser
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if check != nil {
-			if err := check(tx, tenant); err != nil {
-				return err
-			}
-		}
+	err = st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		u, err = scanSubscriberUser(tx.QueryRowContext(ctx, `UPDATE subscriber_users SET `+set+`
+		u, err = scanSubscriberUser(tx.QueryRow(ctx, `UPDATE subscriber_users SET `+set+`
 			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberUserColumns, append([]any{tenant, id}, args...)...))
-		return notFound(err)
+		return store.NotFound(err)
 	})
 	if err != nil {
-		return SubscriberUser{}, fmt.Errorf("store: %s of subscriber user %s: %w", what, id, err)
+		return SubscriberUser{}, fmt.Errorf("subscriberuser: %s of subscriber user %s: %w", what, id, err)
 	}
 	return u, nil
 }
 
 // SetSubscriberUserDisabled disables or enables user id. A disabled user
 // cannot log in and has no access (docs/AUTHORIZATIONS.md).
-func (s *Store) SetSubscriberUserDisabled(ctx context.Context, id string, disabled bool, now time.Time) (SubscriberUser, error) {
-	return s.updateSubscriberUser(ctx, "disable", id, `disabled = $3, updated_at = $4`, nil, disabled, ts(now))
+func SetSubscriberUserDisabled(ctx context.Context, st *store.Store, id string, disabled bool, now time.Time) (SubscriberUser, error) {
+	return updateSubscriberUser(ctx, st, "disable", id, `disabled = $3, updated_at = $4`, disabled, store.TimeParam(now))
 }
 
 // SetSubscriberUserPassword replaces user id's password hash ("" removes
 // password login).
-func (s *Store) SetSubscriberUserPassword(ctx context.Context, id, hash string, now time.Time) (SubscriberUser, error) {
-	return s.updateSubscriberUser(ctx, "password", id, `password_hash = $3, updated_at = $4`, nil, hash, ts(now))
+func SetSubscriberUserPassword(ctx context.Context, st *store.Store, id, hash string, now time.Time) (SubscriberUser, error) {
+	return updateSubscriberUser(ctx, st, "password", id, `password_hash = $3, updated_at = $4`, hash, store.TimeParam(now))
 }
 
 // SetSubscriberUserEmail changes user id's e-mail address; one another user
 // of the tenant has is ErrEmailTaken.
-func (s *Store) SetSubscriberUserEmail(ctx context.Context, id, email string, now time.Time) (SubscriberUser, error) {
+func SetSubscriberUserEmail(ctx context.Context, st *store.Store, id, email string, now time.Time) (SubscriberUser, error) {
 	email = strings.TrimSpace(email)
-	u, err := s.updateSubscriberUser(ctx, "e-mail", id, `email = $3, email_key = $4, updated_at = $5`, nil, email, emailKey(email), ts(now))
-	if isUniqueViolation(err) {
-		return SubscriberUser{}, fmt.Errorf("store: e-mail of subscriber user %s: %w", id, ErrEmailTaken)
+	u, err := updateSubscriberUser(ctx, st, "e-mail", id, `email = $3, email_key = $4, updated_at = $5`, email, emailKey(email), store.TimeParam(now))
+	if store.IsUniqueViolation(err) {
+		return SubscriberUser{}, fmt.Errorf("subscriberuser: e-mail of subscriber user %s: %w", id, ErrEmailTaken)
 	}
 	return u, err
 }
@@ -249,28 +245,28 @@ func (s *Store) SetSubscriberUserEmail(ctx context.Context, id, email string, no
 // UserAuthorizationRevoked (old subscriber) and Granted (new) at the
 // tenant's time at. A subscriber the tenant does not have is
 // ErrNoSuchSubscriber.
-func (s *Store) LinkSubscriberUser(ctx context.Context, id, subscriberID string, now, at time.Time) (SubscriberUser, error) {
+func LinkSubscriberUser(ctx context.Context, st *store.Store, id, subscriberID string, now, at time.Time) (SubscriberUser, error) {
 	if _, err := tenancy.From(ctx); err != nil {
 		return SubscriberUser{}, err
 	}
-	if !ValidID(id) {
-		return SubscriberUser{}, fmt.Errorf("store: link of subscriber user %s: %w", id, ErrNotFound)
+	if !store.ValidID(id) {
+		return SubscriberUser{}, fmt.Errorf("subscriberuser: link of subscriber user %s: %w", id, store.ErrNotFound)
 	}
 	var u SubscriberUser
-	err := s.InTx(ctx, func(t *Tx) error {
-		if err := subscriberInTenant(ctx, t.tx, t.tenant, subscriberID); err != nil {
+	err := st.InTx(ctx, func(t *store.Tx) error {
+		if err := subscriberInTenant(ctx, t, t.TenantID(), subscriberID); err != nil {
 			return err
 		}
 		var before sql.NullString
-		if err := t.tx.QueryRowContext(ctx, `SELECT subscriber_id FROM subscriber_users WHERE tenant_id = $1 AND id = $2`,
-			t.tenant, id).Scan(&before); err != nil {
-			return notFound(err)
+		if err := t.QueryRow(ctx, `SELECT subscriber_id FROM subscriber_users WHERE tenant_id = $1 AND id = $2`,
+			t.TenantID(), id).Scan(&before); err != nil {
+			return store.NotFound(err)
 		}
 		var err error
-		u, err = scanSubscriberUser(t.tx.QueryRowContext(ctx, `UPDATE subscriber_users SET subscriber_id = $3, updated_at = $4
-			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberUserColumns, t.tenant, id, nullID(subscriberID), ts(now)))
+		u, err = scanSubscriberUser(t.QueryRow(ctx, `UPDATE subscriber_users SET subscriber_id = $3, updated_at = $4
+			WHERE tenant_id = $1 AND id = $2 RETURNING `+subscriberUserColumns, t.TenantID(), id, nullID(subscriberID), store.TimeParam(now)))
 		if err != nil {
-			return notFound(err)
+			return store.NotFound(err)
 		}
 		// A changed link takes the old subscriber's access and gives the
 		// new one's (UserAuthorizationRevoked, then Granted).
@@ -278,50 +274,50 @@ func (s *Store) LinkSubscriberUser(ctx context.Context, id, subscriberID string,
 			return nil
 		}
 		if before.String != "" {
-			if err := t.addSourceEvent(ctx, EventUserAuthorizationRevoked, id, before.String, "", "", "", at); err != nil {
+			if err := addSourceEvent(ctx, st, t, store.EventUserAuthorizationRevoked, id, before.String, "", "", "", at); err != nil {
 				return err
 			}
 		}
 		if subscriberID != "" {
-			return t.addSourceEvent(ctx, EventUserAuthorizationGranted, id, subscriberID, "", "", "", at)
+			return addSourceEvent(ctx, st, t, store.EventUserAuthorizationGranted, id, subscriberID, "", "", "", at)
 		}
 		return nil
 	})
 	if err != nil {
-		return SubscriberUser{}, fmt.Errorf("store: link of subscriber user %s: %w", id, err)
+		return SubscriberUser{}, fmt.Errorf("subscriberuser: link of subscriber user %s: %w", id, err)
 	}
 	return u, nil
 }
 
 // DeleteSubscriberUser removes user id and what hangs on it (its account
-// sources and identity-provider accounts), or returns ErrNotFound.
-func (s *Store) DeleteSubscriberUser(ctx context.Context, id string) error {
+// sources and identity-provider accounts), or returns store.ErrNotFound.
+func DeleteSubscriberUser(ctx context.Context, st *store.Store, id string) error {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return err
 	}
-	if !ValidID(id) {
-		return ErrNotFound
+	if !store.ValidID(id) {
+		return store.ErrNotFound
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = st.InTx(ctx, func(tx *store.Tx) error {
 		for _, stmt := range subscriberUserDependents {
-			if _, err := tx.ExecContext(ctx, stmt, tenant, id); err != nil {
+			if _, err := tx.Exec(ctx, stmt, tenant, id); err != nil {
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM subscriber_users WHERE tenant_id = $1 AND id = $2`, tenant, id)
+		res, err := tx.Exec(ctx, `DELETE FROM subscriber_users WHERE tenant_id = $1 AND id = $2`, tenant, id)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return ErrNotFound
+			return store.ErrNotFound
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: delete subscriber user %s: %w", id, err)
+		return fmt.Errorf("subscriberuser: delete subscriber user %s: %w", id, err)
 	}
 	return nil
 }
@@ -331,4 +327,18 @@ func (s *Store) DeleteSubscriberUser(ctx context.Context, id string) error {
 var subscriberUserDependents = []string{
 	`DELETE FROM account_sources WHERE tenant_id = $1 AND user_id = $2`,
 	`DELETE FROM identity_provider_accounts WHERE tenant_id = $1 AND user_id = $2`,
+}
+
+// SubscriberUserTenant returns the tenant of subscriber user id (ids are
+// unique across tenants), for the identity provider, which meets a user id
+// in a token before it knows the tenant; store.ErrNotFound if there is no user.
+func SubscriberUserTenant(ctx context.Context, st *store.Store, id string) (string, error) {
+	if !store.ValidID(id) {
+		return "", store.ErrNotFound
+	}
+	var tenant string
+	if err := st.Reader().QueryRow(ctx, `SELECT tenant_id FROM subscriber_users WHERE id = $1`, id).Scan(&tenant); err != nil {
+		return "", fmt.Errorf("subscriberuser: subscriber user %s: %w", id, store.NotFound(err))
+	}
+	return tenant, nil
 }

@@ -1,21 +1,12 @@
-package store
+package subscriberuser
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"time"
-)
 
-// Events about what a subscriber user may use (docs/WEBHOOKS.md), the
-// counterparts of INFO-Subscription's UserAuthorizationGranted and
-// UserAuthorizationRevoked. They are recorded by AddUserAuthorizationEvent
-// in the transaction of the change that gives or takes the access: an
-// account source created or deleted, a user linked to or unlinked from a
-// subscriber.
-const (
-	EventUserAuthorizationGranted = "UserAuthorizationGranted"
-	EventUserAuthorizationRevoked = "UserAuthorizationRevoked"
+	"github.com/kadens/kadens/internal/store"
 )
 
 // Kinds of authorization source.
@@ -47,60 +38,60 @@ type UserAuthorizationData struct {
 	ProductIDs []string `json:"productIds"`
 }
 
-// AddUserAuthorizationEvent records kind (EventUserAuthorizationGranted or
-// EventUserAuthorizationRevoked) for d at business time at, about the
+// AddUserAuthorizationEvent records kind (store.EventUserAuthorizationGranted or
+// store.EventUserAuthorizationRevoked) for d at business time at, about the
 // subject /authorizations/user/{userId}. Call it in the transaction that
 // creates or deletes the source, so the event commits or rolls back with
 // it.
-func (tx *Tx) AddUserAuthorizationEvent(ctx context.Context, kind string, d UserAuthorizationData, at time.Time) error {
-	if kind != EventUserAuthorizationGranted && kind != EventUserAuthorizationRevoked {
-		return fmt.Errorf("store: %q is not an authorization event", kind)
+func AddUserAuthorizationEvent(ctx context.Context, tx *store.Tx, kind string, d UserAuthorizationData, at time.Time) error {
+	if kind != store.EventUserAuthorizationGranted && kind != store.EventUserAuthorizationRevoked {
+		return fmt.Errorf("subscriberuser: %q is not an authorization event", kind)
 	}
 	if d.ProductIDs == nil {
 		d.ProductIDs = []string{}
 	}
-	return tx.AddEvents(ctx, []NewEvent{{Type: kind, Subject: "/authorizations/user/" + d.UserID, Data: d, At: at}})
+	return tx.AddEvents(ctx, []store.NewEvent{{Type: kind, Subject: "/authorizations/user/" + d.UserID, Data: d, At: at}})
 }
 
 // liveProductIDs returns the ids of the products that subscriber's live
 // periods grant at at (in currency only, when it is not empty: an account
 // source grants the account's currency), sorted: the ProductIDs of an
 // authorization event.
-func (tx *Tx) liveProductIDs(ctx context.Context, subscriberID, currency string, at time.Time) ([]string, error) {
+func liveProductIDs(ctx context.Context, st *store.Store, tx *store.Tx, subscriberID, currency string, at time.Time) ([]string, error) {
 	if subscriberID == "" {
 		return []string{}, nil
 	}
 	q := `SELECT DISTINCT s.package_hash FROM subscriptions s
-		WHERE s.tenant_id = $1 AND s.subscriber_id = $2 AND s.period_start <= $3 AND` + notOverAt3
-	args := []any{tx.tenant, subscriberID, ts(at)}
+		WHERE s.tenant_id = $1 AND s.subscriber_id = $2 AND s.period_start <= $3 AND` + store.SubscriptionNotOverAt3
+	args := []any{tx.TenantID(), subscriberID, store.TimeParam(at)}
 	if currency != "" {
 		q += ` AND s.currency = $4`
 		args = append(args, currency)
 	}
-	rows, err := tx.tx.QueryContext(ctx, q, args...)
+	rows, err := tx.QueryBuilt(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: live products of subscriber %s: %w", subscriberID, err)
+		return nil, fmt.Errorf("subscriberuser: live products of subscriber %s: %w", subscriberID, err)
 	}
 	var hashes []string
 	for rows.Next() {
 		var h string
 		if err := rows.Scan(&h); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("store: live products of subscriber %s: %w", subscriberID, err)
+			return nil, fmt.Errorf("subscriberuser: live products of subscriber %s: %w", subscriberID, err)
 		}
 		hashes = append(hashes, h)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: live products of subscriber %s: %w", subscriberID, err)
+		return nil, fmt.Errorf("subscriberuser: live products of subscriber %s: %w", subscriberID, err)
 	}
 	ids := []string{}
 	if len(hashes) == 0 {
 		return ids, nil
 	}
-	products, err := tx.s.packageProducts(ctx, tx.tenant, hashes)
+	products, err := st.PackageLines(ctx, tx.TenantID(), hashes)
 	if err != nil {
-		return nil, fmt.Errorf("store: live products of subscriber %s: %w", subscriberID, err)
+		return nil, fmt.Errorf("subscriberuser: live products of subscriber %s: %w", subscriberID, err)
 	}
 	for _, lines := range products {
 		for _, l := range lines {
@@ -116,8 +107,8 @@ func (tx *Tx) liveProductIDs(ctx context.Context, subscriberID, currency string,
 // addSourceEvent records kind for an account source (accountID set) or a
 // subscriber link (accountID empty) of user, with the products it gives or
 // takes at at.
-func (tx *Tx) addSourceEvent(ctx context.Context, kind, userID, subscriberID, accountID, sourceID, currency string, at time.Time) error {
-	products, err := tx.liveProductIDs(ctx, subscriberID, currency, at)
+func addSourceEvent(ctx context.Context, st *store.Store, tx *store.Tx, kind, userID, subscriberID, accountID, sourceID, currency string, at time.Time) error {
+	products, err := liveProductIDs(ctx, st, tx, subscriberID, currency, at)
 	if err != nil {
 		return err
 	}
@@ -126,5 +117,5 @@ func (tx *Tx) addSourceEvent(ctx context.Context, kind, userID, subscriberID, ac
 	if accountID != "" {
 		d.SubscriberAccountID, d.SourceType, d.SourceID = &accountID, AuthorizationSourceAccount, sourceID
 	}
-	return tx.AddUserAuthorizationEvent(ctx, kind, d, at)
+	return AddUserAuthorizationEvent(ctx, tx, kind, d, at)
 }

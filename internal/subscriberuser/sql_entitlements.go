@@ -1,16 +1,14 @@
-package store
+package subscriberuser
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -41,14 +39,6 @@ type UserAccess struct {
 	At       time.Time       `json:"at"`
 	Products []ProductAccess `json:"products"`
 }
-
-// notOverAt3 is true for a subscription period s that grants access at $3
-// or will later: not ended, no cancellation or deactivation in effect. Of
-// those, the started ones (period_start <= $3, decided in Go) grant it
-// now; the others' starts are when the answer changes next.
-const notOverAt3 = ` s.period_end > $3
-		AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
-		AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)`
 
 // entitlementQuery reads a user and the subscription periods that grant it
 // access at $3, in one statement of three branches: the user itself
@@ -85,14 +75,14 @@ func entitlementQuery(textTimes bool) string {
 	SELECT 1, u.disabled, NULL, ` + periods + `
 	FROM subscriber_users u CROSS JOIN subscriptions s
 	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
-		AND s.tenant_id = $1 AND s.subscriber_id = u.subscriber_id AND` + notOverAt3 + `
+		AND s.tenant_id = $1 AND s.subscriber_id = u.subscriber_id AND` + store.SubscriptionNotOverAt3 + `
 	UNION ALL
 	SELECT 2, u.disabled, NULL, ` + periods + `
 	FROM subscriber_users u CROSS JOIN account_sources a CROSS JOIN subscriber_accounts sa CROSS JOIN subscriptions s
 	WHERE u.tenant_id = $1 AND u.id = $2 AND NOT u.disabled
 		AND a.tenant_id = $1 AND a.user_id = u.id
 		AND sa.tenant_id = $1 AND sa.id = a.account_id
-		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency AND` + notOverAt3
+		AND s.tenant_id = $1 AND s.subscriber_id = sa.subscriber_id AND s.currency = sa.currency AND` + store.SubscriptionNotOverAt3
 }
 
 // entitlementQueries are entitlementQuery for each engine, built once: the
@@ -100,39 +90,36 @@ func entitlementQuery(textTimes bool) string {
 // was a measurable part of the busiest route's cost.
 var entitlementQueries = [2]string{entitlementQuery(false), entitlementQuery(true)}
 
-// UserAccess returns what user id of the context's tenant may use at at,
-// or ErrNotFound. A disabled user has no products. Products are sorted by
+// AccessOf returns what user id of the context's tenant may use at at,
+// or store.ErrNotFound. A disabled user has no products. Products are sorted by
 // id; a product several periods grant appears once, with the period that
 // grants it longest. The products may be shared with the answer cache
 // (accesscache.go): callers read them, never change them.
-func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAccess, error) {
+func AccessOf(ctx context.Context, st *store.Store, id string, at time.Time) (UserAccess, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
 		return UserAccess{}, err
 	}
-	if !ValidID(id) {
-		return UserAccess{}, ErrNotFound
+	if !store.ValidID(id) {
+		return UserAccess{}, store.ErrNotFound
 	}
-	var version uint64
-	cacheable := false
-	if s.access.signal != nil {
-		// Before the read: see accessCache.
-		version, cacheable = s.access.signal.current(ctx)
-	}
+	cache := answers(st)
+	// Before the read: see accessCache.
+	version, cacheable := st.ChangeVersion(ctx)
 	if cacheable {
-		if a, ok := s.access.get(tenant, id, version, at); ok {
+		if a, ok := cache.get(tenant, id, version, at); ok {
 			return a, nil
 		}
 	} else {
-		s.access.misses.Add(1)
+		cache.misses.Add(1)
 	}
 	// The read runs without the request's cancellation: with a cancellable
 	// context database/sql and the SQLite driver each start a goroutine per
 	// query to watch it, which cost more than this read's index look-ups,
 	// and a read this short gains nothing from being interrupted.
-	a, until, err := s.readUserAccess(context.WithoutCancel(ctx), tenant, id, at)
+	a, until, err := readUserAccess(context.WithoutCancel(ctx), st, tenant, id, at)
 	if err == nil && cacheable {
-		s.access.put(tenant, id, version, at, until, a)
+		cache.put(tenant, id, version, at, until, a)
 	}
 	return a, err
 }
@@ -143,18 +130,14 @@ func (s *Store) UserAccess(ctx context.Context, id string, at time.Time) (UserAc
 //
 // It is the busiest read of the service (issue 18), so it allocates little:
 // the scan targets are reused across rows.
-func (s *Store) readUserAccess(ctx context.Context, tenant, id string, at time.Time) (UserAccess, time.Time, error) {
+func readUserAccess(ctx context.Context, st *store.Store, tenant, id string, at time.Time) (UserAccess, time.Time, error) {
 	q := entitlementQueries[0]
-	if s.engine == SQLite {
+	if st.Engine() == store.SQLite {
 		q = entitlementQueries[1]
 	}
-	st, err := s.readStmt(ctx, q)
+	rows, err := st.Reader().QueryPrepared(ctx, q, tenant, id, store.TimeParam(at))
 	if err != nil {
-		return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
-	}
-	rows, err := st.QueryContext(ctx, tenant, id, ts(at))
-	if err != nil {
-		return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
+		return UserAccess{}, time.Time{}, fmt.Errorf("subscriberuser: access of user %s: %w", id, err)
 	}
 	defer rows.Close()
 	out := UserAccess{UserID: id, At: at.UTC(), Products: []ProductAccess{}}
@@ -176,7 +159,7 @@ func (s *Store) readUserAccess(ctx context.Context, tenant, id string, at time.T
 	dest := []any{&branch, &disabled, &sub, &subID, &subscriber, &hash, &until, &start}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
+			return UserAccess{}, time.Time{}, fmt.Errorf("subscriberuser: access of user %s: %w", id, err)
 		}
 		if branch == 0 {
 			found = true
@@ -196,33 +179,31 @@ func (s *Store) readUserAccess(ctx context.Context, tenant, id string, at time.T
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
+		return UserAccess{}, time.Time{}, fmt.Errorf("subscriberuser: access of user %s: %w", id, err)
 	}
 	if !found {
-		return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, ErrNotFound)
+		return UserAccess{}, time.Time{}, fmt.Errorf("subscriberuser: access of user %s: %w", id, store.ErrNotFound)
 	}
 	if len(grants) == 0 {
 		return out, next, nil
 	}
 	// The packages' products come from the cache nearly always; the map
 	// packageProducts builds is for when some are missing.
-	lines := make([][]packageLine, len(grants))
+	lines := make([][]store.PackageLine, len(grants))
 	cached := true
-	packageProductsCache.RLock()
 	for i, g := range grants {
 		var ok bool
-		lines[i], ok = packageProductsCache.m[g.hash]
+		lines[i], ok = store.CachedPackageLines(g.hash)
 		cached = cached && ok
 	}
-	packageProductsCache.RUnlock()
 	if !cached {
 		hashes := make([]string, 0, len(grants))
 		for _, g := range grants {
 			hashes = append(hashes, g.hash)
 		}
-		products, err := s.packageProducts(ctx, tenant, hashes)
+		products, err := st.PackageLines(ctx, tenant, hashes)
 		if err != nil {
-			return UserAccess{}, time.Time{}, fmt.Errorf("store: access of user %s: %w", id, err)
+			return UserAccess{}, time.Time{}, fmt.Errorf("subscriberuser: access of user %s: %w", id, err)
 		}
 		for i, g := range grants {
 			lines[i] = products[g.hash]
@@ -267,85 +248,13 @@ func (a *accessTime) Scan(v any) error {
 	case string:
 		t, err := time.Parse(time.RFC3339Nano, x)
 		if err != nil {
-			return fmt.Errorf("store: timestamp %q: %w", x, err)
+			return fmt.Errorf("subscriberuser: timestamp %q: %w", x, err)
 		}
 		*a = accessTime{t, true}
 	case []byte:
 		return a.Scan(string(x))
 	default:
-		return fmt.Errorf("store: cannot read %T as a timestamp", v)
+		return fmt.Errorf("subscriberuser: cannot read %T as a timestamp", v)
 	}
 	return nil
-}
-
-// packageLine is what access needs of a package's product.
-type packageLine struct{ ProductID, Name, Category string }
-
-// packageProductsCache maps a stored package (by hash, a function of its
-// text alone, so shared between tenants without showing anyone anything)
-// to its products: included and additional. Packages are never changed
-// under a hash, so entries never go stale; the map is emptied when it
-// reaches packageViewsMax entries.
-var packageProductsCache = struct {
-	sync.RWMutex
-	m map[string][]packageLine
-}{m: map[string][]packageLine{}}
-
-// packageProducts returns the products of the packages stored as hashes,
-// reading those the cache lacks in one query.
-func (s *Store) packageProducts(ctx context.Context, tenant string, hashes []string) (map[string][]packageLine, error) {
-	out := make(map[string][]packageLine, len(hashes))
-	var missing []any
-	packageProductsCache.RLock()
-	for _, h := range hashes {
-		if v, ok := packageProductsCache.m[h]; ok {
-			out[h] = v
-		} else if !slices.Contains(missing, any(h)) {
-			missing = append(missing, h)
-		}
-	}
-	packageProductsCache.RUnlock()
-	if len(missing) == 0 {
-		return out, nil
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT hash, package FROM subscription_packages WHERE tenant_id = $1 AND hash IN (`+
-		placeholders(2, len(missing))+`)`, append([]any{tenant}, missing...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	fresh := map[string][]packageLine{}
-	for rows.Next() {
-		var (
-			hash string
-			raw  []byte
-			p    struct {
-				Products           []catalog.Line `json:"products"`
-				AdditionalProducts []catalog.Line `json:"additionalProducts"`
-			}
-		)
-		if err := rows.Scan(&hash, &raw); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, fmt.Errorf("package %s: %w", hash, err)
-		}
-		lines := make([]packageLine, 0, len(p.Products)+len(p.AdditionalProducts))
-		for _, l := range append(p.Products, p.AdditionalProducts...) {
-			lines = append(lines, packageLine{l.ProductID, l.Name, l.Category})
-		}
-		fresh[hash], out[hash] = lines, lines
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	packageProductsCache.Lock()
-	if len(packageProductsCache.m)+len(fresh) > packageViewsMax {
-		clear(packageProductsCache.m)
-	}
-	for h, v := range fresh {
-		packageProductsCache.m[h] = v
-	}
-	packageProductsCache.Unlock()
-	return out, nil
 }

@@ -1,4 +1,4 @@
-package store_test
+package subscriberuser_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
 // accessFixture is a user linked to a subscriber with an agreement, to
@@ -24,7 +25,7 @@ func newAccessFixture(t *testing.T, s *store.Store, ctx context.Context) accessF
 	t.Helper()
 	f := accessFixture{agreementFixture: newAgreementFixture(t, s, ctx)}
 	f.agreementID = f.agreement(t, f.sub.ID, store.ProviderInvoice, "", "").ID
-	u, err := s.CreateSubscriberUser(ctx, store.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
+	u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func (f accessFixture) period(t *testing.T, s *store.Store, product string, star
 // products returns the product ids user may use at at, asked of s.
 func products(t *testing.T, s *store.Store, ctx context.Context, user string, at time.Time) []string {
 	t.Helper()
-	a, err := s.UserAccess(ctx, user, at)
+	a, err := subscriberuser.AccessOf(ctx, s, user, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,9 +111,9 @@ func TestAccessCacheFollowsTime(t *testing.T) {
 		// signal and caches nothing).
 		at := jan.AddDate(0, 0, 4)
 		products(t, s, ctx, f.user, at)
-		hits, _ := s.AccessCacheStats()
+		hits, _ := subscriberuser.AccessCacheStats(s)
 		products(t, s, ctx, f.user, at.Add(time.Hour))
-		after, _ := s.AccessCacheStats()
+		after, _ := subscriberuser.AccessCacheStats(s)
 		if want := s.Engine() == store.SQLite; (after > hits) != want {
 			t.Errorf("served from the cache: %t, want %t", after > hits, want)
 		}
@@ -160,11 +161,11 @@ func TestAccessCacheSeesWrites(t *testing.T) {
 			ask("a period written here", "paper")
 			f.period(t, other, "app", jan, jan.AddDate(0, 1, 0), nil)
 			ask("a period written by the other store", "app", "paper")
-			if _, err := other.SetSubscriberUserDisabled(ctx, f.user, true, at); err != nil {
+			if _, err := subscriberuser.SetSubscriberUserDisabled(ctx, other, f.user, true, at); err != nil {
 				t.Fatal(err)
 			}
 			ask("disabled by the other store")
-			if _, err := s.SetSubscriberUserDisabled(ctx, f.user, false, at); err != nil {
+			if _, err := subscriberuser.SetSubscriberUserDisabled(ctx, s, f.user, false, at); err != nil {
 				t.Fatal(err)
 			}
 			ask("enabled here", "app", "paper")
@@ -190,7 +191,7 @@ func TestAccessCacheTenants(t *testing.T) {
 			if got := products(t, s, ctxB, b.user, at); !slices.Equal(got, []string{"app"}) {
 				t.Errorf("tenant b: %v", got)
 			}
-			if _, err := s.UserAccess(ctxB, a.user, at); err == nil {
+			if _, err := subscriberuser.AccessOf(ctxB, s, a.user, at); err == nil {
 				t.Error("tenant b sees tenant a's user")
 			}
 		}
