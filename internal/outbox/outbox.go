@@ -23,6 +23,7 @@ import (
 
 	"github.com/kadens/kadens/internal/retries"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/worker"
 )
 
 // Handler handles one event of tenant for one consumer. It must be
@@ -102,7 +103,7 @@ type Runner struct {
 
 	// w runs the relay and the consumers' claiming loops, and their
 	// handler calls as its calls.
-	w Workers[store.OutboxResult]
+	w worker.Workers[store.OutboxResult]
 }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -249,7 +250,7 @@ func (r *Runner) logErr(ctx context.Context, msg string, err error) {
 
 // record writes a batch of outcomes in one transaction.
 func (r *Runner) record(batch []store.OutboxResult) {
-	if !Record(r.log, "outbox: record outcomes", func(ctx context.Context) error { return r.store.CompleteOutboxJobs(ctx, batch) }) {
+	if !worker.Record(r.log, "outbox: record outcomes", func(ctx context.Context) error { return r.store.CompleteOutboxJobs(ctx, batch) }) {
 		return
 	}
 	for _, res := range batch {

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/egress"
-	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/retries"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/worker"
 )
 
 // Options configure a Dispatcher.
@@ -74,7 +74,7 @@ type Dispatcher struct {
 	// w runs the claiming loop, and the workers making attempts as its
 	// calls; sendCtx is the attempts' context, ended when Stop's deadline
 	// passes.
-	w       outbox.Workers[store.DeliveryResult]
+	w       worker.Workers[store.DeliveryResult]
 	sendCtx context.Context
 
 	// sinceRelease counts events dispatched since memory was last
@@ -396,7 +396,7 @@ func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, key
 
 // record writes a batch of attempt outcomes in one transaction.
 func (d *Dispatcher) record(batch []store.DeliveryResult) {
-	if !outbox.Record(d.log, "webhook: record attempts", func(ctx context.Context) error { return d.store.CompleteDeliveries(ctx, batch) }) {
+	if !worker.Record(d.log, "webhook: record attempts", func(ctx context.Context) error { return d.store.CompleteDeliveries(ctx, batch) }) {
 		return
 	}
 	for _, r := range batch {

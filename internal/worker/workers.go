@@ -1,4 +1,8 @@
-package outbox
+// Package worker is the base of the background workers that claim work
+// from the database and record its outcomes: the outbox runner
+// (internal/outbox) and the webhook dispatcher (internal/webhook). Neither
+// imports the other; both start, stop and record the same way here.
+package worker
 
 import (
 	"context"

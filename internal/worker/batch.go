@@ -1,4 +1,4 @@
-package outbox
+package worker
 
 import (
 	"context"
@@ -8,8 +8,7 @@ import (
 
 // Batches reads outcomes from ch until it is closed and hands write each
 // run of them that is ready at once, at most max at a time: one
-// transaction records many handler results. The outbox runner and the
-// webhook dispatcher both record their outcomes this way.
+// transaction records many handler results.
 func Batches[T any](ch <-chan T, max int, write func([]T)) {
 	var batch []T
 	for v := range ch {
