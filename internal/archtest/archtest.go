@@ -11,14 +11,17 @@
 //   - store: SQL on SQLite and PostgreSQL: the engines, transactions,
 //     migrations, the shared records and the query kit the wings' own SQL
 //     runs on. It imports no wing (Wings).
-//   - application: engine (and the packages beside it: webhook, provider,
-//     idp, auth, invoicedoc, demo, tenantimport), which open the store's
-//     transactions.
+//   - application: engine, invoicing, provider and the wings (Wings:
+//     autogiro, avtalegiro, peppol, webhook, outbox, and the identity wing
+//     idp, subscriberuser, auth), which open the store's transactions. A
+//     wing imports no other wing; only the surfaces and the composition
+//     import wings (wingImporters).
 //   - HTTP: api decodes, validates, calls the application and answers; it
 //     opens no store transaction.
 //   - composition: cmd/... and internal/server assemble a process; config
-//     parses its settings. Only they (and the apitest helper, which starts a
-//     real server for tests) import api, server and config.
+//     parses its settings, linking neither the store nor the queues. Only
+//     they (and the apitest helper, which starts a real server for tests)
+//     import api, server and config.
 package archtest
 
 import (
@@ -90,7 +93,66 @@ var TestHelpers = []string{"internal/apitest"}
 // arrows point down, and a wing's code in the store is a wing's code that
 // every other wing links and nobody owns.
 var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "internal/peppol/...", "internal/webhook/...",
-	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/..."}
+	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/..."}
+
+// wingGroups are wings written as several packages, which may import each
+// other: the identity wing issues tokens (idp), keeps subscriber users and
+// their entitlements (subscriberuser) and verifies tokens (auth).
+var wingGroups = [][]string{{"internal/idp/...", "internal/subscriberuser/...", "internal/auth/..."}}
+
+// wingImporters may import a wing: the surfaces that call the wings and
+// the packages that assemble or exercise a process. A wing imports no
+// other wing: what two wings share belongs in the store, a domain package
+// or a base such as internal/worker, so that each can be read, changed or
+// left out alone.
+var wingImporters = []string{"cmd/...", "internal/server", "internal/config", "internal/api", "internal/demo", "internal/apitest", "bench/..."}
+
+// configMayNotUse are what the settings must not link: they are read
+// before a store is opened, by operator commands that open none.
+var configMayNotUse = []string{"internal/store/...", "internal/webhook/...", "internal/outbox/..."}
+
+// wingOf is the wing (or wing group) r belongs to, as the first pattern
+// of its group; "" when r is no wing.
+func wingOf(r string) string {
+	for _, g := range wingGroups {
+		if slices.ContainsFunc(g, func(w string) bool { return matches(r, w) }) {
+			return g[0]
+		}
+	}
+	for _, w := range Wings {
+		if matches(r, w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// checkWings applies the wings' rules to p's imports: a wing only from a
+// surface or the composition, never from another wing; and the settings
+// link neither the store nor the queues.
+func checkWings(p Package) []Violation {
+	r := rel(p.ImportPath)
+	var out []Violation
+	for _, imp := range p.Imports {
+		ri := rel(imp)
+		if ri == "" {
+			continue
+		}
+		if matches(r, "internal/config") && slices.ContainsFunc(configMayNotUse, func(pat string) bool { return matches(ri, pat) }) {
+			out = append(out, Violation{"config", r, "imports " + ri + ": the settings are checked without a store or a dispatcher"})
+		}
+		w := wingOf(ri)
+		if w == "" || w == wingOf(r) {
+			continue
+		}
+		if wingOf(r) != "" {
+			out = append(out, Violation{"wings", r, "imports " + ri + ", another wing: what two wings share goes below both"})
+		} else if !slices.ContainsFunc(wingImporters, func(pat string) bool { return matches(r, pat) }) {
+			out = append(out, Violation{"wings", r, "imports " + ri + ", a wing, which only " + strings.Join(wingImporters, ", ") + " may import"})
+		}
+	}
+	return out
+}
 
 // restricted maps a package to who may import it.
 var restricted = map[string][]string{
@@ -142,6 +204,9 @@ func CheckImports(pkgs []Package) []Violation {
 		}
 		if matches(r, "internal/store/...") {
 			out = append(out, checkStore(p)...)
+		}
+		if !matches(r, "internal/store/...") { // the store's own rule says it
+			out = append(out, checkWings(p)...)
 		}
 		for _, imp := range p.Imports {
 			allowed, ok := restricted[rel(imp)]

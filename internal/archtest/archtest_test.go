@@ -161,6 +161,13 @@ func TestRulesCatchViolations(t *testing.T) {
 			Imports: []string{m("internal/billing"), m("internal/tenancy"), m("internal/rowcache"), m("internal/autogirofile")}}, ""},
 		{"store imports a wing's format", Package{ImportPath: m("internal/store"), Imports: []string{m("internal/avtalegiro/ocrgiro")}}, "imports internal/avtalegiro/ocrgiro, a wing"},
 		{"a wing may use the store", Package{ImportPath: m("internal/autogiro"), Imports: []string{m("internal/store")}}, ""},
+		{"a wing imports another", Package{ImportPath: m("internal/webhook"), Imports: []string{m("internal/outbox")}}, "imports internal/outbox, another wing"},
+		{"a wing imports another's sub-package", Package{ImportPath: m("internal/autogiro"), Imports: []string{m("internal/avtalegiro/ocrgiro")}}, "another wing"},
+		{"the identity wing's packages may use each other", Package{ImportPath: m("internal/idp"), Imports: []string{m("internal/subscriberuser"), m("internal/store")}}, ""},
+		{"the engine imports a wing", Package{ImportPath: m("internal/engine"), Imports: []string{m("internal/peppol")}}, "only cmd/..., internal/server"},
+		{"the API and the demo may use wings", Package{ImportPath: m("internal/api"), Imports: []string{m("internal/autogiro"), m("internal/webhook")}}, ""},
+		{"config imports the store", Package{ImportPath: m("internal/config"), Imports: []string{m("internal/store")}}, "the settings are checked without"},
+		{"config imports webhook", Package{ImportPath: m("internal/config"), Imports: []string{m("internal/webhook")}}, "the settings are checked without"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
