@@ -24,8 +24,8 @@ import (
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/dburl"
 	"github.com/kadens/kadens/internal/egress"
-	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/retries"
+	"github.com/kadens/kadens/internal/smtpmail"
 )
 
 // Config is the effective configuration of a kadens process.
@@ -320,7 +320,7 @@ func (c *Config) Finish() error {
 		return fmt.Errorf("%s %q: want text or json", c.Name("log-format"), c.LogFormat)
 	}
 	if c.SMTPURL != "" {
-		if err := idp.CheckSMTPURL(c.SMTPURL, c.Egress()); err != nil {
+		if err := smtpmail.Check(c.SMTPURL, c.Egress()); err != nil {
 			return fmt.Errorf("%s: %w", c.Name("smtp-url"), err)
 		}
 	}

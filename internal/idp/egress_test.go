@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/egress"
+	"github.com/kadens/kadens/internal/smtpmail"
 )
 
 // Password reset mail goes to the SMTP server through the egress policy:
@@ -36,11 +37,11 @@ func TestSMTPEgress(t *testing.T) {
 		}
 	}()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	m, err := parseSMTP("smtp://localhost:"+port+"?from=login@avisa.example", egress.Policy{})
+	m, err := smtpmail.Parse("smtp://localhost:"+port+"?from=login@avisa.example", egress.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = m.send(context.Background(), "kari@example.no", "Reset", "link")
+	err = m.Send(context.Background(), "kari@example.no", "Reset", "link")
 	if !errors.Is(err, egress.ErrRefused) || !strings.Contains(err.Error(), "--egress-allow-private") {
 		t.Fatalf("send to an SMTP server on loopback: %v, want a refusal naming --egress-allow-private", err)
 	}
@@ -50,11 +51,11 @@ func TestSMTPEgress(t *testing.T) {
 
 	addr, mails := smtpSink(t)
 	_, port, _ = net.SplitHostPort(addr)
-	m, err = parseSMTP("smtp://localhost:"+port+"?from=login@avisa.example", egress.Policy{Private: true})
+	m, err = smtpmail.Parse("smtp://localhost:"+port+"?from=login@avisa.example", egress.Policy{Private: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.send(context.Background(), "kari@example.no", "Reset", "link"); err != nil {
+	if err := m.Send(context.Background(), "kari@example.no", "Reset", "link"); err != nil {
 		t.Fatalf("with private addresses allowed: %v", err)
 	}
 	// The sink hands the message over before it answers the DATA, which
@@ -68,7 +69,7 @@ func TestSMTPEgress(t *testing.T) {
 		t.Fatal("no mail with private addresses allowed")
 	}
 	// Header injection through an address is refused by net/smtp.
-	if err := m.send(context.Background(), "kari@example.no\r\nBcc: x@y.z", "Reset", "link"); err == nil {
+	if err := m.Send(context.Background(), "kari@example.no\r\nBcc: x@y.z", "Reset", "link"); err == nil {
 		t.Fatal("a recipient with a line break was accepted")
 	}
 }

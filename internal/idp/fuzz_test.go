@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/egress"
+	"github.com/kadens/kadens/internal/smtpmail"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
 
@@ -36,7 +37,7 @@ func fuzzTargets(f *testing.F) []*fuzzTarget {
 		}
 		// Password reset on, mailing a local sink.
 		sink, _ := smtpSink(f)
-		m, err := parseSMTP("smtp://"+sink+"?from=idp@example.com", egress.Policy{Private: true})
+		m, err := smtpmail.Parse("smtp://"+sink+"?from=idp@example.com", egress.Policy{Private: true})
 		if err != nil {
 			f.Fatal(err)
 		}

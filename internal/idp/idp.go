@@ -26,6 +26,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kadens/kadens/internal/egress"
+	"github.com/kadens/kadens/internal/smtpmail"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
 )
@@ -90,8 +91,8 @@ type Server struct {
 	users          *subscriberuser.Directory
 	byAccount      *failures
 	byLoginAddress *failures
-	mail           *mailer // nil: password reset is off
-	origin         string  // the issuer's origin, which form posts must come from (origin.go)
+	mail           *smtpmail.Mailer // nil: password reset is off
+	origin         string           // the issuer's origin, which form posts must come from (origin.go)
 }
 
 // New returns an IdP server.
@@ -132,7 +133,7 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 	srv.users = &subscriberuser.Directory{Store: s, Params: cfg.Passwords}
 	srv.origin = origin(cfg.Issuer)
 	if cfg.SMTPURL != "" {
-		m, err := parseSMTP(cfg.SMTPURL, cfg.Egress)
+		m, err := smtpmail.Parse(cfg.SMTPURL, cfg.Egress)
 		if err != nil {
 			panic("idp: " + err.Error()) // config checks the URL first
 		}

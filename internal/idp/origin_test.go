@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/egress"
+	"github.com/kadens/kadens/internal/smtpmail"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -38,7 +39,7 @@ func TestFormPostsCheckOrigin(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newLoginFixture(t, s)
-		m, err := parseSMTP("smtp://127.0.0.1:1?from=login@avisa.example", egress.Policy{}) // never reached
+		m, err := smtpmail.Parse("smtp://127.0.0.1:1?from=login@avisa.example", egress.Policy{}) // never reached
 		if err != nil {
 			t.Fatal(err)
 		}

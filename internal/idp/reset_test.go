@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/egress"
+	"github.com/kadens/kadens/internal/smtpmail"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -90,7 +91,7 @@ func TestPasswordReset(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		addr, mails := smtpSink(t)
 		f := newLoginFixture(t, s)
-		m, err := parseSMTP("smtp://"+addr+"?from=login@avisa.example", egress.Policy{Private: true})
+		m, err := smtpmail.Parse("smtp://"+addr+"?from=login@avisa.example", egress.Policy{Private: true})
 		if err != nil {
 			t.Fatal(err)
 		}
