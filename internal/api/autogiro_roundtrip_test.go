@@ -13,6 +13,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/bankday"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -168,7 +169,7 @@ func TestAutogiroRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		date := autogiro.AddBankingDays(autogiro.Today(now), 5).Format(time.DateOnly)
+		date := bankday.Sweden.After(autogiro.Today(now), 5).Format(time.DateOnly)
 		for i := nInvoices; i < nTx; i++ {
 			kind := autogiro.AutogiroDebit
 			if i%100 == 99 {

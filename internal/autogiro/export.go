@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kadens/kadens/internal/bankday"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -26,7 +27,7 @@ func mustLoad(name string) *time.Location {
 }
 
 // Today is the Swedish calendar day of now.
-func Today(now time.Time) time.Time { return date(now.In(Stockholm)) }
+func Today(now time.Time) time.Time { return bankday.Date(now.In(Stockholm)) }
 
 // Counts are the records of an export file by kind.
 type Counts struct {
@@ -76,7 +77,7 @@ func Export(ctx context.Context, st *store.Store, organizationID string, now tim
 		todayS := today.Format(time.DateOnly)
 		// Bankgirot needs payment orders by the banking day before the
 		// payment date.
-		earliest := AddBankingDays(today, 1).Format(time.DateOnly)
+		earliest := bankday.Sweden.After(today, 1).Format(time.DateOnly)
 		// The file is spooled to disk and stored in chunks afterwards: on
 		// PostgreSQL the claimed payments stream from the server while they
 		// are written, and the connection cannot store a chunk meanwhile.

@@ -458,21 +458,9 @@ func TestValidation(t *testing.T) {
 	}
 }
 
-func TestBankingDays(t *testing.T) {
-	for _, tc := range []struct {
-		d    string
-		bank bool
-	}{
-		{"2026-01-01", false}, {"2026-01-06", false}, {"2026-04-03", false}, {"2026-04-06", false},
-		{"2026-04-07", true}, {"2026-05-01", false}, {"2026-05-14", false}, {"2026-06-06", false},
-		{"2026-06-19", false}, {"2026-06-22", true}, {"2026-12-24", false}, {"2026-12-25", false},
-		{"2026-12-28", true}, {"2026-12-31", false}, {"2026-11-28", false}, {"2026-11-27", true},
-		{"2027-03-26", false}, {"2027-03-29", false}, {"2027-05-06", false}, {"2027-06-25", false},
-	} {
-		if got := IsBankingDay(day(tc.d)); got != tc.bank {
-			t.Errorf("IsBankingDay(%s) = %v", tc.d, got)
-		}
-	}
+// TestPaymentDate: a debit is sent for its due date moved to a Swedish
+// banking day, and never sooner than LeadDays banking days after today.
+func TestPaymentDate(t *testing.T) {
 	for _, tc := range []struct{ due, today, want string }{
 		{"2026-12-15", "2026-12-01", "2026-12-15"},
 		{"2026-12-24", "2026-12-01", "2026-12-28"}, // Christmas: the next banking day

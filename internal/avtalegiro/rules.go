@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kadens/kadens/internal/bankday"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -44,7 +45,7 @@ const MaxAhead = 12
 // EarliestDue is the earliest due date a claim created at now can have on
 // an account with leadDays: leadDays Norwegian banking days after today.
 func EarliestDue(now time.Time, leadDays int) time.Time {
-	return AddBankingDays(Today(now), leadDays)
+	return bankday.Norway.After(bankday.Norway.Next(Today(now)), leadDays)
 }
 
 // CheckDue returns why due cannot be a claim's due date at now, or "".
