@@ -97,7 +97,7 @@ func ExportClaims(ctx context.Context, st *store.Store, accountID, latest string
 			return store.NotFound(err)
 		}
 		// Claims are created under a share lock on their account (see
-		// CreateAvtaleGiroClaim), so from here on the set this statement
+		// CreateClaim), so from here on the set this statement
 		// reads is the set the UPDATE below marks, on PostgreSQL too.
 		f = AvtaleGiroFile{ID: store.NewID(), AccountID: &accountID, Direction: "Out", Kind: "Claims",
 			TransmissionNumber: fmt.Sprintf("%07d", transmission%10_000_000), CreatedAt: now}

@@ -17,8 +17,9 @@ import (
 // sql_files.go and files.go read and write them in the tables of
 // migrations 00022, 00034, 00040 and 00042. internal/api shows the
 // accounts, mandates, claims and files as they are: the names are kept
-// from when they were store types, as /openapi.json names its schemas
-// after them.
+// from when they were store types (/openapi.json names AvtaleGiroFile's
+// schema after the type, the others' through internal/api/openapi.go's
+// map).
 
 // Claim statuses.
 const (

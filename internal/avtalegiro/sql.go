@@ -555,7 +555,7 @@ func CreateClaim(ctx context.Context, st *store.Store, in NewAvtaleGiroClaim, no
 			return err
 		}
 		// The export of the account's next file waits for this claim (and
-		// a claim waits for an export): see avtalegiro.ExportClaims.
+		// a claim waits for an export): see ExportClaims.
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM avtalegiro_accounts WHERE tenant_id = $1 AND id = $2`+forShare(tx), tx.TenantID(), account).Scan(&one); err != nil {
 			return err
