@@ -168,7 +168,7 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 				return err
 			}
 			var err error
-			if open, err = OpenPaymentsIn(ctx, tx, settleBatch); err != nil || len(open) == 0 {
+			if open, err = OpenPayments(ctx, tx, settleBatch); err != nil || len(open) == 0 {
 				if err != nil {
 					return fmt.Errorf("avtalegiro: settle: %w", err)
 				}

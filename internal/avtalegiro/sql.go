@@ -90,19 +90,6 @@ func Account(ctx context.Context, st *store.Store, id string) (AvtaleGiroAccount
 	return list[0], nil
 }
 
-// AccountByNumber returns the live account with bank account
-// number n.
-func AccountByNumber(ctx context.Context, st *store.Store, n string) (AvtaleGiroAccount, error) {
-	list, _, err := ListAccounts(ctx, st, AvtaleGiroAccountFilter{BankAccountNumber: n}, store.Page{Limit: 1})
-	if err != nil {
-		return AvtaleGiroAccount{}, err
-	}
-	if len(list) == 0 {
-		return AvtaleGiroAccount{}, store.ErrNotFound
-	}
-	return list[0], nil
-}
-
 // AvtaleGiroAccountFilter narrows ListAccounts.
 type AvtaleGiroAccountFilter struct {
 	BankAccountNumber string

@@ -126,7 +126,7 @@ func NewSettlementBatch(ctx context.Context, tx *store.Tx, payments []AvtaleGiro
 	return b, rows.Err()
 }
 
-// MatchAvtaleGiroClaim is MatchClaimIn from the batch's claims.
+// MatchAvtaleGiroClaim is MatchClaim from the batch's claims.
 func (b *AvtaleGiroSettlementBatch) MatchAvtaleGiroClaim(_ context.Context, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error) {
 	if cs := b.claims[avgClaimKey{p.AccountID, p.KID, p.Amount}]; len(cs) > 0 {
 		return cs[0], true, nil
@@ -201,21 +201,16 @@ func (b *AvtaleGiroSettlementBatch) Flush(ctx context.Context) error {
 	return nil
 }
 
-// OpenPayments returns up to limit imported payments not yet
-// settled.
-func OpenPayments(ctx context.Context, st *store.Store, limit int) ([]AvtaleGiroPayment, error) {
-	tenant, err := avgTenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return openAvgPayments(ctx, st.Reader(), tenant, limit)
-}
-
-// OpenPaymentsIn is OpenPayments in the
-// settling transaction, after LockSettlement: what it reads is
-// what no other settlement has settled.
-func OpenPaymentsIn(ctx context.Context, tx *store.Tx, limit int) ([]AvtaleGiroPayment, error) {
-	return openAvgPayments(ctx, tx, tx.TenantID(), limit)
+// OpenPayments returns up to limit imported payments not yet settled,
+// in the settling transaction after LockSettlement: what it reads is what
+// no other settlement has settled.
+func OpenPayments(ctx context.Context, tx *store.Tx, limit int) ([]AvtaleGiroPayment, error) {
+	return store.QueryAll(ctx, tx, func(r store.Scanner) (AvtaleGiroPayment, error) {
+		var p AvtaleGiroPayment
+		return p, r.Scan(&p.ID, &p.FileID, &p.AccountID, &p.Reference, &p.KID, &p.Amount, &p.PaidOn)
+	}, `SELECT p.id, p.file_id, f.account_id, p.reference, p.kid, p.amount, p.paid_on FROM avtalegiro_payments p
+		JOIN avtalegiro_files f ON f.tenant_id = p.tenant_id AND f.id = p.file_id
+		WHERE p.tenant_id = $1 AND p.payment_id IS NULL AND p.problem IS NULL ORDER BY p.id LIMIT $2`, tx.TenantID(), limit)
 }
 
 // LockSettlement makes settlements of the tenant's OCR payments
@@ -234,15 +229,6 @@ func LockSettlement(ctx context.Context, tx *store.Tx) error {
 	return nil
 }
 
-func openAvgPayments(ctx context.Context, q store.Querier, tenant string, limit int) ([]AvtaleGiroPayment, error) {
-	return store.QueryAll(ctx, q, func(r store.Scanner) (AvtaleGiroPayment, error) {
-		var p AvtaleGiroPayment
-		return p, r.Scan(&p.ID, &p.FileID, &p.AccountID, &p.Reference, &p.KID, &p.Amount, &p.PaidOn)
-	}, `SELECT p.id, p.file_id, f.account_id, p.reference, p.kid, p.amount, p.paid_on FROM avtalegiro_payments p
-		JOIN avtalegiro_files f ON f.tenant_id = p.tenant_id AND f.id = p.file_id
-		WHERE p.tenant_id = $1 AND p.payment_id IS NULL AND p.problem IS NULL ORDER BY p.id LIMIT $2`, tenant, limit)
-}
-
 // MatchClaim returns the claim an OCR payment pays: the
 // account's sent claim with the payment's KID and amount, earliest due
 // first (a paid one, when the payment was settled before). ok is false
@@ -252,23 +238,9 @@ func MatchClaim(ctx context.Context, st *store.Store, p AvtaleGiroPayment) (Avta
 	if err != nil {
 		return AvtaleGiroClaim{}, false, err
 	}
-	return matchAvgClaim(st.Reader().QueryRow(ctx, matchClaimQuery, tenant, p.AccountID, p.KID, p.Amount))
-}
-
-// MatchClaimIn is MatchClaim inside the
-// transaction (a batch of payments settled in one transaction).
-func MatchClaimIn(ctx context.Context, tx *store.Tx, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error) {
-	return matchAvgClaim(tx.QueryRow(ctx, matchClaimQuery, tx.TenantID(), p.AccountID, p.KID, p.Amount))
-}
-
-// matchClaimQuery reads the claim a payment pays ($2 account, $3 KID,
-// $4 amount).
-const matchClaimQuery = `SELECT ` + avgClaimColumns + ` FROM avtalegiro_claim_states WHERE tenant_id = $1
-	AND account_id = $2 AND kid = $3 AND amount = $4 AND status IN ('Sent', 'CancellationPending')
-	ORDER BY due_date, id LIMIT 1`
-
-func matchAvgClaim(row *sql.Row) (AvtaleGiroClaim, bool, error) {
-	c, err := scanAvgClaim(row)
+	c, err := scanAvgClaim(st.Reader().QueryRow(ctx, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states WHERE tenant_id = $1
+		AND account_id = $2 AND kid = $3 AND amount = $4 AND status IN ('Sent', 'CancellationPending')
+		ORDER BY due_date, id LIMIT 1`, tenant, p.AccountID, p.KID, p.Amount))
 	if errors.Is(err, sql.ErrNoRows) {
 		return AvtaleGiroClaim{}, false, nil
 	}
