@@ -118,7 +118,7 @@ func avtalegiroExport(ctx context.Context, args []string, stdout, stderr io.Writ
 	fmt.Fprintf(stderr, "stored as file %s; writing %s\n", f.ID, *out)
 	// From the store's chunks to the file, one chunk at a time.
 	written, err := writeStored(*out, pauser(getenv, stderr), func(w io.Writer) error {
-		_, err := io.Copy(&progressWriter{w: w, stderr: stderr}, st.AvtaleGiroFileContent(tctx, f.ID))
+		_, err := io.Copy(&progressWriter{w: w, stderr: stderr}, avtalegiro.FileContent(tctx, st, f.ID))
 		return err
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kadens/kadens/internal/atomicfile"
 	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -190,11 +191,11 @@ func avtalegiroFetch(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	var f store.AvtaleGiroFile
+	var f avtalegiro.AvtaleGiroFile
 	if *latest {
-		f, err = st.LatestAvtaleGiroClaimFile(tctx, *account)
+		f, err = avtalegiro.LatestClaimFile(tctx, st, *account)
 	} else {
-		f, err = st.AvtaleGiroFile(tctx, *id)
+		f, err = avtalegiro.File(tctx, st, *id)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no such stored AvtaleGiro file in tenant %s", *tenant)
@@ -203,7 +204,7 @@ func avtalegiroFetch(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	n, err := writeStored(*out, func(string) {}, func(w io.Writer) error {
-		_, err := io.Copy(w, st.AvtaleGiroFileContent(tctx, f.ID))
+		_, err := io.Copy(w, avtalegiro.FileContent(tctx, st, f.ID))
 		return err
 	})
 	if err != nil {

@@ -119,10 +119,12 @@ func (s *Server) avtalegiroRoutes() {
 		summary: "Create an AvtaleGiro account", request: new(AccountCreate), responses: common(respCreated), handle: s.createAGAccount})
 	s.add(route{method: http.MethodGet, path: "/avtalegiro/account", id: "listAvtaleGiroAccounts", tag: tag,
 		summary: "List AvtaleGiro accounts", request: new(agAccountListParams),
-		responses: common(respList(new([]store.AvtaleGiroAccount)), respNotFound), handle: s.listAGAccounts})
+		responses: common(respList(new([]avtalegiro.AvtaleGiroAccount)), respNotFound), handle: s.listAGAccounts})
 	s.add(route{method: http.MethodGet, path: "/avtalegiro/account/{id}", id: "getAvtaleGiroAccount", tag: tag,
 		summary: "Get an AvtaleGiro account", request: new(idParam),
-		responses: common(okBody(new(store.AvtaleGiroAccount)), respNotFound), handle: getOne(s.store.AvtaleGiroAccount)})
+		responses: common(okBody(new(avtalegiro.AvtaleGiroAccount)), respNotFound), handle: getOne(func(ctx context.Context, id string) (avtalegiro.AvtaleGiroAccount, error) {
+			return avtalegiro.Account(ctx, s.store, id)
+		})})
 	s.add(route{method: http.MethodPut, path: "/avtalegiro/account/{id}", id: "updateAvtaleGiroAccount", tag: tag,
 		summary: "Replace an AvtaleGiro account's settings", request: new(AccountUpdate),
 		responses: common(respNoContent, respNotFound), handle: s.updateAGAccount})
@@ -143,10 +145,12 @@ func (s *Server) avtalegiroRoutes() {
 		request: new(AvtaleGiroMandateCreate), responses: common(respCreated), handle: s.createAGMandate})
 	s.add(route{method: http.MethodGet, path: "/avtalegiro/mandate", id: "listAvtaleGiroMandates", tag: tag,
 		summary: "List AvtaleGiro mandates", request: new(mandateListParams),
-		responses: common(respList(new([]store.AvtaleGiroMandate)), respNotFound), handle: s.listAGMandates})
+		responses: common(respList(new([]avtalegiro.AvtaleGiroMandate)), respNotFound), handle: s.listAGMandates})
 	s.add(route{method: http.MethodGet, path: "/avtalegiro/mandate/{id}", id: "getAvtaleGiroMandate", tag: tag,
 		summary: "Get an AvtaleGiro mandate", request: new(idParam),
-		responses: common(okBody(new(store.AvtaleGiroMandate)), respNotFound), handle: getOne(s.store.AvtaleGiroMandate)})
+		responses: common(okBody(new(avtalegiro.AvtaleGiroMandate)), respNotFound), handle: getOne(func(ctx context.Context, id string) (avtalegiro.AvtaleGiroMandate, error) {
+			return avtalegiro.Mandate(ctx, s.store, id)
+		})})
 	s.add(route{method: http.MethodDelete, path: "/avtalegiro/mandate/{id}", id: "deleteAvtaleGiroMandate", tag: tag,
 		summary: "Delete an AvtaleGiro mandate",
 		desc: "Its unprocessed claims are cancelled; AvtaleGiro payment agreements on it are deleted and their subscriptions " +
@@ -160,10 +164,12 @@ func (s *Server) avtalegiroRoutes() {
 		handle: s.createAGClaim})
 	s.add(route{method: http.MethodGet, path: "/avtalegiro/claim", id: "listAvtaleGiroClaims", tag: tag,
 		summary: "List claims", request: new(claimListParams),
-		responses: common(respList(new([]store.AvtaleGiroClaim)), respNotFound), handle: s.listAGClaims})
+		responses: common(respList(new([]avtalegiro.AvtaleGiroClaim)), respNotFound), handle: s.listAGClaims})
 	s.add(route{method: http.MethodGet, path: "/avtalegiro/claim/{id}", id: "getAvtaleGiroClaim", tag: tag,
 		summary: "Get a claim", request: new(idParam),
-		responses: common(okBody(new(store.AvtaleGiroClaim)), respNotFound), handle: getOne(s.store.AvtaleGiroClaim)})
+		responses: common(okBody(new(avtalegiro.AvtaleGiroClaim)), respNotFound), handle: getOne(func(ctx context.Context, id string) (avtalegiro.AvtaleGiroClaim, error) {
+			return avtalegiro.Claim(ctx, s.store, id)
+		})})
 	s.add(route{method: http.MethodPost, path: "/avtalegiro/claim/{id}/cancel", id: "cancelAvtaleGiroClaim", tag: tag,
 		summary: "Cancel a claim the bank has not processed",
 		desc: "202 while the claim is scheduled and its due date has not come: a claim not yet sent is Cancelled at once, a sent " +
@@ -184,16 +190,16 @@ func (s *Server) avtalegiroRoutes() {
 		summary: "Write the account's next claim file",
 		desc: "Every scheduled claim and pending cancellation of the account, in one OCR giro file with the next transmission " +
 			"and assignment numbers; 204 when there is nothing to send. The file is kept (GET /avtalegiro/file/{id}).",
-		request: new(idParam), responses: common(okBody(new(store.AvtaleGiroFile)), respNoContent, respNotFound), handle: s.exportAGClaims})
+		request: new(idParam), responses: common(okBody(new(avtalegiro.AvtaleGiroFile)), respNoContent, respNotFound), handle: s.exportAGClaims})
 	s.add(route{method: http.MethodGet, path: "/avtalegiro/file/{id}", id: "getAvtaleGiroFile", tag: tag,
 		summary: "Download a file exchanged with the bank", desc: "The OCR giro file as exchanged: ISO-8859-1, 80-character records.",
 		request: new(idParam), responses: common(response{status: http.StatusOK, contentType: "text/plain; charset=iso-8859-1"}, respNotFound),
 		handle: s.getAGFile})
 }
 
-func (s *Server) accountFromInput(ctx context.Context, in AccountCreate) (store.AvtaleGiroAccount, error) {
+func (s *Server) accountFromInput(ctx context.Context, in AccountCreate) (avtalegiro.AvtaleGiroAccount, error) {
 	var errs validation.Errors
-	a := store.AvtaleGiroAccount{Name: text(&errs, "name", in.Name, 200, false)}
+	a := avtalegiro.AvtaleGiroAccount{Name: text(&errs, "name", in.Name, 200, false)}
 	if v := trimmed(in.BankAccountNumber); v == "" {
 		errs.Add("bankAccountNumber", "is required")
 	} else if n, err := bankaccount.ParseKontonummer(v); err != nil {
@@ -253,7 +259,7 @@ func (s *Server) createAGAccount(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err = s.store.CreateAvtaleGiroAccount(r.Context(), a, s.now())
+	a, err = avtalegiro.CreateAccount(r.Context(), s.store, a, s.now())
 	if err != nil {
 		return err
 	}
@@ -265,7 +271,7 @@ func (s *Server) listAGAccounts(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.AvtaleGiroAccountFilter{EndpointURL: strings.TrimSpace(q.Get("BaseComboApiEndpointURL"))}
+	f := avtalegiro.AvtaleGiroAccountFilter{EndpointURL: strings.TrimSpace(q.Get("BaseComboApiEndpointURL"))}
 	if v := strings.TrimSpace(q.Get("BankAccountNumber")); v != "" {
 		n, err := bankaccount.ParseKontonummer(v)
 		if err != nil {
@@ -276,7 +282,7 @@ func (s *Server) listAGAccounts(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := s.store.ListAvtaleGiroAccounts(r.Context(), f, p)
+	list, next, err := avtalegiro.ListAccounts(r.Context(), s.store, f, p)
 	if err != nil {
 		return err
 	}
@@ -298,7 +304,7 @@ func (s *Server) updateAGAccount(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a.ID = id
-	if err := s.store.UpdateAvtaleGiroAccount(r.Context(), a, s.now()); err != nil {
+	if err := avtalegiro.UpdateAccount(r.Context(), s.store, a, s.now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -310,7 +316,7 @@ func (s *Server) deleteAGAccount(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteAvtaleGiroAccount(r.Context(), id, s.now()); err != nil {
+	if err := avtalegiro.DeleteAccount(r.Context(), s.store, id, s.now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -341,7 +347,7 @@ func (s *Server) addAGOrganizations(w http.ResponseWriter, r *http.Request) erro
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	if err := s.store.AddAvtaleGiroAccountOrganizations(r.Context(), id, ids, s.now()); err != nil {
+	if err := avtalegiro.AddAccountOrganizations(r.Context(), s.store, id, ids, s.now()); err != nil {
 		return err
 	}
 	s.created(w, "/avtalegiro/account/"+id, id)
@@ -357,7 +363,7 @@ func (s *Server) removeAGOrganization(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if err := s.store.RemoveAvtaleGiroAccountOrganization(r.Context(), id, org); err != nil {
+	if err := avtalegiro.RemoveAccountOrganization(r.Context(), s.store, id, org); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -394,7 +400,7 @@ func (s *Server) createAGMandate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var errs validation.Errors
-	m := store.NewAvtaleGiroMandate{AccountID: uuidField(&errs, "accountId", in.AccountID),
+	m := avtalegiro.NewAvtaleGiroMandate{AccountID: uuidField(&errs, "accountId", in.AccountID),
 		SubscriberID: uuidField(&errs, "subscriberId", in.SubscriberID), KID: trimmed(in.KID), Notify: in.Notify != nil && *in.Notify}
 	if m.AccountID == "" && trimmed(in.AccountID) == "" {
 		errs.Add("accountId", "is required")
@@ -410,14 +416,14 @@ func (s *Server) createAGMandate(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	account, err := s.store.AvtaleGiroAccount(r.Context(), m.AccountID)
+	account, err := avtalegiro.Account(r.Context(), s.store, m.AccountID)
 	if err != nil {
 		return validation.Field("accountId", "there is no AvtaleGiro account %s", m.AccountID)
 	}
 	if why := avtalegiro.CheckKID(account, m.KID); why != "" {
 		return validation.Field("kid", "%s", why)
 	}
-	id, err := s.store.CreateAvtaleGiroMandate(r.Context(), m, s.now())
+	id, err := avtalegiro.CreateMandate(r.Context(), s.store, m, s.now())
 	if err != nil {
 		return err
 	}
@@ -429,7 +435,7 @@ func (s *Server) listAGMandates(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.AvtaleGiroMandateFilter{AccountID: queryID(q, "AccountId", &errs), SubscriberID: queryID(q, "SubscriberId", &errs),
+	f := avtalegiro.AvtaleGiroMandateFilter{AccountID: queryID(q, "AccountId", &errs), SubscriberID: queryID(q, "SubscriberId", &errs),
 		KID: strings.TrimSpace(q.Get("KID"))}
 	if b := queryBool(q, "IncludeDeleted", &errs); b != nil {
 		f.IncludeDeleted = *b
@@ -437,7 +443,7 @@ func (s *Server) listAGMandates(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := s.store.ListAvtaleGiroMandates(r.Context(), f, p)
+	list, next, err := avtalegiro.ListMandates(r.Context(), s.store, f, p)
 	if err != nil {
 		return err
 	}
@@ -454,7 +460,7 @@ func (s *Server) deleteAGMandate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.DeleteAvtaleGiroMandate(r.Context(), id, now); err != nil {
+	if _, err := avtalegiro.DeleteMandate(r.Context(), s.store, id, now); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -467,7 +473,7 @@ func (s *Server) createAGClaim(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var errs validation.Errors
-	c := store.NewAvtaleGiroClaim{MandateID: uuidField(&errs, "mandateId", in.MandateID),
+	c := avtalegiro.NewAvtaleGiroClaim{MandateID: uuidField(&errs, "mandateId", in.MandateID),
 		TransactionID: uuidField(&errs, "transactionId", in.TransactionID), KID: trimmed(in.KID)}
 	if c.MandateID == "" && trimmed(in.MandateID) == "" {
 		errs.Add("mandateId", "is required")
@@ -503,11 +509,11 @@ func (s *Server) createAGClaim(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	mandate, err := s.store.AvtaleGiroMandate(r.Context(), c.MandateID)
+	mandate, err := avtalegiro.Mandate(r.Context(), s.store, c.MandateID)
 	if err != nil || mandate.DeletedAt != nil {
 		return validation.Field("mandateId", "there is no active mandate %s", c.MandateID)
 	}
-	account, err := s.store.AvtaleGiroAccount(r.Context(), mandate.AccountID)
+	account, err := avtalegiro.Account(r.Context(), s.store, mandate.AccountID)
 	if err != nil {
 		return err
 	}
@@ -541,7 +547,7 @@ func (s *Server) createAGClaim(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	c.DueDate, c.NoticeLines = due.Format(time.DateOnly), in.NoticeLines
-	claim, created, err := s.store.CreateAvtaleGiroClaim(r.Context(), c, now)
+	claim, created, err := avtalegiro.CreateClaim(r.Context(), s.store, c, now)
 	if err != nil {
 		return err
 	}
@@ -558,12 +564,12 @@ func (s *Server) listAGClaims(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.AvtaleGiroClaimFilter{MandateID: queryID(q, "MandateId", &errs), TransactionID: queryID(q, "TransactionId", &errs),
+	f := avtalegiro.AvtaleGiroClaimFilter{MandateID: queryID(q, "MandateId", &errs), TransactionID: queryID(q, "TransactionId", &errs),
 		KID: strings.TrimSpace(q.Get("KID"))}
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := s.store.ListAvtaleGiroClaims(r.Context(), f, p)
+	list, next, err := avtalegiro.ListClaims(r.Context(), s.store, f, p)
 	if err != nil {
 		return err
 	}
@@ -580,7 +586,7 @@ func (s *Server) cancelAGClaim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.CancelAvtaleGiroClaim(r.Context(), id, avtalegiro.Today(now).Format(time.DateOnly), now); err != nil {
+	if _, err := avtalegiro.CancelClaim(r.Context(), s.store, id, avtalegiro.Today(now).Format(time.DateOnly), now); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -645,12 +651,12 @@ func (s *Server) getAGFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.AvtaleGiroFile(r.Context(), id); err != nil {
+	if _, err := avtalegiro.File(r.Context(), s.store, id); err != nil {
 		return err
 	}
 	// Chunk by chunk from the store to the client: the file is never
 	// held whole.
-	content := bufio.NewReaderSize(s.store.AvtaleGiroFileContent(r.Context(), id), 32<<10)
+	content := bufio.NewReaderSize(avtalegiro.FileContent(r.Context(), s.store, id), 32<<10)
 	if _, err := content.Peek(1); err != nil {
 		return err
 	}

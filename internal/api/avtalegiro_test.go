@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -53,14 +54,14 @@ func TestAvtaleGiroAccounts(t *testing.T) {
 		// The same number twice is refused.
 		wantField(t, tn.Do("POST", "/avtalegiro/account", agAccountBody("12345678903", "https://x.example")), "bankAccountNumber")
 
-		var a store.AvtaleGiroAccount
+		var a avtalegiro.AvtaleGiroAccount
 		r := tn.Do("GET", "/avtalegiro/account/"+id, nil)
 		wantStatus(t, r, 200, "get")
 		r.JSON(t, &a)
 		if a.BankAccountNumber != "12345678903" || a.KIDAlgorithm != "MOD10" || a.LeadDays != 4 || len(a.OrganizationIDs) != 0 {
 			t.Fatalf("account = %+v", a)
 		}
-		var list []store.AvtaleGiroAccount
+		var list []avtalegiro.AvtaleGiroAccount
 		tn.Do("GET", "/avtalegiro/account?BankAccountNumber=1234.56.78903", nil).JSON(t, &list)
 		if len(list) != 1 || list[0].ID != id {
 			t.Fatalf("by number: %+v", list)
@@ -178,13 +179,13 @@ func TestAvtaleGiroMandatesAndClaims(t *testing.T) {
 		second := claim(map[string]any{"dueDate": "2027-02-15"}).ID(t)
 		third := tn.Do("POST", "/avtalegiro/claim", map[string]any{"mandateId": plain, "amount": 49.5, "dueDate": "2027-03-01"}).ID(t)
 
-		var claims []store.AvtaleGiroClaim
+		var claims []avtalegiro.AvtaleGiroClaim
 		tn.Do("GET", "/avtalegiro/claim?MandateId="+mandate, nil).JSON(t, &claims)
 		if len(claims) != 2 {
 			t.Fatalf("by mandate: %d", len(claims))
 		}
 		tn.Do("GET", "/avtalegiro/claim?TransactionId="+tx, nil).JSON(t, &claims)
-		if len(claims) != 1 || claims[0].ID != first || claims[0].Status != store.ClaimScheduled || !claims[0].Notify ||
+		if len(claims) != 1 || claims[0].ID != first || claims[0].Status != avtalegiro.ClaimScheduled || !claims[0].Notify ||
 			claims[0].Amount.Minor != 29900 || len(claims[0].NoticeLines) != 2 {
 			t.Fatalf("by transaction: %+v", claims)
 		}
@@ -197,16 +198,16 @@ func TestAvtaleGiroMandatesAndClaims(t *testing.T) {
 
 		// A scheduled claim is cancelled at once, without a record.
 		wantStatus(t, tn.Do("POST", "/avtalegiro/claim/"+third+"/cancel", nil), 202, "cancel scheduled")
-		var c store.AvtaleGiroClaim
+		var c avtalegiro.AvtaleGiroClaim
 		tn.Do("GET", "/avtalegiro/claim/"+third, nil).JSON(t, &c)
-		if c.Status != store.ClaimCancelled {
+		if c.Status != avtalegiro.ClaimCancelled {
 			t.Fatalf("status %s", c.Status)
 		}
 
 		// The export sends the two scheduled claims.
 		r := tn.Do("POST", "/avtalegiro/account/"+account+"/export", nil)
 		wantStatus(t, r, 200, "export")
-		var f store.AvtaleGiroFile
+		var f avtalegiro.AvtaleGiroFile
 		r.JSON(t, &f)
 		if f.Transactions != 2 || f.TransmissionNumber != "0000001" {
 			t.Fatalf("file = %+v", f)
@@ -252,7 +253,7 @@ func TestAvtaleGiroMandatesAndClaims(t *testing.T) {
 		wantField(t, tn.Do("DELETE", "/avtalegiro/account/"+account, nil), "id")
 
 		// Mandates: list, filters, delete.
-		var ms []store.AvtaleGiroMandate
+		var ms []avtalegiro.AvtaleGiroMandate
 		tn.Do("GET", "/avtalegiro/mandate?AccountId="+account, nil).JSON(t, &ms)
 		if len(ms) != 2 {
 			t.Fatalf("mandates: %d", len(ms))

@@ -3,8 +3,9 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"github.com/swaggest/jsonschema-go"
 	"net/http"
+
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/period"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -159,7 +160,7 @@ func (s *Server) mandateReference(ctx context.Context, errs *validation.Errors, 
 	var names []string // what the reference may be
 	switch typ {
 	case store.ProviderAvtaleGiro:
-		m, err := s.store.AvtaleGiroMandate(ctx, id)
+		m, err := avtalegiro.Mandate(ctx, s.store, id)
 		if errors.Is(err, store.ErrNotFound) {
 			errs.Add(idField, "no AvtaleGiro mandate %s in this tenant", id)
 			return ref, nil

@@ -37,9 +37,9 @@ var schemaNames = map[string]string{
 var qualifiedSchemaNames = map[string]string{
 	"github.com/kadens/kadens/internal/billing.Line": "InvoiceLine",
 	// The contract's names of the AvtaleGiro records.
-	"github.com/kadens/kadens/internal/store.AvtaleGiroAccount": "AccountView",
-	"github.com/kadens/kadens/internal/store.AvtaleGiroClaim":   "ClaimView",
-	"github.com/kadens/kadens/internal/store.AvtaleGiroMandate": "AvtaleGiroMandateView",
+	"github.com/kadens/kadens/internal/avtalegiro.AvtaleGiroAccount": "AccountView",
+	"github.com/kadens/kadens/internal/avtalegiro.AvtaleGiroClaim":   "ClaimView",
+	"github.com/kadens/kadens/internal/avtalegiro.AvtaleGiroMandate": "AvtaleGiroMandateView",
 }
 
 // Security schemes of the document. A client authenticates with an access

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/swaggest/jsonschema-go"
 	"io"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/shopspring/decimal"
 

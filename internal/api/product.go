@@ -2,9 +2,10 @@ package api
 
 import (
 	"encoding/json"
-	"github.com/swaggest/jsonschema-go"
 	"net/http"
 	"strings"
+
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/store"

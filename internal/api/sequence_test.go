@@ -7,6 +7,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -89,7 +90,7 @@ func TestSequencesAfterClientExtremes(t *testing.T) {
 			for i, due := range []string{"2027-01-15", "2027-02-15"} {
 				create(t, tn, "/avtalegiro/claim", map[string]any{"mandateId": m, "amount": 9999999.99, "dueDate": due})
 				r := tn.Do("POST", "/avtalegiro/account/"+account+"/export", nil)
-				var file store.AvtaleGiroFile
+				var file avtalegiro.AvtaleGiroFile
 				if r.Status != http.StatusOK {
 					t.Fatalf("export: %d %s", r.Status, r.Body)
 				}

@@ -194,7 +194,7 @@ func endpoint(base string, parts ...string) string {
 // a reader of the file's bytes, called once per attempt, so the file is
 // streamed, never held. Sending it again (after a lost answer) is safe:
 // the bank keeps one file per number.
-func (b *Bank) Submit(ctx context.Context, a store.AvtaleGiroAccount, transmission string, open func() (io.Reader, error)) error {
+func (b *Bank) Submit(ctx context.Context, a AvtaleGiroAccount, transmission string, open func() (io.Reader, error)) error {
 	u := endpoint(a.BaseComboAPIEndpointURL, "claimfiles", transmission)
 	return b.do(ctx, "submit", http.MethodPut, u, a.CustomerUnitID, open, func(status int, r io.Reader) error {
 		if status != http.StatusOK && status != http.StatusCreated && status != http.StatusNoContent {
@@ -205,7 +205,7 @@ func (b *Bank) Submit(ctx context.Context, a store.AvtaleGiroAccount, transmissi
 }
 
 // Files lists the files the bank has for the payee.
-func (b *Bank) Files(ctx context.Context, a store.AvtaleGiroAccount) ([]RemoteFile, error) {
+func (b *Bank) Files(ctx context.Context, a AvtaleGiroAccount) ([]RemoteFile, error) {
 	u := endpoint(a.BaseComboAPIEndpointURL, "files")
 	var out []RemoteFile
 	err := b.do(ctx, "list", http.MethodGet, u, a.CustomerUnitID, nil, func(status int, r io.Reader) error {
@@ -223,7 +223,7 @@ func (b *Bank) Files(ctx context.Context, a store.AvtaleGiroAccount) ([]RemoteFi
 // Fetch hands one file's bytes to read as they arrive (read runs under
 // the attempt's timeout; its error is returned, not retried: the next
 // Sync fetches the file again).
-func (b *Bank) Fetch(ctx context.Context, a store.AvtaleGiroAccount, id string, read func(io.Reader) error) error {
+func (b *Bank) Fetch(ctx context.Context, a AvtaleGiroAccount, id string, read func(io.Reader) error) error {
 	u := endpoint(a.BaseComboAPIEndpointURL, "files", id)
 	return b.do(ctx, "fetch", http.MethodGet, u, a.CustomerUnitID, nil, func(status int, r io.Reader) error {
 		if status != http.StatusOK {
@@ -251,23 +251,23 @@ type SyncResult struct {
 func Sync(ctx context.Context, st *store.Store, bank *Bank, tenant, accountID string, now time.Time) (SyncResult, error) {
 	ctx = withTenant(ctx, tenant)
 	var out SyncResult
-	account, err := st.AvtaleGiroAccount(ctx, accountID)
+	account, err := Account(ctx, st, accountID)
 	if err != nil {
 		return out, err
 	}
 	if _, out.Exported, err = Export(ctx, st, accountID, now); err != nil {
 		return out, err
 	}
-	files, err := st.UnsubmittedAvtaleGiroFiles(ctx, accountID)
+	files, err := UnsubmittedFiles(ctx, st, accountID)
 	if err != nil {
 		return out, err
 	}
 	for _, f := range files {
-		open := func() (io.Reader, error) { return st.AvtaleGiroFileContent(ctx, f.ID), nil }
+		open := func() (io.Reader, error) { return FileContent(ctx, st, f.ID), nil }
 		if err := bank.Submit(ctx, account, f.TransmissionNumber, open); err != nil {
 			return out, fmt.Errorf("avtalegiro: submit file %s (transmission %s): %w", f.ID, f.TransmissionNumber, err)
 		}
-		if err := st.MarkAvtaleGiroFileSubmitted(ctx, f.ID, now); err != nil {
+		if err := MarkFileSubmitted(ctx, st, f.ID, now); err != nil {
 			return out, err
 		}
 		out.Submitted++

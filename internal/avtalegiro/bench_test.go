@@ -136,12 +136,12 @@ func benchTenant(b testing.TB, eng store.Engine) (*store.Store, context.Context,
 		b.Fatal(err)
 	}
 	ctx := tenancy.With(context.Background(), tn.ID)
-	a, err := st.CreateAvtaleGiroAccount(ctx, store.AvtaleGiroAccount{Name: "bench", BankAccountNumber: "12345678903",
+	a, err := avtalegiro.CreateAccount(ctx, st, avtalegiro.AvtaleGiroAccount{Name: "bench", BankAccountNumber: "12345678903",
 		CustomerUnitID: "12345678", KIDAlgorithm: "MOD10", KIDLength: 15, LeadDays: 4, BaseComboAPIEndpointURL: "http://bank"}, benchNow)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := st.CreateAvtaleGiroMandate(ctx, store.NewAvtaleGiroMandate{AccountID: a.ID, KID: mandateKID, Notify: true}, benchNow)
+	m, err := avtalegiro.CreateMandate(ctx, st, avtalegiro.NewAvtaleGiroMandate{AccountID: a.ID, KID: mandateKID, Notify: true}, benchNow)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func CheckReference(ctx context.Context, st *store.Store, tenant, reference stri
 	if !store.ValidID(reference) {
 		return validation.Field(field, "must be the id of an active AvtaleGiro mandate")
 	}
-	ok, err := st.ActiveAvtaleGiroMandate(ctx, reference)
+	ok, err := ActiveMandate(ctx, st, reference)
 	if err != nil {
 		return fmt.Errorf("avtalegiro: check reference: %w", err)
 	}
@@ -68,7 +68,7 @@ func InvoiceIssued(ctx context.Context, st *store.Store, tenant, invoiceID strin
 	if agreement.ProviderType != store.ProviderAvtaleGiro {
 		return nil
 	}
-	mandate, err := st.AvtaleGiroMandate(ctx, agreement.ProviderAgreementReference)
+	mandate, err := Mandate(ctx, st, agreement.ProviderAgreementReference)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -89,7 +89,7 @@ func InvoiceIssued(ctx context.Context, st *store.Store, tenant, invoiceID strin
 	if limit := mandate.AmountLimitOre(); limit != nil && owed > *limit {
 		return nil
 	}
-	account, err := st.AvtaleGiroAccount(ctx, mandate.AccountID)
+	account, err := Account(ctx, st, mandate.AccountID)
 	if err != nil {
 		return fmt.Errorf("avtalegiro: invoice %s account: %w", invoiceID, err)
 	}
@@ -105,7 +105,7 @@ func InvoiceIssued(ctx context.Context, st *store.Store, tenant, invoiceID strin
 		notice = []string{fmt.Sprintf("Faktura %d fra %s", inv.InvoiceNumber, inv.Seller.Name),
 			fmt.Sprintf("Beløp kr %s, forfall %s", nok(owed), due.Format("02.01.2006"))}
 	}
-	_, _, err = st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate.ID, TransactionID: invoiceID,
+	_, _, err = CreateClaim(ctx, st, NewAvtaleGiroClaim{MandateID: mandate.ID, TransactionID: invoiceID,
 		InvoiceID: &inv.ID, KID: mandate.KID, Amount: owed, DueDate: due.Format(time.DateOnly), ShortName: inv.Buyer.Name,
 		ExternalReference: fmt.Sprintf("Faktura %d", inv.InvoiceNumber), NoticeLines: notice}, now)
 	if err != nil {
@@ -122,7 +122,7 @@ func nok(ore int64) string { return fmt.Sprintf("%d,%02d", ore/100, ore%100) }
 // another matter. Calling it again changes nothing.
 func InvoiceCredited(ctx context.Context, st *store.Store, tenant, invoiceID string, now time.Time) error {
 	ctx = withTenant(ctx, tenant)
-	if _, err := st.CancelAvtaleGiroClaimsOfInvoice(ctx, invoiceID, Today(now).Format(time.DateOnly), now); err != nil {
+	if _, err := CancelClaimsOfInvoice(ctx, st, invoiceID, Today(now).Format(time.DateOnly), now); err != nil {
 		return fmt.Errorf("avtalegiro: cancel claims of invoice %s: %w", invoiceID, err)
 	}
 	return nil
@@ -155,8 +155,8 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 	for {
 		var (
 			batch   Settlement
-			repeats []store.AvtaleGiroPayment
-			open    []store.AvtaleGiroPayment
+			repeats []AvtaleGiroPayment
+			open    []AvtaleGiroPayment
 		)
 		err := st.InTx(ctx, func(tx *store.Tx) error {
 			batch, repeats = Settlement{}, nil
@@ -164,11 +164,11 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 			// and claims are read after the turn is taken: read before it,
 			// a concurrent settlement's payments and paid claims would look
 			// open, and two payments would pay one claim.
-			if err := tx.LockAvtaleGiroSettlement(ctx); err != nil {
+			if err := LockSettlement(ctx, tx); err != nil {
 				return err
 			}
 			var err error
-			if open, err = tx.OpenAvtaleGiroPayments(ctx, settleBatch); err != nil || len(open) == 0 {
+			if open, err = OpenPayments(ctx, tx, settleBatch); err != nil || len(open) == 0 {
 				if err != nil {
 					return fmt.Errorf("avtalegiro: settle: %w", err)
 				}
@@ -185,7 +185,7 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 			}
 			// The claims and invoices the batch's payments may settle,
 			// read in three statements for the batch.
-			reads, err := tx.AvtaleGiroSettlementBatch(ctx, open)
+			reads, err := NewSettlementBatch(ctx, tx, open)
 			if err != nil {
 				return fmt.Errorf("avtalegiro: settle: %w", err)
 			}
@@ -215,7 +215,7 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 				pay, _, err := invoicing.RecordPayment(ctx, st, in)
 				return pay.ID, err
 			}
-			if err := settle(ctx, st, record, p, now, &out); err != nil {
+			if err := settle(ctx, storeSettler{st}, record, p, now, &out); err != nil {
 				return out, err
 			}
 		}
@@ -223,15 +223,31 @@ func SettlePayments(ctx context.Context, st *store.Store, tenant string, now tim
 }
 
 // settler is what settling one payment reads and writes: the store (a
-// repeat, alone), or a batch's reads (store.AvtaleGiroSettlementBatch,
+// repeat, alone), or a batch's reads (AvtaleGiroSettlementBatch,
 // which answers from statements read for the whole batch).
 type settler interface {
-	MatchAvtaleGiroClaim(ctx context.Context, p store.AvtaleGiroPayment) (store.AvtaleGiroClaim, bool, error)
+	MatchAvtaleGiroClaim(ctx context.Context, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error)
 	PaymentTarget(ctx context.Context, invoiceID, demandID, kid, organizationID string) (string, string, error)
 	SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, claimID, problem string, now time.Time) error
 }
 
-func settle(ctx context.Context, st settler, record func(invoicing.NewPayment) (string, error), p store.AvtaleGiroPayment, now time.Time, out *Settlement) error {
+// storeSettler settles one payment on its own, each write its own
+// transaction.
+type storeSettler struct{ st *store.Store }
+
+func (s storeSettler) MatchAvtaleGiroClaim(ctx context.Context, p AvtaleGiroPayment) (AvtaleGiroClaim, bool, error) {
+	return MatchClaim(ctx, s.st, p)
+}
+
+func (s storeSettler) PaymentTarget(ctx context.Context, invoiceID, demandID, kid, organizationID string) (string, string, error) {
+	return s.st.PaymentTarget(ctx, invoiceID, demandID, kid, organizationID)
+}
+
+func (s storeSettler) SettledAvtaleGiroPayment(ctx context.Context, rowID, paymentID, claimID, problem string, now time.Time) error {
+	return SettledPayment(ctx, s.st, rowID, paymentID, claimID, problem, now)
+}
+
+func settle(ctx context.Context, st settler, record func(invoicing.NewPayment) (string, error), p AvtaleGiroPayment, now time.Time, out *Settlement) error {
 	claim, found, err := st.MatchAvtaleGiroClaim(ctx, p)
 	if err != nil {
 		return fmt.Errorf("avtalegiro: settle %s: %w", p.Reference, err)
@@ -303,7 +319,7 @@ func Import(ctx context.Context, st *store.Store, file io.Reader, now time.Time)
 // Export writes the account's next claim file: every scheduled claim due
 // within the bank's 12 months and every pending cancellation. ok is false
 // when there was nothing to send.
-func Export(ctx context.Context, st *store.Store, accountID string, now time.Time) (store.AvtaleGiroFile, bool, error) {
+func Export(ctx context.Context, st *store.Store, accountID string, now time.Time) (AvtaleGiroFile, bool, error) {
 	latest := Today(now).AddDate(0, MaxAhead, 0).Format(time.DateOnly)
 	return ExportClaims(ctx, st, accountID, latest, now)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/avtalegiro/ocrgiro"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/store"
@@ -17,14 +18,14 @@ import (
 // twoSentClaims bills two invoices of 299.00 on one AvtaleGiro mandate and
 // sends their claims to the bank: two sent claims with the mandate's KID
 // and the same amount, which OCR payments pay earliest due first.
-func twoSentClaims(t *testing.T, e *apitest.Env) (*cycle, []store.AvtaleGiroClaim) {
+func twoSentClaims(t *testing.T, e *apitest.Env) (*cycle, []avtalegiro.AvtaleGiroClaim) {
 	t.Helper()
 	c := newCycle(t, e)
 	if err := c.bank.Mandates(ocrgiro.Mandate{Registration: ocrgiro.MandateNew, KID: mandateKID, Notice: true}); err != nil {
 		t.Fatal(err)
 	}
 	c.sync()
-	var mandates []store.AvtaleGiroMandate
+	var mandates []avtalegiro.AvtaleGiroMandate
 	c.tn.Do("GET", "/avtalegiro/mandate?KID="+mandateKID, nil).JSON(t, &mandates)
 	if len(mandates) != 1 {
 		t.Fatalf("%d mandates", len(mandates))
@@ -40,9 +41,9 @@ func twoSentClaims(t *testing.T, e *apitest.Env) (*cycle, []store.AvtaleGiroClai
 	}
 	c.issueClaims()
 	c.sync()
-	var claims []store.AvtaleGiroClaim
+	var claims []avtalegiro.AvtaleGiroClaim
 	c.tn.Do("GET", "/avtalegiro/claim?MandateId="+mandates[0].ID, nil).JSON(t, &claims)
-	if len(claims) != 2 || claims[0].Status != store.ClaimSent || claims[1].Status != store.ClaimSent || claims[0].KID != claims[1].KID {
+	if len(claims) != 2 || claims[0].Status != avtalegiro.ClaimSent || claims[1].Status != avtalegiro.ClaimSent || claims[0].KID != claims[1].KID {
 		t.Fatalf("claims %+v", claims)
 	}
 	return c, claims
@@ -95,10 +96,10 @@ func TestSettlementUnderConcurrency(t *testing.T) {
 	}
 	// paidOnce checks that each claim and its invoice is paid by exactly
 	// one payment, with nothing over, and that the ledger is clean.
-	paidOnce := func(t *testing.T, e *apitest.Env, c *cycle, claims []store.AvtaleGiroClaim) {
+	paidOnce := func(t *testing.T, e *apitest.Env, c *cycle, claims []avtalegiro.AvtaleGiroClaim) {
 		t.Helper()
 		for _, cl := range claims {
-			var got store.AvtaleGiroClaim
+			var got avtalegiro.AvtaleGiroClaim
 			c.tn.Do("GET", "/avtalegiro/claim/"+cl.ID, nil).JSON(t, &got)
 			var ps []store.Payment
 			c.tn.Do("GET", "/payment?invoiceId="+*cl.InvoiceID, nil).JSON(t, &ps)
@@ -106,7 +107,7 @@ func TestSettlementUnderConcurrency(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Status != store.ClaimPaid || len(ps) != 1 || ps[0].Surplus.Minor != 0 || inv.Status != billing.InvoicePaid {
+			if got.Status != avtalegiro.ClaimPaid || len(ps) != 1 || ps[0].Surplus.Minor != 0 || inv.Status != billing.InvoicePaid {
 				t.Errorf("claim due %s: %s, invoice %s, %d payments %+v", cl.DueDate, got.Status, inv.Status, len(ps), ps)
 			}
 		}

@@ -117,7 +117,7 @@ func TestFullCycle(t *testing.T) {
 		if res := c.sync(); res.Imported != 1 || res.Exported {
 			t.Fatalf("first sync: %+v", res)
 		}
-		var mandates []store.AvtaleGiroMandate
+		var mandates []avtalegiro.AvtaleGiroMandate
 		c.tn.Do("GET", "/avtalegiro/mandate?KID="+mandateKID, nil).JSON(t, &mandates)
 		if len(mandates) != 1 || mandates[0].Source != "Bank" || !mandates[0].Notify {
 			t.Fatalf("mandates: %+v", mandates)
@@ -174,11 +174,11 @@ func TestFullCycle(t *testing.T) {
 		if len(invs) < 12 {
 			t.Fatalf("%d invoices", len(invs))
 		}
-		var claims []store.AvtaleGiroClaim
+		var claims []avtalegiro.AvtaleGiroClaim
 		c.tn.Do("GET", "/avtalegiro/claim?MandateId="+mandate+"&limit=1000", nil).JSON(t, &claims)
 		paid := map[string]bool{}
 		for _, cl := range claims {
-			if cl.Status == store.ClaimPaid && cl.InvoiceID != nil {
+			if cl.Status == avtalegiro.ClaimPaid && cl.InvoiceID != nil {
 				paid[*cl.InvoiceID] = true
 			}
 		}
@@ -308,7 +308,7 @@ func TestInvoiceCredited(t *testing.T) {
 		}
 		c.advance(time.Date(2027, 2, 16, 9, 0, 0, 0, time.UTC))
 		c.issueClaims()
-		var claims []store.AvtaleGiroClaim
+		var claims []avtalegiro.AvtaleGiroClaim
 		c.tn.Do("GET", "/avtalegiro/claim?MandateId="+mandate, nil).JSON(t, &claims)
 		if len(claims) != 1 || claims[0].InvoiceID == nil {
 			t.Fatalf("claims: %+v", claims)
@@ -329,16 +329,16 @@ func TestInvoiceCredited(t *testing.T) {
 		if len(cancels) != 1 || cancels[0].KID != mandateKID {
 			t.Fatalf("cancellations at the bank: %+v", cancels)
 		}
-		var cl store.AvtaleGiroClaim
+		var cl avtalegiro.AvtaleGiroClaim
 		c.tn.Do("GET", "/avtalegiro/claim/"+claims[0].ID, nil).JSON(t, &cl)
-		if cl.Status != store.ClaimCancelled || cl.CancellationFileID == nil {
+		if cl.Status != avtalegiro.ClaimCancelled || cl.CancellationFileID == nil {
 			t.Fatalf("claim: %+v", cl)
 		}
 		// No new claim for a credited invoice.
 		c.issueClaims()
 		c.tn.Do("GET", "/avtalegiro/claim?MandateId="+mandate, nil).JSON(t, &claims)
 		for _, x := range claims {
-			if x.Status == store.ClaimScheduled {
+			if x.Status == avtalegiro.ClaimScheduled {
 				t.Fatalf("a credited invoice got a new claim: %+v", x)
 			}
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/avtalegiro/fakebank"
 	"github.com/kadens/kadens/internal/egress"
-	"github.com/kadens/kadens/internal/store"
 )
 
 // The bank interface's connections pass the egress policy at dial time:
@@ -27,7 +26,7 @@ func TestBankAddressEgress(t *testing.T) {
 	bank := fakebank.New("12345678903")
 	srv := httptest.NewServer(bank)
 	t.Cleanup(srv.Close)
-	account := store.AvtaleGiroAccount{CustomerUnitID: "12345678",
+	account := avtalegiro.AvtaleGiroAccount{CustomerUnitID: "12345678",
 		BaseComboAPIEndpointURL: strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/nets"}
 	client := func(p egress.Policy) *avtalegiro.Bank {
 		b := avtalegiro.NewBank(p)

@@ -41,25 +41,25 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 			}
 			claim := func(due string, amount int64) string {
 				t.Helper()
-				c, _, err := st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
+				c, _, err := avtalegiro.CreateClaim(ctx, st, avtalegiro.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
 					KID: mandateKID, Amount: amount, DueDate: due, ShortName: "Kari"}, benchNow)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return c.ID
 			}
-			status := func(id, want string) store.AvtaleGiroClaim {
+			status := func(id, want string) avtalegiro.AvtaleGiroClaim {
 				t.Helper()
-				c, err := st.AvtaleGiroClaim(ctx, id)
+				c, err := avtalegiro.Claim(ctx, st, id)
 				if err != nil || c.Status != want {
 					t.Fatalf("claim due %s: %s, want %s (%v)", c.DueDate, c.Status, want, err)
 				}
 				return c
 			}
 			// sent reads a file's claims: amounts by assignment type.
-			sent := func(f store.AvtaleGiroFile) map[int][]int64 {
+			sent := func(f avtalegiro.AvtaleGiroFile) map[int][]int64 {
 				t.Helper()
-				r := ocrgiro.NewReader(st.AvtaleGiroFileContent(ctx, f.ID))
+				r := ocrgiro.NewReader(avtalegiro.FileContent(ctx, st, f.ID))
 				if _, err := r.Start(); err != nil {
 					t.Fatal(err)
 				}
@@ -84,7 +84,7 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 			// An hour after the claims were made: a claim's updatedAt says
 			// when it was sent.
 			exportAt := benchNow.Add(time.Hour)
-			export := func(wantOK bool) store.AvtaleGiroFile {
+			export := func(wantOK bool) avtalegiro.AvtaleGiroFile {
 				t.Helper()
 				f, ok, err := avtalegiro.Export(ctx, st, account, exportAt)
 				if err != nil || ok != wantOK {
@@ -95,7 +95,7 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 			// listed: the ids the claim list gives for a status filter.
 			listed := func(status string) []string {
 				t.Helper()
-				cs, _, err := st.ListAvtaleGiroClaims(ctx, store.AvtaleGiroClaimFilter{Status: status}, store.Page{Limit: 100})
+				cs, _, err := avtalegiro.ListClaims(ctx, st, avtalegiro.AvtaleGiroClaimFilter{Status: status}, store.Page{Limit: 100})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,10 +113,10 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 			cancelled := claim("2027-02-20", 200)
 			beyond := claim("2029-01-01", 400) // past the export's horizon (MaxAhead months)
 			queueHoldsScheduled("created")
-			if _, err := st.CancelAvtaleGiroClaim(ctx, cancelled, "2027-01-04", benchNow); err != nil {
+			if _, err := avtalegiro.CancelClaim(ctx, st, cancelled, "2027-01-04", benchNow); err != nil {
 				t.Fatal(err)
 			}
-			status(cancelled, store.ClaimCancelled)
+			status(cancelled, avtalegiro.ClaimCancelled)
 			queueHoldsScheduled("cancelled while scheduled")
 
 			f := export(true)
@@ -125,14 +125,14 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 				t.Fatalf("first file: %d transactions, claims %v", f.Transactions, got)
 			}
 			for _, id := range []string{first, later} {
-				if c := status(id, store.ClaimSent); c.ClaimFileID == nil || *c.ClaimFileID != f.ID || !c.UpdatedAt.Equal(exportAt) {
+				if c := status(id, avtalegiro.ClaimSent); c.ClaimFileID == nil || *c.ClaimFileID != f.ID || !c.UpdatedAt.Equal(exportAt) {
 					t.Fatalf("sent claim's file %v, updated %v, want %s at %v", c.ClaimFileID, c.UpdatedAt, f.ID, exportAt)
 				}
 			}
-			if got, want := listed(store.ClaimSent), sorted(first, later); !slices.Equal(got, want) {
+			if got, want := listed(avtalegiro.ClaimSent), sorted(first, later); !slices.Equal(got, want) {
 				t.Fatalf("listed Sent: %v, want %v", got, want)
 			}
-			if got := listed(store.ClaimScheduled); !slices.Equal(got, []string{beyond}) {
+			if got := listed(avtalegiro.ClaimScheduled); !slices.Equal(got, []string{beyond}) {
 				t.Fatalf("listed Scheduled: %v, want %s", got, beyond)
 			}
 			{
@@ -147,22 +147,22 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 					t.Fatalf("%d claim rows rewritten, %d sendings recorded; want 0 and 2", rewritten, sendings)
 				}
 			}
-			if c := status(cancelled, store.ClaimCancelled); c.ClaimFileID != nil {
+			if c := status(cancelled, avtalegiro.ClaimCancelled); c.ClaimFileID != nil {
 				t.Fatalf("cancelled claim sent in %s", *c.ClaimFileID)
 			}
-			status(beyond, store.ClaimScheduled)
+			status(beyond, avtalegiro.ClaimScheduled)
 			queueHoldsScheduled("exported")
 			export(false)
 
 			// A sent claim cancelled before its due date goes in the next
 			// file's cancellations, once.
-			if _, err := st.CancelAvtaleGiroClaim(ctx, later, "2027-01-04", benchNow); err != nil {
+			if _, err := avtalegiro.CancelClaim(ctx, st, later, "2027-01-04", benchNow); err != nil {
 				t.Fatal(err)
 			}
-			if c := status(later, store.ClaimCancellationPending); c.ClaimFileID == nil || *c.ClaimFileID != f.ID {
+			if c := status(later, avtalegiro.ClaimCancellationPending); c.ClaimFileID == nil || *c.ClaimFileID != f.ID {
 				t.Fatalf("cancelling claim's file %v, want %s", c.ClaimFileID, f.ID)
 			}
-			if got := listed(store.ClaimSent); !slices.Equal(got, []string{first}) {
+			if got := listed(avtalegiro.ClaimSent); !slices.Equal(got, []string{first}) {
 				t.Fatalf("listed Sent after a cancellation: %v, want %s", got, first)
 			}
 			claimFile := f.ID
@@ -170,7 +170,7 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 			if got := sent(f); f.Transactions != 1 || len(got) != 1 || len(got[ocrgiro.AssignmentCancellations]) != 1 {
 				t.Fatalf("cancellation file: %d transactions, %v", f.Transactions, got)
 			}
-			if c := status(later, store.ClaimCancelled); c.CancellationFileID == nil || *c.CancellationFileID != f.ID ||
+			if c := status(later, avtalegiro.ClaimCancelled); c.CancellationFileID == nil || *c.CancellationFileID != f.ID ||
 				c.ClaimFileID == nil || *c.ClaimFileID != claimFile {
 				t.Fatalf("cancellation file %v, want %s; claim file %v, want %s", c.CancellationFileID, f.ID, c.ClaimFileID, claimFile)
 			}
@@ -180,10 +180,10 @@ func TestExportSendsWhatIsScheduled(t *testing.T) {
 			// not sent.
 			orphan := claim("2027-02-25", 500)
 			queueHoldsScheduled("created again")
-			if _, err := st.DeleteAvtaleGiroMandate(ctx, mandate, benchNow); err != nil {
+			if _, err := avtalegiro.DeleteMandate(ctx, st, mandate, benchNow); err != nil {
 				t.Fatal(err)
 			}
-			status(orphan, store.ClaimCancelled)
+			status(orphan, avtalegiro.ClaimCancelled)
 			queueHoldsScheduled("mandate deleted")
 			export(false)
 		})
@@ -202,14 +202,14 @@ func TestExportRacingCancellations(t *testing.T) {
 			const n = 300
 			ids := make([]string, n)
 			for i := range n {
-				c, _, err := st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
+				c, _, err := avtalegiro.CreateClaim(ctx, st, avtalegiro.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
 					KID: mandateKID, Amount: int64(1000 + i), DueDate: "2027-02-15", ShortName: "Kari"}, benchNow)
 				if err != nil {
 					t.Fatal(err)
 				}
 				ids[i] = c.ID
 			}
-			var files []store.AvtaleGiroFile
+			var files []avtalegiro.AvtaleGiroFile
 			done := make(chan error, 1)
 			go func() {
 				for range 20 {
@@ -225,14 +225,14 @@ func TestExportRacingCancellations(t *testing.T) {
 				done <- nil
 			}()
 			for i := n - 1; i >= 0; i -= 2 { // from the end of the file, where a written claim waits longest
-				_, _ = st.CancelAvtaleGiroClaim(ctx, ids[i], "2027-01-04", benchNow) // refused once processed: fine
+				_, _ = avtalegiro.CancelClaim(ctx, st, ids[i], "2027-01-04", benchNow) // refused once processed: fine
 			}
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
 			inClaimFile := map[int64]bool{}
 			for _, f := range files {
-				r := ocrgiro.NewReader(st.AvtaleGiroFileContent(ctx, f.ID))
+				r := ocrgiro.NewReader(avtalegiro.FileContent(ctx, st, f.ID))
 				if _, err := r.Start(); err != nil {
 					t.Fatal(err)
 				}
@@ -256,7 +256,7 @@ func TestExportRacingCancellations(t *testing.T) {
 				}
 			}
 			for i, id := range ids {
-				c, err := st.AvtaleGiroClaim(ctx, id)
+				c, err := avtalegiro.Claim(ctx, st, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -284,7 +284,7 @@ func TestCancellationWaitsForExport(t *testing.T) {
 		}
 		t.Run(string(eng), func(t *testing.T) {
 			st, ctx, _, mandate := benchTenant(t, eng)
-			c, _, err := st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
+			c, _, err := avtalegiro.CreateClaim(ctx, st, avtalegiro.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
 				KID: mandateKID, Amount: 100, DueDate: "2027-02-15", ShortName: "Kari"}, benchNow)
 			if err != nil {
 				t.Fatal(err)
@@ -304,12 +304,12 @@ func TestCancellationWaitsForExport(t *testing.T) {
 				t.Fatal(err)
 			}
 			type result struct {
-				c   store.AvtaleGiroClaim
+				c   avtalegiro.AvtaleGiroClaim
 				err error
 			}
 			done := make(chan result, 1)
 			go func() {
-				got, err := st.CancelAvtaleGiroClaim(ctx, c.ID, "2027-01-04", benchNow)
+				got, err := avtalegiro.CancelClaim(ctx, st, c.ID, "2027-01-04", benchNow)
 				done <- result{got, err}
 			}()
 			// Commit once the cancellation waits for the export.
@@ -322,10 +322,10 @@ func TestCancellationWaitsForExport(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := <-done
-			if r.err != nil || r.c.Status != store.ClaimCancellationPending {
+			if r.err != nil || r.c.Status != avtalegiro.ClaimCancellationPending {
 				t.Fatalf("cancelled during the export: %s %v, want CancellationPending", r.c.Status, r.err)
 			}
-			if got, err := st.AvtaleGiroClaim(ctx, c.ID); err != nil || got.Status != store.ClaimCancellationPending {
+			if got, err := avtalegiro.Claim(ctx, st, c.ID); err != nil || got.Status != avtalegiro.ClaimCancellationPending {
 				t.Fatalf("claim after: %s %v", got.Status, err)
 			}
 		})

@@ -79,9 +79,9 @@ func (c *avgChunks) hash() string { return hex.EncodeToString(c.sum.Sum(nil)) }
 // assignment (once: the claim becomes Cancelled with this file). The file
 // gets the account's next transmission and assignment numbers. No claims
 // to send: ok is false and nothing is written.
-func ExportClaims(ctx context.Context, st *store.Store, accountID, latest string, now time.Time) (f store.AvtaleGiroFile, ok bool, err error) {
+func ExportClaims(ctx context.Context, st *store.Store, accountID, latest string, now time.Time) (f AvtaleGiroFile, ok bool, err error) {
 	if !store.ValidID(accountID) {
-		return store.AvtaleGiroFile{}, false, store.ErrNotFound
+		return AvtaleGiroFile{}, false, store.ErrNotFound
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	// Retrying: a claim cancelled while its file was written makes the
@@ -97,9 +97,9 @@ func ExportClaims(ctx context.Context, st *store.Store, accountID, latest string
 			return store.NotFound(err)
 		}
 		// Claims are created under a share lock on their account (see
-		// CreateAvtaleGiroClaim), so from here on the set this statement
+		// CreateClaim), so from here on the set this statement
 		// reads is the set the UPDATE below marks, on PostgreSQL too.
-		f = store.AvtaleGiroFile{ID: store.NewID(), AccountID: &accountID, Direction: "Out", Kind: "Claims",
+		f = AvtaleGiroFile{ID: store.NewID(), AccountID: &accountID, Direction: "Out", Kind: "Claims",
 			TransmissionNumber: fmt.Sprintf("%07d", transmission%10_000_000), CreatedAt: now}
 		// The row first (its chunks refer to it); the hash and the count
 		// are known at the end.
@@ -166,10 +166,10 @@ func ExportClaims(ctx context.Context, st *store.Store, accountID, latest string
 		return err
 	})
 	if errors.Is(err, errNothingToExport) {
-		return store.AvtaleGiroFile{}, false, nil
+		return AvtaleGiroFile{}, false, nil
 	}
 	if err != nil {
-		return store.AvtaleGiroFile{}, false, fmt.Errorf("avtalegiro: export claims: %w", err)
+		return AvtaleGiroFile{}, false, fmt.Errorf("avtalegiro: export claims: %w", err)
 	}
 	return f, true, nil
 }
@@ -540,7 +540,7 @@ func applyMandate(ctx context.Context, tx *store.Tx, accountID string, m ocrgiro
 	}
 	switch {
 	case m.Registration == ocrgiro.MandateDeleted && found:
-		if _, err := tx.DeleteAvtaleGiroMandate(ctx, id, now); err != nil {
+		if _, err := DeleteMandateIn(ctx, tx, id, now); err != nil {
 			return err
 		}
 		out.MandatesDeleted++

@@ -53,7 +53,7 @@ func agOCR(t *testing.T, serial, n, day int) []byte {
 
 func agAccount(t *testing.T, s *store.Store, ctx context.Context) {
 	t.Helper()
-	if _, err := s.CreateAvtaleGiroAccount(ctx, store.AvtaleGiroAccount{Name: "a", BankAccountNumber: "12345678903", CustomerUnitID: "12345678",
+	if _, err := avtalegiro.CreateAccount(ctx, s, avtalegiro.AvtaleGiroAccount{Name: "a", BankAccountNumber: "12345678903", CustomerUnitID: "12345678",
 		KIDAlgorithm: "MOD10", KIDLength: 15, LeadDays: 4, BaseComboAPIEndpointURL: "http://bank"}, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +83,12 @@ func TestAvtaleGiroFileChunks(t *testing.T) {
 		if err != nil || imp.Repeated || imp.Payments != 5000 || imp.Kind != "Payments" {
 			t.Fatalf("import: %+v %v", imp, err)
 		}
-		f, err := s.AvtaleGiroFile(ctx, imp.FileID)
+		f, err := avtalegiro.File(ctx, s, imp.FileID)
 		sum := sha256.Sum256(file)
 		if err != nil || f.SHA256 != hex.EncodeToString(sum[:]) || f.Transactions != 5000 {
 			t.Fatalf("file: %+v %v", f, err)
 		}
-		if got := readAll(t, s.AvtaleGiroFileContent(ctx, imp.FileID)); !bytes.Equal(got, file) {
+		if got := readAll(t, avtalegiro.FileContent(ctx, s, imp.FileID)); !bytes.Equal(got, file) {
 			t.Fatalf("read back %d bytes, want the %d imported", len(got), len(file))
 		}
 		var chunks int
@@ -117,7 +117,7 @@ func TestAvtaleGiroFileChunks(t *testing.T) {
 			t.Fatalf("%d files, %d payments, %d chunks after the repeats", files, payments, chunks)
 		}
 		other := newTenant(t, s, "b")
-		if _, err := io.ReadAll(s.AvtaleGiroFileContent(other, imp.FileID)); !errors.Is(err, store.ErrNotFound) {
+		if _, err := io.ReadAll(avtalegiro.FileContent(other, s, imp.FileID)); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("another tenant reads the file: %v", err)
 		}
 	})

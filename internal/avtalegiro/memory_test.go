@@ -67,7 +67,7 @@ func memoryOf(t testing.TB, eng store.Engine, n int) (export, download, imp uint
 	st, ctx, account, mandate := benchTenant(t, eng)
 	tenant, _ := tenancy.From(ctx)
 	scheduleClaims(t, st, tenant, account, mandate, n)
-	var f store.AvtaleGiroFile
+	var f avtalegiro.AvtaleGiroFile
 	export = peakHeap(func() {
 		var ok bool
 		var err error
@@ -77,7 +77,7 @@ func memoryOf(t testing.TB, eng store.Engine, n int) (export, download, imp uint
 		}
 	})
 	download = peakHeap(func() {
-		if _, err := io.Copy(io.Discard, st.AvtaleGiroFileContent(ctx, f.ID)); err != nil {
+		if _, err := io.Copy(io.Discard, avtalegiro.FileContent(ctx, st, f.ID)); err != nil {
 			t.Fatal(err)
 		}
 	})

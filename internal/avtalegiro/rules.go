@@ -12,7 +12,6 @@ import (
 
 	"github.com/kadens/kadens/internal/bankday"
 	"github.com/kadens/kadens/internal/billing"
-	"github.com/kadens/kadens/internal/store"
 )
 
 // Zone is the time zone of Norwegian banking dates.
@@ -64,7 +63,7 @@ func CheckDue(due, now time.Time, leadDays int) string {
 }
 
 // CheckKID returns why kid is not a KID of account a, or "".
-func CheckKID(a store.AvtaleGiroAccount, kid string) string {
+func CheckKID(a AvtaleGiroAccount, kid string) string {
 	if len(kid) != a.KIDLength {
 		return fmt.Sprintf("must be %d digits (the account's KID length)", a.KIDLength)
 	}

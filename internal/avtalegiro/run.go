@@ -62,7 +62,7 @@ func (s *Syncer) SyncAll(ctx context.Context) error {
 		}
 		cursor := ""
 		for {
-			accounts, next, err := s.Store.ListAvtaleGiroAccounts(tctx, store.AvtaleGiroAccountFilter{}, store.Page{Limit: 100, After: cursor})
+			accounts, next, err := ListAccounts(tctx, s.Store, AvtaleGiroAccountFilter{}, store.Page{Limit: 100, After: cursor})
 			if err != nil {
 				errs = append(errs, err)
 				break

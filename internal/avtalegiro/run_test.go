@@ -45,7 +45,7 @@ func TestClaimCreatedOnceUnderRace(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range errs {
 			wg.Go(func() {
-				_, _, errs[i] = e.Store.CreateAvtaleGiroClaim(c.ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: txID,
+				_, _, errs[i] = avtalegiro.CreateClaim(c.ctx, e.Store, avtalegiro.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: txID,
 					KID: mandateKID, Amount: 100, DueDate: "2027-02-01"}, c.now)
 			})
 		}
@@ -55,7 +55,7 @@ func TestClaimCreatedOnceUnderRace(t *testing.T) {
 				t.Errorf("caller %d: %v", i, err)
 			}
 		}
-		claims, _, err := e.Store.ListAvtaleGiroClaims(c.ctx, store.AvtaleGiroClaimFilter{MandateID: mandate}, store.Page{Limit: 10})
+		claims, _, err := avtalegiro.ListClaims(c.ctx, e.Store, avtalegiro.AvtaleGiroClaimFilter{MandateID: mandate}, store.Page{Limit: 10})
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("%d claims, %v", len(claims), err)
 		}

@@ -97,7 +97,7 @@ func TestSettlementBatchSameKey(t *testing.T) {
 			tenant, _ := tenancy.From(ctx)
 			var ids []string
 			for _, due := range []string{"2027-03-15", "2027-02-15"} {
-				c, _, err := st.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
+				c, _, err := avtalegiro.CreateClaim(ctx, st, avtalegiro.NewAvtaleGiroClaim{MandateID: mandate, TransactionID: store.NewID(),
 					KID: mandateKID, Amount: 29900, DueDate: due, ShortName: "Kari"}, benchNow)
 				if err != nil {
 					t.Fatal(err)
@@ -115,7 +115,7 @@ func TestSettlementBatchSameKey(t *testing.T) {
 				t.Fatalf("settle: %+v %v", res, err)
 			}
 			for _, id := range ids {
-				if c, err := st.AvtaleGiroClaim(ctx, id); err != nil || c.Status != store.ClaimPaid {
+				if c, err := avtalegiro.Claim(ctx, st, id); err != nil || c.Status != avtalegiro.ClaimPaid {
 					t.Fatalf("claim due %s: %+v %v", c.DueDate, c.Status, err)
 				}
 			}

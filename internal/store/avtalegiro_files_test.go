@@ -39,7 +39,7 @@ func agOCR(t *testing.T, serial, n, day int) []byte {
 
 func agAccount(t *testing.T, s *store.Store, ctx context.Context) {
 	t.Helper()
-	if _, err := s.CreateAvtaleGiroAccount(ctx, store.AvtaleGiroAccount{Name: "a", BankAccountNumber: "12345678903", CustomerUnitID: "12345678",
+	if _, err := avtalegiro.CreateAccount(ctx, s, avtalegiro.AvtaleGiroAccount{Name: "a", BankAccountNumber: "12345678903", CustomerUnitID: "12345678",
 		KIDAlgorithm: "MOD10", KIDLength: 15, LeadDays: 4, BaseComboAPIEndpointURL: "http://bank"}, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestMigrationAvtaleGiroFileChunks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := readAll(t, s.AvtaleGiroFileContent(ctx, id)); !bytes.Equal(got, file) {
+		if got := readAll(t, avtalegiro.FileContent(ctx, s, id)); !bytes.Equal(got, file) {
 			t.Fatalf("after the migration: %q", got)
 		}
 	})
@@ -96,22 +96,22 @@ func TestMigrationAvtaleGiroSentClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := s.CreateAvtaleGiroAccount(ctx, store.AvtaleGiroAccount{Name: "a", BankAccountNumber: "12345678903", CustomerUnitID: "12345678",
+		a, err := avtalegiro.CreateAccount(ctx, s, avtalegiro.AvtaleGiroAccount{Name: "a", BankAccountNumber: "12345678903", CustomerUnitID: "12345678",
 			KIDAlgorithm: "MOD10", KIDLength: 15, LeadDays: 4, BaseComboAPIEndpointURL: "http://bank"}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		const kid = "000123400000018"
-		m, err := s.CreateAvtaleGiroMandate(ctx, store.NewAvtaleGiroMandate{AccountID: a.ID, KID: kid}, t0)
+		m, err := avtalegiro.CreateMandate(ctx, s, avtalegiro.NewAvtaleGiroMandate{AccountID: a.ID, KID: kid}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, _, err := s.CreateAvtaleGiroClaim(ctx, store.NewAvtaleGiroClaim{MandateID: m, TransactionID: store.NewID(), KID: kid, Amount: 100,
+		c, _, err := avtalegiro.CreateClaim(ctx, s, avtalegiro.NewAvtaleGiroClaim{MandateID: m, TransactionID: store.NewID(), KID: kid, Amount: 100,
 			DueDate: "2026-03-02", ShortName: "Kari"}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		export := func() store.AvtaleGiroFile {
+		export := func() avtalegiro.AvtaleGiroFile {
 			t.Helper()
 			f, ok, err := avtalegiro.ExportClaims(ctx, s, a.ID, "2026-12-31", t0)
 			if err != nil || !ok || f.Transactions != 1 {
@@ -126,7 +126,7 @@ func TestMigrationAvtaleGiroSentClaims(t *testing.T) {
 			if err := s.DB().QueryRow(`SELECT status, claim_file_id FROM avtalegiro_claims WHERE id = $1`, c.ID).Scan(&status, &file); err != nil {
 				return err
 			}
-			if status != store.ClaimSent || file != first.ID {
+			if status != avtalegiro.ClaimSent || file != first.ID {
 				return fmt.Errorf("reverted: the sent claim's row says %s in %s, want Sent in %s", status, file, first.ID)
 			}
 			_, err := s.DB().Exec(`INSERT INTO avtalegiro_claims (id, tenant_id, account_id, mandate_id, transaction_id, kid, amount, due_date,
@@ -138,11 +138,11 @@ func TestMigrationAvtaleGiroSentClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.AvtaleGiroClaim(ctx, c.ID); err != nil || got.Status != store.ClaimSent || got.ClaimFileID == nil || *got.ClaimFileID != first.ID {
+		if got, err := avtalegiro.Claim(ctx, s, c.ID); err != nil || got.Status != avtalegiro.ClaimSent || got.ClaimFileID == nil || *got.ClaimFileID != first.ID {
 			t.Fatalf("claim sent before the migration: %+v %v", got, err)
 		}
 		second := export()
-		if got, err := s.AvtaleGiroClaim(ctx, scheduled); err != nil || got.Status != store.ClaimSent || got.ClaimFileID == nil || *got.ClaimFileID != second.ID {
+		if got, err := avtalegiro.Claim(ctx, s, scheduled); err != nil || got.Status != avtalegiro.ClaimSent || got.ClaimFileID == nil || *got.ClaimFileID != second.ID {
 			t.Fatalf("claim scheduled before the migration: %+v %v", got, err)
 		}
 	})

@@ -243,3 +243,12 @@ func (s *Store) Attached(key any, init func() any) any {
 	v, _ := s.attached.LoadOrStore(key, init())
 	return v
 }
+
+// DeletePaymentAgreement is Store.DeletePaymentAgreement in the caller's
+// transaction: a wing whose mandate ends deletes, with it, the payment
+// agreements that name the mandate (AvtaleGiro's mandate deletion, which
+// the bank's mandate file applies inside its import), and the agreement's
+// subscriptions move to the Invoice agreement in the same commit.
+func (tx *Tx) DeletePaymentAgreement(ctx context.Context, id string, now time.Time) (AgreementDeletion, error) {
+	return tx.deleteAgreement(ctx, id, now)
+}
