@@ -308,9 +308,9 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		t.Fatalf("receiver opening the validation URL later: %v", r.Header)
 	}
 	eventually(t, "validation by a later GET", func() bool {
-		var w store.Webhook
+		var w webhook.Webhook
 		tn.Do("GET", "/webhook/"+laterID, nil).JSON(t, &w)
-		return w.Status == store.WebhookValidated
+		return w.Status == webhook.WebhookValidated
 	})
 
 	// Subscribers and their contacts.
