@@ -303,3 +303,9 @@ func (r ReadTx) QueryRow(ctx context.Context, query string, args ...any) *sql.Ro
 func (s *Store) InReadTx(ctx context.Context, fn func(q ReadTx) error) error {
 	return s.readTx(ctx, func(q queryer) error { return fn(ReadTx{q}) })
 }
+
+// RefError makes a foreign-key violation ErrConflict (the API's 409: a
+// row the statement names was deleted or changed concurrently) and leaves
+// other errors as they are, for a wing's INSERT that names rows a
+// concurrent change may remove (a Peppol delivery's document).
+func RefError(err error) error { return refError(err) }
