@@ -86,7 +86,7 @@ func main() {
 	tctx := tenancy.With(ctx, ten.ID)
 	hookURL := "http://" + ln.Addr().String() + "/hook"
 	if !*consumer {
-		_, err = st.CreateWebhook(tctx, store.Webhook{URL: hookURL, EventTypes: []string{"InvoiceIssued"},
+		_, err = webhook.Create(tctx, st, webhook.Webhook{URL: hookURL, EventTypes: []string{"InvoiceIssued"},
 			Format: webhook.FormatEventGrid, Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
 		check(err)
 	}

@@ -308,9 +308,9 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 		t.Fatalf("receiver opening the validation URL later: %v", r.Header)
 	}
 	eventually(t, "validation by a later GET", func() bool {
-		var w store.Webhook
+		var w webhook.Webhook
 		tn.Do("GET", "/webhook/"+laterID, nil).JSON(t, &w)
-		return w.Status == store.WebhookValidated
+		return w.Status == webhook.WebhookValidated
 	})
 
 	// Subscribers and their contacts.
@@ -345,7 +345,7 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	invEHF := f.invoices("subscriberId=" + f.subscriber)[0]
 	ctx := context.Background()
 	ok := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP}}
-	if err := ok.Deliver(ctx, tn.ID, store.PeppolInvoice, invEHF.ID); err != nil {
+	if err := ok.Deliver(ctx, tn.ID, peppol.PeppolInvoice, invEHF.ID); err != nil {
 		t.Fatal(err)
 	}
 	poller := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP},
@@ -355,7 +355,7 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	}
 	cn := create(t, tn, "/invoice/"+invEHF.ID+"/credit", map[string]any{"reason": "Feil adresse"})
 	refused := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "wrong", Client: loopbackAP}}
-	if err := refused.Deliver(ctx, tn.ID, store.PeppolCreditNote, cn); err != nil {
+	if err := refused.Deliver(ctx, tn.ID, peppol.PeppolCreditNote, cn); err != nil {
 		t.Fatal(err)
 	}
 	if r := tn.Do("DELETE", "/paymentagreement/"+ehf, nil); r.Status != http.StatusNoContent {

@@ -69,13 +69,13 @@ func (s *Server) peppolRoutes() {
 	s.add(route{method: http.MethodGet, path: "/invoice/{id}/peppoldelivery", id: "getInvoicePeppolDelivery", tag: "Invoice",
 		summary: "Get the delivery of an invoice through the invoice network",
 		desc:    "Pending, Sent, Delivered or Failed (with the reason). 404 when the invoice has not been sent through the network.",
-		request: new(idParam), responses: common(response{status: http.StatusOK, body: new(store.PeppolDelivery)}, respNotFound),
-		handle: s.getPeppolDelivery(store.PeppolInvoice)})
+		request: new(idParam), responses: common(response{status: http.StatusOK, body: new(peppol.PeppolDelivery)}, respNotFound),
+		handle: s.getPeppolDelivery(peppol.PeppolInvoice)})
 	s.add(route{method: http.MethodGet, path: "/creditnote/{id}/peppoldelivery", id: "getCreditNotePeppolDelivery", tag: "CreditNote",
 		summary: "Get the delivery of a credit note through the invoice network",
 		desc:    "Pending, Sent, Delivered or Failed (with the reason). 404 when the credit note has not been sent through the network.",
-		request: new(idParam), responses: common(response{status: http.StatusOK, body: new(store.PeppolDelivery)}, respNotFound),
-		handle: s.getPeppolDelivery(store.PeppolCreditNote)})
+		request: new(idParam), responses: common(response{status: http.StatusOK, body: new(peppol.PeppolDelivery)}, respNotFound),
+		handle: s.getPeppolDelivery(peppol.PeppolCreditNote)})
 }
 
 // writeProblem answers status with a ServerError body saying why.
@@ -220,7 +220,7 @@ func (s *Server) getPeppolDelivery(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		d, err := s.store.PeppolDelivery(r.Context(), kind, id)
+		d, err := peppol.Delivery(r.Context(), s.store, kind, id)
 		if err != nil {
 			return err
 		}

@@ -49,17 +49,17 @@ func (c *clock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func delivery(t *testing.T, f *billingFixture, kind, id string) store.PeppolDelivery {
+func delivery(t *testing.T, f *billingFixture, kind, id string) peppol.PeppolDelivery {
 	t.Helper()
 	path := "/invoice/" + id + "/peppoldelivery"
-	if kind == store.PeppolCreditNote {
+	if kind == peppol.PeppolCreditNote {
 		path = "/creditnote/" + id + "/peppoldelivery"
 	}
 	r := f.tn.Do("GET", path, nil)
 	if r.Status != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
 	}
-	var d store.PeppolDelivery
+	var d peppol.PeppolDelivery
 	r.JSON(t, &d)
 	return d
 }
@@ -75,11 +75,11 @@ func TestPeppolDeliveryRetriesUntilDelivered(t *testing.T) {
 			Backoff: time.Minute, MaxBackoff: 10 * time.Minute}
 		ctx := context.Background()
 		n.ap.FailNext(3)
-		if err := d.Deliver(ctx, f.tn.ID, store.PeppolInvoice, inv.ID); err != nil {
+		if err := d.Deliver(ctx, f.tn.ID, peppol.PeppolInvoice, inv.ID); err != nil {
 			t.Fatal(err)
 		}
-		got := delivery(t, f, store.PeppolInvoice, inv.ID)
-		if got.Status != store.PeppolPending || got.Attempts != 1 || !strings.Contains(got.FailureReason, "503") ||
+		got := delivery(t, f, peppol.PeppolInvoice, inv.ID)
+		if got.Status != peppol.PeppolPending || got.Attempts != 1 || !strings.Contains(got.FailureReason, "503") ||
 			got.NextAttemptAt == nil || got.NextAttemptAt.Sub(clk.now()) != time.Minute {
 			t.Fatalf("after a failed attempt: %+v", got)
 		}
@@ -97,8 +97,8 @@ func TestPeppolDeliveryRetriesUntilDelivered(t *testing.T) {
 				t.Fatalf("after waiting %s: %d posts", w, n.ap.Posts())
 			}
 		}
-		got = delivery(t, f, store.PeppolInvoice, inv.ID)
-		if got.Status != store.PeppolSent || got.Attempts != 4 || got.FailureReason != "" || len(n.ap.Docs()) != 1 {
+		got = delivery(t, f, peppol.PeppolInvoice, inv.ID)
+		if got.Status != peppol.PeppolSent || got.Attempts != 4 || got.FailureReason != "" || len(n.ap.Docs()) != 1 {
 			t.Fatalf("after the access point recovered: %+v, %d documents", got, len(n.ap.Docs()))
 		}
 		// Later runs only ask for the status.
@@ -106,7 +106,7 @@ func TestPeppolDeliveryRetriesUntilDelivered(t *testing.T) {
 		if _, err := d.RunDue(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got = delivery(t, f, store.PeppolInvoice, inv.ID); got.Status != store.PeppolDelivered || n.ap.Posts() != 4 {
+		if got = delivery(t, f, peppol.PeppolInvoice, inv.ID); got.Status != peppol.PeppolDelivered || n.ap.Posts() != 4 {
 			t.Fatalf("after polling: %+v, %d posts", got, n.ap.Posts())
 		}
 	})
@@ -146,15 +146,15 @@ func TestPeppolDeliveryCrashBetweenSendAndRecord(t *testing.T) {
 		clk := &clock{t: time.Now().Truncate(time.Second)}
 		ap := &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP}
 		dying := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: crashingSender{ap}, Now: clk.now, Lease: time.Minute}
-		deliverCrashing(t, dying, f.tn.ID, store.PeppolInvoice, inv.ID)
-		if got := delivery(t, f, store.PeppolInvoice, inv.ID); got.Status != store.PeppolPending || len(n.ap.Docs()) != 1 {
+		deliverCrashing(t, dying, f.tn.ID, peppol.PeppolInvoice, inv.ID)
+		if got := delivery(t, f, peppol.PeppolInvoice, inv.ID); got.Status != peppol.PeppolPending || len(n.ap.Docs()) != 1 {
 			t.Fatalf("after the crash: %+v, %d documents", got, len(n.ap.Docs()))
 		}
 
 		restarted := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: ap, Now: clk.now, Lease: time.Minute}
 		ctx := context.Background()
 		// Within the lease the claim holds, even against Deliver.
-		if err := restarted.Deliver(ctx, f.tn.ID, store.PeppolInvoice, inv.ID); err != nil {
+		if err := restarted.Deliver(ctx, f.tn.ID, peppol.PeppolInvoice, inv.ID); err != nil {
 			t.Fatal(err)
 		}
 		if n.ap.Posts() != 1 {
@@ -164,8 +164,8 @@ func TestPeppolDeliveryCrashBetweenSendAndRecord(t *testing.T) {
 		if _, err := restarted.RunDue(ctx); err != nil {
 			t.Fatal(err)
 		}
-		got := delivery(t, f, store.PeppolInvoice, inv.ID)
-		if docs := n.ap.Docs(); got.Status != store.PeppolSent || n.ap.Posts() != 2 || len(docs) != 1 || got.MessageID != docs[0].MessageID {
+		got := delivery(t, f, peppol.PeppolInvoice, inv.ID)
+		if docs := n.ap.Docs(); got.Status != peppol.PeppolSent || n.ap.Posts() != 2 || len(docs) != 1 || got.MessageID != docs[0].MessageID {
 			t.Fatalf("after the restart: %+v, %d posts, %d documents", got, n.ap.Posts(), len(docs))
 		}
 	})
@@ -180,13 +180,13 @@ func TestPeppolDeliveryConcurrentProcesses(t *testing.T) {
 		for range 6 {
 			d := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: &peppol.AccessPoint{URL: n.ap.URL, Token: "ap-secret", Client: loopbackAP}}
 			wg.Go(func() {
-				if err := d.Deliver(context.Background(), f.tn.ID, store.PeppolInvoice, inv.ID); err != nil {
+				if err := d.Deliver(context.Background(), f.tn.ID, peppol.PeppolInvoice, inv.ID); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		wg.Wait()
-		if got := delivery(t, f, store.PeppolInvoice, inv.ID); got.Status != store.PeppolSent || n.ap.Posts() != 1 {
+		if got := delivery(t, f, peppol.PeppolInvoice, inv.ID); got.Status != peppol.PeppolSent || n.ap.Posts() != 1 {
 			t.Fatalf("%+v after %d hand-overs", got, n.ap.Posts())
 		}
 	})
@@ -201,15 +201,15 @@ func TestPeppolDirectoryDrop(t *testing.T) {
 		clk := &clock{t: time.Now().Truncate(time.Second)}
 		drop := &peppol.Directory{Dir: dir}
 		deliverCrashing(t, &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: crashingSender{drop}, Now: clk.now, Lease: time.Minute},
-			f.tn.ID, store.PeppolInvoice, inv.ID)
+			f.tn.ID, peppol.PeppolInvoice, inv.ID)
 		clk.add(2 * time.Minute)
 		d := &peppol.Deliverer{Store: e.Store, Log: quiet, Sender: drop, Now: clk.now}
 		if _, err := d.RunDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "*.xml"))
-		got := delivery(t, f, store.PeppolInvoice, inv.ID)
-		if len(files) != 1 || got.Status != store.PeppolSent || got.Adapter != "Directory" || filepath.Base(files[0]) != got.MessageID {
+		got := delivery(t, f, peppol.PeppolInvoice, inv.ID)
+		if len(files) != 1 || got.Status != peppol.PeppolSent || got.Adapter != "Directory" || filepath.Base(files[0]) != got.MessageID {
 			t.Fatalf("files %v, delivery %+v", files, got)
 		}
 		body, err := os.ReadFile(files[0])
@@ -221,7 +221,7 @@ func TestPeppolDirectoryDrop(t *testing.T) {
 			t.Fatal(err)
 		}
 		clk.add(time.Hour)
-		if err := d.Deliver(context.Background(), f.tn.ID, store.PeppolInvoice, inv.ID); err != nil {
+		if err := d.Deliver(context.Background(), f.tn.ID, peppol.PeppolInvoice, inv.ID); err != nil {
 			t.Fatal(err)
 		}
 		if files, _ = filepath.Glob(filepath.Join(dir, "*.xml")); len(files) != 0 {

@@ -176,7 +176,7 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 		if r := f.tn.Do("GET", "/invoice/"+paper.ID+"/ubl", nil); r.Status != http.StatusConflict {
 			t.Fatalf("UBL of the paper invoice: %d %s", r.Status, r.Body)
 		}
-		if err := e.Server.Peppol.Deliver(context.Background(), f.tn.ID, store.PeppolInvoice, paper.ID); err != nil {
+		if err := e.Server.Peppol.Deliver(context.Background(), f.tn.ID, peppol.PeppolInvoice, paper.ID); err != nil {
 			t.Fatal(err)
 		}
 		if r := f.tn.Do("GET", "/invoice/"+paper.ID+"/peppoldelivery", nil); r.Status != http.StatusNotFound {
@@ -208,7 +208,7 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 		// hook run again (a redelivered event) sends nothing more.
 		ctx := context.Background()
 		eventually(t, "the March invoice at the access point", func() bool { return len(n.ap.Docs()) > 0 })
-		if err := e.Server.Peppol.Deliver(ctx, f.tn.ID, store.PeppolInvoice, inv.ID); err != nil {
+		if err := e.Server.Peppol.Deliver(ctx, f.tn.ID, peppol.PeppolInvoice, inv.ID); err != nil {
 			t.Fatal(err)
 		}
 		docs := n.ap.Docs()
@@ -216,9 +216,9 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 			string(docs[0].Body) != string(r.Body) {
 			t.Fatalf("access point received %+v", docs)
 		}
-		var d store.PeppolDelivery
+		var d peppol.PeppolDelivery
 		f.tn.Do("GET", "/invoice/"+inv.ID+"/peppoldelivery", nil).JSON(t, &d)
-		if d.Status != store.PeppolSent || d.MessageID != docs[0].MessageID || d.Attempts != 1 || d.Recipient != buyer.String() ||
+		if d.Status != peppol.PeppolSent || d.MessageID != docs[0].MessageID || d.Attempts != 1 || d.Recipient != buyer.String() ||
 			d.Adapter != "AccessPoint" || d.ID != docs[0].Key {
 			t.Fatalf("delivery %+v", d)
 		}
@@ -241,7 +241,7 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 		}
 		peppoltest.ValidateUBL(t, "creditnote.xml", r.Body)
 		eventually(t, "the credit note at the access point", func() bool { return len(n.ap.Docs()) > 1 })
-		if err := e.Server.Peppol.Deliver(ctx, f.tn.ID, store.PeppolCreditNote, cn); err != nil {
+		if err := e.Server.Peppol.Deliver(ctx, f.tn.ID, peppol.PeppolCreditNote, cn); err != nil {
 			t.Fatal(err)
 		}
 		if docs = n.ap.Docs(); len(docs) != 2 || !strings.Contains(docs[1].DocumentType, "CreditNote-2::CreditNote") {
@@ -255,7 +255,7 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.tn.Do("GET", "/creditnote/"+cn+"/peppoldelivery", nil).JSON(t, &d)
-		if d.Status != store.PeppolDelivered {
+		if d.Status != peppol.PeppolDelivered {
 			t.Fatalf("credit note delivery after polling: %+v", d)
 		}
 
@@ -279,7 +279,7 @@ func TestPeppolInvoiceNetworkFlow(t *testing.T) {
 				t.Errorf("other tenant GET %s: %d", path, r.Status)
 			}
 		}
-		if err := e.Server.Peppol.Deliver(ctx, other.ID, store.PeppolInvoice, inv.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := e.Server.Peppol.Deliver(ctx, other.ID, peppol.PeppolInvoice, inv.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("other tenant's Deliver: %v, want not found", err)
 		}
 	})

@@ -31,7 +31,7 @@ const WebhookStatusHeader = "Webhook-Status"
 const WebhookStatusReasonHeader = "Webhook-Status-Reason"
 
 // manualValidationTTL is how long a manual validation URL works.
-const manualValidationTTL = store.WebhookValidationTTL
+const manualValidationTTL = webhook.WebhookValidationTTL
 
 // EventKind is a kind of event a webhook can receive.
 type EventKind string
@@ -127,11 +127,13 @@ func (s *Server) webhookRoutes() {
 		handle: s.createWebhook})
 	s.add(route{method: http.MethodGet, path: "/webhook", id: "listWebhooks", tag: tag,
 		summary: "List webhook registrations", request: new(ListParams),
-		responses: common(respList(new([]store.Webhook))),
+		responses: common(respList(new([]webhook.Webhook))),
 		handle:    s.listWebhooks})
 	s.add(route{method: http.MethodGet, path: "/webhook/{id}", id: "getWebhook", tag: tag,
 		summary: "Get a webhook registration", desc: "The secret is never shown again.", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(store.Webhook)}, respNotFound), handle: getOne(s.store.Webhook)})
+		responses: common(response{status: http.StatusOK, body: new(webhook.Webhook)}, respNotFound), handle: getOne(func(ctx context.Context, id string) (webhook.Webhook, error) {
+			return webhook.Registration(ctx, s.store, id)
+		})})
 	s.add(route{method: http.MethodPut, path: "/webhook/{id}", id: "updateWebhook", tag: tag,
 		summary: "Replace a webhook registration",
 		desc: "A new url (or a registration still Pending) goes through the validation handshake again, unless " +
@@ -148,7 +150,7 @@ func (s *Server) webhookRoutes() {
 		summary:   "List a webhook's deliveries with their attempts",
 		desc:      "Oldest first. Each attempt records when it was made, the status code (null without an answer), latency and error.",
 		request:   new(deliveryListParams),
-		responses: common(respList(new([]store.WebhookDelivery)), respNotFound),
+		responses: common(respList(new([]webhook.WebhookDelivery)), respNotFound),
 		handle:    s.listWebhookDeliveries})
 	s.add(route{method: http.MethodPost, path: "/webhook/{id}/deliveries/{deliveryId}/redeliver", id: "redeliverWebhookDelivery", tag: tag,
 		summary: "Send a delivery again",
@@ -160,10 +162,10 @@ func (s *Server) webhookRoutes() {
 }
 
 // webhookFromInput validates in; secret may be left empty.
-func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (store.Webhook, error) {
+func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (webhook.Webhook, error) {
 	var (
 		errs validation.Errors
-		w    store.Webhook
+		w    webhook.Webhook
 	)
 	w.URL = trimmed(in.URL)
 	if w.URL == "" {
@@ -210,9 +212,9 @@ func hashToken(token string) string {
 
 // pendingValidation issues a manual validation token; it returns the
 // stored half and the URL and code to send.
-func (s *Server) pendingValidation(now time.Time) (*store.WebhookValidation, string, string) {
+func (s *Server) pendingValidation(now time.Time) (*webhook.WebhookValidation, string, string) {
 	token := webhook.NewToken()
-	return &store.WebhookValidation{TokenHash: hashToken(token), IssuedAt: now},
+	return &webhook.WebhookValidation{TokenHash: hashToken(token), IssuedAt: now},
 		s.baseURL + "/webhook/validate?token=" + url.QueryEscape(token), webhook.NewToken()
 }
 
@@ -220,16 +222,16 @@ func (s *Server) pendingValidation(now time.Time) (*store.WebhookValidation, str
 // the endpoint echoes the code; it returns the resulting status and, when
 // Pending, the registration's statusReason. A failure is recorded on the
 // registration (GET shows it), not only logged.
-func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.WebhookValidation, validationURL, code string, now time.Time) (status, reason string) {
+func (s *Server) handshake(ctx context.Context, w webhook.Webhook, v *webhook.WebhookValidation, validationURL, code string, now time.Time) (status, reason string) {
 	tenant, _ := tenancy.From(ctx)
 	ok, err := s.webhooks.Handshake(ctx, tenant, w.ID, w.URL, w.Format, w.Secret, code, validationURL, now)
 	if ok {
-		if err = s.store.ValidateWebhook(ctx, w.ID, v.TokenHash, s.now()); err == nil {
-			return store.WebhookValidated, ""
+		if err = webhook.Validate(ctx, s.store, w.ID, v.TokenHash, s.now()); err == nil {
+			return webhook.WebhookValidated, ""
 		}
 	} else {
 		logger(ctx).InfoContext(ctx, "webhook handshake failed", "webhook", w.ID, "err", err)
-		if rerr := s.store.RecordWebhookValidationFailure(ctx, w.ID, v.TokenHash, failureSentence(err)); rerr != nil {
+		if rerr := webhook.RecordValidationFailure(ctx, s.store, w.ID, v.TokenHash, failureSentence(err)); rerr != nil {
 			logger(ctx).WarnContext(ctx, "webhook handshake failure not recorded", "webhook", w.ID, "err", rerr)
 		}
 	}
@@ -238,15 +240,15 @@ func (s *Server) handshake(ctx context.Context, w store.Webhook, v *store.Webhoo
 	// code: then it is Validated already. Otherwise the registration was
 	// changed meanwhile (a PUT with another url runs its own handshake) or
 	// the endpoint did not prove ownership.
-	cur, rerr := s.store.Webhook(ctx, w.ID)
+	cur, rerr := webhook.Registration(ctx, s.store, w.ID)
 	switch {
-	case rerr == nil && cur.Status == store.WebhookValidated:
-		return store.WebhookValidated, ""
+	case rerr == nil && cur.Status == webhook.WebhookValidated:
+		return webhook.WebhookValidated, ""
 	case rerr == nil && cur.StatusReason != nil:
-		return store.WebhookPending, *cur.StatusReason
+		return webhook.WebhookPending, *cur.StatusReason
 	}
 	expires := v.IssuedAt.Add(manualValidationTTL)
-	return store.WebhookPending, store.PendingReason(failureSentence(err), &expires)
+	return webhook.WebhookPending, webhook.PendingReason(failureSentence(err), &expires)
 }
 
 // failureSentence is err as the start of a sentence of statusReason (at
@@ -267,7 +269,7 @@ func failureSentence(err error) string {
 // anything else in the reason (an international host name) becomes '?'.
 func setStatusHeaders(w http.ResponseWriter, status, reason string) {
 	w.Header().Set(WebhookStatusHeader, status)
-	if status != store.WebhookPending || reason == "" {
+	if status != webhook.WebhookPending || reason == "" {
 		return
 	}
 	b := []byte(reason)
@@ -297,13 +299,13 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var (
-		v                   *store.WebhookValidation
+		v                   *webhook.WebhookValidation
 		validationURL, code string
 	)
 	if !hook.DisableValidation {
 		v, validationURL, code = s.pendingValidation(now)
 	}
-	created, err := s.store.CreateWebhook(r.Context(), hook, v, s.now())
+	created, err := webhook.Create(r.Context(), s.store, hook, v, s.now())
 	if err != nil {
 		return err
 	}
@@ -325,12 +327,12 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	hooks, next, err := s.store.ListWebhooks(r.Context(), p)
+	hooks, next, err := webhook.List(r.Context(), s.store, p)
 	if err != nil {
 		return err
 	}
 	if hooks == nil {
-		hooks = []store.Webhook{}
+		hooks = []webhook.Webhook{}
 	}
 	s.writeList(w, r, hooks, next)
 	return nil
@@ -350,7 +352,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	hook.ID = id
-	old, err := s.store.Webhook(r.Context(), id)
+	old, err := webhook.Registration(r.Context(), s.store, id)
 	if err != nil {
 		return err
 	}
@@ -359,13 +361,13 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var (
-		v                   *store.WebhookValidation
+		v                   *webhook.WebhookValidation
 		validationURL, code string
 	)
-	if !hook.DisableValidation && (hook.URL != old.URL || old.Status != store.WebhookValidated) {
+	if !hook.DisableValidation && (hook.URL != old.URL || old.Status != webhook.WebhookValidated) {
 		v, validationURL, code = s.pendingValidation(now)
 	}
-	updated, err := s.store.UpdateWebhook(r.Context(), hook, v, s.now())
+	updated, err := webhook.Update(r.Context(), s.store, hook, v, s.now())
 	if err != nil {
 		return err
 	}
@@ -386,7 +388,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteWebhook(r.Context(), id); err != nil {
+	if err := webhook.Delete(r.Context(), s.store, id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -400,18 +402,18 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	}
 	var errs validation.Errors
 	p := page(r, &errs)
-	f := store.DeliveryFilter{}
+	f := webhook.DeliveryFilter{}
 	st := queryFold(r.URL.Query(), "status")
-	f.Status = oneOf(&errs, "status", &st, "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed)
+	f.Status = oneOf(&errs, "status", &st, "", webhook.DeliveryPending, webhook.DeliveryDelivered, webhook.DeliveryFailed)
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := s.store.ListWebhookDeliveries(r.Context(), id, f, p)
+	list, next, err := webhook.ListDeliveries(r.Context(), s.store, id, f, p)
 	if err != nil {
 		return err
 	}
 	if list == nil {
-		list = []store.WebhookDelivery{}
+		list = []webhook.WebhookDelivery{}
 	}
 	s.writeList(w, r, list, next)
 	return nil
@@ -426,7 +428,7 @@ func (s *Server) redeliverWebhookDelivery(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	if err := s.store.RedeliverWebhookDelivery(r.Context(), id, deliveryID, s.now()); err != nil {
+	if err := webhook.Redeliver(r.Context(), s.store, id, deliveryID, s.now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -454,7 +456,7 @@ func (s *Server) validateWebhook(w http.ResponseWriter, r *http.Request) error {
 		return store.ErrNotFound
 	}
 	hash := hashToken(token)
-	tenant, id, issued, err := s.store.WebhookByValidationToken(r.Context(), hash)
+	tenant, id, issued, err := webhook.ByValidationToken(r.Context(), s.store, hash)
 	if err != nil {
 		return err
 	}
@@ -466,9 +468,9 @@ func (s *Server) validateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if now.Sub(issued) > manualValidationTTL {
 		return store.ErrNotFound
 	}
-	if err := s.store.ValidateWebhook(ctx, id, hash, s.now()); err != nil {
+	if err := webhook.Validate(ctx, s.store, id, hash, s.now()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, WebhookValidated{ID: id, Status: store.WebhookValidated})
+	writeJSON(w, http.StatusOK, WebhookValidated{ID: id, Status: webhook.WebhookValidated})
 	return nil
 }

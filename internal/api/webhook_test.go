@@ -105,7 +105,7 @@ func emit(t *testing.T, e *apitest.Env, tn apitest.Tenant, kind, subject string)
 func fannedOut(t *testing.T, e *apitest.Env) {
 	t.Helper()
 	eventually(t, "the events' fan-out", func() bool {
-		events, _, err := e.Store.HasDispatchWork(context.Background(), time.Now())
+		events, _, err := webhook.HasDispatchWork(context.Background(), e.Store, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,9 +114,9 @@ func fannedOut(t *testing.T, e *apitest.Env) {
 }
 
 // deliveries lists a registration's deliveries.
-func deliveries(t *testing.T, e *apitest.Env, id string) []store.WebhookDelivery {
+func deliveries(t *testing.T, e *apitest.Env, id string) []webhook.WebhookDelivery {
 	t.Helper()
-	var ds []store.WebhookDelivery
+	var ds []webhook.WebhookDelivery
 	if r := e.Do("GET", "/webhook/"+id+"/deliveries", nil); r.Status != http.StatusOK {
 		t.Fatalf("deliveries of %s: %d", id, r.Status)
 	} else {
@@ -178,7 +178,7 @@ func TestWebhookLifecycle(t *testing.T) {
 		rcv.mu.Unlock()
 
 		// The delivery log, and a redelivery with the same webhook-id.
-		var ds []store.WebhookDelivery
+		var ds []webhook.WebhookDelivery
 		eventually(t, "log", func() bool {
 			e.Do("GET", "/webhook/"+id+"/deliveries?status=delivered", nil).JSON(t, &ds)
 			n := 0
@@ -209,7 +209,7 @@ func TestWebhookLifecycle(t *testing.T) {
 		if r.Status != http.StatusNoContent || r.Header.Get("Webhook-Status") != "Validated" || len(rcv.validations()) != 1 {
 			t.Fatalf("PUT: %d %v, %d handshakes", r.Status, r.Header, len(rcv.validations()))
 		}
-		var list []store.Webhook
+		var list []webhook.Webhook
 		e.Do("GET", "/webhook", nil).JSON(t, &list)
 		if len(list) != 1 || list[0].Format != "CloudEvents" || len(list[0].EventTypes) != 1 {
 			t.Fatalf("list %+v", list)
@@ -258,7 +258,7 @@ func TestWebhookHandshakeAndManualValidation(t *testing.T) {
 		if r := e.Raw("GET", path, nil); r.Status != http.StatusNotFound {
 			t.Fatalf("a used token works again: %d", r.Status)
 		}
-		var w store.Webhook
+		var w webhook.Webhook
 		e.Do("GET", "/webhook/"+id, nil).JSON(t, &w)
 		if w.Status != "Validated" {
 			t.Fatalf("status after manual validation: %s", w.Status)
@@ -316,9 +316,9 @@ func TestWebhookPendingSaysWhy(t *testing.T) {
 		var clock struct{ Now time.Time }
 		e.Do("GET", "/testclock", nil).JSON(t, &clock)
 		expires := clock.Now.UTC().Add(5 * time.Minute)
-		get := func(id string) store.Webhook {
+		get := func(id string) webhook.Webhook {
 			t.Helper()
-			var w store.Webhook
+			var w webhook.Webhook
 			e.Do("GET", "/webhook/"+id, nil).JSON(t, &w)
 			return w
 		}
@@ -342,7 +342,7 @@ func TestWebhookPendingSaysWhy(t *testing.T) {
 				t.Errorf("%s: GET %+v (reason %v, expires %v), want the POST's warning and %s", name, w, w.StatusReason, w.ValidationURLExpiresAt, expires)
 			}
 		}
-		var list []store.Webhook
+		var list []webhook.Webhook
 		e.Do("GET", "/webhook", nil).JSON(t, &list)
 		for _, w := range list {
 			if w.StatusReason == nil {
@@ -429,7 +429,7 @@ func TestWebhooksAreTenantScoped(t *testing.T) {
 		rcv := newHookReceiver(t, true)
 		id := e.Do("POST", "/webhook", map[string]any{"url": rcv.srv.URL, "eventTypes": []string{"InvoiceIssued"}}).ID(t)
 		emit(t, e, e.Tenant, "InvoiceIssued", "/invoice/1")
-		var ds []store.WebhookDelivery
+		var ds []webhook.WebhookDelivery
 		eventually(t, "a delivery", func() bool {
 			e.Do("GET", "/webhook/"+id+"/deliveries", nil).JSON(t, &ds)
 			return len(ds) == 1
@@ -450,7 +450,7 @@ func TestWebhooksAreTenantScoped(t *testing.T) {
 				t.Errorf("tenant B %s %s: %d %s", c.method, c.path, r.Status, r.Body)
 			}
 		}
-		var list []store.Webhook
+		var list []webhook.Webhook
 		b.Do("GET", "/webhook", nil).JSON(t, &list)
 		if len(list) != 0 {
 			t.Errorf("tenant B lists %d webhooks", len(list))

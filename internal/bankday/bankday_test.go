@@ -26,7 +26,7 @@ func TestSweden(t *testing.T) {
 		{"2026-06-19", false}, {"2026-06-22", true}, {"2026-12-24", false}, {"2026-12-25", false},
 		{"2026-12-28", true}, {"2026-12-31", false}, {"2026-11-28", false}, {"2026-11-27", true},
 		{"2027-03-26", false}, {"2027-03-29", false}, {"2027-05-06", false}, {"2027-06-25", false},
-		{"2026-05-25", true}, // Whit Monday is no holiday in Sweden
+		{"2026-05-25", true},                        // Whit Monday is no holiday in Sweden
 		{"2026-05-17", false}, {"2027-05-17", true}, // a Sunday; Norway's day, not Sweden's
 	} {
 		if got := bankday.Sweden.IsBankingDay(day(t, tc.d)); got != tc.bank {

@@ -1,13 +1,14 @@
 // Package outbox runs the consumers of the events outbox other than webhook
 // delivery: bank collection, e-invoice delivery, an audit log. Events are
 // written in the transaction of the change they describe (store.Tx.AddEvents);
-// the relay (store.DispatchEvents) hands each one to every consumer that takes
-// its kind as a job of that consumer's own. A consumer is a name, the event
-// kinds it takes and an idempotent handler; this package claims its jobs
-// across processes, calls the handler, retries failures with backoff and
-// dead-letters what never succeeds, so no integration re-implements any of
-// it and a slow or failing consumer holds back no other (docs/ARCHITECTURE.md,
-// "Events and their consumers").
+// the relay (store.RelayEvents) hands each one to every consumer that takes
+// its kind as a job of that consumer's own, and to the relay's targets
+// (webhook delivery, whose queue is a table of its own). A consumer is a
+// name, the event kinds it takes and an idempotent handler; this package
+// claims its jobs across processes, calls the handler, retries failures
+// with backoff and dead-letters what never succeeds, so no integration
+// re-implements any of it and a slow or failing consumer holds back no
+// other (docs/ARCHITECTURE.md, "Events and their consumers").
 package outbox
 
 import (
@@ -86,10 +87,6 @@ type Options struct {
 	Now func() time.Time
 	// Metrics, when set, count handler calls by outcome (NewMetrics).
 	Metrics *Metrics
-	// RelayBatch is the most events one EventGrid webhook message carries
-	// when this runner relays (it passes it to store.DispatchEvents);
-	// default 100, the webhook dispatcher's default.
-	RelayBatch int
 }
 
 // Runner runs registered consumers in one process. Several runners (one per
@@ -118,9 +115,6 @@ func New(o Options) *Runner {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
-	}
-	if o.RelayBatch <= 0 {
-		o.RelayBatch = 100
 	}
 	return &Runner{o: o, store: o.Store, log: o.Log}
 }
@@ -233,7 +227,7 @@ func (r *Runner) relay(ctx context.Context) {
 				break
 			}
 			now := r.o.Now()
-			n, _, err := r.store.DispatchEvents(ctx, now, now, 512, 0, r.o.RelayBatch)
+			n, err := r.store.RelayEvents(ctx, now, 512)
 			if err != nil || n == 0 {
 				r.logErr(ctx, "outbox: relay events", err)
 				break

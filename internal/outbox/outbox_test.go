@@ -126,7 +126,7 @@ func TestFailingConsumerHoldsBackNoOther(t *testing.T) {
 		ctx := tenant(t, s)
 		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }))
 		t.Cleanup(down.Close)
-		if _, err := s.CreateWebhook(ctx, store.Webhook{URL: down.URL, EventTypes: []string{"InvoiceIssued"}, Format: webhook.FormatEventGrid,
+		if _, err := webhook.Create(ctx, s, webhook.Webhook{URL: down.URL, EventTypes: []string{"InvoiceIssued"}, Format: webhook.FormatEventGrid,
 			Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestFailingConsumerHoldsBackNoOther(t *testing.T) {
 			byName[l.Consumer] = l
 		}
 		if byName["broken"].Dead != 23 || byName["broken"].Pending != 0 || byName["steady"].Pending != 0 || byName["steady"].Dead != 0 ||
-			byName[store.WebhookConsumer].Pending == 0 || unrelayed != 0 {
+			byName[webhook.ConsumerName].Pending == 0 || unrelayed != 0 {
 			t.Errorf("lags %+v, unrelayed %d", lags, unrelayed)
 		}
 		if got := gauge(t, reg, "kadens_outbox_dead", "broken"); got != 23 {
@@ -274,7 +274,7 @@ func TestLapsedClaimRedelivers(t *testing.T) {
 			}
 			claimed := commit(t, first, ctx, "InvoiceIssued", 3)
 			now := time.Now()
-			if n, _, err := first.DispatchEvents(context.Background(), now, now, 512, 0, 100); err != nil || n != 3 {
+			if n, err := first.RelayEvents(context.Background(), now, 512); err != nil || n != 3 {
 				t.Fatalf("relay: %d, %v", n, err)
 			}
 			jobs, err := first.ClaimOutboxJobs(context.Background(), "collector", now, now.Add(300*time.Millisecond), 10)
@@ -426,7 +426,7 @@ func TestRetiredConsumerGetsNothing(t *testing.T) {
 		}
 		relay := func() {
 			now := time.Now()
-			if _, _, err := s.DispatchEvents(bg, now, now, 512, 0, 100); err != nil {
+			if _, err := s.RelayEvents(bg, now, 512); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -442,7 +442,7 @@ func TestRetiredConsumerGetsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(lags) != 2 || lags[0].Consumer != "audit" || lags[0].Pending != 3 || lags[1].Consumer != store.WebhookConsumer {
+		if len(lags) != 2 || lags[0].Consumer != "audit" || lags[0].Pending != 3 || lags[1].Consumer != webhook.ConsumerName {
 			t.Errorf("lags after retiring: %+v", lags)
 		}
 		if jobs, err := s.ClaimOutboxJobs(bg, "old-bank", time.Now(), time.Now().Add(time.Minute), 10); err != nil || len(jobs) != 0 {

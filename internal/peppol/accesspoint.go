@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/egress"
-	"github.com/kadens/kadens/internal/store"
 )
 
 // AccessPoint hands documents to an access-point provider over HTTP (the
@@ -122,14 +121,14 @@ func (a *AccessPoint) do(req *http.Request) (Receipt, error) {
 	r := Receipt{MessageID: ans.MessageID, Reason: ans.Reason}
 	switch ans.Status {
 	case "Delivered":
-		r.Status = store.PeppolDelivered
+		r.Status = PeppolDelivered
 	case "Failed", "Rejected":
-		r.Status = store.PeppolFailed
+		r.Status = PeppolFailed
 		if r.Reason == "" {
 			r.Reason = "the access point reports the delivery failed"
 		}
 	default: // Accepted, Sent, Queued…: on its way
-		r.Status = store.PeppolSent
+		r.Status = PeppolSent
 	}
 	return r, nil
 }

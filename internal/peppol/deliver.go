@@ -27,7 +27,7 @@ type Message struct {
 	// IdempotencyKey is the delivery's id: the same on every attempt, so the
 	// receiving side can recognize a repeated hand-over.
 	IdempotencyKey string
-	Kind           string // store.PeppolInvoice or store.PeppolCreditNote
+	Kind           string // PeppolInvoice or PeppolCreditNote
 	Number         string // the document's number
 	Sender         ParticipantID
 	Receiver       ParticipantID
@@ -38,7 +38,7 @@ type Message struct {
 // Receipt is what an adapter learned from a hand-over or a status query.
 type Receipt struct {
 	MessageID string
-	// Status is store.PeppolSent (accepted, on its way), PeppolDelivered or
+	// Status is PeppolSent (accepted, on its way), PeppolDelivered or
 	// PeppolFailed.
 	Status string
 	Reason string
@@ -119,8 +119,8 @@ func (d *Deliverer) setDefaults() {
 	}
 }
 
-// Deliver sends document documentID of kind documentKind (store.PeppolInvoice
-// or store.PeppolCreditNote) of tenant through the network if it was issued
+// Deliver sends document documentID of kind documentKind (PeppolInvoice
+// or PeppolCreditNote) of tenant through the network if it was issued
 // on an EHF or OIO payment agreement (a credit note: if its invoice was),
 // and does nothing otherwise. It is idempotent: the first call records a
 // Pending delivery and makes the first attempt; later calls, from any
@@ -138,7 +138,7 @@ func (d *Deliverer) Deliver(ctx context.Context, tenant, documentKind, documentI
 	if doc == nil {
 		return nil
 	}
-	del, _, err := d.Store.CreatePeppolDelivery(ctx, store.PeppolDelivery{DocumentKind: documentKind, DocumentID: documentID,
+	del, _, err := CreateDelivery(ctx, d.Store, PeppolDelivery{DocumentKind: documentKind, DocumentID: documentID,
 		InvoiceID: doc.invoice.ID, Recipient: doc.buyer.String(), Adapter: d.Sender.Name()}, d.Now())
 	if err != nil {
 		return fmt.Errorf("peppol: deliver %s %s: %w", documentKind, documentID, err)
@@ -159,13 +159,13 @@ type networkDoc struct {
 func (d *Deliverer) load(ctx context.Context, kind, id string) (*networkDoc, error) {
 	var doc networkDoc
 	switch kind {
-	case store.PeppolInvoice:
+	case PeppolInvoice:
 		inv, err := d.Store.Invoice(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("peppol: %s %s: %w", kind, id, err)
 		}
 		doc.invoice = inv
-	case store.PeppolCreditNote:
+	case PeppolCreditNote:
 		cn, err := d.Store.CreditNote(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("peppol: %s %s: %w", kind, id, err)
@@ -245,7 +245,7 @@ func (d *Deliverer) Run(ctx context.Context, interval time.Duration) {
 // RunDue attempts the deliveries due now, and reports how many it looked at.
 func (d *Deliverer) RunDue(ctx context.Context) (int, error) {
 	d.defaults()
-	due, err := d.Store.DuePeppolDeliveries(ctx, d.Now(), 100)
+	due, err := DueDeliveries(ctx, d.Store, d.Now(), 100)
 	if err != nil {
 		return 0, err
 	}
@@ -263,25 +263,25 @@ func (d *Deliverer) RunDue(ctx context.Context) (int, error) {
 // process has it, or it is not due) is no error.
 func (d *Deliverer) attempt(ctx context.Context, id string) error {
 	token := store.NewID()
-	del, ok, err := d.Store.ClaimPeppolDelivery(ctx, id, token, d.Now(), d.Lease)
+	del, ok, err := ClaimDelivery(ctx, d.Store, id, token, d.Now(), d.Lease)
 	if err != nil || !ok {
 		return err
 	}
-	var out store.PeppolOutcome
-	if del.Status == store.PeppolSent {
+	var out PeppolOutcome
+	if del.Status == PeppolSent {
 		out = d.poll(ctx, del)
 	} else {
 		out = d.send(ctx, del)
 	}
-	if _, err := d.Store.FinishPeppolAttempt(ctx, id, token, out, d.Now()); err != nil {
+	if _, err := FinishAttempt(ctx, d.Store, id, token, out, d.Now()); err != nil {
 		return fmt.Errorf("peppol: delivery %s: %w", id, err)
 	}
 	return nil
 }
 
-func (d *Deliverer) send(ctx context.Context, del store.PeppolDelivery) store.PeppolOutcome {
-	fail := func(reason string) store.PeppolOutcome {
-		return store.PeppolOutcome{Status: store.PeppolFailed, Reason: reason}
+func (d *Deliverer) send(ctx context.Context, del PeppolDelivery) PeppolOutcome {
+	fail := func(reason string) PeppolOutcome {
+		return PeppolOutcome{Status: PeppolFailed, Reason: reason}
 	}
 	doc, err := d.load(ctx, del.DocumentKind, del.DocumentID)
 	if err != nil {
@@ -318,31 +318,31 @@ func (d *Deliverer) send(ctx context.Context, del store.PeppolDelivery) store.Pe
 	return d.received(del, r)
 }
 
-func (d *Deliverer) poll(ctx context.Context, del store.PeppolDelivery) store.PeppolOutcome {
+func (d *Deliverer) poll(ctx context.Context, del PeppolDelivery) PeppolOutcome {
 	r, err := d.Sender.Status(ctx, del.MessageID)
 	if err != nil {
 		next := d.nextPoll(del)
-		return store.PeppolOutcome{Status: store.PeppolSent, Reason: "status unknown: " + err.Error(), Next: next}
+		return PeppolOutcome{Status: PeppolSent, Reason: "status unknown: " + err.Error(), Next: next}
 	}
 	return d.received(del, r)
 }
 
 // received turns a receipt into the delivery's next state.
-func (d *Deliverer) received(del store.PeppolDelivery, r Receipt) store.PeppolOutcome {
-	out := store.PeppolOutcome{Status: r.Status, MessageID: r.MessageID, Reason: r.Reason}
+func (d *Deliverer) received(del PeppolDelivery, r Receipt) PeppolOutcome {
+	out := PeppolOutcome{Status: r.Status, MessageID: r.MessageID, Reason: r.Reason}
 	switch r.Status {
-	case store.PeppolSent:
+	case PeppolSent:
 		if !r.Final {
 			out.Next = d.nextPoll(del)
 		}
-	case store.PeppolDelivered, store.PeppolFailed:
+	case PeppolDelivered, PeppolFailed:
 	default:
-		out.Status, out.Next = store.PeppolSent, d.nextPoll(del)
+		out.Status, out.Next = PeppolSent, d.nextPoll(del)
 	}
 	return out
 }
 
-func (d *Deliverer) nextPoll(del store.PeppolDelivery) *time.Time {
+func (d *Deliverer) nextPoll(del PeppolDelivery) *time.Time {
 	now := d.Now()
 	if now.Sub(del.CreatedAt) > d.PollFor {
 		return nil
@@ -353,9 +353,9 @@ func (d *Deliverer) nextPoll(del store.PeppolDelivery) *time.Time {
 
 // retry schedules the next attempt after a failure, or fails the delivery
 // after MaxAttempts.
-func (d *Deliverer) retry(del store.PeppolDelivery, err error) store.PeppolOutcome {
+func (d *Deliverer) retry(del PeppolDelivery, err error) PeppolOutcome {
 	if del.Attempts >= d.MaxAttempts {
-		return store.PeppolOutcome{Status: store.PeppolFailed,
+		return PeppolOutcome{Status: PeppolFailed,
 			Reason: fmt.Sprintf("gave up after %d attempts: %v", del.Attempts, err)}
 	}
 	wait := d.Backoff
@@ -364,5 +364,5 @@ func (d *Deliverer) retry(del store.PeppolDelivery, err error) store.PeppolOutco
 	}
 	wait = min(wait, d.MaxBackoff)
 	next := d.Now().Add(wait)
-	return store.PeppolOutcome{Status: store.PeppolPending, Reason: err.Error(), Next: &next}
+	return PeppolOutcome{Status: PeppolPending, Reason: err.Error(), Next: &next}
 }

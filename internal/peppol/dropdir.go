@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/kadens/kadens/internal/atomicfile"
-	"github.com/kadens/kadens/internal/store"
 )
 
 // Directory drops documents as files into a directory an access point
@@ -45,7 +44,7 @@ func (d *Directory) Send(_ context.Context, m Message) (Receipt, error) {
 	}
 	name := fmt.Sprintf("%s-%s-%s.xml", strings.ToLower(m.Kind), m.Number, m.IdempotencyKey)
 	final := filepath.Join(d.Dir, name)
-	sent := Receipt{MessageID: name, Status: store.PeppolSent, Final: true}
+	sent := Receipt{MessageID: name, Status: PeppolSent, Final: true}
 	if err := os.MkdirAll(filepath.Join(d.Dir, ".kadens"), 0o755); err != nil {
 		return Receipt{}, fmt.Errorf("peppol: drop directory: %w", err)
 	}
@@ -102,5 +101,5 @@ func (d *Directory) Send(_ context.Context, m Message) (Receipt, error) {
 
 // Status implements Sender: a dropped file has nothing more to tell.
 func (d *Directory) Status(_ context.Context, messageID string) (Receipt, error) {
-	return Receipt{MessageID: messageID, Status: store.PeppolSent, Final: true}, nil
+	return Receipt{MessageID: messageID, Status: PeppolSent, Final: true}, nil
 }

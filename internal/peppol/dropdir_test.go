@@ -8,17 +8,16 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/peppol"
-	"github.com/kadens/kadens/internal/store"
 )
 
 func TestDirectoryDrop(t *testing.T) {
 	dir := t.TempDir()
 	d := &peppol.Directory{Dir: dir}
-	m := peppol.Message{IdempotencyKey: "0190a3c2-0000-7000-8000-0000000000aa", Kind: store.PeppolInvoice, Number: "123",
+	m := peppol.Message{IdempotencyKey: "0190a3c2-0000-7000-8000-0000000000aa", Kind: peppol.PeppolInvoice, Number: "123",
 		Body: []byte("<Invoice/>")}
 	ctx := context.Background()
 	r, err := d.Send(ctx, m)
-	if err != nil || r.Status != store.PeppolSent || !r.Final || r.MessageID != "invoice-123-"+m.IdempotencyKey+".xml" {
+	if err != nil || r.Status != peppol.PeppolSent || !r.Final || r.MessageID != "invoice-123-"+m.IdempotencyKey+".xml" {
 		t.Fatalf("first drop: %+v %v", r, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, r.MessageID)); err != nil || string(b) != "<Invoice/>" {

@@ -5,18 +5,17 @@ import (
 	"fmt"
 
 	"github.com/kadens/kadens/internal/provider"
-	"github.com/kadens/kadens/internal/store"
 )
 
 // Hook is the delivery hook of the EHF and OIO providers: the outbox
 // consumer of invoice events hands it every issued invoice and credit note
 // of such an agreement, and Deliver records and sends it once.
 func (d *Deliverer) Hook(ctx context.Context, doc provider.Document) error {
-	kind := store.PeppolInvoice
+	kind := PeppolInvoice
 	switch doc.Kind {
 	case provider.DocumentInvoice:
 	case provider.DocumentCreditNote:
-		kind = store.PeppolCreditNote
+		kind = PeppolCreditNote
 	default:
 		return fmt.Errorf("peppol: document kind %q", doc.Kind)
 	}

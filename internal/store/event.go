@@ -126,3 +126,12 @@ const (
 	EventUserAuthorizationGranted = "UserAuthorizationGranted"
 	EventUserAuthorizationRevoked = "UserAuthorizationRevoked"
 )
+
+// Events of Peppol deliveries (internal/peppol), written in the transaction
+// of the change.
+const (
+	EventPeppolDeliveryPending   = "PeppolDeliveryPending"
+	EventPeppolDeliverySent      = "PeppolDeliverySent"
+	EventPeppolDeliveryDelivered = "PeppolDeliveryDelivered"
+	EventPeppolDeliveryFailed    = "PeppolDeliveryFailed"
+)

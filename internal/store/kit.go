@@ -252,3 +252,69 @@ func (s *Store) Attached(key any, init func() any) any {
 func (tx *Tx) DeletePaymentAgreement(ctx context.Context, id string, now time.Time) (AgreementDeletion, error) {
 	return tx.deleteAgreement(ctx, id, now)
 }
+
+// The queues' part of the kit: what the webhook wing's deliveries need,
+// a queue of every tenant that the relay fills (RelayEvents) and the
+// dispatcher claims across tenants.
+
+// InQueueTx runs fn in a write transaction of no tenant, for a worker
+// that serves every tenant (the webhook dispatcher's claims and
+// outcomes): each row it touches carries its tenant, and tx.TenantID is
+// "". Like the relay's transaction it writes no events.
+func (s *Store) InQueueTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.inTx(ctx, func(t *sql.Tx) error { return fn(&Tx{tx: t, s: s}) })
+}
+
+// SkipLocked is the tail of a claiming SELECT: on PostgreSQL it locks
+// the rows it takes (of the table aliased of, "" for the only one) and
+// skips those other processes are claiming, so each claim is one
+// process's; SQLite has a single writer and needs none.
+func (tx *Tx) SkipLocked(of string) string { return tx.s.forUpdate(of) }
+
+// MaxChunk is the most ids a wing puts in one InList: the engines bound
+// a statement's parameters.
+const MaxChunk = maxChunk
+
+// InList is "($first, $first+1, …)" for ids (at most MaxChunk), padded to
+// a power of two by repeating the last id, which changes no result, so
+// that a few statement texts serve every length; run it with ExecBuilt or
+// QueryBuilt unless the lengths are few.
+func InList(ids []string, first int) (string, []any) { return inList(ids, first) }
+
+// EventsByID reads events of the outbox by id, for a wing whose queue
+// names events (a webhook delivery's message).
+func (tx *Tx) EventsByID(ctx context.Context, ids []string) (map[string]Event, error) {
+	return tx.eventsByID(ctx, ids)
+}
+
+// OneRow is ErrNotFound when res touched no row: an UPDATE or DELETE of
+// one row by id.
+func OneRow(res sql.Result) error { return oneRow(res) }
+
+// ReadTx is a read-only transaction on the read pool (InReadTx): one
+// snapshot for a resource read in several queries.
+type ReadTx struct{ q queryer }
+
+// Query runs a statement that returns rows in the snapshot.
+func (r ReadTx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return r.q.QueryContext(ctx, query, args...)
+}
+
+// QueryRow runs a statement that returns one row in the snapshot.
+func (r ReadTx) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return r.q.QueryRowContext(ctx, query, args...)
+}
+
+// InReadTx runs fn in a read-only transaction on the read pool, so that a
+// wing's resource read in several queries (a webhook's deliveries and
+// their attempts) comes from one snapshot (REPEATABLE READ on
+// PostgreSQL).
+func (s *Store) InReadTx(ctx context.Context, fn func(q ReadTx) error) error {
+	return s.readTx(ctx, func(q queryer) error { return fn(ReadTx{q}) })
+}
+
+// RefError makes a foreign-key violation ErrConflict (the API's 409: a
+// row the statement names was deleted or changed concurrently) and leaves
+// other errors as they are, for a wing's INSERT that names rows a
+// concurrent change may remove (a Peppol delivery's document).
+func RefError(err error) error { return refError(err) }

@@ -11,7 +11,7 @@ import (
 )
 
 // The outbox's consumers besides webhook delivery (bank collection,
-// e-invoice delivery, an audit log). The relay (DispatchEvents) writes a
+// e-invoice delivery, an audit log). The relay (RelayEvents) writes a
 // job per event and matching consumer in the transaction that clears the
 // event's outbox mark; each consumer then claims its own jobs, so one that
 // is slow or failing holds back no other. Claiming, leases, retries and
@@ -346,14 +346,9 @@ type ConsumerLag struct {
 	Oldest time.Time
 }
 
-// WebhookConsumer is the name ConsumerLags gives webhook delivery, whose
-// queue is its delivery log (webhook_deliveries: a pending message may
-// carry several events).
-const WebhookConsumer = "webhook"
-
-// ConsumerLags reports the lag of every registered consumer and of webhook
-// delivery (its messages, not events), and how many events wait for the
-// relay (unrelayed). It counts through the partial indexes of pending
+// ConsumerLags reports the lag of every registered consumer and of every
+// relay target (webhook delivery: its messages, not events), and how many
+// events wait for the relay (unrelayed). It counts through the partial indexes of pending
 // work, so it costs in proportion to the backlog.
 func (s *Store) ConsumerLags(ctx context.Context) (lags []ConsumerLag, unrelayed int, err error) {
 	err = s.readTx(ctx, func(q queryer) error {
@@ -379,18 +374,16 @@ func (s *Store) ConsumerLags(ctx context.Context) (lags []ConsumerLag, unrelayed
 		if err != nil {
 			return err
 		}
-		// Failed deliveries are not counted: no index holds them, and
-		// kadens_webhook_attempts_total{outcome="failed"} counts them.
-		w := ConsumerLag{Consumer: WebhookConsumer, Dead: -1}
-		var oldest anyTime
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'Pending'`).
-			Scan(&w.Pending, &oldest); err != nil {
-			return err
+		for _, t := range registeredRelayTargets() {
+			if t.Lag == nil {
+				continue
+			}
+			l, err := t.Lag(ctx, ReadTx{q})
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.Name, err)
+			}
+			lags = append(lags, l)
 		}
-		if oldest.t != nil {
-			w.Oldest = *oldest.t
-		}
-		lags = append(lags, w)
 		return nil
 	})
 	if err != nil {
@@ -417,7 +410,7 @@ func (s *Store) notifyJobs() {
 }
 
 // HasUnrelayedEvents reports, from the read pool, whether events wait for
-// the relay (DispatchEvents).
+// the relay (RelayEvents).
 func (s *Store) HasUnrelayedEvents(ctx context.Context) (bool, error) {
 	var one int
 	err := s.readRow(ctx, `SELECT 1 FROM events WHERE dispatch_pending IS NOT NULL LIMIT 1`).Scan(&one)

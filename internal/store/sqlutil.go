@@ -183,3 +183,11 @@ func isBusy(err error) bool {
 	}
 	return false
 }
+
+// orNull is NULL for "" and v otherwise.
+func orNull(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}

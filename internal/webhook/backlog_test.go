@@ -59,7 +59,7 @@ func TestBacklogDispatchedInPagesAndMemoryReleased(t *testing.T) {
 		start(t, s, webhook.Options{Poll: 20 * time.Millisecond, Metrics: webhook.NewMetrics(reg),
 			Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		waitFor(t, "the backlog dispatched", 60*time.Second, func() bool {
-			events, _, err := s.HasDispatchWork(context.Background(), time.Now())
+			events, _, err := webhook.HasDispatchWork(context.Background(), s, time.Now())
 			return err == nil && !events
 		})
 		waitFor(t, "memory released", 5*time.Second, func() bool {

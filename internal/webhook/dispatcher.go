@@ -64,7 +64,7 @@ type Dispatcher struct {
 	// queue holds claimed jobs for the Concurrency workers. Up to
 	// 3×Concurrency jobs are claimed at once (inflight counts them until
 	// done), so workers never wait for the next claim transaction.
-	queue    chan store.DeliveryJob
+	queue    chan DeliveryJob
 	stopping atomic.Bool
 
 	mu       sync.Mutex
@@ -74,7 +74,7 @@ type Dispatcher struct {
 	// w runs the claiming loop, and the workers making attempts as its
 	// calls; sendCtx is the attempts' context, ended when Stop's deadline
 	// passes.
-	w       worker.Workers[store.DeliveryResult]
+	w       worker.Workers[DeliveryResult]
 	sendCtx context.Context
 
 	// sinceRelease counts events dispatched since memory was last
@@ -101,7 +101,7 @@ func New(o Options) *Dispatcher {
 		o.Concurrency = 64
 	}
 	if o.Batch <= 0 {
-		o.Batch = 100
+		o.Batch = defaultBatch
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
@@ -150,7 +150,7 @@ func (d *Dispatcher) Wake() {
 func (d *Dispatcher) Start() {
 	ctx, sendCtx := d.w.Start(4*d.o.Concurrency, 512, d.record)
 	d.sendCtx = sendCtx
-	d.queue = make(chan store.DeliveryJob, d.capacity())
+	d.queue = make(chan DeliveryJob, d.capacity())
 	d.stopping.Store(false)
 	d.store.OnEvents(d.Wake)
 	for range d.o.Concurrency {
@@ -262,7 +262,7 @@ func (d *Dispatcher) work(ctx context.Context) bool {
 			d.due = time.Time{}
 		}
 		d.mu.Unlock()
-		events, due, err := d.store.HasDispatchWork(ctx, now)
+		events, due, err := HasDispatchWork(ctx, d.store, now)
 		if err != nil {
 			d.logErr(ctx, "webhook: look for work", err)
 			return false
@@ -272,7 +272,7 @@ func (d *Dispatcher) work(ctx context.Context) bool {
 		}
 		took := 0
 		if events {
-			n, jobs, err := d.store.DispatchEvents(ctx, now, now.Add(d.lease()), dispatchBatch, free, d.o.Batch)
+			n, jobs, err := DispatchEvents(ctx, d.store, now, now.Add(d.lease()), dispatchBatch, free, d.o.Batch)
 			if err != nil {
 				d.logErr(ctx, "webhook: dispatch events", err)
 				return false
@@ -284,7 +284,7 @@ func (d *Dispatcher) work(ctx context.Context) bool {
 			d.o.Metrics.observeDispatch(n)
 		}
 		if due && free > 0 {
-			jobs, err := d.store.ClaimDeliveries(ctx, now, now.Add(d.lease()), free)
+			jobs, err := ClaimDeliveries(ctx, d.store, now, now.Add(d.lease()), free)
 			if err != nil {
 				d.logErr(ctx, "webhook: claim deliveries", err)
 				return false
@@ -311,7 +311,7 @@ func (d *Dispatcher) free() int {
 	return d.capacity() - d.inflight
 }
 
-func (d *Dispatcher) launch(jobs []store.DeliveryJob) {
+func (d *Dispatcher) launch(jobs []DeliveryJob) {
 	if len(jobs) == 0 {
 		return
 	}
@@ -324,8 +324,8 @@ func (d *Dispatcher) launch(jobs []store.DeliveryJob) {
 }
 
 // attempt makes one attempt of a delivery and decides what follows.
-func (d *Dispatcher) attempt(ctx context.Context, j store.DeliveryJob) store.DeliveryResult {
-	r := store.DeliveryResult{ID: j.ID, Attempt: j.Attempt, At: d.o.Now()}
+func (d *Dispatcher) attempt(ctx context.Context, j DeliveryJob) DeliveryResult {
+	r := DeliveryResult{ID: j.ID, Attempt: j.Attempt, At: d.o.Now()}
 	body, ctype, err := Encode(j.Format, j.TenantID, j.Events)
 	if err == nil {
 		var key []byte
@@ -395,8 +395,8 @@ func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, key
 }
 
 // record writes a batch of attempt outcomes in one transaction.
-func (d *Dispatcher) record(batch []store.DeliveryResult) {
-	if !worker.Record(d.log, "webhook: record attempts", func(ctx context.Context) error { return d.store.CompleteDeliveries(ctx, batch) }) {
+func (d *Dispatcher) record(batch []DeliveryResult) {
+	if !worker.Record(d.log, "webhook: record attempts", func(ctx context.Context) error { return CompleteDeliveries(ctx, d.store, batch) }) {
 		return
 	}
 	for _, r := range batch {

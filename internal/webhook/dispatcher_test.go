@@ -113,10 +113,10 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 }
 
 // setup makes a tenant with a Validated webhook for InvoiceIssued at url.
-func setup(t *testing.T, s *store.Store, url string) (context.Context, store.Webhook) {
+func setup(t *testing.T, s *store.Store, url string) (context.Context, webhook.Webhook) {
 	t.Helper()
 	ctx := seed.Tenant(t, s, "webhooks-"+store.NewID(), time.Now())
-	w, err := s.CreateWebhook(ctx, store.Webhook{URL: url, EventTypes: []string{"InvoiceIssued"}, Format: webhook.FormatEventGrid,
+	w, err := webhook.Create(ctx, s, webhook.Webhook{URL: url, EventTypes: []string{"InvoiceIssued"}, Format: webhook.FormatEventGrid,
 		Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -188,9 +188,9 @@ func TestDeliversCommittedEventsSigned(t *testing.T) {
 		// The 20 events were committed together, so they travel together
 		// (EventGrid batches).
 		waitFor(t, "deliveries recorded", 5*time.Second, func() bool {
-			return eventsIn(t, s, ctx, w.ID, store.DeliveryDelivered) == 20
+			return eventsIn(t, s, ctx, w.ID, webhook.DeliveryDelivered) == 20
 		})
-		ds, _, _ := s.ListWebhookDeliveries(ctx, w.ID, store.DeliveryFilter{}, store.Page{Limit: 100})
+		ds, _, _ := webhook.ListDeliveries(ctx, s, w.ID, webhook.DeliveryFilter{}, store.Page{Limit: 100})
 		if len(ds) != len(rcv.messages()) {
 			t.Errorf("%d deliveries, %d messages", len(ds), len(rcv.messages()))
 		}
@@ -234,7 +234,7 @@ func TestReceiverDownRetriesUntilDelivered(t *testing.T) {
 			200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond}})
 		ids := commit(t, s, ctx, 5)
 		waitFor(t, "two refused attempts each", 10*time.Second, func() bool {
-			ds, _, err := s.ListWebhookDeliveries(ctx, w.ID, store.DeliveryFilter{}, store.Page{Limit: 100})
+			ds, _, err := webhook.ListDeliveries(ctx, s, w.ID, webhook.DeliveryFilter{}, store.Page{Limit: 100})
 			events := 0
 			for _, d := range ds {
 				if len(d.Attempts) < 2 {
@@ -258,7 +258,7 @@ func TestReceiverDownRetriesUntilDelivered(t *testing.T) {
 		for _, m := range rcv.messages() {
 			byID[m.ID] = append(byID[m.ID], m)
 		}
-		all, _, _ := s.ListWebhookDeliveries(ctx, w.ID, store.DeliveryFilter{}, store.Page{Limit: 100})
+		all, _, _ := webhook.ListDeliveries(ctx, s, w.ID, webhook.DeliveryFilter{}, store.Page{Limit: 100})
 		if len(byID) != len(all) {
 			t.Fatalf("%d distinct webhook-ids, want %d (one per delivery)", len(byID), len(all))
 		}
@@ -268,9 +268,9 @@ func TestReceiverDownRetriesUntilDelivered(t *testing.T) {
 			}
 		}
 		waitFor(t, "log complete", 5*time.Second, func() bool {
-			return eventsIn(t, s, ctx, w.ID, store.DeliveryDelivered) == 5
+			return eventsIn(t, s, ctx, w.ID, webhook.DeliveryDelivered) == 5
 		})
-		ds, _, _ := s.ListWebhookDeliveries(ctx, w.ID, store.DeliveryFilter{}, store.Page{Limit: 100})
+		ds, _, _ := webhook.ListDeliveries(ctx, s, w.ID, webhook.DeliveryFilter{}, store.Page{Limit: 100})
 		for _, d := range ds {
 			n := len(d.Attempts)
 			if n < 4 || d.Attempts[0].StatusCode != nil || d.Attempts[0].Error == "" ||
@@ -296,9 +296,9 @@ func TestExhaustedScheduleFailsAndRedeliverReplays(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		start(t, s, webhook.Options{Schedule: []time.Duration{20 * time.Millisecond}, Metrics: webhook.NewMetrics(reg)})
 		commit(t, s, ctx, 1)
-		var failed store.WebhookDelivery
+		var failed webhook.WebhookDelivery
 		waitFor(t, "Failed", 10*time.Second, func() bool {
-			ds, _, _ := s.ListWebhookDeliveries(ctx, w.ID, store.DeliveryFilter{Status: store.DeliveryFailed}, store.Page{Limit: 10})
+			ds, _, _ := webhook.ListDeliveries(ctx, s, w.ID, webhook.DeliveryFilter{Status: webhook.DeliveryFailed}, store.Page{Limit: 10})
 			if len(ds) == 1 {
 				failed = ds[0]
 			}
@@ -309,7 +309,7 @@ func TestExhaustedScheduleFailsAndRedeliverReplays(t *testing.T) {
 		}
 		wantAttempts(t, reg, map[string]float64{webhook.OutcomeRetry: 1, webhook.OutcomeFailed: 1, webhook.OutcomeDelivered: 0})
 		down.Delete("yes")
-		if err := s.RedeliverWebhookDelivery(ctx, w.ID, failed.ID, time.Now()); err != nil {
+		if err := webhook.Redeliver(ctx, s, w.ID, failed.ID, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "redelivered", 10*time.Second, func() bool { return len(rcv.delivered(t)) == 1 })
@@ -322,10 +322,10 @@ func TestExhaustedScheduleFailsAndRedeliverReplays(t *testing.T) {
 		// Another tenant cannot redeliver it.
 		other, _ := s.CreateTenant(context.Background(), "other", false, time.Now())
 		octx := tenancy.With(context.Background(), other.ID)
-		if err := s.RedeliverWebhookDelivery(octx, w.ID, failed.ID, time.Now()); !errors.Is(err, store.ErrNotFound) {
+		if err := webhook.Redeliver(octx, s, w.ID, failed.ID, time.Now()); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("cross-tenant redeliver: %v, want ErrNotFound", err)
 		}
-		if _, _, err := s.ListWebhookDeliveries(octx, w.ID, store.DeliveryFilter{}, store.Page{Limit: 10}); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := webhook.ListDeliveries(octx, s, w.ID, webhook.DeliveryFilter{}, store.Page{Limit: 10}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("cross-tenant deliveries: %v, want ErrNotFound", err)
 		}
 	})
@@ -429,7 +429,7 @@ func TestCrashBetweenCommitAndDelivery(t *testing.T) {
 			// the process dies before sending: the claims lapse.
 			claimed := commit(t, first, ctx, 3)
 			now := time.Now()
-			n, jobs, err := first.DispatchEvents(context.Background(), now, now.Add(300*time.Millisecond), 512, 512, 100)
+			n, jobs, err := webhook.DispatchEvents(context.Background(), first, now, now.Add(300*time.Millisecond), 512, 512, 100)
 			if err != nil || n != 3 || len(jobs) != 1 || len(jobs[0].Events) != 3 {
 				t.Fatalf("dispatch: %d events, %d jobs, %v", n, len(jobs), err)
 			}
@@ -531,7 +531,7 @@ func TestSignaturesVerifyWithStandardWebhooksJS(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		rcv := newReceiver(t, nil)
 		ctx, eg := setup(t, s, rcv.srv.URL)
-		ce, err := s.CreateWebhook(ctx, store.Webhook{URL: rcv.srv.URL + "/ce", EventTypes: []string{"InvoiceIssued"},
+		ce, err := webhook.Create(ctx, s, webhook.Webhook{URL: rcv.srv.URL + "/ce", EventTypes: []string{"InvoiceIssued"},
 			Format: webhook.FormatCloudEvents, Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
 		if err != nil {
 			t.Fatal(err)
@@ -539,14 +539,14 @@ func TestSignaturesVerifyWithStandardWebhooksJS(t *testing.T) {
 		start(t, s, webhook.Options{})
 		commit(t, s, ctx, 5)
 		waitFor(t, "5 events in each format", 10*time.Second, func() bool {
-			return eventsIn(t, s, ctx, eg.ID, store.DeliveryDelivered) == 5 && eventsIn(t, s, ctx, ce.ID, store.DeliveryDelivered) == 5
+			return eventsIn(t, s, ctx, eg.ID, webhook.DeliveryDelivered) == 5 && eventsIn(t, s, ctx, ce.ID, webhook.DeliveryDelivered) == 5
 		})
 		secrets := map[string]string{}
-		ds, _, _ := s.ListWebhookDeliveries(ctx, eg.ID, store.DeliveryFilter{}, store.Page{Limit: 100})
+		ds, _, _ := webhook.ListDeliveries(ctx, s, eg.ID, webhook.DeliveryFilter{}, store.Page{Limit: 100})
 		for _, d := range ds {
 			secrets[d.ID] = eg.Secret
 		}
-		ds, _, _ = s.ListWebhookDeliveries(ctx, ce.ID, store.DeliveryFilter{}, store.Page{Limit: 100})
+		ds, _, _ = webhook.ListDeliveries(ctx, s, ce.ID, webhook.DeliveryFilter{}, store.Page{Limit: 100})
 		for _, d := range ds {
 			secrets[d.ID] = ce.Secret
 		}
@@ -602,7 +602,7 @@ func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // (any status when empty).
 func eventsIn(t *testing.T, s *store.Store, ctx context.Context, webhookID, status string) int {
 	t.Helper()
-	ds, _, err := s.ListWebhookDeliveries(ctx, webhookID, store.DeliveryFilter{Status: status}, store.Page{Limit: 1000})
+	ds, _, err := webhook.ListDeliveries(ctx, s, webhookID, webhook.DeliveryFilter{Status: status}, store.Page{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,7 +623,7 @@ func TestStopWaitsForAttemptsInFlight(t *testing.T) {
 			name   string
 			wait   time.Duration
 			status string
-		}{{"finishes", 5 * time.Second, store.DeliveryDelivered}, {"times out", 50 * time.Millisecond, store.DeliveryPending}} {
+		}{{"finishes", 5 * time.Second, webhook.DeliveryDelivered}, {"times out", 50 * time.Millisecond, webhook.DeliveryPending}} {
 			t.Run(c.name, func(t *testing.T) {
 				got := make(chan struct{}, 1)
 				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -642,10 +642,10 @@ func TestStopWaitsForAttemptsInFlight(t *testing.T) {
 				stopCtx, cancel := context.WithTimeout(context.Background(), c.wait)
 				defer cancel()
 				err := d.Stop(stopCtx)
-				if (err == nil) != (c.status == store.DeliveryDelivered) {
+				if (err == nil) != (c.status == webhook.DeliveryDelivered) {
 					t.Fatalf("Stop: %v", err)
 				}
-				ds, _, _ := s.ListWebhookDeliveries(ctx, w.ID, store.DeliveryFilter{}, store.Page{Limit: 10})
+				ds, _, _ := webhook.ListDeliveries(ctx, s, w.ID, webhook.DeliveryFilter{}, store.Page{Limit: 10})
 				if len(ds) != 1 || ds[0].Status != c.status {
 					t.Fatalf("after Stop: %+v, want %s", ds, c.status)
 				}

@@ -2,7 +2,8 @@
 // registered: the validation handshake, Standard Webhooks signatures, the
 // EventGrid and CloudEvents envelopes, the dispatcher that turns the events
 // outbox into deliveries and retries them, and the guard that keeps
-// deliveries away from private networks. The SQL lives in internal/store.
+// deliveries away from private networks; its records and SQL (records.go,
+// sql.go, queue.go) run on the store's query kit.
 package webhook
 
 import (

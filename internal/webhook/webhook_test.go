@@ -61,9 +61,9 @@ func TestDialRefusesPrivateAddresses(t *testing.T) {
 		d.Start()
 		defer func() { _ = d.Stop(context.Background()) }()
 		commit(t, s, ctx, 1)
-		var ds []store.WebhookDelivery
+		var ds []webhook.WebhookDelivery
 		waitFor(t, "a failed attempt", 10*time.Second, func() bool {
-			ds, _, _ = s.ListWebhookDeliveries(ctx, w.ID, store.DeliveryFilter{Status: store.DeliveryFailed}, store.Page{Limit: 10})
+			ds, _, _ = webhook.ListDeliveries(ctx, s, w.ID, webhook.DeliveryFilter{Status: webhook.DeliveryFailed}, store.Page{Limit: 10})
 			return len(ds) == 1
 		})
 		if a := ds[0].Attempts; len(a) != 1 || a[0].StatusCode != nil || !strings.Contains(a[0].Error, "--egress-allow-private") {

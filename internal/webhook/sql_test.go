@@ -1,4 +1,4 @@
-package store_test
+package webhook_test
 
 import (
 	"context"
@@ -6,13 +6,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/webhook"
 )
 
-func newHook(t *testing.T, s *store.Store, ctx context.Context, v *store.WebhookValidation) store.Webhook {
+// The wing's SQL on both engines (moved from internal/store with it).
+
+var t0 = time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
+
+func newTenant(t *testing.T, s *store.Store, name string) context.Context {
 	t.Helper()
-	w, err := s.CreateWebhook(ctx, store.Webhook{URL: "https://example.com/hook", EventTypes: []string{"InvoiceIssued"},
+	return seed.Tenant(t, s, name, t0)
+}
+
+func newHook(t *testing.T, s *store.Store, ctx context.Context, v *webhook.WebhookValidation) webhook.Webhook {
+	t.Helper()
+	w, err := webhook.Create(ctx, s, webhook.Webhook{URL: "https://example.com/hook", EventTypes: []string{"InvoiceIssued"},
 		Format: "EventGrid", Secret: "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", DisableValidation: v == nil}, v, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -33,50 +44,50 @@ func TestWebhookRegistrations(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
-		pending := newHook(t, s, ctx, &store.WebhookValidation{TokenHash: "hash-1", IssuedAt: t0})
-		if pending.Status != store.WebhookPending || pending.ValidatedAt != nil || pending.Secret == "" {
+		pending := newHook(t, s, ctx, &webhook.WebhookValidation{TokenHash: "hash-1", IssuedAt: t0})
+		if pending.Status != webhook.WebhookPending || pending.ValidatedAt != nil || pending.Secret == "" {
 			t.Fatalf("created %+v", pending)
 		}
-		tenant, id, issued, err := s.WebhookByValidationToken(context.Background(), "hash-1")
+		tenant, id, issued, err := webhook.ByValidationToken(context.Background(), s, "hash-1")
 		if err != nil || id != pending.ID || !issued.Equal(t0) || tenant == "" {
 			t.Fatalf("by token: %s %s %v", id, issued, err)
 		}
-		if err := s.ValidateWebhook(ctx, pending.ID, "hash-other", t0); !errors.Is(err, store.ErrNotFound) {
+		if err := webhook.Validate(ctx, s, pending.ID, "hash-other", t0); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("validate with another token: %v", err)
 		}
-		if err := s.ValidateWebhook(ctx, pending.ID, "hash-1", t0); err != nil {
+		if err := webhook.Validate(ctx, s, pending.ID, "hash-1", t0); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := s.WebhookByValidationToken(context.Background(), "hash-1"); !errors.Is(err, store.ErrNotFound) {
+		if _, _, _, err := webhook.ByValidationToken(context.Background(), s, "hash-1"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a used token still resolves: %v", err)
 		}
 		// An update with a new validation goes back to Pending; the secret is
 		// kept when not given.
 		w := pending
 		w.URL, w.Secret = "https://example.org/hook", ""
-		got, err := s.UpdateWebhook(ctx, w, &store.WebhookValidation{TokenHash: "hash-2", IssuedAt: t0}, t0)
-		if err != nil || got.Status != store.WebhookPending || got.Secret != pending.Secret || got.URL != w.URL {
+		got, err := webhook.Update(ctx, s, w, &webhook.WebhookValidation{TokenHash: "hash-2", IssuedAt: t0}, t0)
+		if err != nil || got.Status != webhook.WebhookPending || got.Secret != pending.Secret || got.URL != w.URL {
 			t.Fatalf("update: %+v %v", got, err)
 		}
 		// Disabling validation validates it.
 		w.DisableValidation = true
-		if got, err = s.UpdateWebhook(ctx, w, nil, t0); err != nil || got.Status != store.WebhookValidated {
+		if got, err = webhook.Update(ctx, s, w, nil, t0); err != nil || got.Status != webhook.WebhookValidated {
 			t.Fatalf("update without validation: %+v %v", got, err)
 		}
 		other := newTenant(t, s, "b")
-		if _, err := s.Webhook(other, w.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := webhook.Registration(other, s, w.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("cross-tenant get: %v", err)
 		}
-		if _, err := s.UpdateWebhook(other, w, nil, t0); !errors.Is(err, store.ErrNotFound) {
+		if _, err := webhook.Update(other, s, w, nil, t0); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("cross-tenant update: %v", err)
 		}
-		if err := s.DeleteWebhook(other, w.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := webhook.Delete(other, s, w.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("cross-tenant delete: %v", err)
 		}
-		if list, _, _ := s.ListWebhooks(other, store.Page{Limit: 10}); len(list) != 0 {
+		if list, _, _ := webhook.List(other, s, store.Page{Limit: 10}); len(list) != 0 {
 			t.Fatalf("tenant b lists %d", len(list))
 		}
-		if err := s.DeleteWebhook(ctx, w.ID); err != nil {
+		if err := webhook.Delete(ctx, s, w.ID); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -89,36 +100,36 @@ func TestDispatchEventsFansOut(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := newTenant(t, s, "a"), newTenant(t, s, "b")
 		hook := newHook(t, s, a, nil)
-		newHook(t, s, a, &store.WebhookValidation{TokenHash: "p", IssuedAt: t0}) // Pending: nothing
+		newHook(t, s, a, &webhook.WebhookValidation{TokenHash: "p", IssuedAt: t0}) // Pending: nothing
 		newHook(t, s, b, nil)
 		addEvent(t, s, a, "InvoiceIssued")
 		addEvent(t, s, a, "OrderProcessed") // not subscribed
 		now := time.Now()
-		n, jobs, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+		n, jobs, err := webhook.DispatchEvents(context.Background(), s, now, now.Add(time.Minute), 100, 100, 100)
 		if err != nil || n != 2 || len(jobs) != 1 || jobs[0].WebhookID != hook.ID || jobs[0].Attempt != 1 || jobs[0].Events[0].EventType != "InvoiceIssued" {
 			t.Fatalf("dispatch: %d %+v %v", n, jobs, err)
 		}
-		if n, jobs, _ := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100); n != 0 || len(jobs) != 0 {
+		if n, jobs, _ := webhook.DispatchEvents(context.Background(), s, now, now.Add(time.Minute), 100, 100, 100); n != 0 || len(jobs) != 0 {
 			t.Fatalf("events dispatched twice: %d", n)
 		}
 		// Claimed until the lease ends.
-		if jobs, _ := s.ClaimDeliveries(context.Background(), now, now.Add(time.Minute), 10); len(jobs) != 0 {
+		if jobs, _ := webhook.ClaimDeliveries(context.Background(), s, now, now.Add(time.Minute), 10); len(jobs) != 0 {
 			t.Fatalf("a leased delivery was claimed again")
 		}
-		jobs2, err := s.ClaimDeliveries(context.Background(), now.Add(2*time.Minute), now.Add(3*time.Minute), 10)
+		jobs2, err := webhook.ClaimDeliveries(context.Background(), s, now.Add(2*time.Minute), now.Add(3*time.Minute), 10)
 		if err != nil || len(jobs2) != 1 || jobs2[0].ID != jobs[0].ID || jobs2[0].Attempt != 2 {
 			t.Fatalf("claim after the lease: %+v %v", jobs2, err)
 		}
 		// The stale first attempt's failure does not override the second.
 		next := now.Add(time.Hour)
-		if err := s.CompleteDeliveries(context.Background(), []store.DeliveryResult{
+		if err := webhook.CompleteDeliveries(context.Background(), s, []webhook.DeliveryResult{
 			{ID: jobs[0].ID, Attempt: 1, At: now, Error: "late", NextAt: &next},
 			{ID: jobs[0].ID, Attempt: 2, At: now, StatusCode: 200, Delivered: true},
 		}); err != nil {
 			t.Fatal(err)
 		}
-		ds, _, err := s.ListWebhookDeliveries(a, hook.ID, store.DeliveryFilter{}, store.Page{Limit: 10})
-		if err != nil || len(ds) != 1 || ds[0].Status != store.DeliveryDelivered || len(ds[0].Attempts) != 2 || ds[0].NextAttemptAt != nil {
+		ds, _, err := webhook.ListDeliveries(a, s, hook.ID, webhook.DeliveryFilter{}, store.Page{Limit: 10})
+		if err != nil || len(ds) != 1 || ds[0].Status != webhook.DeliveryDelivered || len(ds[0].Attempts) != 2 || ds[0].NextAttemptAt != nil {
 			t.Fatalf("deliveries %+v %v", ds, err)
 		}
 	})
@@ -136,22 +147,22 @@ func TestCompleteDeliveriesOfARemovedRegistration(t *testing.T) {
 		gone, kept := newHook(t, s, ctx, nil), newHook(t, s, ctx, nil)
 		addEvent(t, s, ctx, "InvoiceIssued")
 		now := time.Now()
-		_, jobs, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+		_, jobs, err := webhook.DispatchEvents(context.Background(), s, now, now.Add(time.Minute), 100, 100, 100)
 		if err != nil || len(jobs) != 2 {
 			t.Fatalf("dispatch: %+v %v", jobs, err)
 		}
-		if err := s.DeleteWebhook(ctx, gone.ID); err != nil {
+		if err := webhook.Delete(ctx, s, gone.ID); err != nil {
 			t.Fatal(err)
 		}
-		var results []store.DeliveryResult
+		var results []webhook.DeliveryResult
 		for _, j := range jobs {
-			results = append(results, store.DeliveryResult{ID: j.ID, Attempt: j.Attempt, At: now, StatusCode: 200, Delivered: true})
+			results = append(results, webhook.DeliveryResult{ID: j.ID, Attempt: j.Attempt, At: now, StatusCode: 200, Delivered: true})
 		}
-		if err := s.CompleteDeliveries(context.Background(), results); err != nil {
+		if err := webhook.CompleteDeliveries(context.Background(), s, results); err != nil {
 			t.Fatalf("recording outcomes beside a removed registration's: %v", err)
 		}
-		ds, _, err := s.ListWebhookDeliveries(ctx, kept.ID, store.DeliveryFilter{}, store.Page{Limit: 10})
-		if err != nil || len(ds) != 1 || ds[0].Status != store.DeliveryDelivered || len(ds[0].Attempts) != 1 {
+		ds, _, err := webhook.ListDeliveries(ctx, s, kept.ID, webhook.DeliveryFilter{}, store.Page{Limit: 10})
+		if err != nil || len(ds) != 1 || ds[0].Status != webhook.DeliveryDelivered || len(ds[0].Attempts) != 1 {
 			t.Fatalf("the kept registration's deliveries %+v %v", ds, err)
 		}
 	})
@@ -179,13 +190,13 @@ func TestFanOutBesideADeletion(t *testing.T) {
 			t.Fatal(err)
 		}
 		type outcome struct {
-			jobs []store.DeliveryJob
+			jobs []webhook.DeliveryJob
 			err  error
 		}
 		done := make(chan outcome, 1)
 		go func() {
 			now := time.Now()
-			_, jobs, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+			_, jobs, err := webhook.DispatchEvents(context.Background(), s, now, now.Add(time.Minute), 100, 100, 100)
 			done <- outcome{jobs, err}
 		}()
 		// The fan-out waits on the deletion's lock (on the registration's
@@ -241,7 +252,7 @@ func TestDispatchSurvivesOutOfOrderCommits(t *testing.T) {
 		<-added
 		addEvent(t, s, ctx, "InvoiceIssued") // newer id, committed first
 		now := time.Now()
-		n, jobs, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+		n, jobs, err := webhook.DispatchEvents(context.Background(), s, now, now.Add(time.Minute), 100, 100, 100)
 		if err != nil || n != 1 || len(jobs) != 1 || jobs[0].Events[0].Subject != "/x" {
 			t.Fatalf("first dispatch: %d %v", n, err)
 		}
@@ -249,7 +260,7 @@ func TestDispatchSurvivesOutOfOrderCommits(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		n, jobs2, err := s.DispatchEvents(context.Background(), now, now.Add(time.Minute), 100, 100, 100)
+		n, jobs2, err := webhook.DispatchEvents(context.Background(), s, now, now.Add(time.Minute), 100, 100, 100)
 		if err != nil || n != 1 || len(jobs2) != 1 || jobs2[0].Events[0].Subject != "/invoice/old" {
 			t.Fatalf("late commit not dispatched: %d %v", n, err)
 		}
