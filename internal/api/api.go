@@ -8,6 +8,7 @@ package api
 import (
 	"context"
 	"errors"
+	"github.com/kadens/kadens/internal/app"
 	"log/slog"
 	"net/http"
 	"path"
@@ -33,7 +34,8 @@ type Server struct {
 	store    *store.Store
 	verifier *auth.Verifier
 	engine   *engine.Engine
-	tenants  *tenantSet
+	// app is the application layer every handler calls.
+	app      *app.App
 	log      *slog.Logger
 	metrics  *Metrics
 	baseURL  string
@@ -85,6 +87,9 @@ type Options struct {
 	Providers *provider.Registry
 	// Peppol looks up invoice-network recipients (nil: lookups answer 503).
 	Peppol *peppol.Lookup
+	// App is the application layer the handlers call; when nil the API
+	// builds its own from Store, Engine, Providers and Now.
+	App *app.App
 }
 
 // New builds the API with all its routes and its OpenAPI document.
@@ -96,7 +101,6 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		store: o.Store, verifier: o.Verifier, engine: o.Engine, log: o.Log, metrics: o.Metrics,
 		baseURL: strings.TrimRight(o.BaseURL, "/"), idpURL: strings.TrimRight(o.IdPURL, "/"), limit: o.BodyLimit, now: func() time.Time { return now().UTC() },
-		tenants:      &tenantSet{store: o.Store, known: map[string]store.Tenant{}, miss: map[string]time.Time{}},
 		mux:          http.NewServeMux(),
 		renderedSubs: rowcache.New[renderedSubscription](), renderedInvoices: rowcache.New[renderedInvoice](),
 	}
@@ -105,6 +109,9 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("api: no payment providers registered")
 	}
 	s.peppol = o.Peppol
+	if s.app = o.App; s.app == nil {
+		s.app = app.New(app.Options{Store: o.Store, Engine: o.Engine, Providers: o.Providers, Now: now})
+	}
 	s.users = &subscriberuser.Directory{Store: o.Store, Now: s.now}
 	s.organizationRoutes()
 	s.catalogRoutes()

@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"time"
-
-	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // tenantNow is the current time of the request's tenant: the wall clock,
@@ -12,22 +10,7 @@ import (
 // advances it (POST /testclock/advance). Everything a request does that
 // depends on time (order dates, cancellations, plan changes, statuses)
 // uses this time, so a test tenant can simulate months in seconds.
-func (s *Server) tenantNow(ctx context.Context) (time.Time, error) {
-	id, err := tenancy.From(ctx)
-	if err != nil {
-		return time.Time{}, err
-	}
-	t, ok, err := s.tenants.lookup(ctx, id)
-	if err != nil || !ok || !t.Test {
-		return s.now(), err
-	}
-	// The clock moves, so it is read fresh rather than from the cache.
-	fresh, err := s.store.TenantByID(ctx, id)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return fresh.Now(s.now()), nil
-}
+func (s *Server) tenantNow(ctx context.Context) (time.Time, error) { return s.app.Now(ctx) }
 
 // TenantNow is the time of the request's tenant: its test clock for a
 // test tenant, else the wall clock. The analytics API computes statuses

@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -197,46 +195,6 @@ func Observe(surface, route string, m *Metrics, log *slog.Logger, h http.Handler
 	})
 }
 
-// tenantSet answers "does this tenant exist?" from memory. A miss is checked
-// against the database (tenants are created by other processes too, e.g.
-// `kadens tenant create`), and misses are remembered briefly so that a
-// stream of requests for an unknown tenant cannot hammer the database.
-type tenantSet struct {
-	store *store.Store
-	mu    sync.RWMutex
-	known map[string]store.Tenant
-	miss  map[string]time.Time
-}
-
-func (t *tenantSet) lookup(ctx context.Context, id string) (store.Tenant, bool, error) {
-	t.mu.RLock()
-	ten, ok := t.known[id]
-	missAt, missed := t.miss[id]
-	t.mu.RUnlock()
-	if ok {
-		return ten, true, nil
-	}
-	if missed && time.Since(missAt) < 5*time.Second {
-		return store.Tenant{}, false, nil
-	}
-	ten, err := t.store.TenantByID(ctx, id)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		if len(t.miss) > 10_000 {
-			clear(t.miss)
-		}
-		t.miss[id] = time.Now()
-		return store.Tenant{}, false, nil
-	case err != nil:
-		return store.Tenant{}, false, err
-	}
-	t.known[id] = ten
-	delete(t.miss, id)
-	return ten, true, nil
-}
-
 // authenticate admits a request that carries a valid API token for the
 // tenant named in S4-TenantId: no or bad token is 401; a missing or
 // malformed header is 400; a token of another tenant, an unknown tenant or a
@@ -263,7 +221,7 @@ func (s *Server) authenticate(r *http.Request, subscriber bool) (*http.Request, 
 	if !strings.EqualFold(p.TenantID, hdr) || !admitted {
 		return nil, errForbidden
 	}
-	if _, ok, err := s.tenants.lookup(r.Context(), p.TenantID); err != nil {
+	if _, ok, err := s.app.Tenant(r.Context(), p.TenantID); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, errForbidden

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/app"
 	"log/slog"
 	"net"
 	"net/http"
@@ -192,7 +193,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		delivery = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.Directory{Dir: pc.DropDir}}
 	}
 	registry := providers(st, delivery)
+	// One application layer for every surface of the process.
+	application := app.New(app.Options{Store: st, Engine: eng, Providers: registry})
 	a, err := api.New(api.Options{
+		App:       application,
 		Peppol:    lookup,
 		Webhooks:  hooks,
 		Egress:    egressPolicy,
