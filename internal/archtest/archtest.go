@@ -373,3 +373,127 @@ func CheckNoTx(pkg string, files map[string][]byte, entryPoints []string) ([]Vio
 	}
 	return out, nil
 }
+
+// StoreWrites returns the exported methods of *Store that write, read from
+// the store package's source files (name → source): a method whose body
+// uses the writer pool (the receiver's w), opens a transaction, or calls
+// another such method of the store. (A read that runs in a transaction for
+// a consistent view counts as a write: the HTTP layer has no business
+// there either.)
+func StoreWrites(files map[string][]byte) ([]string, error) {
+	fset := token.NewFileSet()
+	type method struct {
+		writes bool
+		calls  []string
+	}
+	methods := map[string]*method{}
+	for name, src := range files {
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || fd.Body == nil || len(fd.Recv.List) != 1 || len(fd.Recv.List[0].Names) != 1 {
+				continue
+			}
+			star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
+			if !ok {
+				continue
+			}
+			if id, ok := star.X.(*ast.Ident); !ok || id.Name != "Store" {
+				continue
+			}
+			recv := fd.Recv.List[0].Names[0].Name
+			m := &method{}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == recv {
+					if sel.Sel.Name == "w" {
+						m.writes = true
+					}
+					m.calls = append(m.calls, sel.Sel.Name)
+				}
+				return true
+			})
+			methods[fd.Name.Name] = m
+		}
+	}
+	// A write is whatever reaches the writer: iterate to a fixed point.
+	for changed := true; changed; {
+		changed = false
+		for _, m := range methods {
+			if m.writes {
+				continue
+			}
+			for _, c := range m.calls {
+				if callee, ok := methods[c]; ok && callee.writes {
+					m.writes, changed = true, true
+					break
+				}
+			}
+		}
+	}
+	var names []string
+	for n, m := range methods {
+		if m.writes && ast.IsExported(n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// StoreCall is one use of a store method in a surface's source.
+type StoreCall struct {
+	Where  string // file:line
+	Method string
+}
+
+// StoreCalls returns every use in files (name → source) of a method of the
+// surface's store field (x.store.Method, called or passed as a value): what
+// a handler reads from the store directly rather than through the
+// application layer.
+func StoreCalls(files map[string][]byte) ([]StoreCall, error) {
+	fset := token.NewFileSet()
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []StoreCall
+	for _, name := range names {
+		f, err := parser.ParseFile(fset, name, files[name], parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if field, ok := sel.X.(*ast.SelectorExpr); ok && field.Sel.Name == "store" {
+				out = append(out, StoreCall{fmt.Sprintf("%s:%d", name, fset.Position(sel.Pos()).Line), sel.Sel.Name})
+			}
+			return true
+		})
+	}
+	return out, nil
+}
+
+// CheckNoStoreWrites reports every call in package pkg's store calls to one
+// of the store's write methods: the HTTP layer decodes, calls the
+// application layer (internal/app) and answers; writes go below it, where
+// the console and Min side reach the same rules.
+func CheckNoStoreWrites(pkg string, calls []StoreCall, writes []string) []Violation {
+	var out []Violation
+	for _, c := range calls {
+		if slices.Contains(writes, c.Method) {
+			out = append(out, Violation{"no-store-writes", pkg, fmt.Sprintf("%s: calls the store's write %s; call the application layer (internal/app)", c.Where, c.Method)})
+		}
+	}
+	return out
+}

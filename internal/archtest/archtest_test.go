@@ -223,3 +223,50 @@ var open = (*store.Store).WithWrite`),
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestStoreWriteRuleCatchesViolations shows the write rule finding the
+// store's writes (through the writer pool, a transaction, or another
+// write) and a handler that calls one, and leaving reads alone.
+func TestStoreWriteRuleCatchesViolations(t *testing.T) {
+	store := map[string][]byte{"s.go": []byte(`package store
+type Store struct{ w, r *sql.DB }
+func (s *Store) CreateThing(ctx context.Context) error { _, err := s.w.ExecContext(ctx, "INSERT"); return err }
+func (s *Store) MoveThing(ctx context.Context) error { return s.InTx(ctx, func(tx *Tx) error { return nil }) }
+func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error { return s.inTx(ctx, fn) }
+func (s *Store) inTx(ctx context.Context, fn func(tx *Tx) error) error { _, err := s.w.BeginTx(ctx, nil); return err }
+func (s *Store) RenameThing(ctx context.Context) error { return s.CreateThing(ctx) }
+func (s *Store) Thing(ctx context.Context) error { return s.r.QueryRowContext(ctx, "SELECT").Err() }
+func (s *Store) Things(ctx context.Context) error { return s.Thing(ctx) }
+func (t *Tx) WriteInTx(ctx context.Context) error { return nil }
+`)}
+	writes, err := StoreWrites(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(writes, ","); got != "CreateThing,InTx,MoveThing,RenameThing" {
+		t.Fatalf("writes %s", got)
+	}
+	api := map[string][]byte{"h.go": []byte(`package api
+func (s *Server) read() error { return s.store.Things(ctx) }
+func (s *Server) write() error {
+	return s.store.RenameThing(ctx)
+}
+var get = getOne(s.store.MoveThing)
+func (s *Server) ok() error { return s.app.CreateThing(ctx) }`)}
+	calls, err := StoreCalls(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 3 {
+		t.Fatalf("store calls %v, want Things, RenameThing, MoveThing", calls)
+	}
+	var got []string
+	for _, v := range CheckNoStoreWrites("internal/api", calls, writes) {
+		got = append(got, v.Detail)
+	}
+	want := []string{"h.go:4: calls the store's write RenameThing; call the application layer (internal/app)",
+		"h.go:6: calls the store's write MoveThing; call the application layer (internal/app)"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
