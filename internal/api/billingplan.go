@@ -7,8 +7,8 @@ import (
 	"github.com/swaggest/jsonschema-go"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/period"
-	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -131,7 +131,7 @@ func (s *Server) createBillingPlan(w http.ResponseWriter, r *http.Request) error
 func (s *Server) listBillingPlans(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
-	var f store.BillingPlanFilter
+	var f catalogdb.BillingPlanFilter
 	if v := r.URL.Query().Get("intervalUnit"); v != "" {
 		if u, ok := period.ParseUnit(v); ok {
 			f.IntervalUnit = u

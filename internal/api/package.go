@@ -17,6 +17,7 @@ import (
 
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -391,7 +392,7 @@ func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.PackageFilter{
+	f := catalogdb.PackageFilter{
 		Currency:       strings.ToUpper(q.Get("currency")),
 		PackageChainID: queryID(q, "packageChainId", &errs),
 		ProductID:      queryID(q, "productId", &errs),

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -138,7 +138,7 @@ func (s *Server) createPackageChain(w http.ResponseWriter, r *http.Request) erro
 func (s *Server) listPackageChains(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
-	f := store.PackageChainFilter{PackageID: queryID(r.URL.Query(), "packageId", &errs)}
+	f := catalogdb.PackageChainFilter{PackageID: queryID(r.URL.Query(), "packageId", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/swaggest/jsonschema-go"
 
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -108,7 +108,7 @@ func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.ProductFilter{Category: strings.TrimSpace(q.Get("category")), Active: queryBool(q, "active", &errs)}
+	f := catalogdb.ProductFilter{Category: strings.TrimSpace(q.Get("category")), Active: queryBool(q, "active", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}

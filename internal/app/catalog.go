@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -22,43 +23,43 @@ import (
 // Product is the product id of the context's tenant; store.ErrNotFound if
 // there is none.
 func (a *App) Product(ctx context.Context, id string) (catalog.Product, error) {
-	return a.store.Product(ctx, id)
+	return catalogdb.Product(ctx, a.store, id)
 }
 
 // Products lists the tenant's products that pass f, a page at a time; the
 // string is the next page's cursor ("" on the last).
-func (a *App) Products(ctx context.Context, f store.ProductFilter, p store.Page) ([]catalog.Product, string, error) {
-	return a.store.ListProducts(ctx, f, p)
+func (a *App) Products(ctx context.Context, f catalogdb.ProductFilter, p store.Page) ([]catalog.Product, string, error) {
+	return catalogdb.ListProducts(ctx, a.store, f, p)
 }
 
 // CreateProduct stores a new product (already checked by its surface) and
 // returns it with its id.
 func (a *App) CreateProduct(ctx context.Context, p catalog.Product) (catalog.Product, error) {
-	return a.store.CreateProduct(ctx, p, a.wall())
+	return catalogdb.CreateProduct(ctx, a.store, p, a.wall())
 }
 
 // UpdateProduct replaces the fields of product p.ID; store.ErrNotFound if
 // the tenant has no such product.
 func (a *App) UpdateProduct(ctx context.Context, p catalog.Product) (catalog.Product, error) {
-	return a.store.UpdateProduct(ctx, p, a.wall())
+	return catalogdb.UpdateProduct(ctx, a.store, p, a.wall())
 }
 
 // DeleteProduct deletes product id: store.ErrNotFound if there is none,
 // *store.InUseError while a template package holds it.
 func (a *App) DeleteProduct(ctx context.Context, id string) error {
-	return a.store.DeleteProduct(ctx, id)
+	return catalogdb.DeleteProduct(ctx, a.store, id)
 }
 
 // BillingPlan is billing plan id of the context's tenant; store.ErrNotFound
 // if there is none.
 func (a *App) BillingPlan(ctx context.Context, id string) (catalog.BillingPlan, error) {
-	return a.store.BillingPlan(ctx, id)
+	return catalogdb.BillingPlan(ctx, a.store, id)
 }
 
 // BillingPlans lists the tenant's billing plans that pass f, a page at a
 // time.
-func (a *App) BillingPlans(ctx context.Context, f store.BillingPlanFilter, p store.Page) ([]catalog.BillingPlan, string, error) {
-	return a.store.ListBillingPlans(ctx, f, p)
+func (a *App) BillingPlans(ctx context.Context, f catalogdb.BillingPlanFilter, p store.Page) ([]catalog.BillingPlan, string, error) {
+	return catalogdb.ListBillingPlans(ctx, a.store, f, p)
 }
 
 // CreateBillingPlan stores a new billing plan. A dunning process the
@@ -67,7 +68,7 @@ func (a *App) CreateBillingPlan(ctx context.Context, b catalog.BillingPlan) (cat
 	if err := a.checkDunningProcess(ctx, b); err != nil {
 		return catalog.BillingPlan{}, err
 	}
-	return a.store.CreateBillingPlan(ctx, b, a.wall())
+	return catalogdb.CreateBillingPlan(ctx, a.store, b, a.wall())
 }
 
 // UpdateBillingPlan replaces the fields of billing plan b.ID:
@@ -75,12 +76,12 @@ func (a *App) CreateBillingPlan(ctx context.Context, b catalog.BillingPlan) (cat
 // changes while a template package offers it (the packages' prices are per
 // billing period) or it names a dunning process the tenant does not have.
 func (a *App) UpdateBillingPlan(ctx context.Context, b catalog.BillingPlan) (catalog.BillingPlan, error) {
-	old, err := a.store.BillingPlan(ctx, b.ID)
+	old, err := catalogdb.BillingPlan(ctx, a.store, b.ID)
 	if err != nil {
 		return catalog.BillingPlan{}, err
 	}
 	if b.Interval() != old.Interval() {
-		users, err := a.store.PackagesUsingBillingPlan(ctx, b.ID)
+		users, err := catalogdb.PackagesUsingBillingPlan(ctx, a.store, b.ID)
 		if err != nil {
 			return catalog.BillingPlan{}, err
 		}
@@ -99,13 +100,13 @@ func (a *App) UpdateBillingPlan(ctx context.Context, b catalog.BillingPlan) (cat
 	if err := a.checkDunningProcess(ctx, b); err != nil {
 		return catalog.BillingPlan{}, err
 	}
-	return a.store.UpdateBillingPlan(ctx, b, a.wall())
+	return catalogdb.UpdateBillingPlan(ctx, a.store, b, a.wall())
 }
 
 // DeleteBillingPlan deletes billing plan id: store.ErrNotFound if there is
 // none, *store.InUseError while a template package offers it.
 func (a *App) DeleteBillingPlan(ctx context.Context, id string) error {
-	return a.store.DeleteBillingPlan(ctx, id)
+	return catalogdb.DeleteBillingPlan(ctx, a.store, id)
 }
 
 // checkDunningProcess is validation.Errors when b names a dunning process
@@ -139,13 +140,13 @@ type TemplateInput struct {
 // Package is template package id of the context's tenant (archived ones
 // too); store.ErrNotFound if there is none.
 func (a *App) Package(ctx context.Context, id string) (catalog.TemplatePackage, error) {
-	return a.store.Package(ctx, id)
+	return catalogdb.Package(ctx, a.store, id)
 }
 
 // Packages lists the tenant's template packages that pass f, a page at a
 // time.
-func (a *App) Packages(ctx context.Context, f store.PackageFilter, p store.Page) ([]catalog.TemplatePackage, string, error) {
-	return a.store.ListPackages(ctx, f, p)
+func (a *App) Packages(ctx context.Context, f catalogdb.PackageFilter, p store.Page) ([]catalog.TemplatePackage, string, error) {
+	return catalogdb.ListPackages(ctx, a.store, f, p)
 }
 
 // CreatePackage checks a new template package against the tenant's
@@ -157,14 +158,14 @@ func (a *App) CreatePackage(ctx context.Context, in TemplateInput) (catalog.Temp
 	if err != nil {
 		return catalog.TemplatePackage{}, err
 	}
-	return a.store.CreatePackage(ctx, t, a.wall())
+	return catalogdb.CreatePackage(ctx, a.store, t, a.wall())
 }
 
 // UpdatePackage replaces template package id as CreatePackage creates
 // one: store.ErrNotFound if there is none; its currency cannot change
 // while a package chain uses it (validation.Errors on Currency).
 func (a *App) UpdatePackage(ctx context.Context, id string, in TemplateInput) (catalog.TemplatePackage, error) {
-	old, err := a.store.Package(ctx, id)
+	old, err := catalogdb.Package(ctx, a.store, id)
 	if err != nil {
 		return catalog.TemplatePackage{}, err
 	}
@@ -173,26 +174,26 @@ func (a *App) UpdatePackage(ctx context.Context, id string, in TemplateInput) (c
 		return catalog.TemplatePackage{}, err
 	}
 	t.ID = id
-	return a.store.UpdatePackage(ctx, t, a.wall())
+	return catalogdb.UpdatePackage(ctx, a.store, t, a.wall())
 }
 
 // DeletePackage deletes template package id, or archives it while a chain
 // or an order still needs it; store.ErrNotFound if there is none.
 func (a *App) DeletePackage(ctx context.Context, id string) (archived bool, err error) {
-	return a.store.DeletePackage(ctx, id, a.wall())
+	return catalogdb.DeletePackage(ctx, a.store, id, a.wall())
 }
 
 // OrderableTemplate is template package id as an order merges it:
 // store.ErrNotFound if the tenant has no such template or it is archived.
 func (a *App) OrderableTemplate(ctx context.Context, id string) (catalog.MergeInput, error) {
-	return a.store.PackageForMerge(ctx, id)
+	return catalogdb.PackageForMerge(ctx, a.store, id)
 }
 
 // PreviewPackage merges template package id with choices exactly as an
 // order does, storing nothing: store.ErrNotFound for no (or an archived)
 // template, validation.Errors for choices that do not fit it.
 func (a *App) PreviewPackage(ctx context.Context, id string, choices catalog.Choices) (catalog.SubscriptionPackage, error) {
-	mi, err := a.store.PackageForMerge(ctx, id)
+	mi, err := catalogdb.PackageForMerge(ctx, a.store, id)
 	if err != nil {
 		return catalog.SubscriptionPackage{}, err
 	}
@@ -207,10 +208,10 @@ func (a *App) checkedTemplate(ctx context.Context, in TemplateInput, old *catalo
 	errs := append(validation.Errors(nil), in.Invalid...)
 	refs := catalog.Refs{Kept: map[string]bool{}}
 	var err error
-	if refs.Products, err = a.store.ProductsByID(ctx, t.ProductIDs()); err != nil {
+	if refs.Products, err = catalogdb.ProductsByID(ctx, a.store, t.ProductIDs()); err != nil {
 		return catalog.TemplatePackage{}, err
 	}
-	if refs.BillingPlans, err = a.store.BillingPlansByID(ctx, t.BillingPlans); err != nil {
+	if refs.BillingPlans, err = catalogdb.BillingPlansByID(ctx, a.store, t.BillingPlans); err != nil {
 		return catalog.TemplatePackage{}, err
 	}
 	for i, d := range in.TaxPercents {
@@ -227,7 +228,7 @@ func (a *App) checkedTemplate(ctx context.Context, in TemplateInput, old *catalo
 		}
 	}
 	if id := t.PackageChainID; id != nil && store.ValidID(*id) {
-		switch _, err := a.store.PackageChain(ctx, *id); {
+		switch _, err := catalogdb.PackageChain(ctx, a.store, *id); {
 		case err == nil:
 			refs.ChainFound = true
 		case !errors.Is(err, store.ErrNotFound):
@@ -239,7 +240,7 @@ func (a *App) checkedTemplate(ctx context.Context, in TemplateInput, old *catalo
 			refs.Kept[id] = true
 		}
 		if t.Currency != old.Currency {
-			chains, _, err := a.store.ListPackageChains(ctx, store.PackageChainFilter{PackageID: old.ID}, store.Page{Limit: 10})
+			chains, _, err := catalogdb.ListPackageChains(ctx, a.store, catalogdb.PackageChainFilter{PackageID: old.ID}, store.Page{Limit: 10})
 			if err != nil {
 				return catalog.TemplatePackage{}, err
 			}
@@ -275,13 +276,13 @@ type ChainInput struct {
 // PackageChain is package chain id of the context's tenant;
 // store.ErrNotFound if there is none.
 func (a *App) PackageChain(ctx context.Context, id string) (catalog.Chain, error) {
-	return a.store.PackageChain(ctx, id)
+	return catalogdb.PackageChain(ctx, a.store, id)
 }
 
 // PackageChains lists the tenant's package chains that pass f, a page at a
 // time.
-func (a *App) PackageChains(ctx context.Context, f store.PackageChainFilter, p store.Page) ([]catalog.Chain, string, error) {
-	return a.store.ListPackageChains(ctx, f, p)
+func (a *App) PackageChains(ctx context.Context, f catalogdb.PackageChainFilter, p store.Page) ([]catalog.Chain, string, error) {
+	return catalogdb.ListPackageChains(ctx, a.store, f, p)
 }
 
 // CreatePackageChain checks a new chain's steps against the tenant's
@@ -292,13 +293,13 @@ func (a *App) CreatePackageChain(ctx context.Context, in ChainInput) (catalog.Ch
 	if err != nil {
 		return catalog.Chain{}, err
 	}
-	return a.store.CreatePackageChain(ctx, c, a.wall())
+	return catalogdb.CreatePackageChain(ctx, a.store, c, a.wall())
 }
 
 // UpdatePackageChain replaces package chain id as CreatePackageChain
 // creates one; store.ErrNotFound if there is none.
 func (a *App) UpdatePackageChain(ctx context.Context, id string, in ChainInput) (catalog.Chain, error) {
-	if _, err := a.store.PackageChain(ctx, id); err != nil {
+	if _, err := catalogdb.PackageChain(ctx, a.store, id); err != nil {
 		return catalog.Chain{}, err
 	}
 	c, err := a.checkedChain(ctx, in)
@@ -306,13 +307,13 @@ func (a *App) UpdatePackageChain(ctx context.Context, id string, in ChainInput) 
 		return catalog.Chain{}, err
 	}
 	c.ID = id
-	return a.store.UpdatePackageChain(ctx, c, a.wall())
+	return catalogdb.UpdatePackageChain(ctx, a.store, c, a.wall())
 }
 
 // DeletePackageChain deletes package chain id: store.ErrNotFound if there
 // is none, *store.InUseError while template packages link to it.
 func (a *App) DeletePackageChain(ctx context.Context, id string) error {
-	return a.store.DeletePackageChain(ctx, id)
+	return catalogdb.DeletePackageChain(ctx, a.store, id)
 }
 
 func (a *App) checkedChain(ctx context.Context, in ChainInput) (catalog.Chain, error) {
@@ -325,7 +326,7 @@ func (a *App) checkedChain(ctx context.Context, in ChainInput) (catalog.Chain, e
 		reported[e.Field] = true
 	}
 	if !reported["packageChain"] {
-		pkgs, err := a.store.PackagesByID(ctx, c.PackageIDs())
+		pkgs, err := catalogdb.PackagesByID(ctx, a.store, c.PackageIDs())
 		if err != nil {
 			return catalog.Chain{}, err
 		}

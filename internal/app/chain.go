@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -30,7 +31,7 @@ func (a *App) SubscriptionChain(ctx context.Context, id string) (SubscriptionCha
 		return SubscriptionChain{}, store.ErrNotFound
 	}
 	frozen := true
-	inst, err := a.store.ChainInstance(ctx, *sub.ChainID)
+	inst, err := catalogdb.ChainInstance(ctx, a.store, *sub.ChainID)
 	if errors.Is(err, store.ErrNotFound) {
 		frozen = false
 		inst, err = a.definitionInstance(ctx, *sub.ChainID, sub.Choices)
@@ -46,7 +47,7 @@ func (a *App) SubscriptionChain(ctx context.Context, id string) (SubscriptionCha
 // existed): the definition's steps merged as they are now. Nothing is
 // written.
 func (a *App) definitionInstance(ctx context.Context, id string, choices catalog.Choices) (catalog.ChainInstance, error) {
-	chain, err := a.store.PackageChain(ctx, id)
+	chain, err := catalogdb.PackageChain(ctx, a.store, id)
 	if err != nil {
 		return catalog.ChainInstance{}, err
 	}
@@ -56,7 +57,7 @@ func (a *App) definitionInstance(ctx context.Context, id string, choices catalog
 		if _, ok := inputs[st.NextPackageID]; ok {
 			continue
 		}
-		in, err := a.store.PackageForMerge(ctx, st.NextPackageID)
+		in, err := catalogdb.PackageForMerge(ctx, a.store, st.NextPackageID)
 		if err != nil {
 			return catalog.ChainInstance{}, fmt.Errorf("chain %s step %d: %w", id, st.Step, err)
 		}

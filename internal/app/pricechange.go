@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -36,16 +37,16 @@ func (a *App) PreviewPriceChange(ctx context.Context, templateID string, req eng
 // PriceChanges lists the price changes of template templateID;
 // store.ErrNotFound if there is no such (unarchived) template.
 func (a *App) PriceChanges(ctx context.Context, templateID string) ([]store.PriceChange, error) {
-	if _, err := a.store.PackageForMerge(ctx, templateID); err != nil {
+	if _, err := catalogdb.PackageForMerge(ctx, a.store, templateID); err != nil {
 		return nil, err
 	}
-	return a.store.PriceChanges(ctx, templateID)
+	return catalogdb.PriceChanges(ctx, a.store, templateID)
 }
 
 // PriceChange is price change id of template templateID;
 // store.ErrNotFound if there is none.
 func (a *App) PriceChange(ctx context.Context, templateID, id string) (store.PriceChange, error) {
-	return a.store.PriceChange(ctx, templateID, id)
+	return catalogdb.PriceChange(ctx, a.store, templateID, id)
 }
 
 // RevokePriceChange revokes price change id of template templateID before
