@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/gctune"
 	"github.com/kadens/kadens/internal/invoicing"
@@ -274,21 +275,21 @@ func catalogFixture(ctx context.Context, st *store.Store, now time.Time) (catalo
 	if err != nil {
 		return catalog.SubscriptionPackage{}, "", err
 	}
-	prod, err := st.CreateProduct(ctx, catalog.Product{Name: "Digital", Category: "digital", VATRate: catalog.PercentOf(0), Active: true}, now)
+	prod, err := catalogdb.CreateProduct(ctx, st, catalog.Product{Name: "Digital", Category: "digital", VATRate: catalog.PercentOf(0), Active: true}, now)
 	if err != nil {
 		return catalog.SubscriptionPackage{}, "", err
 	}
-	plan, err := st.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 0, PaymentTermsDays: 14}, now)
+	plan, err := catalogdb.CreateBillingPlan(ctx, st, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 0, PaymentTermsDays: 14}, now)
 	if err != nil {
 		return catalog.SubscriptionPackage{}, "", err
 	}
-	tmpl, err := st.CreatePackage(ctx, catalog.TemplatePackage{Name: "Digital monthly", Currency: "NOK", Price: catalog.NewAmount(19900, nok), Units: 1,
+	tmpl, err := catalogdb.CreatePackage(ctx, st, catalog.TemplatePackage{Name: "Digital monthly", Currency: "NOK", Price: catalog.NewAmount(19900, nok), Units: 1,
 		PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}}, BillingPlans: []string{plan.ID},
 		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}, now)
 	if err != nil {
 		return catalog.SubscriptionPackage{}, "", err
 	}
-	in, err := st.PackageForMerge(ctx, tmpl.ID)
+	in, err := catalogdb.PackageForMerge(ctx, st, tmpl.ID)
 	if err != nil {
 		return catalog.SubscriptionPackage{}, "", err
 	}
@@ -303,13 +304,13 @@ func registerChanges(ctx context.Context, st *store.Store, now time.Time, subs [
 		return nil
 	}
 	nok, _ := money.LookupCurrency("NOK")
-	ps, _, err := st.ListPackages(ctx, store.PackageFilter{}, store.Page{Limit: 1})
+	ps, _, err := catalogdb.ListPackages(ctx, st, catalogdb.PackageFilter{}, store.Page{Limit: 1})
 	if err != nil || len(ps) == 0 {
 		return fmt.Errorf("bench template: %v", err)
 	}
 	t := ps[0]
 	t.ID, t.Name, t.Price = "", "Digital plus", catalog.NewAmount(24900, nok)
-	plus, err := st.CreatePackage(ctx, t, now)
+	plus, err := catalogdb.CreatePackage(ctx, st, t, now)
 	if err != nil {
 		return err
 	}
@@ -328,14 +329,14 @@ func registerChanges(ctx context.Context, st *store.Store, now time.Time, subs [
 // returns its first template, linked to it.
 func chainFixture(ctx context.Context, st *store.Store, plan string, now time.Time) (string, error) {
 	nok, _ := money.LookupCurrency("NOK")
-	prod, err := st.CreateProduct(ctx, catalog.Product{Name: "Digital intro", Category: "digital", VATRate: catalog.PercentOf(0), Active: true}, now)
+	prod, err := catalogdb.CreateProduct(ctx, st, catalog.Product{Name: "Digital intro", Category: "digital", VATRate: catalog.PercentOf(0), Active: true}, now)
 	if err != nil {
 		return "", err
 	}
 	var steps []catalog.ChainStep
 	var first catalog.TemplatePackage
 	for i, price := range []int64{9900, 14900, 19900} {
-		t, err := st.CreatePackage(ctx, catalog.TemplatePackage{Name: fmt.Sprintf("Intro step %d", i+1), Currency: "NOK", Price: catalog.NewAmount(price, nok),
+		t, err := catalogdb.CreatePackage(ctx, st, catalog.TemplatePackage{Name: fmt.Sprintf("Intro step %d", i+1), Currency: "NOK", Price: catalog.NewAmount(price, nok),
 			Units: 1, PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}}, BillingPlans: []string{plan},
 			AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}, now)
 		if err != nil {
@@ -346,12 +347,12 @@ func chainFixture(ctx context.Context, st *store.Store, plan string, now time.Ti
 		}
 		steps = append(steps, catalog.ChainStep{Step: i + 1, NextPackageID: t.ID, Periods: []int{1, 3, 1}[i]})
 	}
-	chain, err := st.CreatePackageChain(ctx, catalog.Chain{Name: "Intro", PackageChain: catalog.ChainSteps{Steps: steps}}, now)
+	chain, err := catalogdb.CreatePackageChain(ctx, st, catalog.Chain{Name: "Intro", PackageChain: catalog.ChainSteps{Steps: steps}}, now)
 	if err != nil {
 		return "", err
 	}
 	first.PackageChainID = &chain.ID
-	if _, err := st.UpdatePackage(ctx, first, now); err != nil {
+	if _, err := catalogdb.UpdatePackage(ctx, st, first, now); err != nil {
 		return "", err
 	}
 	return first.ID, nil

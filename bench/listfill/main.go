@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
@@ -119,19 +120,19 @@ func catalogFixture(ctx context.Context, st *store.Store, now time.Time) (pkgs [
 	if err != nil {
 		return nil, nil, "", err
 	}
-	digital, err := st.CreateProduct(ctx, catalog.Product{Name: "Digital", Category: "digital", VATRate: catalog.PercentOf(0), Active: true}, now)
+	digital, err := catalogdb.CreateProduct(ctx, st, catalog.Product{Name: "Digital", Category: "digital", VATRate: catalog.PercentOf(0), Active: true}, now)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	paper, err := st.CreateProduct(ctx, catalog.Product{Name: "Papiravis", Category: "paper", VATRate: catalog.PercentOf(0), Active: true}, now)
+	paper, err := catalogdb.CreateProduct(ctx, st, catalog.Product{Name: "Papiravis", Category: "paper", VATRate: catalog.PercentOf(0), Active: true}, now)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	monthly, err := st.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Månedlig", IntervalUnit: period.Month, IntervalCount: 1, PaymentTermsDays: 14}, now)
+	monthly, err := catalogdb.CreateBillingPlan(ctx, st, catalog.BillingPlan{Name: "Månedlig", IntervalUnit: period.Month, IntervalCount: 1, PaymentTermsDays: 14}, now)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	yearly, err := st.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Årlig", IntervalUnit: period.Year, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14}, now)
+	yearly, err := catalogdb.CreateBillingPlan(ctx, st, catalog.BillingPlan{Name: "Årlig", IntervalUnit: period.Year, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14}, now)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -156,11 +157,11 @@ func catalogFixture(ctx context.Context, st *store.Store, now time.Time) (pkgs [
 			[]catalog.Choices{{}, {Units: &two}}},
 	}
 	for _, o := range orders {
-		t, err := st.CreatePackage(ctx, o.tmpl, now)
+		t, err := catalogdb.CreatePackage(ctx, st, o.tmpl, now)
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("template %s: %w", o.tmpl.Name, err)
 		}
-		in, err := st.PackageForMerge(ctx, t.ID)
+		in, err := catalogdb.PackageForMerge(ctx, st, t.ID)
 		if err != nil {
 			return nil, nil, "", err
 		}

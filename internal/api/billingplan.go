@@ -2,14 +2,13 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/swaggest/jsonschema-go"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/period"
-	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -66,21 +65,6 @@ func (in BillingPlanInput) billingPlan() (catalog.BillingPlan, error) {
 	return b, errs.Err()
 }
 
-// checkDunningProcess answers 400 when b names a dunning process the
-// tenant does not have.
-func (s *Server) checkDunningProcess(r *http.Request, b catalog.BillingPlan) error {
-	if b.DunningProcessID == nil {
-		return nil
-	}
-	if _, err := s.store.DunningProcess(r.Context(), *b.DunningProcessID); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return validation.Field("dunningProcessId", "there is no dunning process %s", *b.DunningProcessID)
-		}
-		return err
-	}
-	return nil
-}
-
 type billingPlanUpdate struct {
 	idParam
 	BillingPlanInput
@@ -110,7 +94,7 @@ func (s *Server) billingPlanRoutes() {
 		method: http.MethodGet, path: "/billingplan/{id}", id: "getBillingPlan", tag: tag,
 		summary: "Get a billing plan", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.BillingPlan)}, respNotFound),
-		handle:    getOne(s.store.BillingPlan),
+		handle:    getOne(s.app.BillingPlan),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/billingplan/{id}", id: "updateBillingPlan", tag: tag,
@@ -136,10 +120,7 @@ func (s *Server) createBillingPlan(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := s.checkDunningProcess(r, b); err != nil {
-		return err
-	}
-	b, err = s.store.CreateBillingPlan(r.Context(), b, s.now())
+	b, err = s.app.CreateBillingPlan(r.Context(), b)
 	if err != nil {
 		return err
 	}
@@ -150,7 +131,7 @@ func (s *Server) createBillingPlan(w http.ResponseWriter, r *http.Request) error
 func (s *Server) listBillingPlans(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
-	var f store.BillingPlanFilter
+	var f catalogdb.BillingPlanFilter
 	if v := r.URL.Query().Get("intervalUnit"); v != "" {
 		if u, ok := period.ParseUnit(v); ok {
 			f.IntervalUnit = u
@@ -161,7 +142,7 @@ func (s *Server) listBillingPlans(w http.ResponseWriter, r *http.Request) error 
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	bs, next, err := s.store.ListBillingPlans(r.Context(), f, p)
+	bs, next, err := s.app.BillingPlans(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -177,8 +158,7 @@ func (s *Server) updateBillingPlan(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	old, err := s.store.BillingPlan(r.Context(), id)
-	if err != nil {
+	if _, err := s.app.BillingPlan(r.Context(), id); err != nil {
 		return err
 	}
 	var in BillingPlanInput
@@ -189,28 +169,8 @@ func (s *Server) updateBillingPlan(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if b.Interval() != old.Interval() {
-		users, err := s.store.PackagesUsingBillingPlan(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		if len(users) > 0 {
-			var errs validation.Errors
-			msg := "cannot change from %s while template package %s offers this plan; create a new billing plan"
-			if b.IntervalUnit != old.IntervalUnit {
-				errs.Add("intervalUnit", msg, old.Interval(), users[0])
-			}
-			if b.IntervalCount != old.IntervalCount {
-				errs.Add("intervalCount", msg, old.Interval(), users[0])
-			}
-			return errs
-		}
-	}
-	if err := s.checkDunningProcess(r, b); err != nil {
-		return err
-	}
 	b.ID = id
-	if _, err := s.store.UpdateBillingPlan(r.Context(), b, s.now()); err != nil {
+	if _, err := s.app.UpdateBillingPlan(r.Context(), b); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -222,7 +182,7 @@ func (s *Server) deleteBillingPlan(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteBillingPlan(r.Context(), id); err != nil {
+	if err := s.app.DeleteBillingPlan(r.Context(), id); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -115,10 +115,10 @@ func (s *Server) dunningRoutes() {
 		request: new(ProrationPolicyInput), responses: common(respCreated), handle: s.createProrationPolicy})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy", id: "listProrationPolicies", tag: ptag,
 		summary: "List proration policies", request: new(ListParams),
-		responses: common(respList(new([]store.ProrationPolicy))), handle: listAll(s, s.store.ListProrationPolicies)})
+		responses: common(respList(new([]store.ProrationPolicy))), handle: listAll(s, s.app.ProrationPolicies)})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy/{id}", id: "getProrationPolicy", tag: ptag,
 		summary: "Get a proration policy", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(store.ProrationPolicy)}, respNotFound), handle: getOne(s.store.ProrationPolicy)})
+		responses: common(response{status: http.StatusOK, body: new(store.ProrationPolicy)}, respNotFound), handle: getOne(s.app.ProrationPolicy)})
 	s.add(route{method: http.MethodPut, path: "/prorationpolicy/{id}", id: "updateProrationPolicy", tag: ptag,
 		summary: "Replace a proration policy's fields", request: new(prorationPolicyUpdate),
 		responses: common(respNoContent, respNotFound), handle: s.updateProrationPolicy})
@@ -159,7 +159,7 @@ func (s *Server) createProrationPolicy(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if p, err = s.store.CreateProrationPolicy(r.Context(), p, s.now()); err != nil {
+	if p, err = s.app.CreateProrationPolicy(r.Context(), p); err != nil {
 		return err
 	}
 	s.created(w, "/prorationpolicy/"+p.ID, p.ID)
@@ -180,7 +180,7 @@ func (s *Server) updateProrationPolicy(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	p.ID = id
-	if err := s.store.UpdateProrationPolicy(r.Context(), p, s.now()); err != nil {
+	if err := s.app.UpdateProrationPolicy(r.Context(), p); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -192,7 +192,7 @@ func (s *Server) deleteProrationPolicy(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteProrationPolicy(r.Context(), id); err != nil {
+	if err := s.app.DeleteProrationPolicy(r.Context(), id); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -15,7 +15,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -323,7 +325,7 @@ func (s *Server) packageRoutes() {
 		summary: "Get a template package", desc: "Archived packages can still be read; their `archivedAt` is set.",
 		request:   new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.TemplatePackage)}, respNotFound),
-		handle:    getOne(s.store.Package),
+		handle:    getOne(s.app.Package),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/package/{id}", id: "updatePackage", tag: tag,
@@ -353,79 +355,32 @@ func (s *Server) packageRoutes() {
 	})
 }
 
-// checkedTemplate decodes and checks a template package body against the
-// tenant's catalog. old is the stored version on PUT (nil on POST).
-func (s *Server) checkedTemplate(r *http.Request, old *catalog.TemplatePackage) (catalog.TemplatePackage, error) {
+// templateInput decodes a template package body; the application layer
+// checks it against the tenant's catalog.
+func templateInput(r *http.Request) (app.TemplateInput, error) {
 	var in PackageInput
 	if err := decodeJSON(r, &in); err != nil {
-		return catalog.TemplatePackage{}, err
+		return app.TemplateInput{}, err
 	}
 	t, errs := in.template()
-	ctx := r.Context()
-	refs := catalog.Refs{Kept: map[string]bool{}}
-	var err error
-	if refs.Products, err = s.store.ProductsByID(ctx, t.ProductIDs()); err != nil {
-		return catalog.TemplatePackage{}, err
-	}
-	if refs.BillingPlans, err = s.store.BillingPlansByID(ctx, t.BillingPlans); err != nil {
-		return catalog.TemplatePackage{}, err
-	}
+	out := app.TemplateInput{Package: t, Invalid: errs, TaxPercents: make([]*decimal.Decimal, len(in.Products))}
 	for i, p := range in.Products {
 		if p.TaxPercent == nil {
 			continue
 		}
-		d, err := p.TaxPercent.decimal()
-		prod, ok := refs.Products[normID(p.ProductID)]
-		if err != nil || !ok {
-			continue // reported on taxPercent or productId
-		}
-		if !d.Equal(prod.VATRate.Decimal()) {
-			errs.Add(fmt.Sprintf("products[%d].taxPercent", i), "is %s but product %s has VAT rate %s; VAT comes from the product: change its vatRate or leave taxPercent out",
-				d, prod.ID, prod.VATRate.Decimal())
-		}
+		if d, err := p.TaxPercent.decimal(); err == nil {
+			out.TaxPercents[i] = &d
+		} // else reported on taxPercent
 	}
-	if id := t.PackageChainID; id != nil && store.ValidID(*id) {
-		switch _, err := s.store.PackageChain(ctx, *id); {
-		case err == nil:
-			refs.ChainFound = true
-		case !errors.Is(err, store.ErrNotFound):
-			return catalog.TemplatePackage{}, err
-		}
-	}
-	if old != nil {
-		for _, id := range old.ProductIDs() {
-			refs.Kept[id] = true
-		}
-		if t.Currency != old.Currency {
-			chains, _, err := s.store.ListPackageChains(ctx, store.PackageChainFilter{PackageID: old.ID}, store.Page{Limit: 10})
-			if err != nil {
-				return catalog.TemplatePackage{}, err
-			}
-			if len(chains) > 0 {
-				errs.Add("Currency", "cannot change from %s while package chain %s uses this package", old.Currency, chains[0].ID)
-			}
-		}
-	}
-	// A field whose shape was already reported (a missing binding period)
-	// is not reported again by the rules.
-	reported := map[string]bool{}
-	for _, e := range errs {
-		reported[e.Field] = true
-	}
-	for _, e := range catalog.CheckTemplate(t, refs) {
-		if !reported[e.Field] {
-			errs = append(errs, e)
-		}
-	}
-	return t, errs.Err()
+	return out, nil
 }
 
 func (s *Server) createPackage(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.checkedTemplate(r, nil)
+	in, err := templateInput(r)
 	if err != nil {
 		return err
 	}
-	t, err = s.store.CreatePackage(r.Context(), t, s.now())
+	t, err := s.app.CreatePackage(r.Context(), in)
 	if err != nil {
 		return catalogError(err)
 	}
@@ -437,7 +392,7 @@ func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.PackageFilter{
+	f := catalogdb.PackageFilter{
 		Currency:       strings.ToUpper(q.Get("currency")),
 		PackageChainID: queryID(q, "packageChainId", &errs),
 		ProductID:      queryID(q, "productId", &errs),
@@ -450,7 +405,7 @@ func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	pkgs, next, err := s.store.ListPackages(ctx, f, p)
+	pkgs, next, err := s.app.Packages(ctx, f, p)
 	if err != nil {
 		return err
 	}
@@ -466,16 +421,14 @@ func (s *Server) updatePackage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	old, err := s.store.Package(r.Context(), id)
+	if _, err := s.app.Package(r.Context(), id); err != nil {
+		return err
+	}
+	in, err := templateInput(r)
 	if err != nil {
 		return err
 	}
-	t, err := s.checkedTemplate(r, &old)
-	if err != nil {
-		return err
-	}
-	t.ID = id
-	if _, err := s.store.UpdatePackage(r.Context(), t, s.now()); err != nil {
+	if _, err := s.app.UpdatePackage(r.Context(), id, in); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -487,7 +440,7 @@ func (s *Server) deletePackage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.DeletePackage(r.Context(), id, s.now()); err != nil {
+	if _, err := s.app.DeletePackage(r.Context(), id); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -507,12 +460,7 @@ func (s *Server) previewPackage(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	mi, err := s.store.PackageForMerge(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	mi.Choices = choices
-	sp, err := catalog.Merge(mi)
+	sp, err := s.app.PreviewPackage(r.Context(), id, choices)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,9 @@ import (
 
 	"github.com/swaggest/jsonschema-go"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -95,7 +96,7 @@ func (s *Server) packageChainRoutes() {
 		method: http.MethodGet, path: "/packagechain/{id}", id: "getPackageChain", tag: tag,
 		summary: "Get a package chain", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.Chain)}, respNotFound),
-		handle:    getOne(s.store.PackageChain),
+		handle:    getOne(s.app.PackageChain),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/packagechain/{id}", id: "updatePackageChain", tag: tag,
@@ -110,40 +111,23 @@ func (s *Server) packageChainRoutes() {
 	})
 }
 
-// checkedChain decodes a chain body and checks it against the tenant's
-// template packages.
-func (s *Server) checkedChain(r *http.Request) (catalog.Chain, error) {
+// chainInput decodes a chain body; the application layer checks it
+// against the tenant's template packages.
+func chainInput(r *http.Request) (app.ChainInput, error) {
 	var in PackageChainInput
 	if err := decodeJSON(r, &in); err != nil {
-		return catalog.Chain{}, err
+		return app.ChainInput{}, err
 	}
 	c, errs := in.chain()
-	if in.PackageChain != nil {
-		pkgs, err := s.store.PackagesByID(r.Context(), c.PackageIDs())
-		if err != nil {
-			return catalog.Chain{}, err
-		}
-		// A step left out was reported above; do not report it again as
-		// out of range.
-		reported := map[string]bool{}
-		for _, e := range errs {
-			reported[e.Field] = true
-		}
-		for _, e := range catalog.CheckChain(c, pkgs) {
-			if !reported[e.Field] {
-				errs = append(errs, e)
-			}
-		}
-	}
-	return c, errs.Err()
+	return app.ChainInput{Chain: c, Invalid: errs}, nil
 }
 
 func (s *Server) createPackageChain(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.checkedChain(r)
+	in, err := chainInput(r)
 	if err != nil {
 		return err
 	}
-	c, err = s.store.CreatePackageChain(r.Context(), c, s.now())
+	c, err := s.app.CreatePackageChain(r.Context(), in)
 	if err != nil {
 		return catalogError(err)
 	}
@@ -154,12 +138,12 @@ func (s *Server) createPackageChain(w http.ResponseWriter, r *http.Request) erro
 func (s *Server) listPackageChains(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
-	f := store.PackageChainFilter{PackageID: queryID(r.URL.Query(), "packageId", &errs)}
+	f := catalogdb.PackageChainFilter{PackageID: queryID(r.URL.Query(), "packageId", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}
 	ctx := r.Context()
-	cs, next, err := s.store.ListPackageChains(ctx, f, p)
+	cs, next, err := s.app.PackageChains(ctx, f, p)
 	if err != nil {
 		return err
 	}
@@ -175,15 +159,14 @@ func (s *Server) updatePackageChain(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.PackageChain(r.Context(), id); err != nil {
+	if _, err := s.app.PackageChain(r.Context(), id); err != nil {
 		return err
 	}
-	c, err := s.checkedChain(r)
+	in, err := chainInput(r)
 	if err != nil {
 		return err
 	}
-	c.ID = id
-	if _, err := s.store.UpdatePackageChain(r.Context(), c, s.now()); err != nil {
+	if _, err := s.app.UpdatePackageChain(r.Context(), id, in); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -195,7 +178,7 @@ func (s *Server) deletePackageChain(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeletePackageChain(r.Context(), id); err != nil {
+	if err := s.app.DeletePackageChain(r.Context(), id); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)

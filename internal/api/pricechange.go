@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
@@ -78,31 +77,28 @@ func (s *Server) templateOf(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.store.PackageForMerge(r.Context(), id); err != nil {
+	if _, err := s.app.OrderableTemplate(r.Context(), id); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
 // priceChangeCall reads what creating and previewing a price change share:
-// the template of the path, the body and the tenant's time.
-func (s *Server) priceChangeCall(r *http.Request) (id string, req engine.PriceChangeRequest, now time.Time, err error) {
+// the template of the path and the body.
+func (s *Server) priceChangeCall(r *http.Request) (id string, req engine.PriceChangeRequest, err error) {
 	if id, err = s.templateOf(r); err != nil {
 		return
 	}
-	if req, err = priceChangeInput(r); err != nil {
-		return
-	}
-	now, err = s.tenantNow(r.Context())
+	req, err = priceChangeInput(r)
 	return
 }
 
 func (s *Server) createPriceChange(w http.ResponseWriter, r *http.Request) error {
-	id, req, now, err := s.priceChangeCall(r)
+	id, req, err := s.priceChangeCall(r)
 	if err != nil {
 		return err
 	}
-	p, err := s.engine.SchedulePriceChange(r.Context(), id, req, now)
+	p, err := s.app.SchedulePriceChange(r.Context(), id, req)
 	if err != nil {
 		return err
 	}
@@ -111,11 +107,11 @@ func (s *Server) createPriceChange(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) previewPriceChange(w http.ResponseWriter, r *http.Request) error {
-	id, req, now, err := s.priceChangeCall(r)
+	id, req, err := s.priceChangeCall(r)
 	if err != nil {
 		return err
 	}
-	p, err := s.engine.PreviewPriceChange(r.Context(), id, req, now)
+	p, err := s.app.PreviewPriceChange(r.Context(), id, req)
 	if err != nil {
 		return err
 	}
@@ -124,11 +120,11 @@ func (s *Server) previewPriceChange(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) listPriceChanges(w http.ResponseWriter, r *http.Request) error {
-	id, err := s.templateOf(r)
+	id, err := pathID(r, "id")
 	if err != nil {
 		return err
 	}
-	list, err := s.store.PriceChanges(r.Context(), id)
+	list, err := s.app.PriceChanges(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -151,7 +147,7 @@ func (s *Server) getPriceChange(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.store.PriceChange(r.Context(), id, pcID)
+	p, err := s.app.PriceChange(r.Context(), id, pcID)
 	if err != nil {
 		return err
 	}
@@ -164,11 +160,7 @@ func (s *Server) revokePriceChange(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
-	if err != nil {
-		return err
-	}
-	if err := s.engine.RevokePriceChange(r.Context(), id, pcID, now); err != nil {
+	if err := s.app.RevokePriceChange(r.Context(), id, pcID); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

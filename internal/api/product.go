@@ -8,7 +8,7 @@ import (
 	"github.com/swaggest/jsonschema-go"
 
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -71,7 +71,7 @@ func (s *Server) productRoutes() {
 		method: http.MethodGet, path: "/product/{id}", id: "getProduct", tag: tag,
 		summary: "Get a product", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.Product)}, respNotFound),
-		handle:    getOne(s.store.Product),
+		handle:    getOne(s.app.Product),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/product/{id}", id: "updateProduct", tag: tag,
@@ -96,7 +96,7 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err = s.store.CreateProduct(r.Context(), p, s.now())
+	p, err = s.app.CreateProduct(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -108,11 +108,11 @@ func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.ProductFilter{Category: strings.TrimSpace(q.Get("category")), Active: queryBool(q, "active", &errs)}
+	f := catalogdb.ProductFilter{Category: strings.TrimSpace(q.Get("category")), Active: queryBool(q, "active", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	ps, next, err := s.store.ListProducts(r.Context(), f, p)
+	ps, next, err := s.app.Products(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (s *Server) updateProduct(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p.ID = id
-	if _, err := s.store.UpdateProduct(r.Context(), p, s.now()); err != nil {
+	if _, err := s.app.UpdateProduct(r.Context(), p); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -149,7 +149,7 @@ func (s *Server) deleteProduct(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteProduct(r.Context(), id); err != nil {
+	if err := s.app.DeleteProduct(r.Context(), id); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)

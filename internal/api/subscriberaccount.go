@@ -173,7 +173,7 @@ func (s *Server) itemVATRate(ctx context.Context, errs *validation.Errors, in Ac
 	if id := strings.ToLower(trimmed(in.ProductID)); id != "" {
 		if !store.ValidID(id) {
 			errs.Add("productId", "must be a uuid")
-		} else if p, err := s.store.Product(ctx, id); errors.Is(err, store.ErrNotFound) {
+		} else if p, err := s.app.Product(ctx, id); errors.Is(err, store.ErrNotFound) {
 			errs.Add("productId", "no product %s in this tenant", id)
 		} else if err != nil {
 			return catalog.Percent{}, err

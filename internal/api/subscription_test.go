@@ -10,6 +10,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
@@ -26,7 +27,7 @@ func beginSubscription(t *testing.T, e *apitest.Env, tn apitest.Tenant, start ti
 	subscriber = sd.Subscriber(seed.Subscriber{Name: "Kari", Country: "NO"})
 	template = create(t, tn, "/package", contractPackage("Digital", "199", c.digital, c.monthly))
 	ctx := tenancy.With(context.Background(), tn.ID)
-	in, err := e.Store.PackageForMerge(ctx, template)
+	in, err := catalogdb.PackageForMerge(ctx, e.Store, template)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,10 @@
 package api
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/store"
 )
 
 // SubscriptionChainView is GET /subscription/{id}/packagechain: the chain
@@ -63,23 +59,11 @@ func (s *Server) getSubscriptionChain(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	sub, err := s.store.Subscription(ctx, id)
+	sc, err := s.app.SubscriptionChain(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	if sub.ChainID == nil || sub.ChainStep == nil {
-		return store.ErrNotFound
-	}
-	frozen := true
-	inst, err := s.store.ChainInstance(ctx, *sub.ChainID)
-	if errors.Is(err, store.ErrNotFound) {
-		frozen = false
-		inst, err = s.definitionInstance(ctx, *sub.ChainID, sub.Choices)
-	}
-	if err != nil {
-		return err
-	}
+	sub, inst, frozen := sc.Subscription, sc.Instance, sc.Frozen
 	v := SubscriptionChainView{ID: inst.ID, PackageChainID: inst.ChainID, Name: inst.Name, SubscriptionID: sub.ID,
 		CurrentStep: *sub.ChainStep, CurrentPeriod: sub.StepPeriod, Frozen: frozen, CreatedAt: inst.CreatedAt,
 		Steps: make([]SubscriptionChainStep, len(inst.Steps))}
@@ -97,28 +81,4 @@ func (s *Server) getSubscriptionChain(w http.ResponseWriter, r *http.Request) er
 	}
 	writeJSON(w, http.StatusOK, v)
 	return nil
-}
-
-// definitionInstance shows what the engine will freeze for a period that
-// still names chain definition id (ordered before chain instances
-// existed): the definition's steps merged as they are now. Nothing is
-// written.
-func (s *Server) definitionInstance(ctx context.Context, id string, choices catalog.Choices) (catalog.ChainInstance, error) {
-	chain, err := s.store.PackageChain(ctx, id)
-	if err != nil {
-		return catalog.ChainInstance{}, err
-	}
-	chain.SortSteps()
-	inputs := map[string]catalog.MergeInput{}
-	for _, st := range chain.PackageChain.Steps {
-		if _, ok := inputs[st.NextPackageID]; ok {
-			continue
-		}
-		in, err := s.store.PackageForMerge(ctx, st.NextPackageID)
-		if err != nil {
-			return catalog.ChainInstance{}, fmt.Errorf("chain %s step %d: %w", id, st.Step, err)
-		}
-		inputs[st.NextPackageID] = in
-	}
-	return catalog.Instantiate(chain.ID, chain, inputs, 0, choices, chain.UpdatedAt)
 }

@@ -10,7 +10,8 @@
 //     country (and validation, which they share): rules without I/O.
 //   - store: SQL on SQLite and PostgreSQL: the engines, transactions,
 //     migrations, the shared records and the query kit the wings' own SQL
-//     runs on. It imports no wing (Wings).
+//     runs on. It imports no wing (Wings), nor the records kept above
+//     it on the same kit (Records: the catalog's SQL, internal/catalogdb).
 //   - application: engine, invoicing, provider and the wings (Wings:
 //     autogiro, avtalegiro, peppol, webhook, outbox, and the identity wing
 //     idp, subscriberuser, auth), which open the store's transactions. A
@@ -94,6 +95,15 @@ var TestHelpers = []string{"internal/apitest"}
 // every other wing links and nobody owns.
 var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "internal/peppol/...", "internal/webhook/...",
 	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/..."}
+
+// Records are packages of records that are not the store's shared ones
+// and hold their SQL on the store's query kit, as a wing does, but own no
+// rules or integration of their own: the catalog's SQL (internal/catalogdb),
+// which the application layer, the engine and the tools that fill a
+// tenant use. They are no wings (anything above the store may import
+// them); the store imports none of them, or its core would link what it
+// moved out.
+var Records = []string{"internal/catalogdb/..."}
 
 // wingGroups are wings written as several packages, which may import each
 // other: the identity wing issues tokens (idp), keeps subscriber users and
@@ -221,7 +231,8 @@ func CheckImports(pkgs []Package) []Violation {
 	return out
 }
 
-// checkStore applies the store's rule: no wing among its imports.
+// checkStore applies the store's rule: no wing, and none of the Records
+// above it, among its imports.
 func checkStore(p Package) []Violation {
 	var out []Violation
 	for _, imp := range p.Imports {
@@ -231,6 +242,9 @@ func checkStore(p Package) []Violation {
 		}
 		if slices.ContainsFunc(Wings, func(w string) bool { return matches(ri, w) }) {
 			out = append(out, Violation{"store", rel(p.ImportPath), "imports " + ri + ", a wing: a wing's SQL lives in the wing, on the store's query kit"})
+		}
+		if slices.ContainsFunc(Records, func(w string) bool { return matches(ri, w) }) {
+			out = append(out, Violation{"store", rel(p.ImportPath), "imports " + ri + ", records above the store: their SQL uses the store, not the other way round"})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/demo"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
@@ -28,19 +29,19 @@ func TestDemoCatalog(t *testing.T) {
 		ctx := tenancy.With(context.Background(), creds.TenantID)
 		all := store.Page{Limit: 100}
 
-		products, _, err := s.ListProducts(ctx, store.ProductFilter{}, all)
+		products, _, err := catalogdb.ListProducts(ctx, s, catalogdb.ProductFilter{}, all)
 		if err != nil || len(products) != 3 {
 			t.Fatalf("products: %v, %v", products, err)
 		}
-		plans, _, err := s.ListBillingPlans(ctx, store.BillingPlanFilter{}, all)
+		plans, _, err := catalogdb.ListBillingPlans(ctx, s, catalogdb.BillingPlanFilter{}, all)
 		if err != nil || len(plans) != 2 {
 			t.Fatalf("billing plans: %v, %v", plans, err)
 		}
-		pkgs, _, err := s.ListPackages(ctx, store.PackageFilter{Currency: "NOK"}, all)
+		pkgs, _, err := catalogdb.ListPackages(ctx, s, catalogdb.PackageFilter{Currency: "NOK"}, all)
 		if err != nil || len(pkgs) != 5 {
 			t.Fatalf("packages: %d, %v", len(pkgs), err)
 		}
-		chains, _, err := s.ListPackageChains(ctx, store.PackageChainFilter{}, all)
+		chains, _, err := catalogdb.ListPackageChains(ctx, s, catalogdb.PackageChainFilter{}, all)
 		if err != nil || len(chains) != 1 || len(chains[0].PackageChain.Steps) != 3 {
 			t.Fatalf("chains: %v, %v", chains, err)
 		}
@@ -60,7 +61,7 @@ func TestDemoCatalog(t *testing.T) {
 			if !ok {
 				t.Fatalf("no package %q", name)
 			}
-			in, err := s.PackageForMerge(ctx, p.ID)
+			in, err := catalogdb.PackageForMerge(ctx, s, p.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +86,7 @@ func TestDemoCatalog(t *testing.T) {
 		if _, created, err := demo.Ensure(context.Background(), s, engine.New(s, slog.New(slog.DiscardHandler), "demo-test"), dir, now); err != nil || created {
 			t.Fatalf("second Ensure: %v (created %v)", err, created)
 		}
-		if again, _, _ := s.ListPackages(ctx, store.PackageFilter{}, all); len(again) != 5 {
+		if again, _, _ := catalogdb.ListPackages(ctx, s, catalogdb.PackageFilter{}, all); len(again) != 5 {
 			t.Errorf("second start added packages: %d", len(again))
 		}
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kadens/kadens/internal/atomicfile"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/money"
@@ -134,7 +135,7 @@ func seedCatalog(ctx context.Context, s *store.Store, now time.Time) error {
 		"puzzles": {Name: "Nordavis Spill", Description: "Kryssord, sudoku og quiz", Category: "digital", VATRate: catalog.PercentOf(25)},
 	} {
 		p.Active = true
-		created, err := s.CreateProduct(ctx, p, now)
+		created, err := catalogdb.CreateProduct(ctx, s, p, now)
 		if err != nil {
 			return err
 		}
@@ -145,7 +146,7 @@ func seedCatalog(ctx context.Context, s *store.Store, now time.Time) error {
 		"monthly": {Name: "Månedlig", Description: "Faktura hver måned, sendt 14 dager før perioden", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14},
 		"yearly":  {Name: "Årlig", Description: "Faktura én gang i året, sendt 30 dager før perioden", IntervalUnit: period.Year, IntervalCount: 1, MinimumDueDays: 30, PaymentTermsDays: 14},
 	} {
-		created, err := s.CreateBillingPlan(ctx, b, now)
+		created, err := catalogdb.CreateBillingPlan(ctx, s, b, now)
 		if err != nil {
 			return err
 		}
@@ -192,7 +193,7 @@ func seedCatalog(ctx context.Context, s *store.Store, now time.Time) error {
 		if errs := catalog.CheckTemplate(tp, refs); len(errs) > 0 {
 			return fmt.Errorf("template %q: %w", tp.Name, errs)
 		}
-		created, err := s.CreatePackage(ctx, tp, now)
+		created, err := catalogdb.CreatePackage(ctx, s, tp, now)
 		if err != nil {
 			return err
 		}
@@ -215,12 +216,12 @@ func seedCatalog(ctx context.Context, s *store.Store, now time.Time) error {
 	if errs := catalog.CheckChain(chain, byID); len(errs) > 0 {
 		return fmt.Errorf("chain: %w", errs)
 	}
-	chain, err := s.CreatePackageChain(ctx, chain, now)
+	chain, err := catalogdb.CreatePackageChain(ctx, s, chain, now)
 	if err != nil {
 		return err
 	}
 	entry := templates[intro99]
 	entry.PackageChainID = &chain.ID
-	_, err = s.UpdatePackage(ctx, entry, now)
+	_, err = catalogdb.UpdatePackage(ctx, s, entry, now)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -25,7 +26,7 @@ var demoSubscribers = []struct {
 // by engine.CompleteOrder exactly as POST /order/{id}/complete completes
 // one. Advancing the demo clock then renews them.
 func seedSubscriptions(ctx context.Context, s *store.Store, eng *engine.Engine, org store.Organization, now time.Time) error {
-	pkgs, _, err := s.ListPackages(ctx, store.PackageFilter{}, store.Page{Limit: 100})
+	pkgs, _, err := catalogdb.ListPackages(ctx, s, catalogdb.PackageFilter{}, store.Page{Limit: 100})
 	if err != nil {
 		return err
 	}

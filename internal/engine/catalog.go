@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -43,7 +44,7 @@ func (c *catalogCache) input(ctx context.Context, id string) (catalog.MergeInput
 	in, ok := c.templates[id]
 	if !ok {
 		var err error
-		if in, err = c.store.PackageForMerge(ctx, id); err != nil {
+		if in, err = catalogdb.PackageForMerge(ctx, c.store, id); err != nil {
 			return catalog.MergeInput{}, fmt.Errorf("engine: template package %s: %w", id, err)
 		}
 		c.templates[id] = in
@@ -66,7 +67,7 @@ func (c *catalogCache) chain(ctx context.Context, id string) (catalog.Chain, err
 	if ch, ok := c.chains[id]; ok {
 		return ch, nil
 	}
-	ch, err := c.store.PackageChain(ctx, id)
+	ch, err := catalogdb.PackageChain(ctx, c.store, id)
 	if err != nil {
 		return catalog.Chain{}, fmt.Errorf("engine: package chain %s: %w", id, err)
 	}
@@ -87,7 +88,7 @@ func (c *catalogCache) loadInstances(ctx context.Context, tx *store.Tx, ids []st
 	if len(want) == 0 {
 		return nil
 	}
-	got, err := tx.ChainInstances(ctx, want)
+	got, err := catalogdb.ChainInstances(ctx, tx, want)
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (c *catalogCache) instantiate(ctx context.Context, tx *store.Tx, chain cata
 	if err != nil {
 		return catalog.ChainInstance{}, err
 	}
-	if err := tx.InsertChainInstance(ctx, inst); err != nil {
+	if err := catalogdb.InsertChainInstance(ctx, tx, inst); err != nil {
 		return catalog.ChainInstance{}, err
 	}
 	c.instances[inst.ID] = inst

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -179,7 +180,7 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	if err != nil {
 		return st, false, err
 	}
-	pcAt, err := tx.NextPriceChangeAt(ctx)
+	pcAt, err := catalogdb.NextPriceChangeAt(ctx, tx)
 	if err != nil {
 		return st, false, err
 	}

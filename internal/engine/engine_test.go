@@ -15,6 +15,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/seed"
@@ -93,7 +94,7 @@ func (w *world) begin(template string, start time.Time) store.Subscription {
 func (w *world) beginLegacy(template string, start time.Time) store.Subscription {
 	w.t.Helper()
 	return w.start(start, func(*store.Tx) (catalog.SubscriptionPackage, error) {
-		in, err := w.e.Store.PackageForMerge(w.ctx, template)
+		in, err := catalogdb.PackageForMerge(w.ctx, w.e.Store, template)
 		if err != nil {
 			return catalog.SubscriptionPackage{}, err
 		}

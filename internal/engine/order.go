@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -23,7 +24,7 @@ import (
 // templatePackageChoices, the template's own on templatePackageId); a missing
 // template is reported on templatePackageId.
 func (e *Engine) MergeOrder(ctx context.Context, id string, choices catalog.Choices) (catalog.SubscriptionPackage, validation.Errors, error) {
-	mi, err := e.store.PackageForMerge(ctx, id)
+	mi, err := catalogdb.PackageForMerge(ctx, e.store, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.SubscriptionPackage{}, validation.Field("templatePackageId", "no template package %s in this tenant", id), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -62,7 +63,7 @@ type priceChangeEvent struct {
 
 // checkPriceChange validates req for template templateID at now.
 func (e *Engine) checkPriceChange(ctx context.Context, cache *catalogCache, templateID string, req PriceChangeRequest, now time.Time) error {
-	source, err := e.store.PackageForMerge(ctx, templateID)
+	source, err := catalogdb.PackageForMerge(ctx, e.store, templateID)
 	if err != nil {
 		return err // 404: the template in the path does not exist
 	}
@@ -105,7 +106,7 @@ func (e *Engine) SchedulePriceChange(ctx context.Context, templateID string, req
 		EffectiveFrom: req.EffectiveFrom.UTC(), NoticeDays: req.NoticeDays, StartsAt: req.EffectiveFrom.AddDate(0, 0, -req.NoticeDays).UTC(),
 		Status: store.PriceChangeScheduled, CreatedAt: now.UTC(),
 	}
-	err := e.store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertPriceChange(ctx, p) })
+	err := e.store.InTx(ctx, func(tx *store.Tx) error { return catalogdb.InsertPriceChange(ctx, tx, p) })
 	if err != nil {
 		return store.PriceChange{}, err
 	}
@@ -114,14 +115,14 @@ func (e *Engine) SchedulePriceChange(ctx context.Context, templateID string, req
 
 // RevokePriceChange revokes a price change before it starts; after, 400.
 func (e *Engine) RevokePriceChange(ctx context.Context, templateID, id string, now time.Time) error {
-	p, err := e.store.PriceChange(ctx, templateID, id)
+	p, err := catalogdb.PriceChange(ctx, e.store, templateID, id)
 	if err != nil {
 		return err
 	}
 	if p.Status != store.PriceChangeScheduled {
 		return validation.Field("priceChangeId", "the price change is %s and can no longer be revoked; revoke the plan changes it registered one by one", p.Status)
 	}
-	err = e.store.InTx(ctx, func(tx *store.Tx) error { return tx.RevokePriceChange(ctx, id, now) })
+	err = e.store.InTx(ctx, func(tx *store.Tx) error { return catalogdb.RevokePriceChange(ctx, tx, id, now) })
 	if errors.Is(err, store.ErrConflict) {
 		return validation.Field("priceChangeId", "the price change started meanwhile and can no longer be revoked")
 	}
@@ -222,7 +223,7 @@ func (e *Engine) planPriceChange(ctx context.Context, tx *store.Tx, cache *catal
 // renewal from the effective date on, and its subscriber a notice.
 func (e *Engine) startPriceChanges(ctx context.Context, tx *store.Tx, cache *catalogCache, at time.Time) (Stats, error) {
 	var st Stats
-	due, err := tx.DuePriceChanges(ctx, at)
+	due, err := catalogdb.DuePriceChanges(ctx, tx, at)
 	if err != nil {
 		return st, err
 	}
@@ -237,7 +238,7 @@ func (e *Engine) startPriceChanges(ctx context.Context, tx *store.Tx, cache *cat
 		if err := tx.AddEvents(ctx, plan.events); err != nil {
 			return st, err
 		}
-		if err := tx.StartPriceChange(ctx, p.ID, at, plan.preview.Subscriptions, plan.preview.Skipped); err != nil {
+		if err := catalogdb.StartPriceChange(ctx, tx, p.ID, at, plan.preview.Subscriptions, plan.preview.Skipped); err != nil {
 			return st, err
 		}
 		st.PriceChangeNotices += len(plan.changes)

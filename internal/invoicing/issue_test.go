@@ -7,6 +7,7 @@ import (
 
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
@@ -33,21 +34,21 @@ func newBilled(t testing.TB, s *store.Store) billed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prod, err := s.CreateProduct(ctx, catalog.Product{Name: "Digital", Category: "digital", VATRate: catalog.PercentOf(25), Active: true}, t0)
+	prod, err := catalogdb.CreateProduct(ctx, s, catalog.Product{Name: "Digital", Category: "digital", VATRate: catalog.PercentOf(25), Active: true}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := s.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, PaymentTermsDays: 14}, t0)
+	plan, err := catalogdb.CreateBillingPlan(ctx, s, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, PaymentTermsDays: 14}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := s.CreatePackage(ctx, catalog.TemplatePackage{Name: "Digital", Currency: "NOK", Price: catalog.NewAmount(19900, nok), Units: 1,
+	tmpl, err := catalogdb.CreatePackage(ctx, s, catalog.TemplatePackage{Name: "Digital", Currency: "NOK", Price: catalog.NewAmount(19900, nok), Units: 1,
 		PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}}, BillingPlans: []string{plan.ID},
 		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := s.PackageForMerge(ctx, tmpl.ID)
+	in, err := catalogdb.PackageForMerge(ctx, s, tmpl.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

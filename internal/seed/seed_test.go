@@ -8,6 +8,7 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -38,7 +39,7 @@ func TestWritersAgree(t *testing.T) {
 				[]any{b.Name, b.OrganizationNumber, b.Country, b.Currency, b.TimeZone, b.PricesIncludeVAT})
 		}
 		product := func(p catalog.Product) any { return []any{p.Name, p.Category, p.VATRate.String(), p.Active} }
-		pa, err := e.Store.Product(ctx, api.Product(seed.Product{Name: "Avis", Category: "digital", VATRate: "12.5"}))
+		pa, err := catalogdb.Product(ctx, e.Store, api.Product(seed.Product{Name: "Avis", Category: "digital", VATRate: "12.5"}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +51,7 @@ func TestWritersAgree(t *testing.T) {
 		}
 		var plans [2]string
 		for i, o := range []seed.Plan{{Name: "Monthly", Unit: "month"}, {Name: "28 days", Unit: "Day", Count: 28, MinimumDueDays: seed.Days(0), PaymentTermsDays: seed.Days(20)}} {
-			a, err := e.Store.BillingPlan(ctx, api.Plan(o))
+			a, err := catalogdb.BillingPlan(ctx, e.Store, api.Plan(o))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +69,7 @@ func TestWritersAgree(t *testing.T) {
 			{Name: "Family", Currency: "SEK", Price: "129.50", Units: 2, AutomaticStop: true, PermanentDiscount: "12.5", MinUnits: 1, MaxUnits: 5,
 				Products: []string{pb.ID}, Additional: []seed.Additional{{ProductID: pa.ID, Price: "19.90", SelectedByDefault: true}}, Plans: plans[1:]},
 		} {
-			a, err := e.Store.Package(ctx, api.Package(o))
+			a, err := catalogdb.Package(ctx, e.Store, api.Package(o))
 			if err != nil {
 				t.Fatal(err)
 			}

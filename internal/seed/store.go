@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -64,7 +65,7 @@ func (w *Store) Product(p Product) catalog.Product {
 	if err != nil {
 		w.fail("product", err)
 	}
-	out, err := w.s.CreateProduct(w.ctx, catalog.Product{Name: p.Name, Category: p.Category, VATRate: catalog.NewPercent(rate), Active: true}, w.now)
+	out, err := catalogdb.CreateProduct(w.ctx, w.s, catalog.Product{Name: p.Name, Category: p.Category, VATRate: catalog.NewPercent(rate), Active: true}, w.now)
 	if err != nil {
 		w.fail("product", err)
 	}
@@ -84,7 +85,7 @@ func (w *Store) Plan(p Plan) catalog.BillingPlan {
 		}
 		return *n
 	}
-	out, err := w.s.CreateBillingPlan(w.ctx, catalog.BillingPlan{Name: p.Name, IntervalUnit: unit, IntervalCount: max(p.Count, 1),
+	out, err := catalogdb.CreateBillingPlan(w.ctx, w.s, catalog.BillingPlan{Name: p.Name, IntervalUnit: unit, IntervalCount: max(p.Count, 1),
 		MinimumDueDays: days(p.MinimumDueDays), PaymentTermsDays: days(p.PaymentTermsDays)}, w.now)
 	if err != nil {
 		w.fail("billing plan", err)
@@ -135,7 +136,7 @@ func (w *Store) Package(p Package) catalog.TemplatePackage {
 	if p.MaxUnits != 0 {
 		tp.AllowedChoices.MaxUnits = p.MaxUnits
 	}
-	out, err := w.s.CreatePackage(w.ctx, tp, w.now)
+	out, err := catalogdb.CreatePackage(w.ctx, w.s, tp, w.now)
 	if err != nil {
 		w.fail("package", err)
 	}

@@ -318,3 +318,23 @@ func (s *Store) InReadTx(ctx context.Context, fn func(q ReadTx) error) error {
 // other errors as they are, for a wing's INSERT that names rows a
 // concurrent change may remove (a Peppol delivery's document).
 func RefError(err error) error { return refError(err) }
+
+// The catalog's part of the kit (internal/catalogdb): its lists filter by
+// sets of ids, and its records are deleted only while nothing refers to
+// them, as the store's own (dunning processes, agreements) are.
+
+// AddIn appends "col IN (…)" for the valid, distinct uuids among vals
+// (bound as parameters). It reports false, adding nothing, when there is
+// none: the caller then knows the answer is empty without asking the
+// database. Lists of a few ids run unprepared (Pool.Query, ReadTx.Query),
+// so their varying text does not fill a statement cache.
+func (f Filter) AddIn(col string, vals []string) bool { return f.f.addIn(col, vals) }
+
+// DeleteUnused deletes row id of the tenant's table unless users (a query
+// taking $1 the tenant and $2 the id) finds rows that refer to it; then
+// the error is an *InUseError naming them (what and by word it: "billing
+// plan", "template package"), and an id that names no row is ErrNotFound.
+// It is the store's own rule for its records, exported for the catalog's.
+func (s *Store) DeleteUnused(ctx context.Context, table, what, id, by, users string) error {
+	return s.deleteUnused(ctx, table, what, id, by, users)
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/seed"
@@ -84,7 +85,7 @@ func fillLists(tb testing.TB, s *store.Store, n int) context.Context {
 	plan := sd.Plan(seed.Plan{Name: "Monthly", Unit: "Month", Count: 1, MinimumDueDays: seed.Days(0), PaymentTermsDays: seed.Days(14)})
 	tmpl := sd.Package(seed.Package{Name: "Digital", Price: "199.00", Units: 1, PermanentDiscount: "0", Products: []string{prod.ID},
 		Plans: []string{plan.ID}})
-	in, err := s.PackageForMerge(ctx, tmpl.ID)
+	in, err := catalogdb.PackageForMerge(ctx, s, tmpl.ID)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -222,12 +223,12 @@ func TestDeletePackageArchivesWhatOrdersUse(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 2 {
-			archived, err := s.DeletePackage(ctx, f.pkg.ID, catalogNow.Add(time.Hour))
+			archived, err := catalogdb.DeletePackage(ctx, s, f.pkg.ID, catalogNow.Add(time.Hour))
 			if err != nil || !archived {
 				t.Fatalf("delete of an ordered package: archived %v, %v", archived, err)
 			}
 		}
-		if p, err := s.Package(ctx, f.pkg.ID); err != nil || p.ArchivedAt == nil {
+		if p, err := catalogdb.Package(ctx, s, f.pkg.ID); err != nil || p.ArchivedAt == nil {
 			t.Fatalf("package %+v, %v", p, err)
 		}
 	})

@@ -546,3 +546,31 @@ func (s *Store) ListSubscriptions(ctx context.Context, f SubscriptionFilter, p P
 	out, next := trimPage(out, p, func(sub Subscription) string { return sub.ID })
 	return out, next, nil
 }
+
+// LiveSeriesOfTemplate returns the last period of every running series
+// (not renewed yet, not cancelled, not deactivated) ordered from or changed
+// to template templateID, by id. q is the transaction's or the store's
+// read handle, so previews read on the read pool.
+func liveSeriesOfTemplate(ctx context.Context, q queryer, tenant, templateID string) ([]Subscription, error) {
+	out, err := queryAll(ctx, q, scanSubscription, `SELECT `+subscriptionColumns+` FROM subscriptions
+		WHERE tenant_id = $1 AND template_package_id = $2 AND next_id IS NULL AND cancelled_at IS NULL AND deactivated_at IS NULL
+		ORDER BY id`, tenant, templateID)
+	if err != nil {
+		return nil, fmt.Errorf("store: running subscriptions of template %s: %w", templateID, err)
+	}
+	return out, nil
+}
+
+// LiveSeriesOfTemplate: see liveSeriesOfTemplate; in tx.
+func (tx *Tx) LiveSeriesOfTemplate(ctx context.Context, templateID string) ([]Subscription, error) {
+	return liveSeriesOfTemplate(ctx, tx.tx, tx.tenant, templateID)
+}
+
+// LiveSeriesOfTemplate: see liveSeriesOfTemplate; on the read pool.
+func (s *Store) LiveSeriesOfTemplate(ctx context.Context, templateID string) ([]Subscription, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return liveSeriesOfTemplate(ctx, s.r, tenant, templateID)
+}

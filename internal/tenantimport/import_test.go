@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/seed"
@@ -58,14 +59,14 @@ func newTenant(t *testing.T, s *store.Store, name ...string) tenant {
 	plain := w.Package(seed.Package{Name: "Digital", Price: "199.00", Products: []string{prod.ID}, Plans: []string{plan.ID}, MinUnits: 1, MaxUnits: 3})
 	intro := w.Package(seed.Package{Name: "Intro", Price: "99.00", Products: []string{prod.ID}, Plans: []string{plan.ID}})
 	standard := w.Package(seed.Package{Name: "Standard", Price: "249.00", Products: []string{prod.ID}, Plans: []string{plan.ID}})
-	chain, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "Intro offer", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+	chain, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "Intro offer", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 		{Step: 1, NextPackageID: intro.ID, Periods: 3}, {Step: 2, NextPackageID: standard.ID, Periods: 1}}}}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tp := range []catalog.TemplatePackage{intro, standard} {
 		tp.PackageChainID = &chain.ID
-		if _, err := s.UpdatePackage(ctx, tp, t0); err != nil {
+		if _, err := catalogdb.UpdatePackage(ctx, s, tp, t0); err != nil {
 			t.Fatal(err)
 		}
 	}

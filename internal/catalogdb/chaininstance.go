@@ -1,18 +1,21 @@
-package store
+package catalogdb
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/store"
 )
 
+// Chain instances are the chains orders froze (catalog.Instantiate): the
+// steps with their merged packages, which renewals walk whatever happens
+// to the chain definition later.
+
 // instanceStepJSON is the stored form of a catalog.InstanceStep: the
-// choices in their stored form (EncodeChoices), since catalog.Choices has
-// no JSON shape of its own.
+// choices in their stored form (store.EncodeChoices), since
+// catalog.Choices has no JSON shape of its own.
 type instanceStepJSON struct {
 	Step              int                         `json:"step"`
 	TemplatePackageID string                      `json:"templatePackageId"`
@@ -24,7 +27,7 @@ type instanceStepJSON struct {
 func encodeInstanceSteps(steps []catalog.InstanceStep) (string, error) {
 	out := make([]instanceStepJSON, len(steps))
 	for i, s := range steps {
-		c, err := EncodeChoices(s.Choices)
+		c, err := store.EncodeChoices(s.Choices)
 		if err != nil {
 			return "", err
 		}
@@ -41,7 +44,7 @@ func decodeInstanceSteps(s string) ([]catalog.InstanceStep, error) {
 	}
 	out := make([]catalog.InstanceStep, len(in))
 	for i, st := range in {
-		c, err := DecodeChoices(string(st.Choices))
+		c, err := store.DecodeChoices(string(st.Choices))
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +55,7 @@ func decodeInstanceSteps(s string) ([]catalog.InstanceStep, error) {
 
 const chainInstanceColumns = `id, chain_id, name, steps, created_at`
 
-func scanChainInstance(row scanner) (catalog.ChainInstance, error) {
+func scanChainInstance(row store.Scanner) (catalog.ChainInstance, error) {
 	var (
 		c     catalog.ChainInstance
 		steps string
@@ -70,14 +73,14 @@ func scanChainInstance(row scanner) (catalog.ChainInstance, error) {
 
 // InsertChainInstance stores inst (made by catalog.Instantiate) in the
 // transaction's tenant.
-func (tx *Tx) InsertChainInstance(ctx context.Context, inst catalog.ChainInstance) error {
+func InsertChainInstance(ctx context.Context, tx *store.Tx, inst catalog.ChainInstance) error {
 	steps, err := encodeInstanceSteps(inst.Steps)
 	if err != nil {
-		return fmt.Errorf("store: insert chain instance: %w", err)
+		return fmt.Errorf("catalogdb: insert chain instance: %w", err)
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO chain_instances (tenant_id, `+chainInstanceColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-		tx.tenant, inst.ID, inst.ChainID, inst.Name, steps, ts(inst.CreatedAt)); err != nil {
-		return fmt.Errorf("store: insert chain instance: %w", err)
+	if _, err := tx.Exec(ctx, `INSERT INTO chain_instances (tenant_id, `+chainInstanceColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		tx.TenantID(), inst.ID, inst.ChainID, inst.Name, steps, ts(inst.CreatedAt)); err != nil {
+		return fmt.Errorf("catalogdb: insert chain instance: %w", err)
 	}
 	return nil
 }
@@ -86,47 +89,50 @@ func (tx *Tx) InsertChainInstance(ctx context.Context, inst catalog.ChainInstanc
 // ids, by id; an id that names none (or names a chain definition, as the
 // periods written before instances existed do) is not in the map. One
 // query per chunk of ids: the engine asks for a batch's instances at once.
-func (tx *Tx) ChainInstances(ctx context.Context, ids []string) (map[string]catalog.ChainInstance, error) {
+func ChainInstances(ctx context.Context, tx *store.Tx, ids []string) (map[string]catalog.ChainInstance, error) {
 	out := make(map[string]catalog.ChainInstance, len(ids))
 	valid := make([]string, 0, len(ids))
 	for _, id := range ids {
-		if ValidID(id) {
+		if store.ValidID(id) {
 			valid = append(valid, id)
 		}
 	}
-	err := tx.queryIn(ctx, `SELECT `+chainInstanceColumns+` FROM chain_instances WHERE tenant_id = $1 AND id IN `, ``, nil, valid,
-		func(rows *sql.Rows) error {
-			c, err := scanChainInstance(rows)
-			if err != nil {
-				return err
-			}
+	for len(valid) > 0 {
+		n := min(len(valid), store.MaxChunk)
+		// InList pads the list to a power of two, so a few statement
+		// texts serve every batch and stay prepared.
+		list, args := store.InList(valid[:n], 2)
+		got, err := store.QueryAll(ctx, tx, scanChainInstance, `SELECT `+chainInstanceColumns+` FROM chain_instances
+			WHERE tenant_id = $1 AND id IN `+list, append([]any{tx.TenantID()}, args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("catalogdb: chain instances: %w", err)
+		}
+		for _, c := range got {
 			out[c.ID] = c
-			return nil
-		})
-	if err != nil {
-		return nil, fmt.Errorf("store: chain instances: %w", err)
+		}
+		valid = valid[n:]
 	}
 	return out, nil
 }
 
 // ChainInstance returns chain instance id of the context's tenant, or
-// ErrNotFound (also for another tenant's instance).
-func (s *Store) ChainInstance(ctx context.Context, id string) (catalog.ChainInstance, error) {
-	tenant, err := tenancy.From(ctx)
+// store.ErrNotFound (also for another tenant's instance).
+func ChainInstance(ctx context.Context, st *store.Store, id string) (catalog.ChainInstance, error) {
+	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return catalog.ChainInstance{}, err
 	}
-	if !ValidID(id) {
-		return catalog.ChainInstance{}, ErrNotFound
+	if !store.ValidID(id) {
+		return catalog.ChainInstance{}, store.ErrNotFound
 	}
 	var c catalog.ChainInstance
-	err = s.readTx(ctx, func(q queryer) (err error) {
-		c, err = scanChainInstance(q.QueryRowContext(ctx,
+	err = st.InReadTx(ctx, func(q store.ReadTx) (err error) {
+		c, err = scanChainInstance(q.QueryRow(ctx,
 			`SELECT `+chainInstanceColumns+` FROM chain_instances WHERE tenant_id = $1 AND id = $2`, tenant, id))
-		return notFound(err)
+		return store.NotFound(err)
 	})
 	if err != nil {
-		return catalog.ChainInstance{}, fmt.Errorf("store: chain instance %s: %w", id, err)
+		return catalog.ChainInstance{}, fmt.Errorf("catalogdb: chain instance %s: %w", id, err)
 	}
 	return c, nil
 }

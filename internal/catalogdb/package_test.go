@@ -1,4 +1,4 @@
-package store_test
+package catalogdb_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/seed"
@@ -79,7 +80,7 @@ func (f *catalogFixture) template() catalog.TemplatePackage {
 
 func (f *catalogFixture) create(t *testing.T, tp catalog.TemplatePackage) catalog.TemplatePackage {
 	t.Helper()
-	out, err := f.s.CreatePackage(f.ctx, tp, catalogNow)
+	out, err := catalogdb.CreatePackage(f.ctx, f.s, tp, catalogNow)
 	if err != nil {
 		t.Fatalf("create package: %v", err)
 	}
@@ -114,7 +115,7 @@ func TestPackageRoundTrip(t *testing.T) {
 		if !store.ValidID(created.ID) || created.ArchivedAt != nil {
 			t.Fatalf("created %+v", created)
 		}
-		got, err := s.Package(ctx, created.ID)
+		got, err := catalogdb.Package(ctx, s, created.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +128,7 @@ func TestPackageRoundTrip(t *testing.T) {
 
 		// A package with nothing optional reads back with empty lists and nulls.
 		bare := f.simple(t, "Digital", "199")
-		got, err = s.Package(ctx, bare.ID)
+		got, err = catalogdb.Package(ctx, s, bare.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func TestPackageRoundTrip(t *testing.T) {
 		up.Products = []catalog.PackageProduct{{ProductID: f.print.ID, Share: share("50")}, {ProductID: f.digital.ID, Share: share("50")}}
 		up.AdditionalProducts = []catalog.AdditionalProduct{{ProductID: f.magazine.ID, Price: nokAmount(t, "10")}}
 		up.BillingPlans = []string{f.yearly.ID}
-		after, err := s.UpdatePackage(ctx, up, catalogNow.Add(time.Hour))
+		after, err := catalogdb.UpdatePackage(ctx, s, up, catalogNow.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestPackageRoundTrip(t *testing.T) {
 			t.Errorf("timestamps %v %v", after.CreatedAt, after.UpdatedAt)
 		}
 		up.ID = store.NewID()
-		if _, err := s.UpdatePackage(ctx, up, catalogNow); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.UpdatePackage(ctx, s, up, catalogNow); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("update of an unknown package: %v", err)
 		}
 	})
@@ -180,22 +181,22 @@ func TestListPackagesFilters(t *testing.T) {
 		sek := f.template()
 		sek.Currency = "SEK"
 		sekPkg := f.create(t, sek)
-		chain, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "Intro", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+		chain, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "Intro", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: intro.ID, Periods: 1}, {Step: 2, NextPackageID: digital.ID, Periods: 1}}}}, catalogNow)
 		if err != nil {
 			t.Fatal(err)
 		}
 		intro.PackageChainID = &chain.ID
-		if _, err := s.UpdatePackage(ctx, intro, catalogNow); err != nil {
+		if _, err := catalogdb.UpdatePackage(ctx, s, intro, catalogNow); err != nil {
 			t.Fatal(err)
 		}
 		// Deleting the intro while the chain uses it archives it.
-		if archived, err := s.DeletePackage(ctx, intro.ID, catalogNow); err != nil || !archived {
+		if archived, err := catalogdb.DeletePackage(ctx, s, intro.ID, catalogNow); err != nil || !archived {
 			t.Fatalf("delete intro: archived %v, %v", archived, err)
 		}
-		ids := func(fl store.PackageFilter) []string {
+		ids := func(fl catalogdb.PackageFilter) []string {
 			t.Helper()
-			ps, _, err := s.ListPackages(ctx, fl, store.Page{Limit: 100})
+			ps, _, err := catalogdb.ListPackages(ctx, s, fl, store.Page{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,18 +208,18 @@ func TestListPackagesFilters(t *testing.T) {
 		}
 		tests := []struct {
 			name string
-			f    store.PackageFilter
+			f    catalogdb.PackageFilter
 			want []string
 		}{
-			{"active only by default", store.PackageFilter{}, []string{bundle.ID, digital.ID, sekPkg.ID}},
-			{"archived", store.PackageFilter{Archived: true}, []string{intro.ID}},
-			{"currency", store.PackageFilter{Currency: "SEK"}, []string{sekPkg.ID}},
-			{"included product", store.PackageFilter{ProductID: f.print.ID}, []string{bundle.ID, sekPkg.ID}},
-			{"additional product", store.PackageFilter{ProductID: f.sunday.ID}, []string{bundle.ID, sekPkg.ID}},
-			{"billing plan", store.PackageFilter{BillingPlanID: f.invoice.ID}, []string{bundle.ID, digital.ID, sekPkg.ID}},
-			{"billing plan, archived", store.PackageFilter{BillingPlanID: f.invoice.ID, Archived: true}, []string{intro.ID}},
-			{"chain", store.PackageFilter{PackageChainID: chain.ID, Archived: true}, []string{intro.ID}},
-			{"chain, active", store.PackageFilter{PackageChainID: chain.ID}, nil},
+			{"active only by default", catalogdb.PackageFilter{}, []string{bundle.ID, digital.ID, sekPkg.ID}},
+			{"archived", catalogdb.PackageFilter{Archived: true}, []string{intro.ID}},
+			{"currency", catalogdb.PackageFilter{Currency: "SEK"}, []string{sekPkg.ID}},
+			{"included product", catalogdb.PackageFilter{ProductID: f.print.ID}, []string{bundle.ID, sekPkg.ID}},
+			{"additional product", catalogdb.PackageFilter{ProductID: f.sunday.ID}, []string{bundle.ID, sekPkg.ID}},
+			{"billing plan", catalogdb.PackageFilter{BillingPlanID: f.invoice.ID}, []string{bundle.ID, digital.ID, sekPkg.ID}},
+			{"billing plan, archived", catalogdb.PackageFilter{BillingPlanID: f.invoice.ID, Archived: true}, []string{intro.ID}},
+			{"chain", catalogdb.PackageFilter{PackageChainID: chain.ID, Archived: true}, []string{intro.ID}},
+			{"chain, active", catalogdb.PackageFilter{PackageChainID: chain.ID}, nil},
 		}
 		for _, tt := range tests {
 			if got := ids(tt.f); !slices.Equal(got, tt.want) {
@@ -226,11 +227,11 @@ func TestListPackagesFilters(t *testing.T) {
 			}
 		}
 		// Paging keeps children attached.
-		p1, next, err := s.ListPackages(ctx, store.PackageFilter{}, store.Page{Limit: 2})
+		p1, next, err := catalogdb.ListPackages(ctx, s, catalogdb.PackageFilter{}, store.Page{Limit: 2})
 		if err != nil || len(p1) != 2 || next != p1[1].ID || len(p1[0].Products) != 2 || len(p1[1].BillingPlans) != 1 {
 			t.Fatalf("page 1: %v, %q, %v", p1, next, err)
 		}
-		p2, last, err := s.ListPackages(ctx, store.PackageFilter{}, store.Page{Limit: 2, After: next})
+		p2, last, err := catalogdb.ListPackages(ctx, s, catalogdb.PackageFilter{}, store.Page{Limit: 2, After: next})
 		if err != nil || len(p2) != 1 || p2[0].ID != sekPkg.ID || last != "" || len(p2[0].AdditionalProducts) != 2 {
 			t.Fatalf("page 2: %v, %q, %v", p2, last, err)
 		}
@@ -243,42 +244,42 @@ func TestDeletePackageArchivesWhatAChainUses(t *testing.T) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
 		step := f.simple(t, "149", "149")
-		chain, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+		chain, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: step.ID, Periods: 3}}}}, catalogNow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		archived, err := s.DeletePackage(ctx, step.ID, catalogNow.Add(time.Hour))
+		archived, err := catalogdb.DeletePackage(ctx, s, step.ID, catalogNow.Add(time.Hour))
 		if err != nil || !archived {
 			t.Fatalf("archived %v, %v", archived, err)
 		}
-		got, err := s.Package(ctx, step.ID)
+		got, err := catalogdb.Package(ctx, s, step.ID)
 		if err != nil || got.ArchivedAt == nil || !got.ArchivedAt.Equal(catalogNow.Add(time.Hour)) {
 			t.Fatalf("archived package: %+v, %v", got, err)
 		}
 		// Archived packages can be edited and stay archived, and deleting
 		// again keeps the first archive time.
 		got.Name = "Renamed"
-		if after, err := s.UpdatePackage(ctx, got, catalogNow.Add(2*time.Hour)); err != nil || after.ArchivedAt == nil || after.Name != "Renamed" {
+		if after, err := catalogdb.UpdatePackage(ctx, s, got, catalogNow.Add(2*time.Hour)); err != nil || after.ArchivedAt == nil || after.Name != "Renamed" {
 			t.Fatalf("update archived: %+v, %v", after, err)
 		}
-		if archived, err := s.DeletePackage(ctx, step.ID, catalogNow.Add(3*time.Hour)); err != nil || !archived {
+		if archived, err := catalogdb.DeletePackage(ctx, s, step.ID, catalogNow.Add(3*time.Hour)); err != nil || !archived {
 			t.Fatalf("second delete: %v, %v", archived, err)
 		}
-		if got, _ := s.Package(ctx, step.ID); !got.ArchivedAt.Equal(catalogNow.Add(time.Hour)) {
+		if got, _ := catalogdb.Package(ctx, s, step.ID); !got.ArchivedAt.Equal(catalogNow.Add(time.Hour)) {
 			t.Errorf("archive time moved to %v", got.ArchivedAt)
 		}
 		// Once the chain is gone, deleting deletes.
-		if err := s.DeletePackageChain(ctx, chain.ID); err != nil {
+		if err := catalogdb.DeletePackageChain(ctx, s, chain.ID); err != nil {
 			t.Fatal(err)
 		}
-		if archived, err := s.DeletePackage(ctx, step.ID, catalogNow); err != nil || archived {
+		if archived, err := catalogdb.DeletePackage(ctx, s, step.ID, catalogNow); err != nil || archived {
 			t.Fatalf("delete after the chain: %v, %v", archived, err)
 		}
-		if _, err := s.Package(ctx, step.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.Package(ctx, s, step.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("deleted package: %v", err)
 		}
-		if _, err := s.DeletePackage(ctx, step.ID, catalogNow); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.DeletePackage(ctx, s, step.ID, catalogNow); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("delete twice: %v", err)
 		}
 	})
@@ -290,7 +291,7 @@ func TestPackageForMerge(t *testing.T) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
 		tp := f.create(t, f.template())
-		in, err := s.PackageForMerge(ctx, tp.ID)
+		in, err := catalogdb.PackageForMerge(ctx, s, tp.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,23 +308,23 @@ func TestPackageForMerge(t *testing.T) {
 		}
 
 		// With a chain.
-		chain, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+		chain, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: tp.ID, Periods: 2}, {Step: 2, NextPackageID: tp.ID, Periods: 1}}}}, catalogNow)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tp.PackageChainID = &chain.ID
-		if _, err := s.UpdatePackage(ctx, tp, catalogNow); err != nil {
+		if _, err := catalogdb.UpdatePackage(ctx, s, tp, catalogNow); err != nil {
 			t.Fatal(err)
 		}
-		if in, err = s.PackageForMerge(ctx, tp.ID); err != nil || in.Chain == nil || len(in.Chain.PackageChain.Steps) != 2 {
+		if in, err = catalogdb.PackageForMerge(ctx, s, tp.ID); err != nil || in.Chain == nil || len(in.Chain.PackageChain.Steps) != 2 {
 			t.Fatalf("merge input with chain: %+v, %v", in.Chain, err)
 		}
 		got, err = catalog.Merge(in)
 		if err != nil || *got.SubscriptionPackageChainID != chain.ID || *got.ChainStepOrder != 1 || *got.ChainStepPeriods != 2 {
 			t.Errorf("chained merge: %+v, %v", got, err)
 		}
-		if _, err := s.PackageForMerge(ctx, store.NewID()); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.PackageForMerge(ctx, s, store.NewID()); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("unknown template: %v", err)
 		}
 	})
@@ -335,27 +336,27 @@ func TestPackagesAreTenantScoped(t *testing.T) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		fa := newCatalogFixture(t, s, a)
 		tp := fa.create(t, fa.template())
-		if _, err := s.Package(b, tp.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.Package(b, s, tp.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("get: %v", err)
 		}
-		if _, err := s.PackageForMerge(b, tp.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.PackageForMerge(b, s, tp.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("merge input: %v", err)
 		}
-		if _, err := s.UpdatePackage(b, tp, catalogNow); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.UpdatePackage(b, s, tp, catalogNow); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("update: %v", err)
 		}
-		if _, err := s.DeletePackage(b, tp.ID, catalogNow); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.DeletePackage(b, s, tp.ID, catalogNow); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("delete: %v", err)
 		}
-		if m, _ := s.PackagesByID(b, []string{tp.ID}); len(m) != 0 {
+		if m, _ := catalogdb.PackagesByID(b, s, []string{tp.ID}); len(m) != 0 {
 			t.Errorf("by id: %v", m)
 		}
-		if ps, _, _ := s.ListPackages(b, store.PackageFilter{}, store.Page{Limit: 10}); len(ps) != 0 {
+		if ps, _, _ := catalogdb.ListPackages(b, s, catalogdb.PackageFilter{}, store.Page{Limit: 10}); len(ps) != 0 {
 			t.Errorf("list: %v", ps)
 		}
 		// The schema itself refuses a package of b that points at a's
 		// products and plans, whatever a caller forgot to check.
-		if _, err := s.CreatePackage(b, fa.template(), catalogNow); !errors.Is(err, store.ErrConflict) {
+		if _, err := catalogdb.CreatePackage(b, s, fa.template(), catalogNow); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("package of b with a's products: %v", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package store_test
+package catalogdb_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -35,7 +36,7 @@ func TestProductCRUD(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
-		p, err := s.CreateProduct(ctx, catalog.Product{Name: "Digital news", Description: "All articles", Category: "digital",
+		p, err := catalogdb.CreateProduct(ctx, s, catalog.Product{Name: "Digital news", Description: "All articles", Category: "digital",
 			VATRate: vat("12.5"), Active: true}, catalogNow)
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +44,7 @@ func TestProductCRUD(t *testing.T) {
 		if !store.ValidID(p.ID) || !p.CreatedAt.Equal(catalogNow.Truncate(time.Microsecond)) {
 			t.Fatalf("created %+v", p)
 		}
-		got, err := s.Product(ctx, p.ID)
+		got, err := catalogdb.Product(ctx, s, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,23 +53,23 @@ func TestProductCRUD(t *testing.T) {
 			t.Errorf("read back %+v", got)
 		}
 		got.Name, got.VATRate, got.Active = "Digital", vat("0"), false
-		up, err := s.UpdateProduct(ctx, got, catalogNow.Add(time.Hour))
+		up, err := catalogdb.UpdateProduct(ctx, s, got, catalogNow.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if up.Name != "Digital" || up.VATRate.String() != "0" || up.Active || !up.UpdatedAt.After(up.CreatedAt) {
 			t.Errorf("updated %+v", up)
 		}
-		if err := s.DeleteProduct(ctx, p.ID); err != nil {
+		if err := catalogdb.DeleteProduct(ctx, s, p.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Product(ctx, p.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.Product(ctx, s, p.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("after delete: %v", err)
 		}
-		if err := s.DeleteProduct(ctx, p.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := catalogdb.DeleteProduct(ctx, s, p.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("second delete: %v", err)
 		}
-		if _, err := s.UpdateProduct(ctx, p, catalogNow); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.UpdateProduct(ctx, s, p, catalogNow); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("update of a deleted product: %v", err)
 		}
 	})
@@ -83,15 +84,15 @@ func TestListProductsFiltersAndPages(t *testing.T) {
 			p := mustProduct(t, s, ctx, "p", c, "0")
 			if i == 4 {
 				p.Active = false
-				if _, err := s.UpdateProduct(ctx, p, catalogNow); err != nil {
+				if _, err := catalogdb.UpdateProduct(ctx, s, p, catalogNow); err != nil {
 					t.Fatal(err)
 				}
 			}
 			ids = append(ids, p.ID)
 		}
-		list := func(f store.ProductFilter, pg store.Page) ([]string, string) {
+		list := func(f catalogdb.ProductFilter, pg store.Page) ([]string, string) {
 			t.Helper()
-			ps, next, err := s.ListProducts(ctx, f, pg)
+			ps, next, err := catalogdb.ListProducts(ctx, s, f, pg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,17 +103,17 @@ func TestListProductsFiltersAndPages(t *testing.T) {
 			return out, next
 		}
 		yes, no := true, false
-		if got, _ := list(store.ProductFilter{Category: "digital"}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[0], ids[2], ids[4]}) {
+		if got, _ := list(catalogdb.ProductFilter{Category: "digital"}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[0], ids[2], ids[4]}) {
 			t.Errorf("digital: %v", got)
 		}
-		if got, _ := list(store.ProductFilter{Category: "digital", Active: &yes}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[0], ids[2]}) {
+		if got, _ := list(catalogdb.ProductFilter{Category: "digital", Active: &yes}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[0], ids[2]}) {
 			t.Errorf("active digital: %v", got)
 		}
-		if got, _ := list(store.ProductFilter{Active: &no}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[4]}) {
+		if got, _ := list(catalogdb.ProductFilter{Active: &no}, store.Page{Limit: 10}); !slices.Equal(got, []string{ids[4]}) {
 			t.Errorf("inactive: %v", got)
 		}
-		page1, next := list(store.ProductFilter{}, store.Page{Limit: 3})
-		page2, last := list(store.ProductFilter{}, store.Page{Limit: 3, After: next})
+		page1, next := list(catalogdb.ProductFilter{}, store.Page{Limit: 3})
+		page2, last := list(catalogdb.ProductFilter{}, store.Page{Limit: 3, After: next})
 		if !slices.Equal(append(page1, page2...), ids) || next != ids[2] || last != "" {
 			t.Errorf("pages %v / %v, cursors %q %q", page1, page2, next, last)
 		}
@@ -124,25 +125,25 @@ func TestProductsAreTenantScoped(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		p := mustProduct(t, s, a, "Digital", "digital", "0")
-		if _, err := s.Product(b, p.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.Product(b, s, p.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("get: %v", err)
 		}
-		if _, err := s.UpdateProduct(b, p, catalogNow); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.UpdateProduct(b, s, p, catalogNow); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("update: %v", err)
 		}
-		if err := s.DeleteProduct(b, p.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := catalogdb.DeleteProduct(b, s, p.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("delete: %v", err)
 		}
-		if ps, _, _ := s.ListProducts(b, store.ProductFilter{}, store.Page{Limit: 10}); len(ps) != 0 {
+		if ps, _, _ := catalogdb.ListProducts(b, s, catalogdb.ProductFilter{}, store.Page{Limit: 10}); len(ps) != 0 {
 			t.Errorf("list: %v", ps)
 		}
-		if m, err := s.ProductsByID(b, []string{p.ID, "not-a-uuid"}); err != nil || len(m) != 0 {
+		if m, err := catalogdb.ProductsByID(b, s, []string{p.ID, "not-a-uuid"}); err != nil || len(m) != 0 {
 			t.Errorf("by id: %v, %v", m, err)
 		}
-		if m, err := s.ProductsByID(a, []string{p.ID, p.ID, "not-a-uuid"}); err != nil || len(m) != 1 || m[p.ID].Name != "Digital" {
+		if m, err := catalogdb.ProductsByID(a, s, []string{p.ID, p.ID, "not-a-uuid"}); err != nil || len(m) != 1 || m[p.ID].Name != "Digital" {
 			t.Errorf("own by id: %v, %v", m, err)
 		}
-		if _, err := s.Product(context.Background(), p.ID); !errors.Is(err, tenancy.ErrNoTenant) {
+		if _, err := catalogdb.Product(context.Background(), s, p.ID); !errors.Is(err, tenancy.ErrNoTenant) {
 			t.Errorf("without tenant: %v", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package store_test
+package catalogdb_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
@@ -24,12 +25,12 @@ func TestBillingPlanCRUD(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
-		b, err := s.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Quarterly", Description: "Every 3 months",
+		b, err := catalogdb.CreateBillingPlan(ctx, s, catalog.BillingPlan{Name: "Quarterly", Description: "Every 3 months",
 			IntervalUnit: period.Month, IntervalCount: 3, MinimumDueDays: 20, PaymentTermsDays: 10}, catalogNow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.BillingPlan(ctx, b.ID)
+		got, err := catalogdb.BillingPlan(ctx, s, b.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,19 +39,19 @@ func TestBillingPlanCRUD(t *testing.T) {
 			t.Errorf("read back %+v", got)
 		}
 		got.IntervalUnit, got.IntervalCount, got.MinimumDueDays = period.Week, 2, 3
-		up, err := s.UpdateBillingPlan(ctx, got, catalogNow.Add(time.Minute))
+		up, err := catalogdb.UpdateBillingPlan(ctx, s, got, catalogNow.Add(time.Minute))
 		if err != nil || up.Interval() != (period.Interval{Unit: period.Week, Count: 2}) || up.MinimumDueDays != 3 {
 			t.Errorf("updated %+v, %v", up, err)
 		}
 		mustPlan(t, s, ctx, "Monthly", period.Month, 1)
-		weekly, _, err := s.ListBillingPlans(ctx, store.BillingPlanFilter{IntervalUnit: period.Week}, store.Page{Limit: 10})
+		weekly, _, err := catalogdb.ListBillingPlans(ctx, s, catalogdb.BillingPlanFilter{IntervalUnit: period.Week}, store.Page{Limit: 10})
 		if err != nil || len(weekly) != 1 || weekly[0].ID != b.ID {
 			t.Errorf("weekly plans %v, %v", weekly, err)
 		}
-		if err := s.DeleteBillingPlan(ctx, b.ID); err != nil {
+		if err := catalogdb.DeleteBillingPlan(ctx, s, b.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.BillingPlan(ctx, b.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.BillingPlan(ctx, s, b.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("after delete: %v", err)
 		}
 	})
@@ -61,19 +62,19 @@ func TestBillingPlansAreTenantScoped(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		p := mustPlan(t, s, a, "Monthly", period.Month, 1)
-		if _, err := s.BillingPlan(b, p.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.BillingPlan(b, s, p.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("get: %v", err)
 		}
-		if _, err := s.UpdateBillingPlan(b, p, catalogNow); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.UpdateBillingPlan(b, s, p, catalogNow); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("update: %v", err)
 		}
-		if err := s.DeleteBillingPlan(b, p.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := catalogdb.DeleteBillingPlan(b, s, p.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("delete: %v", err)
 		}
-		if m, _ := s.BillingPlansByID(b, []string{p.ID}); len(m) != 0 {
+		if m, _ := catalogdb.BillingPlansByID(b, s, []string{p.ID}); len(m) != 0 {
 			t.Errorf("by id: %v", m)
 		}
-		if ps, _, _ := s.ListBillingPlans(b, store.BillingPlanFilter{}, store.Page{Limit: 10}); len(ps) != 0 {
+		if ps, _, _ := catalogdb.ListBillingPlans(b, s, catalogdb.BillingPlanFilter{}, store.Page{Limit: 10}); len(ps) != 0 {
 			t.Errorf("list: %v", ps)
 		}
 	})
@@ -87,28 +88,28 @@ func TestDeleteProductOrPlanInUse(t *testing.T) {
 		tp := f.create(t, f.template())
 
 		var inUse *store.InUseError
-		err := s.DeleteProduct(ctx, f.magazine.ID) // an additional product
+		err := catalogdb.DeleteProduct(ctx, s, f.magazine.ID) // an additional product
 		if !errors.As(err, &inUse) || !errors.Is(err, store.ErrConflict) || !slices.Equal(inUse.IDs, []string{tp.ID}) {
 			t.Errorf("delete product in use: %v", err)
 		}
-		err = s.DeleteBillingPlan(ctx, f.avtale.ID)
+		err = catalogdb.DeleteBillingPlan(ctx, s, f.avtale.ID)
 		if !errors.As(err, &inUse) || !slices.Equal(inUse.IDs, []string{tp.ID}) {
 			t.Errorf("delete billing plan in use: %v", err)
 		}
-		if ids, err := s.PackagesUsingBillingPlan(ctx, f.avtale.ID); err != nil || !slices.Equal(ids, []string{tp.ID}) {
+		if ids, err := catalogdb.PackagesUsingBillingPlan(ctx, s, f.avtale.ID); err != nil || !slices.Equal(ids, []string{tp.ID}) {
 			t.Errorf("packages using the plan: %v, %v", ids, err)
 		}
-		if _, err := s.Product(ctx, f.magazine.ID); err != nil {
+		if _, err := catalogdb.Product(ctx, s, f.magazine.ID); err != nil {
 			t.Errorf("product in use was deleted: %v", err)
 		}
 		// Once the package is gone, both can go.
-		if archived, err := s.DeletePackage(ctx, tp.ID, catalogNow); err != nil || archived {
+		if archived, err := catalogdb.DeletePackage(ctx, s, tp.ID, catalogNow); err != nil || archived {
 			t.Fatalf("delete package: %v, archived %v", err, archived)
 		}
-		if err := s.DeleteProduct(ctx, f.magazine.ID); err != nil {
+		if err := catalogdb.DeleteProduct(ctx, s, f.magazine.ID); err != nil {
 			t.Error(err)
 		}
-		if err := s.DeleteBillingPlan(ctx, f.avtale.ID); err != nil {
+		if err := catalogdb.DeleteBillingPlan(ctx, s, f.avtale.ID); err != nil {
 			t.Error(err)
 		}
 	})

@@ -1,4 +1,4 @@
-package store_test
+package catalogdb_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -29,10 +30,10 @@ func TestChainInstanceRoundTrip(t *testing.T) {
 				{Step: 2, TemplatePackageID: store.NewID(), Periods: 1,
 					Package: catalog.SubscriptionPackage{Name: "Regular", Currency: "NOK", Units: 1, SubscriptionPackageChainID: &id}},
 			}}
-		if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.InsertChainInstance(ctx, inst) }); err != nil {
+		if err := s.InTx(ctx, func(tx *store.Tx) error { return catalogdb.InsertChainInstance(ctx, tx, inst) }); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.ChainInstance(ctx, id)
+		got, err := catalogdb.ChainInstance(ctx, s, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestChainInstanceRoundTrip(t *testing.T) {
 			t.Errorf("read back\n%+v\nwant\n%+v", got, inst)
 		}
 		err = s.InTx(ctx, func(tx *store.Tx) error {
-			m, err := tx.ChainInstances(ctx, []string{id, store.NewID(), "not-a-uuid"})
+			m, err := catalogdb.ChainInstances(ctx, tx, []string{id, store.NewID(), "not-a-uuid"})
 			if err != nil {
 				return err
 			}
@@ -69,11 +70,11 @@ func TestChainInstanceRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.ChainInstance(other, id); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.ChainInstance(other, s, id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("another tenant reads the instance: %v", err)
 		}
 		err = s.InTx(other, func(tx *store.Tx) error {
-			m, err := tx.ChainInstances(other, []string{id})
+			m, err := catalogdb.ChainInstances(other, tx, []string{id})
 			if err == nil && len(m) != 0 {
 				t.Errorf("another tenant's batch read found %v", m)
 			}

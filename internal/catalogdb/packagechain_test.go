@@ -1,4 +1,4 @@
-package store_test
+package catalogdb_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
@@ -17,7 +18,7 @@ func TestPackageChainCRUD(t *testing.T) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
 		p99, p149, p199 := f.simple(t, "99", "99"), f.simple(t, "149", "149"), f.simple(t, "199", "199")
-		c, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "Intro", Description: "99, 3 × 149, then 199",
+		c, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "Intro", Description: "99, 3 × 149, then 199",
 			PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 				{Step: 3, NextPackageID: p199.ID, Periods: 1},
 				{Step: 1, NextPackageID: p99.ID, Periods: 1},
@@ -26,7 +27,7 @@ func TestPackageChainCRUD(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.PackageChain(ctx, c.ID)
+		got, err := catalogdb.PackageChain(ctx, s, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestPackageChainCRUD(t *testing.T) {
 
 		got.Name = "Intro offer"
 		got.PackageChain.Steps = []catalog.ChainStep{{Step: 2, NextPackageID: p199.ID, Periods: 1}, {Step: 1, NextPackageID: p149.ID, Periods: 2}}
-		up, err := s.UpdatePackageChain(ctx, got, catalogNow.Add(time.Hour))
+		up, err := catalogdb.UpdatePackageChain(ctx, s, got, catalogNow.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,14 +47,14 @@ func TestPackageChainCRUD(t *testing.T) {
 			t.Errorf("updated %+v", up)
 		}
 
-		other, err := s.CreatePackageChain(ctx, catalog.Chain{Name: "Other", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+		other, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "Other", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: p99.ID, Periods: 1}}}}, catalogNow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		list := func(fl store.PackageChainFilter) []string {
+		list := func(fl catalogdb.PackageChainFilter) []string {
 			t.Helper()
-			cs, _, err := s.ListPackageChains(ctx, fl, store.Page{Limit: 10})
+			cs, _, err := catalogdb.ListPackageChains(ctx, s, fl, store.Page{Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,41 +67,41 @@ func TestPackageChainCRUD(t *testing.T) {
 			}
 			return out
 		}
-		if got := list(store.PackageChainFilter{}); !slices.Equal(got, []string{c.ID, other.ID}) {
+		if got := list(catalogdb.PackageChainFilter{}); !slices.Equal(got, []string{c.ID, other.ID}) {
 			t.Errorf("all chains %v", got)
 		}
-		if got := list(store.PackageChainFilter{PackageID: p199.ID}); !slices.Equal(got, []string{c.ID}) {
+		if got := list(catalogdb.PackageChainFilter{PackageID: p199.ID}); !slices.Equal(got, []string{c.ID}) {
 			t.Errorf("chains using 199: %v", got)
 		}
-		if got := list(store.PackageChainFilter{PackageID: p99.ID}); !slices.Equal(got, []string{other.ID}) {
+		if got := list(catalogdb.PackageChainFilter{PackageID: p99.ID}); !slices.Equal(got, []string{other.ID}) {
 			t.Errorf("chains using 99: %v", got)
 		}
-		page, next, err := s.ListPackageChains(ctx, store.PackageChainFilter{}, store.Page{Limit: 1})
+		page, next, err := catalogdb.ListPackageChains(ctx, s, catalogdb.PackageChainFilter{}, store.Page{Limit: 1})
 		if err != nil || len(page) != 1 || next != c.ID || len(page[0].PackageChain.Steps) != 2 {
 			t.Errorf("first page %v %q %v", page, next, err)
 		}
 
 		// A chain a template links to cannot be deleted.
 		p149.PackageChainID = &c.ID
-		if _, err := s.UpdatePackage(ctx, p149, catalogNow); err != nil {
+		if _, err := catalogdb.UpdatePackage(ctx, s, p149, catalogNow); err != nil {
 			t.Fatal(err)
 		}
 		var inUse *store.InUseError
-		if err := s.DeletePackageChain(ctx, c.ID); !errors.As(err, &inUse) || !slices.Equal(inUse.IDs, []string{p149.ID}) {
+		if err := catalogdb.DeletePackageChain(ctx, s, c.ID); !errors.As(err, &inUse) || !slices.Equal(inUse.IDs, []string{p149.ID}) {
 			t.Errorf("delete linked chain: %v", err)
 		}
 		p149.PackageChainID = nil
-		if _, err := s.UpdatePackage(ctx, p149, catalogNow); err != nil {
+		if _, err := catalogdb.UpdatePackage(ctx, s, p149, catalogNow); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.DeletePackageChain(ctx, c.ID); err != nil {
+		if err := catalogdb.DeletePackageChain(ctx, s, c.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.PackageChain(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.PackageChain(ctx, s, c.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("deleted chain: %v", err)
 		}
 		// Its steps went with it: 149 is no longer used by a chain.
-		if archived, err := s.DeletePackage(ctx, p149.ID, catalogNow); err != nil || archived {
+		if archived, err := catalogdb.DeletePackage(ctx, s, p149.ID, catalogNow); err != nil || archived {
 			t.Errorf("delete 149: archived %v, %v", archived, err)
 		}
 	})
@@ -112,25 +113,25 @@ func TestPackageChainsAreTenantScoped(t *testing.T) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		fa := newCatalogFixture(t, s, a)
 		p := fa.simple(t, "99", "99")
-		c, err := s.CreatePackageChain(a, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+		c, err := catalogdb.CreatePackageChain(a, s, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: p.ID, Periods: 1}}}}, catalogNow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.PackageChain(b, c.ID); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.PackageChain(b, s, c.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("get: %v", err)
 		}
-		if _, err := s.UpdatePackageChain(b, c, catalogNow); !errors.Is(err, store.ErrNotFound) {
+		if _, err := catalogdb.UpdatePackageChain(b, s, c, catalogNow); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("update: %v", err)
 		}
-		if err := s.DeletePackageChain(b, c.ID); !errors.Is(err, store.ErrNotFound) {
+		if err := catalogdb.DeletePackageChain(b, s, c.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("delete: %v", err)
 		}
-		if cs, _, _ := s.ListPackageChains(b, store.PackageChainFilter{}, store.Page{Limit: 10}); len(cs) != 0 {
+		if cs, _, _ := catalogdb.ListPackageChains(b, s, catalogdb.PackageChainFilter{}, store.Page{Limit: 10}); len(cs) != 0 {
 			t.Errorf("list: %v", cs)
 		}
 		// The schema refuses a chain of b whose step is a's package.
-		if _, err := s.CreatePackageChain(b, catalog.Chain{Name: "x", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
+		if _, err := catalogdb.CreatePackageChain(b, s, catalog.Chain{Name: "x", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: p.ID, Periods: 1}}}}, catalogNow); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("chain of b with a's package: %v", err)
 		}
