@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -12,12 +11,17 @@ import (
 // process's payment stop.
 const CancelReasonPaymentStop = "PaymentStop"
 
+// PaymentStop cancels the subscription of a demand whose dunning ended in
+// a payment stop, at at; it reports whether it cancelled anything.
+type PaymentStop = func(ctx context.Context, tx *store.Tx, d store.DunningDemand, at time.Time) (bool, error)
+
 // dunning performs the dunning actions due at at, a batch of demands in id
-// order (invoicing.Dun): reminders, and payment stops, which cancel the
-// subscription at once (paymentStop).
+// order, through the Dun hook (invoicing.Dun, wired in internal/server):
+// reminders, and payment stops, which cancel the subscription at once
+// (paymentStop).
 func (e *Engine) dunning(ctx context.Context, tx *store.Tx, at time.Time) (Stats, error) {
-	d, err := invoicing.Dun(ctx, tx, at, e.Batch, e.paymentStop)
-	return Stats{Reminders: d.Reminders, PaymentStops: d.PaymentStops}, err
+	reminders, stops, err := e.Hooks.Dun(ctx, tx, at, e.Batch, e.paymentStop)
+	return Stats{Reminders: reminders, PaymentStops: stops}, err
 }
 
 // paymentStop cancels, at at, the period of d's subscription series that

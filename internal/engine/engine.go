@@ -57,6 +57,12 @@ type Hooks struct {
 	// cancellation of the old period included (its proration happens
 	// here; the new period comes through PeriodsCreated).
 	Cancelled func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error
+	// Dun performs the dunning actions due at at, for at most limit
+	// demands: reminders, and payment stops, which it carries out through
+	// stop (the engine cancels the subscription at once). It reports how
+	// many of each it did. Without it the engine duns nothing (and does
+	// not look for due dunning).
+	Dun func(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop PaymentStop) (reminders, stops int, err error)
 }
 
 // New returns an engine whose leases are held in the name of holder (a
@@ -176,9 +182,11 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	if err != nil {
 		return st, false, err
 	}
-	dunAt, err := tx.NextDunningAt(ctx)
-	if err != nil {
-		return st, false, err
+	var dunAt *time.Time
+	if e.Hooks.Dun != nil {
+		if dunAt, err = tx.NextDunningAt(ctx); err != nil {
+			return st, false, err
+		}
 	}
 	pcAt, err := catalogdb.NextPriceChangeAt(ctx, tx)
 	if err != nil {

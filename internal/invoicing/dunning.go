@@ -16,7 +16,7 @@ import (
 
 // Stop performs a demand's payment stop at at (the engine cancels the
 // subscription) and reports whether it stopped anything.
-type Stop func(ctx context.Context, tx *store.Tx, d store.DunningDemand, at time.Time) (bool, error)
+type Stop = func(ctx context.Context, tx *store.Tx, d store.DunningDemand, at time.Time) (bool, error)
 
 // DunningStats counts what Dun did.
 type DunningStats struct {

@@ -174,6 +174,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	eng.Lease = cfg.EngineLease
 	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods  // billing: demand + invoice per period (docs/BILLING.md)
 	eng.Hooks.Cancelled = invoicing.SettleCancellation // credit notes and proration of cancelled periods
+	eng.Hooks.Dun = func(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop engine.PaymentStop) (int, int, error) {
+		d, err := invoicing.Dun(ctx, tx, at, limit, stop) // reminders and payment stops by the dunning processes
+		return d.Reminders, d.PaymentStops, err
+	}
 	schedule, err := retries.Parse(cfg.WebhookRetrySchedule)
 	if err != nil {
 		return nil, err
