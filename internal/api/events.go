@@ -33,7 +33,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	events, next, err := s.store.ListEvents(r.Context(), store.EventFilter{EventType: q.Get("eventType"), Subject: q.Get("subject")}, p)
+	events, next, err := s.app.Events(r.Context(), store.EventFilter{EventType: q.Get("eventType"), Subject: q.Get("subject")}, p)
 	if err != nil {
 		return err
 	}

@@ -1,19 +1,17 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/swaggest/jsonschema-go"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/engine"
-	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -168,134 +166,54 @@ func requiredID(errs *validation.Errors, field string, p *string) string {
 	return id
 }
 
-// checkedOrder validates in against the tenant's data at now and returns
-// the order to store, recording every problem at once.
-func (s *Server) checkedOrder(ctx context.Context, in OrderInput, now time.Time) (store.Order, error) {
-	var (
-		errs validation.Errors
-		o    store.Order
-		org  *store.Organization
-	)
-	if o.OrganizationID = requiredID(&errs, "organizationId", in.OrganizationID); o.OrganizationID != "" {
-		got, err := s.store.Organization(ctx, o.OrganizationID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			errs.Add("organizationId", "no organization %s in this tenant", o.OrganizationID)
-		case err != nil:
-			return o, err
-		default:
-			org = &got
-		}
+// newOrder decodes in into the order command, leaving every check that
+// consults the tenant's data or clock to the application layer: the
+// problems of the fields' syntax go with it, by the part they belong to.
+func (in OrderInput) newOrder() app.NewOrder {
+	o := app.NewOrder{
+		OrganizationID: normID(in.OrganizationID), TemplatePackageID: normID(in.TemplatePackageID),
+		SubscriberID: normID(in.SubscriberID), PaymentAgreementID: normID(in.PaymentAgreementID),
+		Problems: map[app.OrderPart]validation.Errors{},
 	}
-
 	if c := in.TemplatePackageChoices; c != nil {
 		var cerrs validation.Errors
 		o.Choices, cerrs = c.choices()
-		errs = append(errs, prefixed("templatePackageChoices.", cerrs)...)
+		o.Problems[app.OrderPartChoices] = prefixed("templatePackageChoices.", cerrs)
 	}
-	if o.TemplatePackageID = requiredID(&errs, "templatePackageId", in.TemplatePackageID); o.TemplatePackageID != "" {
-		_, merrs, err := s.engine.MergeOrder(ctx, o.TemplatePackageID, o.Choices)
-		if err != nil {
-			return o, err
-		}
-		errs = append(errs, merrs...)
+	if in.Subscriber != nil {
+		sub, serrs := in.Subscriber.decoded()
+		o.NewSubscriber, o.Problems[app.OrderPartSubscriber] = &sub, serrs
 	}
-
-	subID := normID(in.SubscriberID)
-	switch {
-	case subID != "" && in.Subscriber != nil:
-		errs.Add("subscriberId", "give either subscriberId (an existing subscriber) or subscriber (a new one), not both")
-	case subID == "" && in.Subscriber == nil:
-		errs.Add("subscriberId", "is required unless subscriber (a new subscriber) is given")
-	case subID != "" && !store.ValidID(subID):
-		errs.Add("subscriberId", "must be a uuid")
-	case subID != "":
-		switch _, err := s.store.Subscriber(ctx, subID); {
-		case errors.Is(err, store.ErrNotFound):
-			errs.Add("subscriberId", "no subscriber %s in this tenant", subID)
-		case err != nil:
-			return o, err
-		default:
-			o.SubscriberID = &subID
-		}
-	default:
-		sub, serrs, err := s.checkedNewSubscriber(ctx, *in.Subscriber)
-		if err != nil {
-			return o, err
-		}
-		errs = append(errs, serrs...)
-		o.NewSubscriber = &sub
-	}
-
 	if ic := in.InvoiceContact; ic != nil {
-		c := contactChecks{&errs}.contact(ContactInput{Name: ic.Name, Email: ic.Email, Phone: ic.Phone, Address: ic.Address}, "invoiceContact")
-		c.Role = store.ContactInvoice
-		if c.Name == "" && c.Email == "" {
-			errs.Add("invoiceContact", "needs a name or an email")
-		}
-		if o.NewSubscriber != nil {
-			for _, other := range o.NewSubscriber.Contacts {
-				if other.Role == store.ContactInvoice {
-					errs.Add("invoiceContact", "subscriber.contacts has an Invoice contact already; give it in one place")
-				}
-			}
-		}
-		o.InvoiceContact = &c
+		var cerrs validation.Errors
+		c := contactChecks{&cerrs}.contact(ContactInput{Name: ic.Name, Email: ic.Email, Phone: ic.Phone, Address: ic.Address}, "invoiceContact")
+		o.InvoiceContact, o.Problems[app.OrderPartInvoiceContact] = &c, cerrs
 	}
-
-	if in.PaymentAgreement != nil {
-		if err := s.checkOrderAgreement(ctx, &errs, &o, in); err != nil {
-			return o, err
+	if p := in.PaymentAgreement; p != nil {
+		var perrs validation.Errors
+		const prefix = "paymentAgreement."
+		o.PaymentAgreement = &app.OrderAgreement{
+			ProviderType:        trimmed(p.ProviderType),
+			Reference:           text(&perrs, prefix+provider.FieldReference, p.ProviderAgreementReference, 200, false),
+			PaymentMethod:       text(&perrs, prefix+provider.FieldPaymentMethod, p.PaymentMethod, 100, false),
+			ProviderAgreementID: normID(p.ProviderAgreementID),
 		}
+		o.Problems[app.OrderPartAgreement] = perrs
 	}
-	if agreement := normID(in.PaymentAgreementID); agreement != "" && in.PaymentAgreement == nil {
-		switch {
-		case !store.ValidID(agreement):
-			errs.Add("paymentAgreementId", "must be a uuid")
-		case in.Subscriber != nil && subID == "":
-			errs.Add("paymentAgreementId", "a new subscriber has no payment agreements yet; leave paymentAgreementId out to use the default Invoice agreement")
-		case o.SubscriberID != nil:
-			switch _, err := s.store.LivePaymentAgreement(ctx, subID, agreement); {
-			case errors.Is(err, store.ErrNotFound):
-				errs.Add("paymentAgreementId", "%s is not a live payment agreement of subscriber %s", agreement, subID)
-			case err != nil:
-				return o, err
-			default:
-				o.PaymentAgreementID = &agreement
-			}
-		}
-	}
-
 	if v := trimmed(in.RequestedStart); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
-		switch {
-		case err != nil:
-			errs.Add("requestedStart", "must be an RFC 3339 time such as 2025-02-01T00:00:00+01:00")
-		case !t.Before(engine.MaxClock):
-			// The same bound as the test clock's: periods and invoices of a
-			// series must stay within what the engine can represent.
-			errs.Add("requestedStart", "must be before %s", engine.MaxClock.Format(time.RFC3339))
-		case org != nil:
-			loc, err := period.LoadZone(org.TimeZone)
-			if err != nil {
-				return o, fmt.Errorf("organization %s: %w", org.ID, err)
-			}
-			if today := period.StartOfDay(now, loc); period.StartOfDay(t, loc).Before(today) {
-				errs.Add("requestedStart", "must not be before today (%s in %s)", today.In(loc).Format(time.DateOnly), loc)
-			}
-		}
-		if err == nil {
-			t = t.UTC().Truncate(time.Microsecond)
+		if t, err := time.Parse(time.RFC3339, v); err != nil {
+			o.Problems[app.OrderPartRequestedStart] = validation.Field("requestedStart", "must be an RFC 3339 time such as 2025-02-01T00:00:00+01:00")
+		} else {
 			o.RequestedStart = &t
 		}
 	}
-	return o, errs.Err()
+	return o
 }
 
-// checkedNewSubscriber validates an order's new subscriber exactly as POST
-// /subscriber does, naming fields under subscriber, and checks that its
-// external id and number are free now (completion checks again).
-func (s *Server) checkedNewSubscriber(ctx context.Context, in OrderSubscriberInput) (store.Subscriber, validation.Errors, error) {
+// decoded validates an order's new subscriber exactly as POST /subscriber
+// does, naming fields under subscriber; that its external id and number
+// are free is the application's to check.
+func (in OrderSubscriberInput) decoded() (app.OrderSubscriber, validation.Errors) {
 	var errs validation.Errors
 	extField := "subscriber.externalId"
 	if x := in.ExternalSubscriberID; x != nil {
@@ -307,43 +225,15 @@ func (s *Server) checkedNewSubscriber(ctx context.Context, in OrderSubscriberInp
 	}
 	sub, err := in.subscriber()
 	var verrs validation.Errors
-	switch {
-	case errors.As(err, &verrs):
+	if errors.As(err, &verrs) {
 		for _, fe := range prefixed("subscriber.", verrs) {
 			if fe.Field == "subscriber.externalId" {
 				fe.Field = extField
 			}
 			errs = append(errs, fe)
 		}
-	case err != nil:
-		return sub, nil, err
 	}
-	taken := func(f store.SubscriberFilter) (string, error) {
-		list, _, err := s.store.ListSubscribers(ctx, f, store.Page{Limit: 1})
-		if err != nil || len(list) == 0 {
-			return "", err
-		}
-		return list[0].ID, nil
-	}
-	if sub.ExternalID != "" && !hasField(errs, extField) {
-		id, err := taken(store.SubscriberFilter{ExternalID: sub.ExternalID})
-		if err != nil {
-			return sub, nil, err
-		}
-		if id != "" {
-			errs.Add(extField, "%q is already the external id of subscriber %s; order for that subscriber with subscriberId", sub.ExternalID, id)
-		}
-	}
-	if sub.SubscriberNumber > 0 {
-		id, err := taken(store.SubscriberFilter{SubscriberNumber: sub.SubscriberNumber})
-		if err != nil {
-			return sub, nil, err
-		}
-		if id != "" {
-			errs.Add("subscriber.subscriberNumber", "%d is already the number of subscriber %s", sub.SubscriberNumber, id)
-		}
-	}
-	return sub, errs, nil
+	return app.OrderSubscriber{Subscriber: sub, ExternalIDField: extField}, errs
 }
 
 func hasField(errs validation.Errors, field string) bool {
@@ -371,28 +261,20 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
+	// Names the client wrote that Kadens cannot honour come first; the
+	// aliases it can are moved onto the Kadens names before decoding.
 	aliasErrs := in.resolveAliases()
-	ctx := r.Context()
-	now, err := s.tenantNow(ctx)
-	if err != nil {
-		return err
-	}
-	o, err := s.checkedOrder(ctx, in, now)
+	o := in.newOrder()
+	o.Problems[app.OrderPartBody] = aliasErrs
+	placed, err := s.app.PlaceOrder(r.Context(), o)
 	if in.PaymentAgreementParameters != nil {
 		// Problems of the agreement are named as the client wrote it.
 		err = renamePrefix(err, "paymentAgreement.", "paymentAgreementParameters.")
 	}
-	if err := mergeErrs(aliasErrs, err); err != nil {
-		return err
-	}
-	o, err = s.store.CreateOrder(ctx, o, now)
-	if errors.Is(err, store.ErrConflict) {
-		return validation.Field("body", "an organization, template package, subscriber or payment agreement this order refers to was removed at the same time; check it and retry")
-	}
 	if err != nil {
 		return err
 	}
-	s.created(w, "/order/"+o.ID, o.ID)
+	s.created(w, "/order/"+placed.ID, placed.ID)
 	return nil
 }
 
@@ -418,8 +300,7 @@ func (s *Server) listOrders(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	orders, next, err := s.store.ListOrders(ctx, f, p)
+	orders, next, err := s.app.Orders(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -436,7 +317,7 @@ func (s *Server) getOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.store.Order(r.Context(), id)
+	o, err := s.app.Order(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -449,17 +330,9 @@ func (s *Server) cancelOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
+	o, err := s.app.CancelOrder(r.Context(), id)
 	if err != nil {
 		return err
-	}
-	o, err := s.store.CancelOrder(r.Context(), id, now)
-	if err != nil {
-		return err
-	}
-	if o.Status == store.OrderCompleted {
-		return validation.Field("id", "order %s was completed at %s and cannot be cancelled; cancel its subscription %s instead",
-			o.ID, o.CompletedAt.Format(time.RFC3339), deref(o.SubscriptionID))
 	}
 	writeJSON(w, http.StatusOK, orderView(o))
 	return nil
@@ -470,24 +343,12 @@ func (s *Server) completeOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	now, err := s.tenantNow(ctx)
-	if err != nil {
-		return err
-	}
-	done, err := s.engine.CompleteOrder(ctx, id, now)
+	done, err := s.app.CompleteOrder(r.Context(), id)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, orderView(done))
 	return nil
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // orderView is how the API shows o.

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -242,7 +241,7 @@ func (s *Server) organizationRoutes() {
 		method: http.MethodGet, path: "/organization/{id}", id: "getOrganization", tag: tag,
 		summary: "Get an organization", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Organization)}, respNotFound),
-		handle:    getOne(s.store.Organization),
+		handle:    getOne(s.app.Organization),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/organization/{id}", id: "updateOrganization", tag: tag,
@@ -265,7 +264,7 @@ func (s *Server) createOrganization(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	o, err = s.store.CreateOrganization(r.Context(), o, s.now())
+	o, err = s.app.CreateOrganization(r.Context(), o)
 	if err != nil {
 		return err
 	}
@@ -281,7 +280,7 @@ func (s *Server) listOrganizations(w http.ResponseWriter, r *http.Request) error
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	orgs, next, err := s.store.ListOrganizations(r.Context(), f, p)
+	orgs, next, err := s.app.Organizations(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -306,7 +305,7 @@ func (s *Server) updateOrganization(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	o.ID = id
-	if _, err := s.store.UpdateOrganization(r.Context(), o, s.now()); err != nil {
+	if _, err := s.app.UpdateOrganization(r.Context(), o); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -318,9 +317,7 @@ func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteOrganization(r.Context(), id); errors.Is(err, store.ErrOrganizationHasHistory) {
-		return validation.Field("id", "the organization has subscriptions or orders, which are kept as billing history; it cannot be deleted")
-	} else if err != nil {
+	if err := s.app.DeleteOrganization(r.Context(), id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -454,28 +454,3 @@ func (PaymentAgreementInput) PrepareJSONSchema(s *jsonschema.Schema) error {
   "providerAgreementReference": "923609016", "paymentMethod": "eInvoice"}`))
 	return nil
 }
-
-// checkOrderAgreement validates the agreement parameters of an order
-// (in.PaymentAgreement, not nil) and records them on o.
-func (s *Server) checkOrderAgreement(ctx context.Context, errs *validation.Errors, o *store.Order, in OrderInput) error {
-	if normID(in.PaymentAgreementID) != "" {
-		errs.Add("paymentAgreement", "give either paymentAgreementId (an existing agreement) or paymentAgreement (one to create), not both")
-		return nil
-	}
-	p, prov, err := s.checkAgreementParams(ctx, errs, "paymentAgreement.", *in.PaymentAgreement)
-	if err != nil {
-		return err
-	}
-	const refField = "paymentAgreement.providerAgreementReference"
-	if prov.UniqueReference && p.ProviderAgreementReference != "" && !hasField(*errs, refField) {
-		id, err := s.referenceTaken(ctx, prov.Type, p.ProviderAgreementReference)
-		if err != nil {
-			return err
-		}
-		if id != "" {
-			*errs = append(*errs, errReferenceTaken(refField, prov.Type, p.ProviderAgreementReference, id)...)
-		}
-	}
-	o.PaymentAgreementParams = &p
-	return nil
-}

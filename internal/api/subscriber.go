@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/mail"
@@ -221,7 +220,7 @@ func (s *Server) subscriberRoutes() {
 		method: http.MethodGet, path: "/subscriber/{id}", id: "getSubscriber", tag: tag,
 		summary: "Get a subscriber", request: new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Subscriber)}, respNotFound),
-		handle:    getOne(s.store.Subscriber),
+		handle:    getOne(s.app.Subscriber),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/subscriber/{id}", id: "updateSubscriber", tag: tag,
@@ -240,22 +239,6 @@ func (s *Server) subscriberRoutes() {
 	})
 }
 
-// subscriberStoreError explains the store's uniqueness errors in terms of
-// the request's fields.
-func subscriberStoreError(err error, sub store.Subscriber) error {
-	switch {
-	case errors.Is(err, store.ErrSubscriberNumberTaken):
-		return validation.Field("subscriberNumber", "%d is already the number of another subscriber", sub.SubscriberNumber)
-	case errors.Is(err, store.ErrExternalIDTaken):
-		return validation.Field("externalId", "%q is already the external id of another subscriber", sub.ExternalID)
-	case errors.Is(err, store.ErrSubscriberNumberRange):
-		return validation.Field("subscriberNumber", "%d is not between 1 and %d", sub.SubscriberNumber, int64(store.MaxSubscriberNumber))
-	case errors.Is(err, store.ErrCounterExhausted):
-		return validation.Field("subscriberNumber", "no number is left to assign; give one explicitly")
-	}
-	return err
-}
-
 func (s *Server) createSubscriber(w http.ResponseWriter, r *http.Request) error {
 	var in SubscriberInput
 	if err := decodeJSON(r, &in); err != nil {
@@ -265,9 +248,9 @@ func (s *Server) createSubscriber(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	created, err := s.store.CreateSubscriber(r.Context(), sub, s.now())
+	created, err := s.app.CreateSubscriber(r.Context(), sub)
 	if err != nil {
-		return subscriberStoreError(err, sub)
+		return err
 	}
 	s.created(w, "/subscriber/"+created.ID, created.ID)
 	return nil
@@ -306,7 +289,7 @@ func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	subs, next, err := s.store.ListSubscribers(r.Context(), f, p)
+	subs, next, err := s.app.Subscribers(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -331,8 +314,8 @@ func (s *Server) updateSubscriber(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	sub.ID = id
-	if _, err := s.store.UpdateSubscriber(r.Context(), sub, s.now()); err != nil {
-		return subscriberStoreError(err, sub)
+	if _, err := s.app.UpdateSubscriber(r.Context(), sub); err != nil {
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -343,29 +326,9 @@ func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
-	if err != nil {
+	if err := s.app.DeleteSubscriber(r.Context(), id); err != nil {
 		return err
-	}
-	if err := s.store.DeleteSubscriber(r.Context(), id, now); err != nil {
-		return subscriberDeleteError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// subscriberDeleteError explains why a subscriber cannot be deleted, as a
-// 400 naming id.
-func subscriberDeleteError(err error) error {
-	var inUse *store.InUseError
-	switch {
-	case errors.As(err, &inUse) && inUse.By == "live subscription":
-		return validation.Field("id", "subscriber %s has live subscriptions (%s); cancel them and delete the subscriber once they have ended",
-			inUse.ID, strings.Join(inUse.IDs, ", "))
-	case errors.As(err, &inUse):
-		return validation.Field("id", "subscriber %s has open orders (%s); cancel or complete them first", inUse.ID, strings.Join(inUse.IDs, ", "))
-	case errors.Is(err, store.ErrSubscriberHasHistory):
-		return validation.Field("id", "the subscriber has subscriptions, orders or payment agreements on record, which are kept as billing history; it cannot be deleted")
-	}
-	return err
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/substatus"
@@ -125,11 +126,6 @@ func (s *Server) subscriptionRoutes() {
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error {
-	release, err := s.store.ReadTurn(r.Context())
-	if err != nil {
-		return err
-	}
-	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -160,8 +156,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	subs, next, err := s.store.ListSubscriptionItems(r.Context(), f, p, expand["package"])
-	release()
+	subs, next, err := s.app.Subscriptions(r.Context(), f, p, expand["package"])
 	if err != nil {
 		return err
 	}
@@ -170,11 +165,6 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
-	release, err := s.store.ReadTurn(r.Context())
-	if err != nil {
-		return err
-	}
-	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -191,8 +181,7 @@ func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	subs, next, err := s.store.ListSubscriptionItems(r.Context(), store.SubscriptionFilter{RenewingBefore: &until}, p, expand["package"])
-	release()
+	subs, next, err := s.app.Subscriptions(r.Context(), store.SubscriptionFilter{RenewingBefore: &until}, p, expand["package"])
 	if err != nil {
 		return err
 	}
@@ -209,7 +198,7 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub, err := s.store.Subscription(r.Context(), id)
+	sub, err := s.app.Subscription(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -242,16 +231,7 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
-	if err != nil {
-		return err
-	}
-	var sub store.Subscription
-	if at != nil {
-		sub, err = s.engine.CancelAt(r.Context(), id, *at, reason, now)
-	} else {
-		sub, err = s.engine.Cancel(r.Context(), id, mode, reason, now)
-	}
+	sub, now, err := s.app.CancelSubscription(r.Context(), id, app.Cancellation{Mode: mode, At: at, Reason: reason})
 	if err != nil {
 		return err
 	}
@@ -288,11 +268,7 @@ func (s *Server) createChange(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
-	if err != nil {
-		return err
-	}
-	c, err := s.engine.RegisterChange(r.Context(), id, req, now)
+	c, err := s.app.RegisterChange(r.Context(), id, req)
 	if err != nil {
 		return prefixChoiceErrors(err)
 	}
@@ -323,11 +299,7 @@ func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ids, err := s.engine.SeriesIDs(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	changes, err := s.store.ChangesOfSeries(r.Context(), ids)
+	changes, err := s.app.ChangesOfSeries(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -352,7 +324,7 @@ func (s *Server) getChange(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.engine.Change(r.Context(), id, changeID)
+	c, err := s.app.Change(r.Context(), id, changeID)
 	if err != nil {
 		return err
 	}
@@ -365,11 +337,7 @@ func (s *Server) revokeChange(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
-	if err != nil {
-		return err
-	}
-	if err := s.engine.RevokeChange(r.Context(), id, changeID, now); err != nil {
+	if err := s.app.RevokeChange(r.Context(), id, changeID); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

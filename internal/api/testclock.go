@@ -5,9 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/engine"
-	"github.com/kadens/kadens/internal/store"
-	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -40,41 +39,33 @@ func (s *Server) testClockRoutes() {
 		request: new(AdvanceInput), responses: common(response{status: http.StatusOK, body: new(AdvanceResult)}), handle: s.advanceTestClock})
 }
 
-// testTenant returns the request's tenant if it is a test tenant, or a 400.
-func (s *Server) testTenant(r *http.Request) (store.Tenant, error) {
-	id, err := tenancy.From(r.Context())
-	if err != nil {
-		return store.Tenant{}, err
+// testClockError names the tenant header when the tenant has no clock of
+// its own.
+func testClockError(err error) error {
+	if errors.Is(err, app.ErrNotTestTenant) {
+		return validation.Field(TenantHeader, "test clocks exist only for test tenants; this tenant runs on real time")
 	}
-	t, err := s.store.TenantByID(r.Context(), id)
-	if err != nil {
-		return store.Tenant{}, err
-	}
-	if !t.Test {
-		return store.Tenant{}, validation.Field(TenantHeader, "test clocks exist only for test tenants; this tenant runs on real time")
-	}
-	return t, nil
+	return err
 }
 
 func (s *Server) getTestClock(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.testTenant(r)
+	now, err := s.app.TestClock(r.Context())
 	if err != nil {
-		return err
+		return testClockError(err)
 	}
-	writeJSON(w, http.StatusOK, TestClockView{Now: t.Now(s.now())})
+	writeJSON(w, http.StatusOK, TestClockView{Now: now})
 	return nil
 }
 
 func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.testTenant(r)
-	if err != nil {
-		return err
+	// A tenant on real time hears so before anything about its body.
+	if _, err := s.app.TestClock(r.Context()); err != nil {
+		return testClockError(err)
 	}
 	var in AdvanceInput
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	now := t.Now(s.now())
 	var errs validation.Errors
 	toPtr := timeField(&errs, "to", in.To)
 	if err := errs.Err(); err != nil {
@@ -84,19 +75,12 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 		return validation.Field("to", "is required")
 	}
 	to := *toPtr
-	if !to.Before(engine.MaxClock) {
-		return validation.Field("to", "must be before %s: a clock further ahead leaves no room for the periods, due dates and "+
-			"timestamps every later order and renewal computes", engine.MaxClock.Format(time.RFC3339))
-	}
-	if to.Before(now) {
-		return validation.Field("to", "%s is before the clock (%s); a clock only moves forward", to.Format(time.RFC3339), now.Format(time.RFC3339))
-	}
-	stats, err := s.engine.AdvanceClock(r.Context(), t.ID, to)
+	stats, err := s.app.AdvanceTestClock(r.Context(), to)
 	if errors.Is(err, engine.ErrBusy) {
 		return &statusError{http.StatusConflict, "another worker is advancing this tenant"}
 	}
 	if err != nil {
-		return err
+		return testClockError(err)
 	}
 	writeJSON(w, http.StatusOK, AdvanceResult{Now: to, Stats: stats})
 	return nil

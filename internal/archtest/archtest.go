@@ -115,7 +115,7 @@ var wingGroups = [][]string{{"internal/idp/...", "internal/subscriberuser/...", 
 // other wing: what two wings share belongs in the store, a domain package
 // or a base such as internal/worker, so that each can be read, changed or
 // left out alone.
-var wingImporters = []string{"cmd/...", "internal/server", "internal/config", "internal/api", "internal/demo", "internal/apitest", "bench/..."}
+var wingImporters = []string{"cmd/...", "internal/server", "internal/config", "internal/api", "internal/app", "internal/demo", "internal/apitest", "bench/..."}
 
 // configMayNotUse are what the settings must not link: they are read
 // before a store is opened, by operator commands that open none.

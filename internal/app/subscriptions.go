@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/store"
+)
+
+// Subscription is the tenant's subscription period id; store.ErrNotFound
+// when there is none.
+func (a *App) Subscription(ctx context.Context, id string) (store.Subscription, error) {
+	return a.store.Subscription(ctx, id)
+}
+
+// Subscriptions lists the subscription periods matching f, a page at a
+// time, with their whole package when fullPackage (else its summary). It
+// waits for a read turn first: list pages read a lot, and turns keep them
+// from queuing inside the connection pool (store.ReadTurn).
+func (a *App) Subscriptions(ctx context.Context, f store.SubscriptionFilter, p store.Page, fullPackage bool) ([]store.ListedSubscription, string, error) {
+	release, err := a.store.ReadTurn(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	return a.store.ListSubscriptionItems(ctx, f, p, fullPackage)
+}
+
+// Cancellation is how a subscription is to end: at a chosen time (At), or
+// by Mode (engine.CancelEndOfPeriod or engine.CancelImmediately) when At
+// is nil.
+type Cancellation struct {
+	Mode   string
+	At     *time.Time
+	Reason string
+}
+
+// CancelSubscription cancels subscription id at the tenant's time and
+// returns the period as it is now and that time (what its status is
+// computed at). store.ErrNotFound when there is none; validation.Errors
+// when the cancellation cannot be made (a time outside the billed
+// periods, a subscription that has ended).
+func (a *App) CancelSubscription(ctx context.Context, id string, c Cancellation) (store.Subscription, time.Time, error) {
+	now, err := a.Now(ctx)
+	if err != nil {
+		return store.Subscription{}, now, err
+	}
+	var sub store.Subscription
+	if c.At != nil {
+		sub, err = a.engine.CancelAt(ctx, id, *c.At, c.Reason, now)
+	} else {
+		sub, err = a.engine.Cancel(ctx, id, c.Mode, c.Reason, now)
+	}
+	return sub, now, err
+}
+
+// RegisterChange registers a plan change on subscription id at the
+// tenant's time. store.ErrNotFound when there is none; validation.Errors
+// naming the request's fields (the choices' problems under their own
+// names, as the package merge reports them) when the change cannot run.
+func (a *App) RegisterChange(ctx context.Context, id string, req engine.ChangeRequest) (store.ScheduledChange, error) {
+	now, err := a.Now(ctx)
+	if err != nil {
+		return store.ScheduledChange{}, err
+	}
+	return a.engine.RegisterChange(ctx, id, req, now)
+}
+
+// ChangesOfSeries lists every plan change registered on any period of the
+// series subscription id belongs to, oldest first; store.ErrNotFound when
+// there is no such subscription.
+func (a *App) ChangesOfSeries(ctx context.Context, id string) ([]store.ScheduledChange, error) {
+	ids, err := a.engine.SeriesIDs(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return a.store.ChangesOfSeries(ctx, ids)
+}
+
+// Change is plan change changeID of the series of subscription id;
+// store.ErrNotFound when either is unknown or they do not belong together.
+func (a *App) Change(ctx context.Context, id, changeID string) (store.ScheduledChange, error) {
+	return a.engine.Change(ctx, id, changeID)
+}
+
+// RevokeChange revokes a registered plan change before it runs, at the
+// tenant's time: store.ErrNotFound as Change, validation.Errors for a
+// change that already ran, was revoked or expired.
+func (a *App) RevokeChange(ctx context.Context, id, changeID string) error {
+	now, err := a.Now(ctx)
+	if err != nil {
+		return err
+	}
+	return a.engine.RevokeChange(ctx, id, changeID, now)
+}
