@@ -1,15 +1,10 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 
-	"github.com/kadens/kadens/internal/autogiro"
-	"github.com/kadens/kadens/internal/avtalegiro"
-	"github.com/kadens/kadens/internal/invoicing"
-	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -130,74 +125,6 @@ func renamePrefix(err error, from, to string) error {
 	return out
 }
 
-// mergeErrs joins field errors found before a check with the check's
-// result: an error that is not a validation error wins.
-func mergeErrs(first validation.Errors, err error) error {
-	if err == nil {
-		return first.Err()
-	}
-	var verrs validation.Errors
-	if !errors.As(err, &verrs) {
-		return err
-	}
-	return append(first, verrs...)
-}
-
-// mandateReference resolves INFO-Subscription's providerAgreementId: the
-// provider-side agreement, which in Kadens is an AvtaleGiro or Autogiro
-// mandate whose id the agreement keeps as its reference. A reference given
-// beside it must name the same mandate (its KID or payer number, as
-// INFO-Subscription writes it, or its id). Problems are recorded in errs;
-// the reference to check is returned.
-func (s *Server) mandateReference(ctx context.Context, errs *validation.Errors, prefix, typ string, in AgreementParamsInput) (string, error) {
-	idField, refField := prefix+"providerAgreementId", prefix+"providerAgreementReference"
-	id := normID(in.ProviderAgreementID)
-	ref := trimmed(in.ProviderAgreementReference)
-	if !store.ValidID(id) {
-		errs.Add(idField, "must be a uuid")
-		return ref, nil
-	}
-	var names []string // what the reference may be
-	switch typ {
-	case store.ProviderAvtaleGiro:
-		m, err := avtalegiro.Mandate(ctx, s.store, id)
-		if errors.Is(err, store.ErrNotFound) {
-			errs.Add(idField, "no AvtaleGiro mandate %s in this tenant", id)
-			return ref, nil
-		} else if err != nil {
-			return "", err
-		}
-		names = []string{m.ID, m.KID}
-	case store.ProviderAutogiro:
-		m, err := autogiro.Mandate(ctx, s.store, id)
-		if errors.Is(err, store.ErrNotFound) {
-			errs.Add(idField, "no Autogiro mandate %s in this tenant", id)
-			return ref, nil
-		} else if err != nil {
-			return "", err
-		}
-		names = []string{m.ID, m.PayerNumber}
-	case "":
-		return ref, nil // the type is reported
-	default:
-		errs.Add(idField, "%s agreements have no provider-side agreement in Kadens; leave providerAgreementId out (only AvtaleGiro and Autogiro mandates have one)", typ)
-		return ref, nil
-	}
-	if ref != "" && !slicesContainsFold(names, strings.ReplaceAll(ref, " ", "")) {
-		errs.Add(refField, "%q is not the reference of mandate %s (%s)", ref, id, strings.Join(names[1:], ", "))
-	}
-	return id, nil
-}
-
-func slicesContainsFold(list []string, v string) bool {
-	for _, s := range list {
-		if strings.EqualFold(s, v) {
-			return true
-		}
-	}
-	return false
-}
-
 // matching is how a payment report identifies its demand beyond
 // invoiceId, paymentDemandId and kid.
 type matching struct {
@@ -237,75 +164,4 @@ func (s *Server) checkMatching(errs *validation.Errors, in PaymentInput) matchin
 		errs.Add("externalInvoiceIdentifier", "is not used by matchingType %s: give invoiceId", m.kind)
 	}
 	return m
-}
-
-// externalTarget resolves a payment identified by externalInvoiceIdentifier
-// to a payment demand and its currency. A payment matched by what its
-// subscriber's one outstanding demand claims (UseSubscriberFromExternalIdentifier)
-// also returns that claim, which RecordPayment checks again under the
-// demand's lock (NewPayment.Outstanding).
-func (s *Server) externalTarget(ctx context.Context, m matching, orgID, currency string, amount int64, provider, reference string) (string, string, *int64, error) {
-	const field = "externalInvoiceIdentifier"
-	refs, err := s.store.InvoicesByExternalIdentifier(ctx, m.external, orgID)
-	if err != nil {
-		return "", "", nil, err
-	}
-	switch {
-	case len(refs) == 0:
-		return "", "", nil, validation.Field(field, "no invoice has KID or invoice number %s", m.external)
-	case len(refs) > 1 && m.kind == matchExternalIdentifier:
-		return "", "", nil, validation.Field("organizationId", "is required: %s names invoices of several organizations (or a KID and an invoice number)", m.external)
-	case len(refs) > 1 && refs[0].SubscriberID != refs[1].SubscriberID:
-		return "", "", nil, validation.Field(field, "%s names invoices of several subscribers; give organizationId", m.external)
-	}
-	ref := refs[0]
-	if m.kind == matchExternalIdentifier {
-		return ref.PaymentDemandID, ref.Currency, nil, nil
-	}
-	// UseSubscriberFromExternalIdentifier: the identifier names the payer
-	// only; a report repeated after the demand was settled finds its
-	// first payment.
-	if m.subscriber != "" && m.subscriber != ref.SubscriberID {
-		return "", "", nil, validation.Field("subscriberId", "%s names an invoice of subscriber %s, not of %s", m.external, ref.SubscriberID, m.subscriber)
-	}
-	first := func() (string, string, bool, error) {
-		prev, _, err := s.store.ListPayments(ctx, store.PaymentFilter{Provider: provider, ProviderReference: reference}, store.Page{Limit: 1})
-		if err != nil || len(prev) != 1 || prev[0].SubscriberID != ref.SubscriberID {
-			return "", "", false, err
-		}
-		return prev[0].PaymentDemandID, prev[0].Currency, true, nil
-	}
-	if demand, cur, ok, err := first(); err != nil || ok {
-		return demand, cur, nil, err
-	}
-	demand, outstanding, ok, err := invoicing.MatchBySubscriber(ctx, s.store, ref.SubscriberID, currency, amount)
-	if err != nil {
-		return "", "", nil, err
-	}
-	if !ok {
-		// The first report of this reference may have settled the demand
-		// between the two reads.
-		if demand, cur, ok, err := first(); err != nil || ok {
-			return demand, cur, nil, err
-		}
-		return "", "", nil, validation.Field(field, "the payment cannot be matched: subscriber %s has %d outstanding %s payment demands and it must be exactly one, claiming exactly this amount; identify the invoice with matchingType %s",
-			ref.SubscriberID, outstanding, currency, matchExternalIdentifier)
-	}
-	return demand, currency, &amount, nil
-}
-
-// checkPayer checks that the subscriber a report names is the one of the
-// demand the payment was matched to.
-func (s *Server) checkPayer(ctx context.Context, m matching, demandID string) error {
-	if m.subscriber == "" {
-		return nil
-	}
-	d, err := s.store.PaymentDemand(ctx, demandID)
-	if err != nil {
-		return err
-	}
-	if d.SubscriberID != m.subscriber {
-		return validation.Field("subscriberId", "the payment was matched to invoice %s of subscriber %s, not of %s", d.InvoiceID, d.SubscriberID, m.subscriber)
-	}
-	return nil
 }

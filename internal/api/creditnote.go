@@ -2,12 +2,9 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 
-	"github.com/kadens/kadens/internal/billing"
-	"github.com/kadens/kadens/internal/invoicing"
-	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -55,7 +52,7 @@ func (s *Server) creditNoteRoutes() {
 		}), responses: common(respCreated, respNotFound), handle: s.creditInvoice})
 	s.add(route{method: http.MethodGet, path: "/creditnote/{id}", id: "getCreditNote", tag: tag,
 		summary: "Get a credit note", request: new(idParam),
-		responses: common(ok(new(store.CreditNote)), respNotFound), handle: getOne(s.store.CreditNote)})
+		responses: common(ok(new(store.CreditNote)), respNotFound), handle: getOne(s.app.CreditNote)})
 	s.add(route{method: http.MethodGet, path: "/creditnote", id: "listCreditNotes", tag: tag,
 		summary: "List credit notes", request: new(creditNoteListParams),
 		responses: common(ok(new([]store.CreditNote))), handle: s.listCreditNotes})
@@ -78,63 +75,16 @@ func (s *Server) creditInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
+	lines := make([]app.CreditLine, len(in.Lines))
+	for i, l := range in.Lines {
+		lines[i] = app.CreditLine{LineNumber: l.LineNumber, Amount: string(l.Amount)}
+	}
+	note, err := s.app.CreditInvoice(r.Context(), app.NewCredit{InvoiceID: id, Reason: reason, Lines: lines})
 	if err != nil {
 		return err
-	}
-	note, err := invoicing.CreditInvoice(r.Context(), s.store, id, reason, now, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
-		return creditRequests(inv, credited, in.Lines)
-	})
-	if err != nil {
-		return err
-	}
-	if note.ID == "" {
-		return validation.Field("lines", "nothing is left to credit") // nothing was written
 	}
 	s.created(w, "/creditnote/"+note.ID, note.ID)
 	return nil
-}
-
-// creditRequests turns the request's lines into credit requests against
-// inv: no lines → everything creditable; a line without amount → all that
-// is left of it.
-func creditRequests(inv store.Invoice, credited map[int]int64, lines []CreditLineInput) ([]billing.CreditRequest, error) {
-	left := billing.Creditable(inv.Lines, credited)
-	if len(lines) == 0 {
-		var out []billing.CreditRequest
-		for _, l := range inv.Lines {
-			if left[l.LineNumber] > 0 {
-				out = append(out, billing.CreditRequest{Line: l.LineNumber, Gross: left[l.LineNumber]})
-			}
-		}
-		if len(out) == 0 {
-			return nil, validation.Field("lines", "nothing is left to credit on invoice %d", inv.InvoiceNumber)
-		}
-		return out, nil
-	}
-	cur, ok := money.LookupCurrency(inv.Currency)
-	if !ok {
-		return nil, fmt.Errorf("api: invoice %s: unknown currency %s", inv.ID, inv.Currency)
-	}
-	var errs validation.Errors
-	out := make([]billing.CreditRequest, 0, len(lines))
-	for i, l := range lines {
-		if l.LineNumber == nil {
-			errs.Add(fmt.Sprintf("lines[%d].lineNumber", i), "is required")
-			continue
-		}
-		req := billing.CreditRequest{Line: *l.LineNumber, Gross: left[*l.LineNumber]}
-		if l.Amount != "" {
-			minor, err := money.ParseMinor(string(l.Amount), cur)
-			if err != nil {
-				errs.Add(fmt.Sprintf("lines[%d].amount", i), "must be an amount in %s with at most %d decimals", cur.Code, cur.Digits)
-				continue
-			}
-			req.Gross = minor
-		}
-		out = append(out, req)
-	}
-	return out, errs.Err()
 }
 
 func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
@@ -145,7 +95,7 @@ func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	cs, next, err := s.store.ListCreditNotes(r.Context(), f, p)
+	cs, next, err := s.app.CreditNotes(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -164,7 +114,7 @@ func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	rs, next, err := s.store.ListReminders(r.Context(), f, p)
+	rs, next, err := s.app.Reminders(r.Context(), f, p)
 	if err != nil {
 		return err
 	}

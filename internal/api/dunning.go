@@ -136,10 +136,10 @@ func (s *Server) dunningRoutes() {
 		request: new(DunningProcessInput), responses: common(respCreated), handle: s.createDunningProcess})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess", id: "listDunningProcesses", tag: dtag,
 		summary: "List dunning processes", request: new(ListParams),
-		responses: common(respList(new([]store.DunningProcess))), handle: listAll(s, s.store.ListDunningProcesses)})
+		responses: common(respList(new([]store.DunningProcess))), handle: listAll(s, s.app.DunningProcesses)})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess/{id}", id: "getDunningProcess", tag: dtag,
 		summary: "Get a dunning process", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(store.DunningProcess)}, respNotFound), handle: getOne(s.store.DunningProcess)})
+		responses: common(response{status: http.StatusOK, body: new(store.DunningProcess)}, respNotFound), handle: getOne(s.app.DunningProcess)})
 	s.add(route{method: http.MethodPut, path: "/dunningprocess/{id}", id: "updateDunningProcess", tag: dtag,
 		summary: "Replace a dunning process's fields",
 		desc:    "Invoices already in dunning follow the new schedule from their next action on.",
@@ -208,7 +208,7 @@ func (s *Server) createDunningProcess(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if d, err = s.store.CreateDunningProcess(r.Context(), d, s.now()); err != nil {
+	if d, err = s.app.CreateDunningProcess(r.Context(), d); err != nil {
 		return catalogError(err)
 	}
 	s.created(w, "/dunningprocess/"+d.ID, d.ID)
@@ -220,7 +220,7 @@ func (s *Server) updateDunningProcess(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.DunningProcess(r.Context(), id); err != nil {
+	if _, err := s.app.DunningProcess(r.Context(), id); err != nil {
 		return err
 	}
 	var in DunningProcessInput
@@ -232,7 +232,7 @@ func (s *Server) updateDunningProcess(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	d.ID = id
-	if err := s.store.UpdateDunningProcess(r.Context(), d, s.now()); err != nil {
+	if err := s.app.UpdateDunningProcess(r.Context(), d); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -244,7 +244,7 @@ func (s *Server) deleteDunningProcess(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteDunningProcess(r.Context(), id); err != nil {
+	if err := s.app.DeleteDunningProcess(r.Context(), id); err != nil {
 		return catalogError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -53,7 +53,7 @@ func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	inv, err := s.store.Invoice(r.Context(), id)
+	inv, err := s.app.Invoice(r.Context(), id)
 	if err != nil {
 		return err
 	}

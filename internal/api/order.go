@@ -236,15 +236,6 @@ func (in OrderSubscriberInput) decoded() (app.OrderSubscriber, validation.Errors
 	return app.OrderSubscriber{Subscriber: sub, ExternalIDField: extField}, errs
 }
 
-func hasField(errs validation.Errors, field string) bool {
-	for _, fe := range errs {
-		if fe.Field == field {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 	var in OrderInput
 	if err := decodeJSON(r, &in); err != nil {

@@ -1,13 +1,11 @@
 package api
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -41,11 +39,11 @@ type PaymentInput struct {
 
 // Matching types of a payment report (INFO-Subscription's names).
 const (
-	matchSubscriberAndInvoice            = "UseSubscriberAndInvoice"
-	matchExternalIdentifier              = "UseExternalIdentifier"
-	matchSubscriberFromExternalIdentifer = "UseSubscriberFromExternalIdentifier"
-	matchNoInvoice                       = "NoInvoiceMatch"
-	matchBillingAccount                  = "UseBillingAccount"
+	matchSubscriberAndInvoice            = app.MatchSubscriberAndInvoice
+	matchExternalIdentifier              = app.MatchExternalIdentifier
+	matchSubscriberFromExternalIdentifer = app.MatchSubscriberFromExternalIdentifier
+	matchNoInvoice                       = app.MatchNoInvoice
+	matchBillingAccount                  = app.MatchBillingAccount
 )
 
 type paymentListParams struct {
@@ -75,7 +73,7 @@ func (s *Server) paymentRoutes() {
 			response{status: http.StatusConflict, desc: "The provider reference names a payment with other data."}),
 		handle: s.createPayment})
 	s.add(route{method: http.MethodGet, path: "/payment/{id}", id: "getPayment", tag: tag, summary: "Get a payment",
-		request: new(idParam), responses: common(ok(new(store.Payment)), respNotFound), handle: getOne(s.store.Payment)})
+		request: new(idParam), responses: common(ok(new(store.Payment)), respNotFound), handle: getOne(s.app.Payment)})
 	s.add(route{method: http.MethodGet, path: "/payment", id: "listPayments", tag: tag, summary: "List payments",
 		request: new(paymentListParams), responses: common(ok(new([]store.Payment))), handle: s.listPayments})
 }
@@ -164,58 +162,13 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 
-	now, err := s.tenantNow(r.Context())
+	np := app.NewPayment{InvoiceID: invoiceID, PaymentDemandID: demandID, KID: kid, OrganizationID: orgID,
+		Matching: m.kind, ExternalInvoiceIdentifier: m.external, SubscriberID: m.subscriber,
+		Status: status, Amount: amount.Minor, Currency: currency, PaidAt: paidAt,
+		Provider: provider, ProviderReference: reference, FailureReason: reason, PaymentAgreementID: agreementID}
+	p, created, err := s.app.RecordPayment(r.Context(), np)
 	if err != nil {
 		return err
-	}
-	np := invoicing.NewPayment{Status: status, Amount: amount.Minor, Currency: currency, PaidAt: now,
-		Provider: provider, ProviderReference: reference, FailureReason: reason, Now: now}
-	if paidAt != nil {
-		np.PaidAt, np.PaidAtGiven = *paidAt, true
-	}
-	if agreementID != "" {
-		np.PaymentAgreementID = &agreementID
-	}
-	var (
-		p       store.Payment
-		created bool
-	)
-	// A payment matched by what a demand still claims (matchingType
-	// UseSubscriberFromExternalIdentifier) is matched on reads made before
-	// the demand's lock; RecordPayment checks the match again under it and,
-	// when a concurrent payment changed the demand, the payment is matched
-	// again — to the first payment of its reference, to no demand (400), or
-	// after matchAttempts to a 409.
-	for attempt := 1; ; attempt++ {
-		// The target is resolved before the currency can be compared with
-		// the demand's; an unknown target (also another tenant's) is a 400
-		// on its field, like any other reference in a body.
-		var demandCurrency string
-		if m.external != "" {
-			np.PaymentDemandID, demandCurrency, np.Outstanding, err = s.externalTarget(r.Context(), m, orgID, currency, amount.Minor, provider, reference)
-		} else {
-			np.PaymentDemandID, demandCurrency, err = s.store.PaymentTarget(r.Context(), invoiceID, demandID, kid, orgID)
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.checkPayer(r.Context(), m, np.PaymentDemandID); err != nil {
-			return err
-		}
-		if demandCurrency != currency {
-			return validation.Field("currency", "must be %s, the payment demand's currency", demandCurrency)
-		}
-		p, created, err = invoicing.RecordPayment(r.Context(), s.store, np)
-		if errors.Is(err, invoicing.ErrMatchChanged) && attempt < matchAttempts {
-			continue
-		}
-		if errors.Is(err, invoicing.ErrMatchChanged) {
-			return fmt.Errorf("api: payment %s/%s: %w: %w", provider, reference, err, store.ErrConflict)
-		}
-		if err != nil {
-			return err
-		}
-		break
 	}
 	if !created {
 		w.Header().Set("Location", s.baseURL+"/payment/"+p.ID)
@@ -225,10 +178,6 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	s.created(w, "/payment/"+p.ID, p.ID)
 	return nil
 }
-
-// matchAttempts bounds how often a payment matched by its subscriber is
-// matched again after concurrent payments changed the demand it matched.
-const matchAttempts = 4
 
 func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
@@ -241,7 +190,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	ps, next, err := s.store.ListPayments(r.Context(), f, p)
+	ps, next, err := s.app.Payments(r.Context(), f, p)
 	if err != nil {
 		return err
 	}

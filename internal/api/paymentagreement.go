@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/swaggest/jsonschema-go"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -121,7 +121,7 @@ func (s *Server) paymentAgreementRoutes() {
 		summary: "Get a payment agreement", desc: "Deleted agreements stay readable (deletedAt set): invoices refer to them.",
 		request:   new(idParam),
 		responses: common(response{status: http.StatusOK, body: new(store.PaymentAgreement)}, respNotFound),
-		handle:    getOne(s.store.PaymentAgreement),
+		handle:    getOne(s.app.PaymentAgreement),
 	})
 	s.add(route{
 		method: http.MethodDelete, path: "/paymentagreement/{id}", id: "deletePaymentAgreement", tag: tag,
@@ -151,93 +151,30 @@ func (s *Server) paymentAgreementRoutes() {
 }
 
 // providerTypes are the provider types the API knows, in their canonical
-// spelling: what a list may filter on. Creating an agreement also needs the
-// type's provider to be registered (internal/provider).
-var providerTypes = []string{store.ProviderInvoice, store.ProviderEHF, store.ProviderOIO, store.ProviderExternal,
-	store.ProviderAutogiro, store.ProviderAvtaleGiro}
+// spelling: what a list may filter on.
+var providerTypes = app.ProviderTypes
 
 // canonicalProvider returns the canonical spelling of provider type v
 // (matched ignoring case), or "".
-func canonicalProvider(v string) string {
-	p, _ := canonical(v, providerTypes...)
-	return p
+func canonicalProvider(v string) string { return app.KnownProviderType(v) }
+
+// agreementParams reads what the agreement parameters' syntax says,
+// recording problems in errs with field names under prefix.
+func agreementParams(errs *validation.Errors, prefix string, in AgreementParamsInput) app.AgreementParams {
+	return app.AgreementParams{
+		ProviderType:        trimmed(in.ProviderType),
+		Reference:           text(errs, prefix+provider.FieldReference, in.ProviderAgreementReference, 200, false),
+		PaymentMethod:       text(errs, prefix+provider.FieldPaymentMethod, in.PaymentMethod, 100, false),
+		ProviderAgreementID: normID(in.ProviderAgreementID),
+	}
 }
 
-// checkAgreementParams validates in with the checker of its provider type
-// and returns the agreement it describes in canonical form and its
-// provider, recording every problem in errs with field names under prefix
-// ("" or "paymentAgreement.").
-func (s *Server) checkAgreementParams(ctx context.Context, errs *validation.Errors, prefix string, in AgreementParamsInput) (store.AgreementParams, provider.Provider, error) {
-	var (
-		p         store.AgreementParams
-		typeField = prefix + "providerType"
-	)
-	raw := trimmed(in.ProviderType)
-	a := provider.Agreement{
-		Reference:     text(errs, prefix+provider.FieldReference, in.ProviderAgreementReference, 200, false),
-		PaymentMethod: text(errs, prefix+provider.FieldPaymentMethod, in.PaymentMethod, 100, false),
-	}
-	if trimmed(in.ProviderAgreementID) != "" {
-		ref, err := s.mandateReference(ctx, errs, prefix, canonicalProvider(raw), in)
-		if err != nil {
-			return p, provider.Provider{}, err
-		}
-		a.Reference = ref
-	}
-	prov, ok := s.providers.Lookup(raw)
-	switch {
-	case ok:
-	case raw == "":
-		errs.Add(typeField, "is required: one of %s", strings.Join(s.providers.Types(), ", "))
-	case canonicalProvider(raw) != "":
-		// A type the contract names whose integration is not registered
-		// (Autogiro, AvtaleGiro until theirs come): their mandates are
-		// checked against the bank's files.
-		typ := canonicalProvider(raw)
-		errs.Add(typeField, "%s agreements are not supported yet: their mandates come with the %s integration", typ, typ)
-	default:
-		errs.Add(typeField, "%q is not a provider type: one of %s", raw, strings.Join(s.providers.Types(), ", "))
-	}
-	if !ok {
-		return store.AgreementParams{ProviderType: canonicalProvider(raw)}, prov, nil
-	}
-	err := prov.Check(ctx, &a)
-	var verrs validation.Errors
-	switch {
-	case errors.As(err, &verrs):
-		*errs = append(*errs, prefixed(prefix, verrs)...)
-	case err != nil:
-		return p, prov, fmt.Errorf("api: check %s agreement: %w", prov.Type, err)
-	}
-	p = store.AgreementParams{ProviderType: prov.Type, ProviderAgreementReference: a.Reference, PaymentMethod: a.PaymentMethod}
-	return p, prov, nil
-}
-
-// checkedAgreement validates a POST /paymentagreement body (or an import
-// row) without looking at stored data.
-func (s *Server) checkedAgreement(ctx context.Context, in PaymentAgreementInput) (store.PaymentAgreement, provider.Provider, validation.Errors, error) {
+// newAgreement reads a POST /paymentagreement body (or an import row).
+func newAgreement(in PaymentAgreementInput) app.NewAgreement {
 	var errs validation.Errors
 	sub := requiredID(&errs, "subscriberId", in.SubscriberID)
-	p, prov, err := s.checkAgreementParams(ctx, &errs, "", in.params())
-	return store.PaymentAgreement{SubscriberID: sub, ProviderType: p.ProviderType,
-		ProviderAgreementReference: p.ProviderAgreementReference, PaymentMethod: p.PaymentMethod}, prov, errs, err
-}
-
-// referenceTaken returns the id of the live agreement of type typ holding
-// ref, or "": for providers whose references are unique.
-func (s *Server) referenceTaken(ctx context.Context, typ, ref string) (string, error) {
-	list, _, err := s.store.ListPaymentAgreements(ctx, store.AgreementFilter{ProviderType: typ, Reference: ref}, store.Page{Limit: 1})
-	if err != nil || len(list) == 0 {
-		return "", err
-	}
-	return list[0].ID, nil
-}
-
-func errReferenceTaken(field, typ, ref, id string) validation.Errors {
-	if id == "" {
-		return validation.Field(field, "%q is the reference of another live %s agreement of this tenant", ref, typ)
-	}
-	return validation.Field(field, "%q is the reference of %s agreement %s of this tenant already", ref, typ, id)
+	params := agreementParams(&errs, "", in.params())
+	return app.NewAgreement{SubscriberID: sub, Params: params, Invalid: errs}
 }
 
 func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) error {
@@ -245,42 +182,8 @@ func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) 
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	a, prov, errs, err := s.checkedAgreement(ctx, in)
+	out, created, err := s.app.CreatePaymentAgreement(r.Context(), newAgreement(in))
 	if err != nil {
-		return err
-	}
-	if a.SubscriberID != "" {
-		switch _, err := s.store.Subscriber(ctx, a.SubscriberID); {
-		case errors.Is(err, store.ErrNotFound):
-			errs.Add("subscriberId", "no subscriber %s in this tenant", a.SubscriberID)
-		case err != nil:
-			return err
-		}
-	}
-	if prov.UniqueReference && a.ProviderAgreementReference != "" && !hasField(errs, "providerAgreementReference") {
-		id, err := s.referenceTaken(ctx, prov.Type, a.ProviderAgreementReference)
-		if err != nil {
-			return err
-		}
-		if id != "" {
-			errs = append(errs, errReferenceTaken("providerAgreementReference", prov.Type, a.ProviderAgreementReference, id)...)
-		}
-	}
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	now, err := s.tenantNow(ctx)
-	if err != nil {
-		return err
-	}
-	out, created, err := s.store.CreatePaymentAgreement(ctx, a, now)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return validation.Field("subscriberId", "no subscriber %s in this tenant", a.SubscriberID)
-	case errors.Is(err, store.ErrAgreementReferenceTaken):
-		return errReferenceTaken("providerAgreementReference", a.ProviderType, a.ProviderAgreementReference, "")
-	case err != nil:
 		return err
 	}
 	if !created {
@@ -317,12 +220,11 @@ func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) e
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	ctx := r.Context()
 	if none {
 		s.writeList(w, r, []store.PaymentAgreement{}, "")
 		return nil
 	}
-	list, next, err := s.store.ListPaymentAgreements(ctx, f, p)
+	list, next, err := s.app.PaymentAgreements(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -338,17 +240,7 @@ func (s *Server) deletePaymentAgreement(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
-	if err != nil {
-		return err
-	}
-	_, err = s.store.DeletePaymentAgreement(r.Context(), id, now)
-	var inUse *store.InUseError
-	if errors.As(err, &inUse) {
-		return validation.Field("id", "%s is the subscriber's Invoice agreement, the fallback of every other agreement, and subscriptions "+
-			"use it (%s); assign them another agreement first", id, strings.Join(inUse.IDs, ", "))
-	}
-	if err != nil {
+	if err := s.app.DeletePaymentAgreement(r.Context(), id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -363,46 +255,32 @@ func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request)
 	if len(raw) > maxImportRows {
 		return validation.Field("body", "holds %d rows; import at most %d at a time", len(raw), maxImportRows)
 	}
-	rows := make([]store.ImportRow, len(raw))
-	report := ImportReport{Rows: make([]ImportRowResult, len(raw))}
+	rows := make([]app.AgreementRow, len(raw))
 	for i, b := range raw {
-		report.Rows[i] = ImportRowResult{Index: i, Errors: []validation.FieldError{}}
 		var in PaymentAgreementInput
-		var errs validation.Errors
 		if err := decodeBytes(b, &in, nil); err != nil {
+			var errs validation.Errors
 			if !errors.As(err, &errs) {
 				errs.Add("body", "row %d is not a payment agreement object", i)
 			}
-		} else {
-			var err error
-			if rows[i].Agreement, _, errs, err = s.checkedAgreement(r.Context(), in); err != nil {
-				return err
-			}
+			rows[i] = app.AgreementRow{NewAgreement: app.NewAgreement{Invalid: errs}, Unread: true}
+			continue
 		}
-		if len(errs) > 0 {
-			rows[i].Rejected = true
-			report.Rows[i].Status, report.Rows[i].Errors = store.ImportRejected, errs
-		}
+		rows[i].NewAgreement = newAgreement(in)
 	}
-	now, err := s.tenantNow(r.Context())
+	results, err := s.app.ImportPaymentAgreements(r.Context(), rows)
 	if err != nil {
 		return err
 	}
-	outcomes, err := s.store.ImportPaymentAgreements(r.Context(), rows, now)
-	if err != nil {
-		return err
-	}
-	for i, o := range outcomes {
-		row := &report.Rows[i]
-		if !rows[i].Rejected {
-			row.Status = o.Status
-			if o.ID != "" {
-				id := o.ID
-				row.ID = &id
-			}
-			if o.Field != "" {
-				row.Errors = validation.Field(o.Field, "%s", o.Reason)
-			}
+	report := ImportReport{Rows: make([]ImportRowResult, len(raw))}
+	for i, res := range results {
+		row := ImportRowResult{Index: i, Status: res.Status, Errors: []validation.FieldError{}}
+		if res.ID != "" {
+			id := res.ID
+			row.ID = &id
+		}
+		if len(res.Errors) > 0 {
+			row.Errors = res.Errors
 		}
 		switch row.Status {
 		case store.ImportCreated:
@@ -412,6 +290,7 @@ func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request)
 		default:
 			report.Rejected++
 		}
+		report.Rows[i] = row
 	}
 	writeJSON(w, http.StatusOK, report)
 	return nil
@@ -431,17 +310,7 @@ func (s *Server) changePaymentAgreement(w http.ResponseWriter, r *http.Request) 
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
-	if err != nil {
-		return err
-	}
-	_, err = s.store.ChangePaymentAgreement(r.Context(), id, agreement, now)
-	switch {
-	case errors.Is(err, store.ErrAgreementNotUsable):
-		return validation.Field("paymentAgreementId", "%s is not a live payment agreement of the subscription's subscriber", agreement)
-	case errors.Is(err, store.ErrSubscriptionEnded):
-		return validation.Field("id", "subscription %s has ended or was cancelled: no period is left to pay for", id)
-	case err != nil:
+	if err := s.app.ChangePaymentAgreement(r.Context(), id, agreement); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -189,7 +189,7 @@ func (s *Server) getInvoiceUBL(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	inv, err := s.store.Invoice(r.Context(), id)
+	inv, err := s.app.Invoice(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -202,11 +202,11 @@ func (s *Server) getCreditNoteUBL(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	cn, err := s.store.CreditNote(r.Context(), id)
+	cn, err := s.app.CreditNote(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	inv, err := s.store.Invoice(r.Context(), cn.InvoiceID)
+	inv, err := s.app.Invoice(r.Context(), cn.InvoiceID)
 	if err != nil {
 		return err
 	}

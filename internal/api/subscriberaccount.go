@@ -1,15 +1,13 @@
 package api
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -42,7 +40,7 @@ func (s *Server) subscriberAccountRoutes() {
 		summary: "Get a subscriber account",
 		desc: fmt.Sprintf("The balance (sum of the ledger entries), outstanding charges, available allowance and the newest entries (at most %d, newest first).",
 			store.AccountEntriesShown),
-		request: new(idParam), responses: common(ok(new(store.SubscriberAccount)), respNotFound), handle: getOne(s.store.SubscriberAccount)})
+		request: new(idParam), responses: common(ok(new(store.SubscriberAccount)), respNotFound), handle: getOne(s.app.SubscriberAccount)})
 	s.add(route{method: http.MethodGet, path: "/subscriberaccount", id: "listSubscriberAccounts", tag: tag,
 		summary: "List subscriber accounts", desc: "Accounts with their balances; entries are left out.",
 		request: new(accountListParams), responses: common(ok(new([]store.SubscriberAccount))), handle: s.listSubscriberAccounts})
@@ -79,7 +77,7 @@ func (s *Server) listSubscriberAccounts(w http.ResponseWriter, r *http.Request) 
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	as, next, err := s.store.ListSubscriberAccounts(r.Context(), f, p)
+	as, next, err := s.app.SubscriberAccounts(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
@@ -100,7 +98,7 @@ func (s *Server) listAccountEntries(w http.ResponseWriter, r *http.Request) erro
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	es, next, err := s.store.AccountEntries(r.Context(), id, p)
+	es, next, err := s.app.AccountEntries(r.Context(), id, p)
 	if err != nil {
 		return err
 	}
@@ -119,7 +117,7 @@ func (s *Server) accountItem(kind string) handlerFunc {
 			return err
 		}
 		// The account's currency says how many decimals amount may have.
-		code, err := s.store.AccountCurrency(r.Context(), id)
+		code, err := s.app.AccountCurrency(r.Context(), id)
 		if err != nil {
 			return err
 		}
@@ -138,18 +136,9 @@ func (s *Server) accountItem(kind string) handlerFunc {
 			errs.Add("amount", "%s", err)
 		}
 		desc := text(&errs, "description", in.Description, 500, true)
-		rate, err := s.itemVATRate(r.Context(), &errs, in)
-		if err != nil {
-			return err
-		}
-		if err := errs.Err(); err != nil {
-			return err
-		}
-		now, err := s.tenantNow(r.Context())
-		if err != nil {
-			return err
-		}
-		it, err := invoicing.AddAccountItem(r.Context(), s.store, id, kind, desc, amount.Minor, rate, now)
+		rate, product := itemVATRate(&errs, in)
+		it, err := s.app.AddAccountItem(r.Context(), app.NewAccountItem{AccountID: id, Kind: kind, Amount: amount.Minor,
+			Description: desc, VATRate: rate, ProductID: product, Invalid: errs})
 		if err != nil {
 			return err
 		}
@@ -158,38 +147,27 @@ func (s *Server) accountItem(kind string) handlerFunc {
 	}
 }
 
-// itemVATRate is the VAT rate of a charge or allowance: the given vatRate,
-// else the rate of the named product. Neither is a 400: a rate left out
-// used to mean 0 %, which bills a taxable charge without its VAT and
-// gives back more than was charged with an allowance.
-func (s *Server) itemVATRate(ctx context.Context, errs *validation.Errors, in AccountItemInput) (catalog.Percent, error) {
-	var (
-		rate, product       catalog.Percent
-		hasRate, hasProduct bool
-	)
+// itemVATRate reads the VAT rate of a charge or allowance and the product
+// whose rate applies (app.AddAccountItem checks it). Neither is a 400: a
+// rate left out used to mean 0 %, which bills a taxable charge without its
+// VAT and gives back more than was charged with an allowance.
+func itemVATRate(errs *validation.Errors, in AccountItemInput) (*catalog.Percent, string) {
+	var rate *catalog.Percent
 	if in.VATRate != nil {
-		rate, hasRate = percent(errs, "vatRate", *in.VATRate)
+		if r, ok := percent(errs, "vatRate", *in.VATRate); ok {
+			rate = &r
+		}
 	}
+	product := ""
 	if id := strings.ToLower(trimmed(in.ProductID)); id != "" {
 		if !store.ValidID(id) {
 			errs.Add("productId", "must be a uuid")
-		} else if p, err := s.app.Product(ctx, id); errors.Is(err, store.ErrNotFound) {
-			errs.Add("productId", "no product %s in this tenant", id)
-		} else if err != nil {
-			return catalog.Percent{}, err
 		} else {
-			product, hasProduct = p.VATRate, true
+			product = trimmed(in.ProductID)
 		}
 	}
-	switch {
-	case hasRate && hasProduct && !rate.Equal(product):
-		errs.Add("vatRate", "is %s%%, but product %s has %s%%", rate, trimmed(in.ProductID), product)
-	case hasRate:
-		return rate, nil
-	case hasProduct:
-		return product, nil
-	case in.VATRate == nil && trimmed(in.ProductID) == "":
+	if in.VATRate == nil && trimmed(in.ProductID) == "" {
 		errs.Add("vatRate", "is required (or productId, whose VAT rate is used); give 0 for an item without VAT")
 	}
-	return rate, nil
+	return rate, product
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/kadens/kadens/internal/autogiro"
-	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/period"
@@ -79,12 +76,7 @@ type OrderSubscriber struct {
 // create, trimmed: the provider type as given (any case), the reference
 // and payment method, and the provider-side agreement (an AvtaleGiro or
 // Autogiro mandate id, normalized) or "".
-type OrderAgreement struct {
-	ProviderType        string
-	Reference           string
-	PaymentMethod       string
-	ProviderAgreementID string
-}
+type OrderAgreement = AgreementParams
 
 // PlaceOrder checks an order against the tenant's data at the tenant's
 // time and stores it in status Created. Every problem is reported at once
@@ -282,124 +274,21 @@ const orderAgreementPrefix = "paymentAgreement."
 // paymentAgreement. A reference that must be unique must also be free now
 // (completion checks again).
 func (a *App) checkOrderAgreement(ctx context.Context, errs *validation.Errors, in OrderAgreement) (store.AgreementParams, error) {
-	const prefix = orderAgreementPrefix
-	raw := in.ProviderType
-	ag := provider.Agreement{Reference: in.Reference, PaymentMethod: in.PaymentMethod}
-	if in.ProviderAgreementID != "" {
-		ref, err := a.mandateReference(ctx, errs, canonicalProvider(raw), in)
-		if err != nil {
-			return store.AgreementParams{}, err
-		}
-		ag.Reference = ref
+	p, prov, err := a.CheckAgreementParams(ctx, errs, orderAgreementPrefix, in)
+	if err != nil || prov.Type == "" {
+		return p, err
 	}
-	prov, ok := a.providers.Lookup(raw)
-	typeField := prefix + "providerType"
-	switch {
-	case ok:
-	case raw == "":
-		errs.Add(typeField, "is required: one of %s", strings.Join(a.providers.Types(), ", "))
-	case canonicalProvider(raw) != "":
-		// A type the contract names whose integration is not registered:
-		// its mandates are checked against the bank's files.
-		typ := canonicalProvider(raw)
-		errs.Add(typeField, "%s agreements are not supported yet: their mandates come with the %s integration", typ, typ)
-	default:
-		errs.Add(typeField, "%q is not a provider type: one of %s", raw, strings.Join(a.providers.Types(), ", "))
-	}
-	if !ok {
-		return store.AgreementParams{ProviderType: canonicalProvider(raw)}, nil
-	}
-	err := prov.Check(ctx, &ag)
-	var verrs validation.Errors
-	switch {
-	case errors.As(err, &verrs):
-		*errs = append(*errs, prefixed(prefix, verrs)...)
-	case err != nil:
-		return store.AgreementParams{}, fmt.Errorf("app: check %s agreement: %w", prov.Type, err)
-	}
-	p := store.AgreementParams{ProviderType: prov.Type, ProviderAgreementReference: ag.Reference, PaymentMethod: ag.PaymentMethod}
-	const refField = prefix + provider.FieldReference
+	refField := orderAgreementPrefix + provider.FieldReference
 	if prov.UniqueReference && p.ProviderAgreementReference != "" && !hasField(*errs, refField) {
-		list, _, err := a.store.ListPaymentAgreements(ctx, store.AgreementFilter{ProviderType: prov.Type, Reference: p.ProviderAgreementReference}, store.Page{Limit: 1})
+		id, err := a.ReferenceTaken(ctx, prov.Type, p.ProviderAgreementReference)
 		if err != nil {
 			return p, err
 		}
-		if len(list) > 0 {
-			errs.Add(refField, "%q is the reference of %s agreement %s of this tenant already", p.ProviderAgreementReference, prov.Type, list[0].ID)
+		if id != "" {
+			*errs = append(*errs, ErrReferenceTaken(refField, prov.Type, p.ProviderAgreementReference, id)...)
 		}
 	}
 	return p, nil
-}
-
-// mandateReference resolves INFO-Subscription's providerAgreementId: the
-// provider-side agreement, which in Kadens is an AvtaleGiro or Autogiro
-// mandate whose id the agreement keeps as its reference. A reference given
-// beside it must name the same mandate (its KID or payer number, or its
-// id). Problems go to errs; the answer is the reference to check further.
-func (a *App) mandateReference(ctx context.Context, errs *validation.Errors, typ string, in OrderAgreement) (string, error) {
-	const prefix = orderAgreementPrefix
-	idField, refField := prefix+"providerAgreementId", prefix+provider.FieldReference
-	id, ref := in.ProviderAgreementID, in.Reference
-	if !store.ValidID(id) {
-		errs.Add(idField, "must be a uuid")
-		return ref, nil
-	}
-	var names []string // what the reference may be
-	switch typ {
-	case store.ProviderAvtaleGiro:
-		m, err := avtalegiro.Mandate(ctx, a.store, id)
-		if errors.Is(err, store.ErrNotFound) {
-			errs.Add(idField, "no AvtaleGiro mandate %s in this tenant", id)
-			return ref, nil
-		} else if err != nil {
-			return "", err
-		}
-		names = []string{m.ID, m.KID}
-	case store.ProviderAutogiro:
-		m, err := autogiro.Mandate(ctx, a.store, id)
-		if errors.Is(err, store.ErrNotFound) {
-			errs.Add(idField, "no Autogiro mandate %s in this tenant", id)
-			return ref, nil
-		} else if err != nil {
-			return "", err
-		}
-		names = []string{m.ID, m.PayerNumber}
-	case "":
-		return ref, nil // the type is reported
-	default:
-		errs.Add(idField, "%s agreements have no provider-side agreement in Kadens; leave providerAgreementId out (only AvtaleGiro and Autogiro mandates have one)", typ)
-		return ref, nil
-	}
-	if ref != "" && !containsFold(names, strings.ReplaceAll(ref, " ", "")) {
-		errs.Add(refField, "%q is not the reference of mandate %s (%s)", ref, id, strings.Join(names[1:], ", "))
-	}
-	return id, nil
-}
-
-// providerTypes are the provider types of the contract, canonically
-// spelled; a type named here is known even before its integration is
-// registered.
-var providerTypes = []string{store.ProviderInvoice, store.ProviderEHF, store.ProviderOIO, store.ProviderExternal,
-	store.ProviderAutogiro, store.ProviderAvtaleGiro}
-
-// canonicalProvider returns the canonical spelling of provider type v
-// (matched ignoring case), or "".
-func canonicalProvider(v string) string {
-	for _, t := range providerTypes {
-		if strings.EqualFold(v, t) {
-			return t
-		}
-	}
-	return ""
-}
-
-func containsFold(list []string, v string) bool {
-	for _, s := range list {
-		if strings.EqualFold(s, v) {
-			return true
-		}
-	}
-	return false
 }
 
 // Order is the tenant's order id; store.ErrNotFound when there is none.
@@ -462,22 +351,4 @@ func requiredID(errs *validation.Errors, field, id string) string {
 		return ""
 	}
 	return id
-}
-
-// prefixed renames errs as fields inside prefix.
-func prefixed(prefix string, errs validation.Errors) validation.Errors {
-	out := make(validation.Errors, len(errs))
-	for i, fe := range errs {
-		out[i] = validation.FieldError{Field: prefix + fe.Field, Message: fe.Message}
-	}
-	return out
-}
-
-func hasField(errs validation.Errors, field string) bool {
-	for _, fe := range errs {
-		if fe.Field == field {
-			return true
-		}
-	}
-	return false
 }

@@ -31,6 +31,13 @@ func Registration(st *store.Store) provider.Provider {
 			}
 			return CheckReference(ctx, st, tenant, a.Reference)
 		},
+		Mandate: func(ctx context.Context, id string) ([]string, error) {
+			m, err := Mandate(ctx, st, id)
+			if err != nil {
+				return nil, err
+			}
+			return []string{m.ID, m.PayerNumber}, nil
+		},
 		InvoiceIssued: func(ctx context.Context, inv provider.Invoice) error {
 			return InvoiceIssued(ctx, st, inv.TenantID, inv.InvoiceID, inv.Now)
 		},

@@ -93,6 +93,12 @@ type Provider struct {
 	// taken one before writing; the schema must enforce it too (a partial
 	// unique index, as migration 00009 has for External).
 	UniqueReference bool
+	// Mandate (optional) resolves INFO-Subscription's providerAgreementId
+	// for this type: the provider-side agreement (a direct-debit mandate)
+	// with id in the context's tenant, as the names a reference given
+	// beside it may use, the id first. No such mandate is
+	// store.ErrNotFound. A type without it has no provider-side record.
+	Mandate func(ctx context.Context, id string) (names []string, err error)
 	// InvoiceIssued (collector, optional) is called after an invoice whose
 	// agreement is of this type was issued: direct debit submits its
 	// collection here.
