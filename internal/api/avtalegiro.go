@@ -542,7 +542,7 @@ func (s *Server) createAGClaim(w http.ResponseWriter, r *http.Request) error {
 		c.TransactionID = store.NewID()
 	}
 	if mandate.SubscriberID != nil {
-		if sub, err := s.store.Subscriber(r.Context(), *mandate.SubscriberID); err == nil {
+		if sub, err := s.app.Subscriber(r.Context(), *mandate.SubscriberID); err == nil {
 			c.ShortName = sub.Name
 		}
 	}

@@ -84,7 +84,7 @@ func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (store.
 	if id := normID(policy); id != "" {
 		if !store.ValidID(id) {
 			errs.Add(policyField, "must be a uuid")
-		} else if _, err := s.store.ProrationPolicy(r.Context(), id); err != nil {
+		} else if _, err := s.app.ProrationPolicy(r.Context(), id); err != nil {
 			if !errors.Is(err, store.ErrNotFound) {
 				return d, err
 			}

@@ -99,11 +99,6 @@ func documentFilter(r *http.Request, errs *validation.Errors, statuses []string,
 }
 
 func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
-	release, err := s.store.ReadTurn(r.Context())
-	if err != nil {
-		return err
-	}
-	defer release()
 	now, err := s.tenantNow(r.Context())
 	if err != nil {
 		return err
@@ -133,8 +128,7 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	invs, next, err := s.store.ListInvoiceItems(r.Context(), f, p, parts)
-	release()
+	invs, next, err := s.app.Invoices(r.Context(), f, p, parts)
 	if err != nil {
 		return err
 	}

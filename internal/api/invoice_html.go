@@ -78,7 +78,7 @@ func negotiateInvoice(r *http.Request) (invoiceFormat, error) {
 // PDF. Dates of periods are shown in the organization's time zone.
 func (s *Server) writeInvoiceDocument(w http.ResponseWriter, r *http.Request, inv store.Invoice, f invoiceFormat) error {
 	loc := time.UTC
-	switch org, err := s.store.Organization(r.Context(), inv.OrganizationID); {
+	switch org, err := s.app.Organization(r.Context(), inv.OrganizationID); {
 	case err == nil:
 		if l, err := period.LoadZone(org.TimeZone); err == nil {
 			loc = l

@@ -56,18 +56,11 @@ func (s *Server) demandViews(ctx context.Context, ds []store.PaymentDemand) ([]P
 		}
 		demandIDs[i], invoiceIDs[i] = d.ID, d.InvoiceID
 	}
-	subs, err := s.store.SubscriptionOrigins(ctx, subIDs)
+	settled, err := s.app.DemandSettlements(ctx, subIDs, demandIDs, invoiceIDs)
 	if err != nil {
 		return nil, err
 	}
-	pays, err := s.store.SucceededPayments(ctx, demandIDs)
-	if err != nil {
-		return nil, err
-	}
-	allowances, err := s.store.AllowanceLines(ctx, invoiceIDs)
-	if err != nil {
-		return nil, err
-	}
+	subs, pays, allowances := settled.Origins, settled.Payments, settled.Allowances
 	out := make([]PaymentDemandView, len(ds))
 	for i, d := range ds {
 		v := PaymentDemandView{PaymentDemand: d, IsCredited: d.Status == billing.DemandCredited,
@@ -135,7 +128,7 @@ func (s *Server) getPaymentDemand(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	d, err := s.store.PaymentDemand(r.Context(), id)
+	d, err := s.app.PaymentDemand(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -159,7 +152,7 @@ func (s *Server) listPaymentDemands(w http.ResponseWriter, r *http.Request) erro
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	ds, next, err := s.store.ListPaymentDemands(r.Context(), store.DocumentFilter{SubscriberID: f.SubscriberID, Status: f.Status, Now: now}, p)
+	ds, next, err := s.app.PaymentDemands(r.Context(), store.DocumentFilter{SubscriberID: f.SubscriberID, Status: f.Status, Now: now}, p)
 	if err != nil {
 		return err
 	}

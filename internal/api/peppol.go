@@ -145,7 +145,7 @@ func (s *Server) ublOptions(r *http.Request, inv store.Invoice) (peppol.Options,
 		return peppol.Options{}, false, err
 	}
 	opt := peppol.Options{Buyer: buyer, Location: time.UTC}
-	switch org, err := s.store.Organization(r.Context(), inv.OrganizationID); {
+	switch org, err := s.app.Organization(r.Context(), inv.OrganizationID); {
 	case err == nil:
 		if loc, err := period.LoadZone(org.TimeZone); err == nil {
 			opt.Location = loc
