@@ -11,11 +11,14 @@
 //   - store: SQL on SQLite and PostgreSQL: the engines, transactions,
 //     migrations, the shared records and the query kit the wings' own SQL
 //     runs on. It imports no wing (Wings).
-//   - application: engine, invoicing, provider and the wings (Wings:
+//   - application: engine, invoicing, provider, idempotency and the wings (Wings:
 //     autogiro, avtalegiro, peppol, webhook, outbox, and the identity wing
 //     idp, subscriberuser, auth), which open the store's transactions. A
 //     wing imports no other wing; only the surfaces and the composition
-//     import wings (wingImporters).
+//     import wings (wingImporters). The packages here that are no wing
+//     (idempotency) run their SQL on the store's kit too; the store cannot
+//     import them, as they import it (the compiler refuses the cycle), so
+//     no rule of this package is needed for that.
 //   - HTTP: api decodes, validates, calls the application and answers; it
 //     opens no store transaction.
 //   - composition: cmd/... and internal/server assemble a process; config
