@@ -82,7 +82,6 @@ func TestConcurrentIdempotencyClaimsAdmitOne(t *testing.T) {
 	})
 }
 
-
 // Purge, the server's hourly housekeeping, forgets old keys of every
 // tenant and keeps the young ones.
 func TestPurgeForgetsOldKeysOfEveryTenant(t *testing.T) {
