@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/idempotency"
 )
 
 // IdempotencyHeader lets a client retry a POST safely.
@@ -80,11 +80,11 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next handler
 	}
 	defer body.Close()
 	r.Body = body
-	rec := store.IdempotencyRecord{
+	rec := idempotency.Record{
 		Key: key, Method: r.Method, Path: r.URL.RequestURI(),
 		RequestHash: hex.EncodeToString(h.Sum(nil)), CreatedAt: s.now(),
 	}
-	prev, claimed, err := s.store.ClaimIdempotencyKey(r.Context(), rec, idempotencyWindow)
+	prev, claimed, err := idempotency.Claim(r.Context(), s.store, rec, idempotencyWindow)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next handler
 		writeError(tw, r, err)
 	}
 	if tw.status >= 500 || tw.status == 0 {
-		if err := s.store.ReleaseIdempotencyKey(r.Context(), key); err != nil {
+		if err := idempotency.Release(r.Context(), s.store, key); err != nil {
 			logger(r.Context()).Error("release idempotency key", "err", err)
 		}
 		return nil
@@ -120,7 +120,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next handler
 	rec.Location = tw.Header().Get("Location")
 	rec.ContentType = tw.Header().Get("Content-Type")
 	rec.Body = tw.buf.Bytes()
-	if err := s.store.CompleteIdempotencyKey(r.Context(), rec); err != nil {
+	if err := idempotency.Complete(r.Context(), s.store, rec); err != nil {
 		logger(r.Context()).Error("store idempotent response", "err", err)
 	}
 	return nil

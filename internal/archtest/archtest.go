@@ -11,12 +11,16 @@
 //   - store: SQL on SQLite and PostgreSQL: the engines, transactions,
 //     migrations, the shared records and the query kit the wings' own SQL
 //     runs on. It imports no wing (Wings), nor the records kept above
-//     it on the same kit (Records: the catalog's SQL, internal/catalogdb).
-//   - application: engine, invoicing, provider and the wings (Wings:
+//     it on the same kit (Records: the catalog's SQL, internal/catalogdb,
+//     and the Idempotency-Key records, internal/idempotency).
+//   - application: engine, invoicing, provider, idempotency and the wings (Wings:
 //     autogiro, avtalegiro, peppol, webhook, outbox, and the identity wing
 //     idp, subscriberuser, auth), which open the store's transactions. A
 //     wing imports no other wing; only the surfaces and the composition
-//     import wings (wingImporters).
+//     import wings (wingImporters). The packages here that are no wing
+//     (idempotency) run their SQL on the store's kit too; the store cannot
+//     import them, as they import it (the compiler refuses the cycle), so
+//     no rule of this package is needed for that.
 //   - HTTP: api decodes, validates, calls the application and answers; it
 //     opens no store transaction.
 //   - composition: cmd/... and internal/server assemble a process; config
@@ -103,7 +107,7 @@ var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "intern
 // tenant use. They are no wings (anything above the store may import
 // them); the store imports none of them, or its core would link what it
 // moved out.
-var Records = []string{"internal/catalogdb/..."}
+var Records = []string{"internal/catalogdb/...", "internal/idempotency/..."}
 
 // wingGroups are wings written as several packages, which may import each
 // other: the identity wing issues tokens (idp), keeps subscriber users and

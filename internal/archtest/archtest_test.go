@@ -128,7 +128,32 @@ func TestLayers(t *testing.T) {
 	for _, v := range vs {
 		t.Error(v)
 	}
+
+	// Handlers call the application layer: no store write, few reads.
+	writes, err := StoreWrites(sources(t, find(t, pkgs, "internal/store")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CreateOrder", "CreateProrationPolicy", "CreateSubscriber"} {
+		if !slices.Contains(writes, want) { // finding none would make the rule vacuous
+			t.Errorf("the store's writes %v lack %s", writes, want)
+		}
+	}
+	calls, err := StoreCalls(sources(t, find(t, pkgs, "internal/api")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range CheckNoStoreWrites("internal/api", calls, writes) {
+		t.Error(v)
+	}
+	if len(calls) > maxAPIStoreCalls {
+		t.Errorf("internal/api calls the store directly %d times (at most %d): %v; read through internal/app", len(calls), maxAPIStoreCalls, calls)
+	}
 }
+
+// maxAPIStoreCalls bounds the API's direct store reads (issue 28: at most
+// 40); there is one today, the readiness ping.
+const maxAPIStoreCalls = 40
 
 // TestRulesCatchViolations shows every rule failing on a fake graph and a
 // fake handler.

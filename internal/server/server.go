@@ -27,6 +27,7 @@ import (
 	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/idempotency"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/outbox"
@@ -374,7 +375,7 @@ func (s *Server) maintain(ctx context.Context) {
 		case <-advance.C:
 			s.advanceAll(ctx)
 		case <-purge.C:
-			if n, err := s.Store.PurgeIdempotencyKeys(ctx, time.Now().Add(-25*time.Hour)); err != nil {
+			if n, err := idempotency.Purge(ctx, s.Store, time.Now().Add(-25*time.Hour)); err != nil {
 				s.log.Error("purge idempotency keys", "err", err)
 			} else if n > 0 {
 				s.log.Info("purged idempotency keys", "count", n)

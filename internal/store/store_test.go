@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -166,75 +165,6 @@ func TestListOrganizationsPagesAndFilters(t *testing.T) {
 		no, _, err := s.ListOrganizations(ctx, store.OrganizationFilter{Country: "NO"}, store.Page{Limit: 100})
 		if err != nil || len(no) != 3 {
 			t.Fatalf("country filter: %d rows, %v", len(no), err)
-		}
-	})
-}
-
-func TestIdempotencyKeyClaims(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		ctx := newTenant(t, s, "a")
-		other := newTenant(t, s, "b")
-		rec := store.IdempotencyRecord{Key: "k1", Method: "POST", Path: "/organization", RequestHash: "h1", CreatedAt: t0}
-		if _, claimed, err := s.ClaimIdempotencyKey(ctx, rec, 24*time.Hour); err != nil || !claimed {
-			t.Fatalf("first claim: claimed=%v err=%v", claimed, err)
-		}
-		prev, claimed, err := s.ClaimIdempotencyKey(ctx, rec, 24*time.Hour)
-		if err != nil || claimed || prev.StatusCode != 0 {
-			t.Fatalf("claim while in progress: claimed=%v status=%d err=%v", claimed, prev.StatusCode, err)
-		}
-		rec.StatusCode, rec.Location, rec.ContentType, rec.Body = 201, "/organization/x", "application/json", []byte(`"x"`)
-		if err := s.CompleteIdempotencyKey(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-		prev, claimed, err = s.ClaimIdempotencyKey(ctx, rec, 24*time.Hour)
-		if err != nil || claimed || prev.StatusCode != 201 || string(prev.Body) != `"x"` || prev.Location != "/organization/x" {
-			t.Fatalf("replay: %+v claimed=%v err=%v", prev, claimed, err)
-		}
-		if _, claimed, err := s.ClaimIdempotencyKey(other, rec, 24*time.Hour); err != nil || !claimed {
-			t.Fatalf("same key, other tenant: claimed=%v err=%v", claimed, err)
-		}
-		late := rec
-		late.CreatedAt = t0.Add(25 * time.Hour)
-		if _, claimed, err := s.ClaimIdempotencyKey(ctx, late, 24*time.Hour); err != nil || !claimed {
-			t.Fatalf("expired key: claimed=%v err=%v", claimed, err)
-		}
-		if err := s.ReleaseIdempotencyKey(ctx, "k1"); err != nil {
-			t.Fatal(err)
-		}
-		if _, claimed, err := s.ClaimIdempotencyKey(ctx, rec, 24*time.Hour); err != nil || !claimed {
-			t.Fatalf("after release: claimed=%v err=%v", claimed, err)
-		}
-	})
-}
-
-func TestConcurrentIdempotencyClaimsAdmitOne(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		ctx := newTenant(t, s, "a")
-		var (
-			wg      sync.WaitGroup
-			mu      sync.Mutex
-			winners int
-		)
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, claimed, err := s.ClaimIdempotencyKey(ctx, store.IdempotencyRecord{Key: "same", Method: "POST", Path: "/x", RequestHash: "h", CreatedAt: t0}, time.Hour)
-				if err != nil {
-					t.Error(err)
-				}
-				if claimed {
-					mu.Lock()
-					winners++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		if winners != 1 {
-			t.Fatalf("%d concurrent claims won, want exactly 1", winners)
 		}
 	})
 }
