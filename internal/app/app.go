@@ -56,7 +56,3 @@ func New(o Options) *App {
 		tenants: newTenantCache(o.Store),
 	}
 }
-
-// Wall is the process's wall clock in UTC: the time stamps of catalog
-// edits and other records that do not follow a test tenant's clock.
-func (a *App) Wall() time.Time { return a.wall() }
