@@ -11,7 +11,7 @@ import (
 )
 
 // Syncer runs Sync for every live AvtaleGiro account of every tenant on a
-// schedule, so claims reach the bank before its deadline and payments come
+// schedule (SyncAll is the provider's Poll, see Registration), so claims reach the bank before its deadline and payments come
 // back without an operator. Several processes may run one: Export writes
 // each claim once and the bank takes a transmission number once.
 type Syncer struct {
