@@ -123,22 +123,23 @@ func InvoiceCredited(ctx context.Context, st *store.Store, tenant, invoiceID str
 }
 
 // MandateEnded releases the Autogiro payment agreements of a mandate that
-// was cancelled or rejected: each is deleted through the store's
-// agreement deletion, which moves its subscriptions to the subscriber's
-// Invoice agreement and records PaymentAgreementDeleted.
+// was cancelled or rejected, and marks the mandate released, in one
+// transaction: each agreement is deleted as DELETE /paymentagreement
+// does (store.Tx.DeleteAgreementsOf: its subscriptions move to the
+// subscriber's Invoice agreement and PaymentAgreementDeleted is recorded).
 func MandateEnded(ctx context.Context, st *store.Store, tenant, mandateID string, now time.Time) error {
 	ctx = tenancy.With(ctx, tenant)
-	agreements, _, err := st.ListPaymentAgreements(ctx, store.AgreementFilter{ProviderType: store.ProviderAutogiro,
-		Reference: mandateID}, store.Page{Limit: 1000})
-	if err != nil {
-		return fmt.Errorf("autogiro: agreements of mandate %s: %w", mandateID, err)
-	}
-	for _, a := range agreements {
-		if _, err := st.DeletePaymentAgreement(ctx, a.ID, now); err != nil {
-			return fmt.Errorf("autogiro: release agreement %s of mandate %s: %w", a.ID, mandateID, err)
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.DeleteAgreementsOf(ctx, store.ProviderAutogiro, mandateID, now); err != nil {
+			return err
 		}
+		_, err := tx.Exec(ctx, `UPDATE autogiro_mandates SET released = TRUE WHERE tenant_id = $1 AND id = $2`, tenant, mandateID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("autogiro: release the agreements of mandate %s: %w", mandateID, err)
 	}
-	return MarkMandateReleased(ctx, st, mandateID)
+	return nil
 }
 
 // Release runs MandateEnded for every ended mandate of the context's

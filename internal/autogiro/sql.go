@@ -443,20 +443,6 @@ func MandatesToRelease(ctx context.Context, st *store.Store) ([]string, error) {
 	return ids, nil
 }
 
-// MarkMandateReleased records that a mandate's agreements were
-// released.
-func MarkMandateReleased(ctx context.Context, st *store.Store, id string) error {
-	tenant, err := tenancy.From(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = st.Writer().Exec(ctx, `UPDATE autogiro_mandates SET released = TRUE WHERE tenant_id = $1 AND id = $2`, tenant, id)
-	if err != nil {
-		return fmt.Errorf("autogiro: release mandate %s: %w", id, err)
-	}
-	return nil
-}
-
 // A transaction's status as the API shows it. The export does not rewrite
 // the transactions it sends (migration 00043): it records each in
 // autogiro_sent_payments, and a transaction stored as Created with such a

@@ -2,6 +2,8 @@ package avtalegiro
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
@@ -16,8 +18,10 @@ const MethodDirectDebit = "DirectDebit"
 // agreement references an active mandate of the tenant; an issued invoice
 // gets its claim, a credited one loses an unprocessed claim (docs/AVTALEGIRO.md). The hooks
 // run from the outbox consumer after the invoice's transaction committed.
-func Registration(st *store.Store) provider.Provider {
-	return provider.Provider{
+// With sync.Every set, its Poll exchanges files with the banks' interface
+// (Syncer.SyncAll) that often.
+func Registration(st *store.Store, sync BankSync) provider.Provider {
+	p := provider.Provider{
 		Type: store.ProviderAvtaleGiro,
 		Check: func(ctx context.Context, a *provider.Agreement) error {
 			var errs validation.Errors
@@ -45,4 +49,18 @@ func Registration(st *store.Store) provider.Provider {
 			return InvoiceCredited(ctx, st, inv.TenantID, inv.InvoiceID, inv.Now)
 		},
 	}
+	if sync.Every > 0 {
+		s := &Syncer{Store: st, Bank: sync.Bank, Log: sync.Log}
+		p.Poll = &provider.Poll{Every: sync.Every, Run: s.SyncAll}
+	}
+	return p
+}
+
+// BankSync is how the provider reaches the banks' interface: every Every (0:
+// never; the files then move by hand, kadens avtalegiro export/import),
+// through Bank, warnings to Log.
+type BankSync struct {
+	Every time.Duration
+	Bank  *Bank
+	Log   *slog.Logger
 }

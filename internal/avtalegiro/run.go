@@ -11,7 +11,7 @@ import (
 )
 
 // Syncer runs Sync for every live AvtaleGiro account of every tenant on a
-// schedule, so claims reach the bank before its deadline and payments come
+// schedule (SyncAll is the provider's Poll, see Registration), so claims reach the bank before its deadline and payments come
 // back without an operator. Several processes may run one: Export writes
 // each claim once and the bank takes a transmission number once.
 type Syncer struct {
@@ -21,22 +21,6 @@ type Syncer struct {
 	// Now is the wall clock (default time.Now); a test tenant syncs at its
 	// own clock.
 	Now func() time.Time
-}
-
-// Run syncs every interval until ctx ends.
-func (s *Syncer) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if err := s.SyncAll(ctx); err != nil && ctx.Err() == nil {
-			s.Log.WarnContext(ctx, "avtalegiro sync", slog.String("err", err.Error()))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // SyncAll syncs every account once. An account whose bank fails does not
@@ -53,13 +37,7 @@ func (s *Syncer) SyncAll(ctx context.Context) error {
 	var errs []error
 	for _, t := range tenants {
 		tctx := tenancy.With(ctx, t.ID)
-		now := wall().UTC()
-		if t.Test {
-			now = t.CreatedAt.UTC()
-			if t.Clock != nil {
-				now = t.Clock.UTC()
-			}
-		}
+		now := t.Now(wall())
 		cursor := ""
 		for {
 			accounts, next, err := ListAccounts(tctx, s.Store, AvtaleGiroAccountFilter{}, store.Page{Limit: 100, After: cursor})

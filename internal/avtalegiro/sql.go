@@ -429,17 +429,8 @@ func deleteMandate(ctx context.Context, tx *store.Tx, id string, now time.Time) 
 	}
 	n, _ := res.RowsAffected()
 	out.ClaimsCancelled = int(n)
-	agreements, err := store.QueryAll(ctx, tx, scanID, `SELECT id FROM payment_agreements WHERE tenant_id = $1 AND provider_type = $2
-		AND provider_agreement_reference = $3 AND deleted_at IS NULL`, tx.TenantID(), store.ProviderAvtaleGiro, id)
-	if err != nil {
+	if out.Agreements, err = tx.DeleteAgreementsOf(ctx, store.ProviderAvtaleGiro, id, now); err != nil {
 		return MandateDeletion{}, err
-	}
-	for _, a := range agreements {
-		d, err := tx.DeletePaymentAgreement(ctx, a, now)
-		if err != nil {
-			return MandateDeletion{}, fmt.Errorf("delete payment agreement %s: %w", a, err)
-		}
-		out.Agreements = append(out.Agreements, d)
 	}
 	return out, nil
 }

@@ -11,13 +11,18 @@ import (
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
-// Events are the outbox event kinds the Dispatcher acts on: the kinds of
-// its outbox consumer.
-var Events = []string{store.EventInvoiceIssued, store.EventCreditNoteIssued}
+// The outbox event kinds the Dispatcher acts on; Registry.Events says
+// which of them its consumer needs.
+var (
+	invoiceEvents   = []string{store.EventInvoiceIssued, store.EventCreditNoteIssued}
+	agreementEvents = []string{store.EventPaymentAgreementCreated, store.EventPaymentAgreementDeleted}
+)
 
 // Dispatcher calls the hooks of an invoice's provider for the outbox events
 // about it: InvoiceIssued → InvoiceIssued and Deliver (the invoice),
-// CreditNoteIssued → InvoiceCredited and Deliver (the credit note). It is
+// CreditNoteIssued → InvoiceCredited and Deliver (the credit note); and the
+// lifecycle hooks of an agreement's provider: PaymentAgreementCreated →
+// AgreementCreated, PaymentAgreementDeleted → AgreementDeleted. It is
 // meant to be driven by an outbox consumer after the event's transaction
 // committed, never inside it: a bank or an access point must not hear of an
 // invoice that was rolled back. Handle is idempotent as far as the hooks
@@ -53,7 +58,10 @@ func (d Dispatcher) Handle(ctx context.Context, tenantID string, ev store.Event)
 		InvoiceID    string `json:"invoiceId"`
 		CreditNoteID string `json:"creditNoteId"`
 	}
-	if !slices.Contains(Events, ev.EventType) {
+	if slices.Contains(agreementEvents, ev.EventType) {
+		return d.agreement(ctx, tenantID, ev)
+	}
+	if !slices.Contains(invoiceEvents, ev.EventType) {
 		return nil
 	}
 	if err := json.Unmarshal(ev.Data, &data); err != nil {
@@ -98,6 +106,39 @@ func (d Dispatcher) Handle(ctx context.Context, tenantID string, ev store.Event)
 		if err := p.Deliver(ctx, doc); err != nil {
 			return fmt.Errorf("provider: %s: deliver %s %s: %w", p.Type, doc.Kind, doc.ID, err)
 		}
+	}
+	return nil
+}
+
+// agreement runs the lifecycle hook of the agreement's provider. The
+// event names the provider type, so an agreement whose provider has no
+// such hook (every type today but a provider with its own agreement)
+// costs no read.
+func (d Dispatcher) agreement(ctx context.Context, tenantID string, ev store.Event) error {
+	var data struct {
+		AgreementID  string `json:"paymentAgreementId"`
+		SubscriberID string `json:"subscriberId"`
+		ProviderType string `json:"providerType"`
+	}
+	if err := json.Unmarshal(ev.Data, &data); err != nil {
+		return fmt.Errorf("provider: event %s: %w", ev.ID, err)
+	}
+	p, ok := d.Registry.Lookup(data.ProviderType)
+	hook := p.AgreementCreated
+	if ev.EventType == store.EventPaymentAgreementDeleted {
+		hook = p.AgreementDeleted
+	}
+	if !ok || hook == nil {
+		return nil
+	}
+	ctx = tenancy.With(ctx, tenantID)
+	now, err := d.tenantNow(ctx, tenantID)
+	if err != nil {
+		return fmt.Errorf("provider: event %s: tenant time: %w", ev.ID, err)
+	}
+	ref := AgreementRef{TenantID: tenantID, AgreementID: data.AgreementID, SubscriberID: data.SubscriberID, EventID: ev.ID, Now: now}
+	if err := hook(ctx, ref); err != nil {
+		return fmt.Errorf("provider: %s: %s of agreement %s: %w", p.Type, ev.EventType, data.AgreementID, err)
 	}
 	return nil
 }

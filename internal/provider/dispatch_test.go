@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/provider/ehf"
+	"github.com/kadens/kadens/internal/provider/external"
 	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -132,6 +133,66 @@ func TestDispatcherCallsTheInvoicesProvider(t *testing.T) {
 					t.Error("a failing hook's error was lost")
 				}
 			}
+		}
+	})
+}
+
+// TestDispatcherRunsLifecycleHooks drives the Dispatcher with the outbox
+// events of a real agreement created and deleted: the hooks of the
+// agreement's provider run once each with its ids, another provider's not,
+// and a failing hook is returned for the consumer to retry.
+func TestDispatcherRunsLifecycleHooks(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		var calls []string
+		rec := func(kind string) func(context.Context, provider.AgreementRef) error {
+			return func(ctx context.Context, a provider.AgreementRef) error {
+				if tenant, err := tenancy.From(ctx); err != nil || tenant != a.TenantID || a.EventID == "" || a.Now.IsZero() {
+					t.Errorf("%s: context tenant %q (%v), ref %+v", kind, tenant, err, a)
+				}
+				calls = append(calls, kind+" "+a.AgreementID+" "+a.SubscriberID)
+				return nil
+			}
+		}
+		own := external.Provider
+		own.AgreementCreated, own.AgreementDeleted = rec("created"), rec("deleted")
+		other := ehf.Provider
+		other.AgreementCreated = func(context.Context, provider.AgreementRef) error {
+			t.Error("EHF's lifecycle hook ran for an External agreement")
+			return nil
+		}
+		d := provider.Dispatcher{Registry: provider.NewRegistry(other, own), Store: e.Store}
+
+		sub := create(t, e.Tenant, "/subscriber", map[string]any{"name": "Kari Nordmann", "country": "NO"})
+		agreement := create(t, e.Tenant, "/paymentagreement", map[string]any{"subscriberId": sub, "providerType": "External",
+			"providerAgreementReference": "wallet-1"})
+		if r := e.Tenant.Do("DELETE", "/paymentagreement/"+agreement, nil); r.Status != http.StatusNoContent {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+		ctx := tenancy.With(context.Background(), e.Tenant.ID)
+		events, _, err := e.Store.ListEvents(ctx, store.EventFilter{}, store.Page{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events {
+			if err := d.Handle(context.Background(), e.Tenant.ID, ev); err != nil {
+				t.Fatalf("%s: %v", ev.EventType, err)
+			}
+		}
+		want := []string{"created " + agreement + " " + sub, "deleted " + agreement + " " + sub}
+		if !slices.Equal(calls, want) {
+			t.Errorf("calls\n%q\nwant\n%q", calls, want)
+		}
+
+		own.AgreementDeleted = func(context.Context, provider.AgreementRef) error { return errors.New("provider unreachable") }
+		d.Registry = provider.NewRegistry(own)
+		failed := false
+		for _, ev := range events {
+			if ev.EventType == store.EventPaymentAgreementDeleted {
+				failed = d.Handle(context.Background(), e.Tenant.ID, ev) != nil
+			}
+		}
+		if !failed {
+			t.Error("a failing lifecycle hook's error was lost")
 		}
 	})
 }

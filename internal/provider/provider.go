@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -110,6 +111,78 @@ type Provider struct {
 	// Deliver (optional) sends an issued invoice or credit note of such an
 	// agreement to the recipient (Peppol for EHF and OIO).
 	Deliver func(ctx context.Context, doc Document) error
+
+	// The mandate lifecycle, Kadens to the provider. A provider that keeps
+	// an agreement of its own at its side (a Vipps agreement) starts it when
+	// Kadens' agreement is created and stops it when Kadens' agreement
+	// ends; both run from the outbox after the agreement's transaction
+	// committed (Dispatcher), at least once, so they must be idempotent for
+	// the same (TenantID, AgreementID). The other direction, the provider
+	// ending Kadens' agreements when its mandate ends (a bank's
+	// cancellation, a stop in an app), is store.Tx.DeleteAgreementsOf: one
+	// definition for every provider.
+
+	// AgreementCreated (optional) is called after an agreement of this type
+	// was created (POST /paymentagreement, an order's new agreement, an
+	// import).
+	AgreementCreated func(ctx context.Context, a AgreementRef) error
+	// AgreementDeleted (optional) is called after an agreement of this type
+	// was deleted (DELETE /paymentagreement, its mandate ended).
+	AgreementDeleted func(ctx context.Context, a AgreementRef) error
+
+	// The inbound side, the provider to Kadens: what it sends on its own.
+
+	// Callback (optional) receives the provider's HTTP notifications
+	// (webhooks: an agreement approved or stopped, a charge made) at
+	// POST /provider/{type}/callback/{tenantId} on the main listener
+	// (CallbackHandler). The provider verifies the request itself (its
+	// signature scheme); a request it refuses is a validation.Errors (400)
+	// or ErrUnauthenticated (401). It should record the notification
+	// and act on it from the outbox rather than in the request, so a slow
+	// step never makes the provider resend.
+	Callback func(ctx context.Context, c Callback) error
+	// Poll (optional) asks the provider's side for what a callback or a
+	// file may have missed (AvtaleGiro's bank-side interface; Vipps'
+	// agreement and charge states), every Poll.Every, from the process's
+	// background work (Pollers).
+	Poll *Poll
+}
+
+// AgreementRef names the payment agreement a lifecycle hook acts on. Like
+// the collector hooks', it carries ids, not the record: the hook reads
+// what it needs (the agreement stays readable after its deletion).
+type AgreementRef struct {
+	TenantID     string
+	AgreementID  string
+	SubscriberID string
+	// EventID is the outbox event that caused the call, usable as an
+	// idempotency key towards the provider.
+	EventID string
+	// Now is the tenant's time when the event is handled.
+	Now time.Time
+}
+
+// Callback is one inbound notification from a provider: the tenant it was
+// addressed to (its URL names it, and the tenant is known), and the request
+// as sent, its body read in full (at most CallbackLimit bytes).
+type Callback struct {
+	TenantID string
+	Header   http.Header
+	Body     []byte
+	// Received is the wall-clock time the request arrived.
+	Received time.Time
+}
+
+// ErrUnauthenticated is what a Callback returns for a request whose
+// signature or credentials it does not accept: a 401 without a body, so
+// nothing about the scheme is told to a caller who got it wrong.
+var ErrUnauthenticated = errors.New("provider: callback not authenticated")
+
+// Poll is a provider's periodic reconciliation: Run every Every (the
+// first at once), each run's error logged and the next run kept.
+type Poll struct {
+	Every time.Duration
+	Run   func(ctx context.Context) error
 }
 
 // Registry holds the registered providers by type.
@@ -150,16 +223,38 @@ func (r *Registry) Lookup(typ string) (Provider, bool) {
 	return Provider{}, false
 }
 
-// Hooked reports whether any registered provider has a collector or
-// delivery hook: only then is the Dispatcher worth an outbox consumer (each
-// consumer queues a job per event of its kinds).
-func (r *Registry) Hooked() bool {
+// Events are the outbox event kinds the Dispatcher needs for the hooks
+// registered: the invoice kinds when a provider has a collector or delivery
+// hook, the agreement kinds when one has a lifecycle hook; nil when none
+// has any (no consumer is worth registering then). Only kinds some hook
+// acts on are queued, so Kadens without such a provider queues no work for
+// every agreement it creates.
+func (r *Registry) Events() []string {
+	var invoices, agreements bool
 	for _, p := range r.byType {
-		if p.InvoiceIssued != nil || p.InvoiceCredited != nil || p.Deliver != nil {
-			return true
+		invoices = invoices || p.InvoiceIssued != nil || p.InvoiceCredited != nil || p.Deliver != nil
+		agreements = agreements || p.AgreementCreated != nil || p.AgreementDeleted != nil
+	}
+	var kinds []string
+	if invoices {
+		kinds = append(kinds, invoiceEvents...)
+	}
+	if agreements {
+		kinds = append(kinds, agreementEvents...)
+	}
+	return kinds
+}
+
+// Polls are the registered providers' periodic reconciliations, by type,
+// in registration order.
+func (r *Registry) Polls() map[string]Poll {
+	out := map[string]Poll{}
+	for _, t := range r.order {
+		if p := r.byType[t].Poll; p != nil && p.Run != nil && p.Every > 0 {
+			out[t] = *p
 		}
 	}
-	return false
+	return out
 }
 
 // Types lists the registered types in registration order.

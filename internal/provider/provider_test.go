@@ -3,8 +3,10 @@ package provider_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/provider/ehf"
@@ -97,13 +99,28 @@ func TestRegistry(t *testing.T) {
 	if _, ok := r.Lookup("Autogiro"); ok {
 		t.Error("Autogiro found before it is registered")
 	}
-	if r.Hooked() {
-		t.Error("today's providers have no hooks")
+	if kinds := r.Events(); kinds != nil {
+		t.Errorf("today's checkers have no hooks, yet events %v", kinds)
 	}
 	withHook := ehf.Provider
 	withHook.Deliver = func(context.Context, provider.Document) error { return nil }
-	if !provider.NewRegistry(invoice.Provider, withHook).Hooked() {
-		t.Error("a delivery hook is a hook")
+	if got := provider.NewRegistry(invoice.Provider, withHook).Events(); !slices.Equal(got, []string{"InvoiceIssued", "CreditNoteIssued"}) {
+		t.Errorf("a delivery hook needs the invoice events, got %v", got)
+	}
+	withLifecycle := external.Provider
+	withLifecycle.AgreementDeleted = func(context.Context, provider.AgreementRef) error { return nil }
+	if got := provider.NewRegistry(withLifecycle).Events(); !slices.Equal(got, []string{"PaymentAgreementCreated", "PaymentAgreementDeleted"}) {
+		t.Errorf("a lifecycle hook needs the agreement events only, got %v", got)
+	}
+	if got := provider.NewRegistry(withHook, withLifecycle).Events(); len(got) != 4 {
+		t.Errorf("both kinds of hook: %v", got)
+	}
+	polling := external.Provider
+	polling.Poll = &provider.Poll{Every: time.Minute, Run: func(context.Context) error { return nil }}
+	idle := ehf.Provider
+	idle.Poll = &provider.Poll{Run: func(context.Context) error { return nil }} // no interval: off
+	if got := provider.NewRegistry(polling, idle).Polls(); len(got) != 1 || got["External"].Every != time.Minute {
+		t.Errorf("polls %v, want External's only", got)
 	}
 	if p, _ := r.Lookup("external"); !p.UniqueReference {
 		t.Error("External references are unique")

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"log/slog"
+
 	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/avtalegiro"
+	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/provider/ehf"
@@ -15,8 +18,9 @@ import (
 // providers registers the payment-agreement provider types, one line each,
 // in the order error messages list them (docs/ARCHITECTURE.md, "Where a new
 // payment provider goes"). EHF and OIO documents go through the Peppol
-// network when delivery is configured (delivery non-nil).
-func providers(st *store.Store, delivery *peppol.Deliverer) *provider.Registry {
+// network when delivery is configured (delivery non-nil); AvtaleGiro
+// exchanges files with the banks' interface every --avtalegiro-sync-interval.
+func providers(st *store.Store, delivery *peppol.Deliverer, cfg *config.Config, log *slog.Logger) *provider.Registry {
 	ehfP, oioP := ehf.Provider, oio.Provider
 	if delivery != nil {
 		ehfP.Deliver, oioP.Deliver = delivery.Hook, delivery.Hook
@@ -27,6 +31,6 @@ func providers(st *store.Store, delivery *peppol.Deliverer) *provider.Registry {
 		oioP,
 		external.Provider,
 		autogiro.Registration(st),
-		avtalegiro.Registration(st),
+		avtalegiro.Registration(st, avtalegiro.BankSync{Every: cfg.AvtaleGiroSync, Bank: avtalegiro.NewBank(cfg.Egress()), Log: log}),
 	)
 }

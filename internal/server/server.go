@@ -24,7 +24,6 @@ import (
 	"github.com/kadens/kadens/internal/analytics"
 	"github.com/kadens/kadens/internal/api"
 	"github.com/kadens/kadens/internal/auth"
-	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idempotency"
@@ -197,7 +196,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	case pc.DropDir != "":
 		delivery = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.Directory{Dir: pc.DropDir}}
 	}
-	registry := providers(st, delivery)
+	registry := providers(st, delivery, cfg, log)
 	// One application layer for every surface of the process.
 	application := app.New(app.Options{Store: st, Engine: eng, Providers: registry})
 	a, err := api.New(api.Options{
@@ -226,8 +225,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	// The providers' collection and delivery hooks run after the invoice's
 	// transaction committed, each event in its own queue, so a bank or an
 	// access point that is down holds back neither webhooks nor the other.
-	if registry.Hooked() {
-		if err := s.Outbox.Register(outbox.Consumer{Name: "providers", Kinds: provider.Events,
+	if kinds := registry.Events(); kinds != nil {
+		if err := s.Outbox.Register(outbox.Consumer{Name: "providers", Kinds: kinds,
 			Handle: provider.Dispatcher{Registry: registry, Store: st}.Handle}); err != nil {
 			return nil, err
 		}
@@ -260,6 +259,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	ops("GET /{$}", landing(cfg))
 	// The manual webhook validation URL: public, the token is the credential.
 	ops("GET /webhook/validate", a.WebhookValidation())
+	// Providers' own notifications (a Vipps webhook): public, each
+	// provider verifies its scheme; not an API operation either.
+	ops(provider.CallbackPattern, provider.CallbackHandler(registry, st, log))
 
 	idpHandler := observeAll("idp", metrics, log, s.IdP.Handler())
 	// The analytics API reads the store's read pool (SQLite: query_only
@@ -338,10 +340,9 @@ func (s *Server) Start(ctx context.Context) error {
 		if s.Peppol != nil {
 			wg.Go(func() { s.Peppol.Run(bg, s.cfg.Peppol.DeliveryInterval) })
 		}
-		if s.cfg.AvtaleGiroSync > 0 {
-			sync := &avtalegiro.Syncer{Store: s.Store, Bank: avtalegiro.NewBank(s.cfg.Egress()), Log: s.log}
-			wg.Go(func() { sync.Run(bg, s.cfg.AvtaleGiroSync) })
-		}
+		// The providers' reconciliations (AvtaleGiro's file exchange with
+		// its bank) run beside the housekeeping until Shutdown.
+		wg.Go(func() { provider.RunPolls(bg, s.Providers, s.log) })
 		s.maintain(bg)
 		wg.Wait()
 	}()

@@ -42,6 +42,16 @@ func TestOperationalEndpoints(t *testing.T) {
 			t.Fatalf("/readyz: %d %s", st, body)
 		}
 		e.Do("GET", "/organization/"+store.NewID(), nil)
+		// Providers' callbacks are mounted beside the API (none of today's
+		// providers takes one: 404, counted under the callback route).
+		res, err := http.Post(e.URL+"/provider/Autogiro/callback/"+e.Tenant.ID, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("callback of a provider without one: %d", res.StatusCode)
+		}
 		st, metrics := get(t, e.URL+"/metrics")
 		if st != 200 {
 			t.Fatalf("/metrics: %d", st)
@@ -49,6 +59,7 @@ func TestOperationalEndpoints(t *testing.T) {
 		for _, want := range []string{
 			`kadens_http_requests_total{method="GET",route="GET /organization/{id}",status="404",surface="api"} 1`,
 			`kadens_http_request_duration_seconds_bucket{method="GET",route="GET /organization/{id}",surface="api"`,
+			`kadens_http_requests_total{method="POST",route="POST /provider/{type}/callback/{tenantId}",status="404",surface="ops"} 1`,
 			`go_sql_open_connections{db_name="write"}`,
 			`kadens_outbox_pending{consumer="webhook"} 0`,
 			`kadens_outbox_unrelayed_events 0`,

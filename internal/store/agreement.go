@@ -319,6 +319,34 @@ func (s *Store) DeletePaymentAgreement(ctx context.Context, id string, now time.
 	return out, nil
 }
 
+// DeleteAgreementsOf deletes at now every live agreement of providerType
+// whose reference is ref, each as DeletePaymentAgreement does (its
+// subscriptions move to the Invoice agreement, PaymentAgreementDeleted is
+// recorded), in tx. It is how a provider-side mandate's end reaches
+// Kadens' agreements, the one definition every provider calls: a bank's
+// cancellation or rejection (Autogiro, AvtaleGiro), a stop in an app.
+// The agreements are deleted in id order, so two transactions ending the
+// same mandate lock them in the same order.
+func (tx *Tx) DeleteAgreementsOf(ctx context.Context, providerType, ref string, now time.Time) ([]AgreementDeletion, error) {
+	ids, err := QueryAll(ctx, tx, func(r Scanner) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	}, `SELECT id FROM payment_agreements WHERE tenant_id = $1 AND provider_type = $2
+		AND provider_agreement_reference = $3 AND deleted_at IS NULL ORDER BY id`, tx.tenant, providerType, ref)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s agreements of %s: %w", providerType, ref, err)
+	}
+	out := make([]AgreementDeletion, 0, len(ids))
+	for _, id := range ids {
+		d, err := tx.deleteAgreement(ctx, id, now)
+		if err != nil {
+			return nil, fmt.Errorf("store: delete payment agreement %s of %s %s: %w", id, providerType, ref, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
 func (tx *Tx) deleteAgreement(ctx context.Context, id string, now time.Time) (AgreementDeletion, error) {
 	if !ValidID(id) {
 		return AgreementDeletion{}, ErrNotFound
