@@ -441,6 +441,3 @@ func (w *Writer) Close(date Date) error {
 	}
 	return w.err
 }
-
-// Records returns how many records have been written.
-func (w *Writer) Records() int { return w.tRecords }
