@@ -18,9 +18,10 @@
 //     idp, subscriberuser, auth), which open the store's transactions. A
 //     wing imports no other wing; only the surfaces and the composition
 //     import wings (wingImporters). The packages here that are no wing
-//     (idempotency) run their SQL on the store's kit too; the store cannot
-//     import them, as they import it (the compiler refuses the cycle), so
-//     no rule of this package is needed for that.
+//     (idempotency, and tenantimport for its import records) run their SQL
+//     on the store's kit too; the store cannot import them, as they import
+//     it (the compiler refuses the cycle), so no rule of this package is
+//     needed for that.
 //   - HTTP: api decodes, validates, calls the application and answers; it
 //     opens no store transaction.
 //   - composition: cmd/... and internal/server assemble a process; config

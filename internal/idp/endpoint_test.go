@@ -205,11 +205,11 @@ func TestTokenEndpointErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreateClient(context.Background(), store.Client{ID: "kc_revoked", TenantID: is.tenant, Name: "old",
+		if err := createAPIClient(context.Background(), s, APIClient{ID: "kc_revoked", TenantID: is.tenant, Name: "old",
 			SecretHash: string(hash), Scopes: []string{ScopeAPI}, CreatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		// The store has no revocation yet (CreateClient leaves RevokedAt
+		// There is no revocation yet (createAPIClient leaves RevokedAt
 		// out); the row is revoked as an operator would, in SQL.
 		if _, err := s.DB().ExecContext(context.Background(), `UPDATE api_clients SET revoked_at = $1 WHERE id = $2`,
 			dbTime(s, time.Now()), "kc_revoked"); err != nil {
@@ -432,7 +432,7 @@ func TestKeysNeedTheirMasterKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "KADENS_MASTER_KEY") {
 			t.Fatalf("load with another master key: %v", err)
 		}
-		keys, err := s.SigningKeys(ctx)
+		keys, err := storedKeys(ctx, s)
 		if err != nil || len(keys) != 1 {
 			t.Fatalf("%d keys (%v), want the one", len(keys), err)
 		}

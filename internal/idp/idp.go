@@ -2,6 +2,9 @@
 // (OAuth 2.0 client_credentials for machines and administrators now;
 // subscriber login with the authorization code flow later) and publishes
 // OpenID Connect discovery and the JWKS so that anyone can verify them.
+// It owns its records and their SQL on the store's query kit: signing keys
+// (sql_keys.go), API clients (sql_clients.go) and subscriber login's
+// clients, requests, codes, tokens and sessions (sql_login.go).
 package idp
 
 import (
@@ -375,21 +378,21 @@ var errBadClient = errors.New("idp: bad client credentials")
 // authenticate checks a machine client's secret with bcrypt, or, when
 // known (knownSecrets matched it), only that the client still exists and
 // is not revoked.
-func (s *Server) authenticate(ctx context.Context, id, secret string, known bool) (store.Client, error) {
-	c, err := s.store.ClientByID(ctx, id)
+func (s *Server) authenticate(ctx context.Context, id, secret string, known bool) (APIClient, error) {
+	c, err := apiClientByID(ctx, s.store, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && c.RevokedAt != nil {
 		// The same work as for a wrong secret: no client-id timing oracle.
 		_ = s.compare(s.dummyHash(), []byte(secret))
-		return store.Client{}, errBadClient
+		return APIClient{}, errBadClient
 	}
 	if err != nil {
-		return store.Client{}, err
+		return APIClient{}, err
 	}
 	if known {
 		return c, nil
 	}
 	if s.compare([]byte(c.SecretHash), []byte(secret)) != nil {
-		return store.Client{}, errBadClient
+		return APIClient{}, errBadClient
 	}
 	s.known.remember(id, secret)
 	return c, nil
@@ -447,7 +450,7 @@ func NewClientCredentials(ctx context.Context, s *store.Store, tenantID, name st
 	if err != nil {
 		return "", "", fmt.Errorf("idp: hash client secret: %w", err)
 	}
-	err = s.CreateClient(ctx, store.Client{
+	err = createAPIClient(ctx, s, APIClient{
 		ID: id, TenantID: tenantID, Name: name, SecretHash: string(hash),
 		Scopes: []string{ScopeAPI}, CreatedAt: now.UTC(),
 	})

@@ -50,10 +50,22 @@ func NewKeys(s *store.Store, masterKey []byte, tokenTTL time.Duration, log *slog
 	return &Keys{store: s, master: masterKey, tokenTTL: tokenTTL, log: log, public: map[string]jose.JSONWebKey{}}
 }
 
+// clockSkew is how far a verifier's clock may run behind the signer's: a
+// retired key stays published this long after its last token's lifetime.
+const clockSkew = 5 * time.Minute
+
+// keptRetired is how long a rotation keeps a retired key in the database:
+// the longest token lifetime the settings accept (--token-ttl, at most 24h
+// in internal/config) and the skew. Not the rotating process's own
+// lifetime: `kadens key rotate` run without the server's setting has the
+// default hour, and would delete a key whose tokens a server with a longer
+// lifetime still honours.
+const keptRetired = 24*time.Hour + clockSkew
+
 // Load reads the keys from the store, creating the first one if there is
-// none, and prunes keys whose tokens have all expired.
+// none, and publishes those whose tokens may still be valid.
 func (k *Keys) Load(ctx context.Context) error {
-	keys, err := k.store.SigningKeys(ctx)
+	keys, err := storedKeys(ctx, k.store)
 	if err != nil {
 		return err
 	}
@@ -61,14 +73,14 @@ func (k *Keys) Load(ctx context.Context) error {
 		if _, err := k.add(ctx, false); err != nil {
 			return err
 		}
-		if keys, err = k.store.SigningKeys(ctx); err != nil {
+		if keys, err = storedKeys(ctx, k.store); err != nil {
 			return err
 		}
 	}
 	return k.install(keys)
 }
 
-func hasActive(keys []store.SigningKey) bool {
+func hasActive(keys []StoredKey) bool {
 	for _, sk := range keys {
 		if sk.RetiredAt == nil {
 			return true
@@ -79,10 +91,20 @@ func hasActive(keys []store.SigningKey) bool {
 
 // Rotate makes a new key the signing key. The previous key stays published
 // until every token it signed has expired, so live tokens keep working.
+// Keys retired longer ago than any token lives (keptRetired) are deleted,
+// so the table holds the active key and the few that may still verify
+// instead of one row per rotation forever.
 func (k *Keys) Rotate(ctx context.Context) (string, error) {
 	kid, err := k.add(ctx, true)
 	if err != nil {
 		return "", err
+	}
+	// The new key is active already: a failed clean-up is said, not
+	// returned, or the operator would rotate again for nothing.
+	if n, err := deleteKeysRetiredBefore(ctx, k.store, time.Now().Add(-keptRetired)); err != nil {
+		k.log.Warn("delete expired signing keys", "err", err)
+	} else if n > 0 {
+		k.log.Info("expired signing keys deleted", "count", n)
 	}
 	return kid, k.Load(ctx)
 }
@@ -114,7 +136,7 @@ func (k *Keys) add(ctx context.Context, retireOthers bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("idp: encrypt signing key: %w", err)
 	}
-	added, err := k.store.AddSigningKey(ctx, store.SigningKey{
+	added, err := addKey(ctx, k.store, StoredKey{
 		ID: kid, Algorithm: string(SigningAlgorithm), PrivateJWE: sealed, PublicJWK: string(pubJSON),
 		CreatedAt: time.Now().UTC(),
 	}, retireOthers)
@@ -131,7 +153,7 @@ func (k *Keys) add(ctx context.Context, retireOthers bool) (string, error) {
 }
 
 // install replaces the in-memory key set with keys.
-func (k *Keys) install(keys []store.SigningKey) error {
+func (k *Keys) install(keys []StoredKey) error {
 	now := time.Now()
 	public := map[string]jose.JSONWebKey{}
 	var (
@@ -143,7 +165,7 @@ func (k *Keys) install(keys []store.SigningKey) error {
 	for _, sk := range keys {
 		// A retired key's tokens are all expired once a token lifetime (plus
 		// clock skew) has passed since it stopped signing.
-		if sk.RetiredAt != nil && now.Sub(*sk.RetiredAt) > k.tokenTTL+5*time.Minute {
+		if sk.RetiredAt != nil && now.Sub(*sk.RetiredAt) > k.tokenTTL+clockSkew {
 			continue
 		}
 		var pub jose.JSONWebKey
@@ -175,7 +197,7 @@ func (k *Keys) install(keys []store.SigningKey) error {
 }
 
 // open decrypts the private half of sk.
-func (k *Keys) open(sk store.SigningKey) (jose.JSONWebKey, error) {
+func (k *Keys) open(sk StoredKey) (jose.JSONWebKey, error) {
 	jwe, err := jose.ParseEncryptedCompact(sk.PrivateJWE, []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A256GCM})
 	if err != nil {
 		return jose.JSONWebKey{}, fmt.Errorf("idp: signing key %s: %w", sk.ID, err)

@@ -260,7 +260,9 @@ func (tx *Tx) DeletePaymentAgreement(ctx context.Context, id string, now time.Ti
 // InQueueTx runs fn in a write transaction of no tenant, for a worker
 // that serves every tenant (the webhook dispatcher's claims and
 // outcomes): each row it touches carries its tenant, and tx.TenantID is
-// "". Like the relay's transaction it writes no events.
+// "". Like the relay's transaction it writes no events. The identity
+// provider's signing keys, which belong to the deployment and not to a
+// tenant, are rotated in one too.
 func (s *Store) InQueueTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return s.inTx(ctx, func(t *sql.Tx) error { return fn(&Tx{tx: t, s: s}) })
 }

@@ -169,32 +169,6 @@ func TestListOrganizationsPagesAndFilters(t *testing.T) {
 	})
 }
 
-func TestOneActiveSigningKey(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		ctx := context.Background()
-		k := func(id string, at time.Time) store.SigningKey {
-			return store.SigningKey{ID: id, Algorithm: "ES256", PrivateJWE: "x", PublicJWK: "{}", CreatedAt: at}
-		}
-		if ok, err := s.AddSigningKey(ctx, k("k1", t0), false); err != nil || !ok {
-			t.Fatalf("first key: %v %v", ok, err)
-		}
-		if ok, err := s.AddSigningKey(ctx, k("k2", t0), false); err != nil || ok {
-			t.Fatalf("second first key must lose: added=%v err=%v", ok, err)
-		}
-		if ok, err := s.AddSigningKey(ctx, k("k3", t0.Add(time.Hour)), true); err != nil || !ok {
-			t.Fatalf("rotation: %v %v", ok, err)
-		}
-		keys, err := s.SigningKeys(ctx)
-		if err != nil || len(keys) != 2 || keys[0].ID != "k3" || keys[0].RetiredAt != nil || keys[1].RetiredAt == nil {
-			t.Fatalf("after rotation: %+v %v", keys, err)
-		}
-		if n, err := s.DeleteSigningKeysRetiredBefore(ctx, t0.Add(2*time.Hour)); err != nil || n != 1 {
-			t.Fatalf("prune: %d %v", n, err)
-		}
-	})
-}
-
 // TestSQLitePageSize: a new SQLite database gets 8 KiB pages in WAL mode,
 // and one created before (with SQLite's default 4 KiB) opens as it is.
 func TestSQLitePageSize(t *testing.T) {

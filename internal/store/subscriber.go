@@ -508,3 +508,24 @@ func (tx *Tx) SubscriberByNumber(ctx context.Context, number int64) (string, err
 	err := tx.tx.QueryRowContext(ctx, `SELECT id FROM subscribers WHERE tenant_id = $1 AND subscriber_number = $2`, tx.tenant, number).Scan(&id)
 	return id, notFound(err)
 }
+
+// SubscribersByExternalID returns the tenant's subscribers among the
+// external ids, by external id: a read of the shared subscriber records
+// (kadens import matches its rows by it), so it stays beside their
+// columns and scan.
+func (tx *Tx) SubscribersByExternalID(ctx context.Context, externalIDs []string) (map[string]Subscriber, error) {
+	out := make(map[string]Subscriber, len(externalIDs))
+	err := tx.queryIn(ctx, `SELECT `+subscriberColumns+` FROM subscribers WHERE tenant_id = $1 AND external_id IN `, ``, nil, externalIDs,
+		func(rows *sql.Rows) error {
+			sub, err := scanSubscriber(rows)
+			if err != nil {
+				return err
+			}
+			out[sub.ExternalID] = sub
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: subscribers by external id: %w", err)
+	}
+	return out, nil
+}

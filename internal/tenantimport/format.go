@@ -6,7 +6,9 @@
 // API creates them, agreements through their provider's check, running
 // subscriptions through engine.Importer, so that their renewals are the
 // engine's ordinary ones. Imported agreements and subscriptions are
-// recorded by their source ids, which makes a rerun create nothing twice.
+// recorded by their source ids, which makes a rerun create nothing twice;
+// the package owns those records (import_records) and their SQL, on the
+// store's query kit (sql_records.go).
 package tenantimport
 
 import (

@@ -119,7 +119,7 @@ func Run(ctx context.Context, st *store.Store, eng *engine.Engine, r io.Reader, 
 		var br Report
 		err := st.InTx(ctx, func(tx *store.Tx) error {
 			br = Report{}
-			if err := tx.LockImport(ctx); err != nil {
+			if err := lockImport(ctx, tx); err != nil {
 				return err
 			}
 			// Subscriber and contact events say they came from an import.
@@ -468,16 +468,16 @@ func (w *writer) batch(ctx context.Context, subs []*Subscriber) error {
 	if err != nil {
 		return err
 	}
-	doneAgreements, err := w.tx.ImportRecords(ctx, store.ImportPaymentAgreement, agreementIDs)
+	doneAgreements, err := ImportRecords(ctx, w.tx, KindPaymentAgreement, agreementIDs)
 	if err != nil {
 		return err
 	}
-	doneSubs, err := w.tx.ImportRecords(ctx, store.ImportSubscription, subscriptionIDs)
+	doneSubs, err := ImportRecords(ctx, w.tx, KindSubscription, subscriptionIDs)
 	if err != nil {
 		return err
 	}
 	var (
-		records []store.ImportRecord
+		records []ImportRecord
 		periods []store.Subscription
 	)
 	for _, s := range subs {
@@ -511,7 +511,7 @@ func (w *writer) batch(ctx context.Context, subs []*Subscriber) error {
 				return fmt.Errorf("tenantimport: line %d: %w", a.Line, err)
 			}
 			agreementOf[a.SourceID] = created.ID
-			records = append(records, store.ImportRecord{Kind: store.ImportPaymentAgreement, SourceID: a.SourceID, KadensID: created.ID, Fingerprint: fp, ImportedAt: now})
+			records = append(records, ImportRecord{Kind: KindPaymentAgreement, SourceID: a.SourceID, KadensID: created.ID, Fingerprint: fp, ImportedAt: now})
 			w.rep.Agreements.Created++
 		}
 		for i := range s.Subscriptions {
@@ -548,14 +548,14 @@ func (w *writer) batch(ctx context.Context, subs []*Subscriber) error {
 				return fmt.Errorf("tenantimport: line %d: %w", u.Line, err)
 			}
 			periods = append(periods, p)
-			records = append(records, store.ImportRecord{Kind: store.ImportSubscription, SourceID: u.SourceID, KadensID: p.ID, Fingerprint: fp, ImportedAt: now})
+			records = append(records, ImportRecord{Kind: KindSubscription, SourceID: u.SourceID, KadensID: p.ID, Fingerprint: fp, ImportedAt: now})
 			w.rep.Subscriptions.Created++
 		}
 	}
 	if err := w.im.Insert(ctx, w.tx, periods, now); err != nil {
 		return err
 	}
-	return w.tx.InsertImportRecords(ctx, records)
+	return insertImportRecords(ctx, w.tx, records)
 }
 
 // subscriber creates s, updates it when its fields changed, or leaves it.

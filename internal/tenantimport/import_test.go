@@ -288,7 +288,7 @@ func TestImportTenant(t *testing.T) {
 			for id := range want {
 				ids = append(ids, id)
 			}
-			recs, err := tx.ImportRecords(tn.ctx, store.ImportSubscription, ids)
+			recs, err := tenantimport.ImportRecords(tn.ctx, tx, tenantimport.KindSubscription, ids)
 			if err != nil {
 				return err
 			}
