@@ -114,7 +114,7 @@ func run(n, perSubscriber int, dbURL string) error {
 		// Nobody pays in the bench: with a default dunning process every
 		// January invoice whose reminder falls before the advance's end gets
 		// one during it, besides the renewals.
-		if _, err := st.CreateDunningProcess(tctx, store.DunningProcess{Name: "Bench", ReminderDays: []int{reminderDays},
+		if _, err := invoicing.CreateDunningProcess(tctx, st, invoicing.DunningProcess{Name: "Bench", ReminderDays: []int{reminderDays},
 			ReminderFee: "35", IsDefault: true}, start); err != nil {
 			return err
 		}
@@ -203,6 +203,13 @@ func run(n, perSubscriber int, dbURL string) error {
 	}
 	if billing {
 		eng.Hooks.PeriodsCreated = invoicing.IssuePeriods // as kadens serve wires it
+		// Dunning too (-reminder-days measures it): without both hooks
+		// the engine looks for no due dunning.
+		eng.Hooks.Dun = func(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop engine.PaymentStop) (int, int, error) {
+			d, err := invoicing.Dun(ctx, tx, at, limit, stop)
+			return d.Reminders, d.PaymentStops, err
+		}
+		eng.Hooks.NextDun = invoicing.NextDunningAt
 	}
 	if profile != "" {
 		f, err := os.Create(profile)

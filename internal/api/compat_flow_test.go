@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 )
@@ -348,7 +349,7 @@ func TestInfoSubAliases(t *testing.T) {
 			"cancellationProrationId": "0190a3c2-7a1e-7c3b-9d1e-2f3a4b5c6d41"}), "cancellationProrationId")
 		d := create(t, tn, "/dunningprocess", map[string]any{"name": "D", "reminderDays": []int{7}, "prorationPolicyId": policy,
 			"cancellationProrationId": policy})
-		var dp store.DunningProcess
+		var dp invoicing.DunningProcess
 		tn.Do("GET", "/dunningprocess/"+d, nil).JSON(t, &dp)
 		if dp.ProrationPolicyID == nil || *dp.ProrationPolicyID != policy {
 			t.Errorf("dunning process %+v", dp)

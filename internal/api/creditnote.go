@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/kadens/kadens/internal/app"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -58,7 +59,7 @@ func (s *Server) creditNoteRoutes() {
 		responses: common(ok(new([]store.CreditNote))), handle: s.listCreditNotes})
 	s.add(route{method: http.MethodGet, path: "/reminder", id: "listReminders", tag: "DunningProcess",
 		summary: "List reminders issued for unpaid invoices", request: new(reminderListParams),
-		responses: common(ok(new([]store.Reminder))), handle: s.listReminders})
+		responses: common(ok(new([]invoicing.Reminder))), handle: s.listReminders})
 }
 
 func (s *Server) creditInvoice(w http.ResponseWriter, r *http.Request) error {
@@ -110,7 +111,7 @@ func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
 	p := page(r, &errs)
 	q := r.URL.Query()
-	f := store.ReminderFilter{InvoiceID: queryID(q, "invoiceId", &errs), SubscriberID: queryID(q, "subscriberId", &errs)}
+	f := invoicing.ReminderFilter{InvoiceID: queryID(q, "invoiceId", &errs), SubscriberID: queryID(q, "subscriberId", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if rs == nil {
-		rs = []store.Reminder{}
+		rs = []invoicing.Reminder{}
 	}
 	s.writeList(w, r, rs, next)
 	return nil

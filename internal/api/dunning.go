@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -20,9 +21,9 @@ type ProrationPolicyInput struct {
 	NotPaidProration *string `json:"notPaidProration" enum:"GenerateChargeForConsumedTime,NoProration" default:"GenerateChargeForConsumedTime" description:"An unpaid period that ends early: its invoice is credited down to the consumed days, or stays as it is."`
 }
 
-func (in ProrationPolicyInput) policy() (store.ProrationPolicy, error) {
+func (in ProrationPolicyInput) policy() (invoicing.ProrationPolicy, error) {
 	var errs validation.Errors
-	p := store.ProrationPolicy{Name: text(&errs, "name", in.Name, 200, true)}
+	p := invoicing.ProrationPolicy{Name: text(&errs, "name", in.Name, 200, true)}
 	p.PaidProration = oneOf(&errs, "paidProration", in.PaidProration, billing.ProrateAllowanceForRemaining,
 		billing.ProrateAllowanceForRemaining, billing.NoProration)
 	p.NotPaidProration = oneOf(&errs, "notPaidProration", in.NotPaidProration, billing.ProrateChargeForConsumed,
@@ -43,9 +44,9 @@ type DunningProcessInput struct {
 	CancellationProrationID *string `json:"cancellationProrationId" format:"uuid" description:"The same as prorationPolicyId, under the name INFO-Subscription clients use; give one of them."`
 }
 
-func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (store.DunningProcess, error) {
+func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (invoicing.DunningProcess, error) {
 	var errs validation.Errors
-	d := store.DunningProcess{Name: text(&errs, "name", in.Name, 200, true), ReminderDays: in.ReminderDays, ReminderFee: "0"}
+	d := invoicing.DunningProcess{Name: text(&errs, "name", in.Name, 200, true), ReminderDays: in.ReminderDays, ReminderFee: "0"}
 	if len(in.ReminderDays) == 0 || len(in.ReminderDays) > 10 {
 		errs.Add("reminderDays", "must list 1 to 10 days")
 	}
@@ -115,10 +116,10 @@ func (s *Server) dunningRoutes() {
 		request: new(ProrationPolicyInput), responses: common(respCreated), handle: s.createProrationPolicy})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy", id: "listProrationPolicies", tag: ptag,
 		summary: "List proration policies", request: new(ListParams),
-		responses: common(respList(new([]store.ProrationPolicy))), handle: listAll(s, s.app.ProrationPolicies)})
+		responses: common(respList(new([]invoicing.ProrationPolicy))), handle: listAll(s, s.app.ProrationPolicies)})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy/{id}", id: "getProrationPolicy", tag: ptag,
 		summary: "Get a proration policy", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(store.ProrationPolicy)}, respNotFound), handle: getOne(s.app.ProrationPolicy)})
+		responses: common(response{status: http.StatusOK, body: new(invoicing.ProrationPolicy)}, respNotFound), handle: getOne(s.app.ProrationPolicy)})
 	s.add(route{method: http.MethodPut, path: "/prorationpolicy/{id}", id: "updateProrationPolicy", tag: ptag,
 		summary: "Replace a proration policy's fields", request: new(prorationPolicyUpdate),
 		responses: common(respNoContent, respNotFound), handle: s.updateProrationPolicy})
@@ -136,10 +137,10 @@ func (s *Server) dunningRoutes() {
 		request: new(DunningProcessInput), responses: common(respCreated), handle: s.createDunningProcess})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess", id: "listDunningProcesses", tag: dtag,
 		summary: "List dunning processes", request: new(ListParams),
-		responses: common(respList(new([]store.DunningProcess))), handle: listAll(s, s.app.DunningProcesses)})
+		responses: common(respList(new([]invoicing.DunningProcess))), handle: listAll(s, s.app.DunningProcesses)})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess/{id}", id: "getDunningProcess", tag: dtag,
 		summary: "Get a dunning process", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(store.DunningProcess)}, respNotFound), handle: getOne(s.app.DunningProcess)})
+		responses: common(response{status: http.StatusOK, body: new(invoicing.DunningProcess)}, respNotFound), handle: getOne(s.app.DunningProcess)})
 	s.add(route{method: http.MethodPut, path: "/dunningprocess/{id}", id: "updateDunningProcess", tag: dtag,
 		summary: "Replace a dunning process's fields",
 		desc:    "Invoices already in dunning follow the new schedule from their next action on.",

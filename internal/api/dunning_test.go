@@ -7,16 +7,17 @@ import (
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 )
 
-func (f *billingFixture) reminders(invoiceID string) []store.Reminder {
+func (f *billingFixture) reminders(invoiceID string) []invoicing.Reminder {
 	f.t.Helper()
 	r := f.tn.Do("GET", "/reminder?invoiceId="+invoiceID, nil)
 	if r.Status != http.StatusOK {
 		f.t.Fatalf("GET /reminder: %d %s", r.Status, r.Body)
 	}
-	var out []store.Reminder
+	var out []invoicing.Reminder
 	r.JSON(f.t, &out)
 	return out
 }
@@ -158,14 +159,14 @@ func TestDunningProcessValidation(t *testing.T) {
 			t.Fatalf("fields %v", fields)
 		}
 		policy := create(t, tn, "/prorationpolicy", map[string]any{"name": "Default"})
-		var p store.ProrationPolicy
+		var p invoicing.ProrationPolicy
 		tn.Do("GET", "/prorationpolicy/"+policy, nil).JSON(t, &p)
 		if p.PaidProration != billing.ProrateAllowanceForRemaining || p.NotPaidProration != billing.ProrateChargeForConsumed {
 			t.Fatalf("defaults: %+v", p)
 		}
 		first := create(t, tn, "/dunningprocess", map[string]any{"name": "A", "reminderDays": []int{7}, "prorationPolicyId": policy, "isDefault": true})
 		second := create(t, tn, "/dunningprocess", map[string]any{"name": "B", "reminderDays": []int{10, 20}, "reminderFee": "70", "isDefault": true})
-		var a, b store.DunningProcess
+		var a, b invoicing.DunningProcess
 		tn.Do("GET", "/dunningprocess/"+first, nil).JSON(t, &a)
 		tn.Do("GET", "/dunningprocess/"+second, nil).JSON(t, &b)
 		if a.IsDefault || !b.IsDefault || b.ReminderFee != "70.00" || len(b.ReminderDays) != 2 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -115,7 +116,7 @@ func (a *App) checkDunningProcess(ctx context.Context, b catalog.BillingPlan) er
 	if b.DunningProcessID == nil {
 		return nil
 	}
-	if _, err := a.store.DunningProcess(ctx, *b.DunningProcessID); err != nil {
+	if _, err := invoicing.DunningProcessByID(ctx, a.store, *b.DunningProcessID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return validation.Field("dunningProcessId", "there is no dunning process %s", *b.DunningProcessID)
 		}
@@ -341,30 +342,30 @@ func (a *App) checkedChain(ctx context.Context, in ChainInput) (catalog.Chain, e
 
 // ProrationPolicy is proration policy id of the context's tenant;
 // store.ErrNotFound if there is none.
-func (a *App) ProrationPolicy(ctx context.Context, id string) (store.ProrationPolicy, error) {
-	return a.store.ProrationPolicy(ctx, id)
+func (a *App) ProrationPolicy(ctx context.Context, id string) (invoicing.ProrationPolicy, error) {
+	return invoicing.ProrationPolicyByID(ctx, a.store, id)
 }
 
 // ProrationPolicies lists the tenant's proration policies, a page at a
 // time.
-func (a *App) ProrationPolicies(ctx context.Context, p store.Page) ([]store.ProrationPolicy, string, error) {
-	return a.store.ListProrationPolicies(ctx, p)
+func (a *App) ProrationPolicies(ctx context.Context, p store.Page) ([]invoicing.ProrationPolicy, string, error) {
+	return invoicing.ListProrationPolicies(ctx, a.store, p)
 }
 
 // CreateProrationPolicy stores a new proration policy and returns it with
 // its id.
-func (a *App) CreateProrationPolicy(ctx context.Context, p store.ProrationPolicy) (store.ProrationPolicy, error) {
-	return a.store.CreateProrationPolicy(ctx, p, a.wall())
+func (a *App) CreateProrationPolicy(ctx context.Context, p invoicing.ProrationPolicy) (invoicing.ProrationPolicy, error) {
+	return invoicing.CreateProrationPolicy(ctx, a.store, p, a.wall())
 }
 
 // UpdateProrationPolicy replaces the fields of proration policy p.ID;
 // store.ErrNotFound if there is none.
-func (a *App) UpdateProrationPolicy(ctx context.Context, p store.ProrationPolicy) error {
-	return a.store.UpdateProrationPolicy(ctx, p, a.wall())
+func (a *App) UpdateProrationPolicy(ctx context.Context, p invoicing.ProrationPolicy) error {
+	return invoicing.UpdateProrationPolicy(ctx, a.store, p, a.wall())
 }
 
 // DeleteProrationPolicy deletes proration policy id: store.ErrNotFound if
 // there is none, *store.InUseError while a dunning process refers to it.
 func (a *App) DeleteProrationPolicy(ctx context.Context, id string) error {
-	return a.store.DeleteProrationPolicy(ctx, id)
+	return invoicing.DeleteProrationPolicy(ctx, a.store, id)
 }

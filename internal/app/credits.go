@@ -104,6 +104,6 @@ func (a *App) CreditNotes(ctx context.Context, f store.CreditNoteFilter, p store
 
 // Reminders lists the reminders dunning issued that f selects, a page at a
 // time.
-func (a *App) Reminders(ctx context.Context, f store.ReminderFilter, p store.Page) ([]store.Reminder, string, error) {
-	return a.store.ListReminders(ctx, f, p)
+func (a *App) Reminders(ctx context.Context, f invoicing.ReminderFilter, p store.Page) ([]invoicing.Reminder, string, error) {
+	return invoicing.ListReminders(ctx, a.store, f, p)
 }

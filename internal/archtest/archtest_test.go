@@ -134,7 +134,7 @@ func TestLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"CreateOrder", "CreateProrationPolicy", "CreateSubscriber"} {
+	for _, want := range []string{"CreateOrder", "CreateOrganization", "CreateSubscriber"} {
 		if !slices.Contains(writes, want) { // finding none would make the rule vacuous
 			t.Errorf("the store's writes %v lack %s", writes, want)
 		}

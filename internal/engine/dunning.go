@@ -11,9 +11,10 @@ import (
 // process's payment stop.
 const CancelReasonPaymentStop = "PaymentStop"
 
-// PaymentStop cancels the subscription of a demand whose dunning ended in
-// a payment stop, at at; it reports whether it cancelled anything.
-type PaymentStop = func(ctx context.Context, tx *store.Tx, d store.DunningDemand, at time.Time) (bool, error)
+// PaymentStop cancels subscription subscriptionID, whose demand's dunning
+// ended in a payment stop, at at; it reports whether it cancelled
+// anything. The Dun hook calls it for each payment stop.
+type PaymentStop = func(ctx context.Context, tx *store.Tx, subscriptionID string, at time.Time) (bool, error)
 
 // dunning performs the dunning actions due at at, a batch of demands in id
 // order, through the Dun hook (invoicing.Dun, wired in internal/server):
@@ -24,15 +25,12 @@ func (e *Engine) dunning(ctx context.Context, tx *store.Tx, at time.Time) (Stats
 	return Stats{Reminders: reminders, PaymentStops: stops}, err
 }
 
-// paymentStop cancels, at at, the period of d's subscription series that
+// paymentStop cancels, at at, the period of subscriptionID's series that
 // runs at at (the demand's own period may have ended and been renewed
 // meanwhile). It reports whether it cancelled anything: a series that was
 // cancelled or has ended is left alone.
-func (e *Engine) paymentStop(ctx context.Context, tx *store.Tx, d store.DunningDemand, at time.Time) (bool, error) {
-	if d.SubscriptionID == nil {
-		return false, nil
-	}
-	sub, err := tx.Subscription(ctx, *d.SubscriptionID)
+func (e *Engine) paymentStop(ctx context.Context, tx *store.Tx, subscriptionID string, at time.Time) (bool, error) {
+	sub, err := tx.Subscription(ctx, subscriptionID)
 	if err != nil {
 		return false, err
 	}

@@ -43,9 +43,10 @@ type Engine struct {
 	Hooks Hooks
 }
 
-// Hooks are called inside the transaction of the action they follow, so
-// whatever they write commits or rolls back with it. internal/invoicing
-// fills them (wired in internal/server).
+// Hooks are called inside the engine's transactions (that of the action
+// they follow, or of the step that looks for due work), so whatever they
+// write commits or rolls back with it. internal/invoicing fills them
+// (wired in internal/server).
 type Hooks struct {
 	// PeriodsCreated follows the creation of subscription periods (an
 	// order's first, renewals, or the one a plan change generates), each
@@ -60,9 +61,13 @@ type Hooks struct {
 	// Dun performs the dunning actions due at at, for at most limit
 	// demands: reminders, and payment stops, which it carries out through
 	// stop (the engine cancels the subscription at once). It reports how
-	// many of each it did. Without it the engine duns nothing (and does
-	// not look for due dunning).
+	// many of each it did. Without it, or without NextDun, the engine duns
+	// nothing (and does not look for due dunning).
 	Dun func(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop PaymentStop) (reminders, stops int, err error)
+	// NextDun returns when the tenant's earliest dunning action is due
+	// (nil: none), so that the engine takes dunning in time order with
+	// its other due work; Dun then performs what is due at that time.
+	NextDun func(ctx context.Context, tx *store.Tx) (*time.Time, error)
 }
 
 // New returns an engine whose leases are held in the name of holder (a
@@ -183,8 +188,8 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 		return st, false, err
 	}
 	var dunAt *time.Time
-	if e.Hooks.Dun != nil {
-		if dunAt, err = tx.NextDunningAt(ctx); err != nil {
+	if e.Hooks.Dun != nil && e.Hooks.NextDun != nil {
+		if dunAt, err = e.Hooks.NextDun(ctx, tx); err != nil {
 			return st, false, err
 		}
 	}

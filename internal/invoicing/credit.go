@@ -233,7 +233,7 @@ func prorationPolicyOf(ctx context.Context, tx *store.Tx, process *string) (bill
 	if process == nil {
 		return billing.DefaultPolicy, nil
 	}
-	p, err := tx.ProcessProrationPolicy(ctx, *process)
+	p, err := processProrationPolicy(ctx, tx, *process)
 	if err != nil {
 		return billing.Policy{}, err
 	}

@@ -14,9 +14,11 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Stop performs a demand's payment stop at at (the engine cancels the
-// subscription) and reports whether it stopped anything.
-type Stop = func(ctx context.Context, tx *store.Tx, d store.DunningDemand, at time.Time) (bool, error)
+// Stop performs the payment stop of a demand of subscription
+// subscriptionID at at (the engine cancels the subscription) and reports
+// whether it stopped anything. It is engine.PaymentStop, spelled without
+// naming the engine, which imports no billing package.
+type Stop = func(ctx context.Context, tx *store.Tx, subscriptionID string, at time.Time) (bool, error)
 
 // DunningStats counts what Dun did.
 type DunningStats struct {
@@ -32,11 +34,11 @@ type DunningStats struct {
 // action left (settling clears it; this is the second guard).
 func Dun(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop Stop) (DunningStats, error) {
 	var st DunningStats
-	demands, err := tx.DueDunning(ctx, at, limit)
+	demands, err := dueDunning(ctx, tx, at, limit)
 	if err != nil {
 		return st, err
 	}
-	processes := map[string]*store.DunningProcess{}
+	processes := map[string]*DunningProcess{}
 	// Reminders are written together (issueReminders), before any payment
 	// stop of the batch and at its end, so the writes keep their order.
 	var reminders []reminderIssue
@@ -46,10 +48,10 @@ func Dun(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop Stop) 
 		return err
 	}
 	for _, d := range demands {
-		var p *store.DunningProcess
+		var p *DunningProcess
 		if d.ProcessID != nil {
 			if p = processes[*d.ProcessID]; p == nil {
-				got, err := tx.DunningProcess(ctx, *d.ProcessID)
+				got, err := dunningProcessIn(ctx, tx, *d.ProcessID)
 				if err != nil && !errors.Is(err, store.ErrNotFound) {
 					return st, err
 				}
@@ -60,7 +62,7 @@ func Dun(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop Stop) 
 			}
 		}
 		if p == nil || d.Status == billing.DemandPaid || d.Status == billing.DemandCredited {
-			if err := tx.SetNextDunning(ctx, d.ID, at, nil, d.RemindersSent); err != nil {
+			if err := setNextDunning(ctx, tx, d.ID, at, nil, d.RemindersSent); err != nil {
 				return st, err
 			}
 			continue
@@ -87,18 +89,21 @@ func Dun(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop Stop) 
 			stopAt = &t
 		}
 		if stopAt == nil || stopAt.After(at) {
-			if err := tx.SetNextDunning(ctx, d.ID, at, stopAt, d.RemindersSent); err != nil {
+			if err := setNextDunning(ctx, tx, d.ID, at, stopAt, d.RemindersSent); err != nil {
 				return st, err
 			}
 			continue
 		}
-		if err := tx.SetNextDunning(ctx, d.ID, at, nil, d.RemindersSent); err != nil {
+		if err := setNextDunning(ctx, tx, d.ID, at, nil, d.RemindersSent); err != nil {
 			return st, err
 		}
 		if err := flush(); err != nil {
 			return st, fmt.Errorf("invoicing: reminders: %w", err)
 		}
-		stopped, err := stop(ctx, tx, d, at)
+		if d.SubscriptionID == nil {
+			continue // a demand of no subscription has nothing to stop
+		}
+		stopped, err := stop(ctx, tx, *d.SubscriptionID, at)
 		if err != nil {
 			return st, fmt.Errorf("invoicing: payment stop for demand %s: %w", d.ID, err)
 		}
@@ -117,7 +122,7 @@ func Dun(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop Stop) 
 // on the subscriber account, and the demand's dunning schedule to move
 // from Was to Next.
 type reminderIssue struct {
-	Reminder       store.Reminder
+	Reminder       Reminder
 	AccountID      string
 	FeeDescription string
 	Was            time.Time
@@ -126,14 +131,14 @@ type reminderIssue struct {
 
 // reminder is demand d's next reminder at at, with what follows it
 // scheduled: the next reminder, the payment stop, or nothing.
-func reminder(d store.DunningDemand, p *store.DunningProcess, loc *time.Location, at time.Time) (reminderIssue, error) {
+func reminder(d dunningDemand, p *DunningProcess, loc *time.Location, at time.Time) (reminderIssue, error) {
 	n := d.RemindersSent + 1
 	fee, err := ReminderFee(string(p.ReminderFee), d.Currency)
 	if err != nil {
 		return reminderIssue{}, err
 	}
 	r := reminderIssue{
-		Reminder: store.Reminder{ID: store.NewID(), PaymentDemandID: d.ID, InvoiceID: d.InvoiceID, SubscriberID: d.SubscriberID,
+		Reminder: Reminder{ID: store.NewID(), PaymentDemandID: d.ID, InvoiceID: d.InvoiceID, SubscriberID: d.SubscriberID,
 			Number: n, IssuedAt: at, Fee: fee},
 		AccountID:      d.AccountID,
 		FeeDescription: fmt.Sprintf("Reminder fee, invoice %d (reminder %d)", d.InvoiceNumber, n),
@@ -164,9 +169,9 @@ func issueReminders(ctx context.Context, tx *store.Tx, rs []reminderIssue) error
 	var (
 		items     []store.NewItem
 		entries   []store.NewEntry
-		reminders = make([]store.Reminder, 0, len(rs))
+		reminders = make([]Reminder, 0, len(rs))
 		events    = make([]store.NewEvent, 0, len(rs))
-		moves     = make([]store.DunningMove, 0, len(rs))
+		moves     = make([]dunningMove, 0, len(rs))
 	)
 	// Reminder fees are outside the scope of VAT (a compensation, not a
 	// supply); the next invoice bills them.
@@ -183,10 +188,10 @@ func issueReminders(ctx context.Context, tx *store.Tx, rs []reminderIssue) error
 				ItemID: id, BookedAt: r.IssuedAt})
 		}
 		reminders = append(reminders, *r)
-		events = append(events, store.NewEvent{Type: store.EventReminderIssued, Subject: "/invoice/" + r.InvoiceID, At: r.IssuedAt,
+		events = append(events, store.NewEvent{Type: EventReminderIssued, Subject: "/invoice/" + r.InvoiceID, At: r.IssuedAt,
 			Data: map[string]any{"reminderId": r.ID, "paymentDemandId": r.PaymentDemandID, "invoiceId": r.InvoiceID,
 				"subscriberId": r.SubscriberID, "reminderNumber": r.Number}})
-		moves = append(moves, store.DunningMove{DemandID: r.PaymentDemandID, Was: rs[i].Was, Next: rs[i].Next, Reminders: r.Number})
+		moves = append(moves, dunningMove{DemandID: r.PaymentDemandID, Was: rs[i].Was, Next: rs[i].Next, Reminders: r.Number})
 	}
 	if err := tx.InsertItems(ctx, items); err != nil {
 		return err
@@ -194,13 +199,13 @@ func issueReminders(ctx context.Context, tx *store.Tx, rs []reminderIssue) error
 	if err := tx.AddEntries(ctx, entries); err != nil {
 		return err
 	}
-	if err := tx.InsertReminders(ctx, reminders); err != nil {
+	if err := insertReminders(ctx, tx, reminders); err != nil {
 		return err
 	}
 	if err := tx.AddEvents(ctx, events); err != nil {
 		return err
 	}
-	return tx.MoveDunning(ctx, moves)
+	return moveDunning(ctx, tx, moves)
 }
 
 // ReminderFee converts a dunning process's decimal fee into minor units

@@ -18,7 +18,7 @@ func TestDun(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBilled(t, s)
 		stop := 10
-		if _, err := s.CreateDunningProcess(b.ctx, store.DunningProcess{Name: "Standard", ReminderDays: []int{5}, ReminderFee: "35.00",
+		if _, err := invoicing.CreateDunningProcess(b.ctx, s, invoicing.DunningProcess{Name: "Standard", ReminderDays: []int{5}, ReminderFee: "35.00",
 			PaymentStopDays: &stop, IsDefault: true}, t0); err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +28,7 @@ func TestDun(t *testing.T) {
 			var at *time.Time
 			if err := s.InTx(b.ctx, func(tx *store.Tx) error {
 				var err error
-				at, err = tx.NextDunningAt(b.ctx)
+				at, err = invoicing.NextDunningAt(b.ctx, tx)
 				return err
 			}); err != nil {
 				t.Fatal(err)
@@ -40,8 +40,8 @@ func TestDun(t *testing.T) {
 			var st invoicing.DunningStats
 			if err := s.InTx(b.ctx, func(tx *store.Tx) error {
 				var err error
-				st, err = invoicing.Dun(b.ctx, tx, at, 100, func(_ context.Context, _ *store.Tx, d store.DunningDemand, _ time.Time) (bool, error) {
-					stopped = append(stopped, d.ID)
+				st, err = invoicing.Dun(b.ctx, tx, at, 100, func(_ context.Context, _ *store.Tx, subscriptionID string, _ time.Time) (bool, error) {
+					stopped = append(stopped, subscriptionID)
 					return true, nil
 				})
 				return err
@@ -57,7 +57,7 @@ func TestDun(t *testing.T) {
 		if st := dun(*first); st.Reminders != 1 || st.PaymentStops != 0 {
 			t.Fatalf("first action: %+v", st)
 		}
-		rs, _, err := s.ListReminders(b.ctx, store.ReminderFilter{}, store.Page{Limit: 10})
+		rs, _, err := invoicing.ListReminders(b.ctx, s, invoicing.ReminderFilter{}, store.Page{Limit: 10})
 		if err != nil || len(rs) != 1 || rs[0].Number != 1 || rs[0].FeeAmount.Minor != 3500 || rs[0].FeeItemID == nil {
 			t.Fatalf("reminders %+v (%v)", rs, err)
 		}
@@ -73,7 +73,7 @@ func TestDun(t *testing.T) {
 		if second == nil || !second.Equal(first.AddDate(0, 0, stop)) {
 			t.Fatalf("payment stop at %v, want %v", second, first.AddDate(0, 0, stop))
 		}
-		if st := dun(*second); st.Reminders != 0 || st.PaymentStops != 1 || len(stopped) != 1 || stopped[0] != rs[0].PaymentDemandID {
+		if st := dun(*second); st.Reminders != 0 || st.PaymentStops != 1 || len(stopped) != 1 || invs[0].SubscriptionID == nil || stopped[0] != *invs[0].SubscriptionID {
 			t.Fatalf("second action: %+v, stopped %v", st, stopped)
 		}
 		if at := next(); at != nil {

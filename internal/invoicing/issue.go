@@ -11,6 +11,12 @@
 // commits or rolls back with the change that caused it; the functions that
 // take a *store.Store (RecordPayment, AddAccountItem, CreditInvoice) open
 // one transaction of their own.
+//
+// It owns dunning's records and their SQL, on the store's query kit
+// (internal/store/kit.go): the tenant's dunning processes and proration
+// policies (processes.go, kept for the API by internal/app), the
+// demands' dunning schedule and the reminders issued (dunningsql.go).
+// The tables and their migrations stay in internal/store.
 package invoicing
 
 import (
@@ -265,7 +271,7 @@ func buyerOf(s *store.Subscriber) *store.Buyer {
 // day; ok is false when none applies (or it has no reminders). A tenant
 // without dunning processes costs one query per batch.
 func dunningResolver(ctx context.Context, tx *store.Tx) (func(planID string) (id string, firstDays int, ok bool), error) {
-	schedules, err := tx.DunningSchedules(ctx)
+	schedules, err := dunningSchedules(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +293,7 @@ func dunningResolver(ctx context.Context, tx *store.Tx) (func(planID string) (id
 	if len(procs) == 0 {
 		return none, nil
 	}
-	byPlan, err := tx.PlanDunningProcesses(ctx)
+	byPlan, err := planDunningProcesses(ctx, tx)
 	if err != nil {
 		return nil, err
 	}

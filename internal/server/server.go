@@ -178,6 +178,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		d, err := invoicing.Dun(ctx, tx, at, limit, stop) // reminders and payment stops by the dunning processes
 		return d.Reminders, d.PaymentStops, err
 	}
+	eng.Hooks.NextDun = invoicing.NextDunningAt // when dunning falls due among the engine's work
 	schedule, err := retries.Parse(cfg.WebhookRetrySchedule)
 	if err != nil {
 		return nil, err

@@ -60,6 +60,16 @@ func (tx *Tx) InsertRows(ctx context.Context, table, columns string, rows [][]an
 	return tx.insertRows(ctx, table, columns, rows, onConflict)
 }
 
+// UpdateRows runs head + one row text per row + tail for rows in chunks,
+// as InsertRows does, and returns how many rows the statements changed.
+// row holds a "?" per value of a row; tail ends with a "?" that is the
+// tenant (so its condition stays in the WHERE). It is PostgreSQL's
+// set-based UPDATE from a VALUES list, for a wing that moves many rows at
+// once (dunning's next actions).
+func (tx *Tx) UpdateRows(ctx context.Context, head, row, tail string, rows [][]any) (int64, error) {
+	return tx.updateRows(ctx, head, row, tail, rows)
+}
+
 // Pool runs single statements outside a transaction on one of the store's
 // pools, for a wing's reads and its one-statement writes.
 type Pool struct {
@@ -321,9 +331,10 @@ func (s *Store) InReadTx(ctx context.Context, fn func(q ReadTx) error) error {
 // concurrent change may remove (a Peppol delivery's document).
 func RefError(err error) error { return refError(err) }
 
-// The catalog's part of the kit (internal/catalogdb): its lists filter by
-// sets of ids, and its records are deleted only while nothing refers to
-// them, as the store's own (dunning processes, agreements) are.
+// The records' part of the kit (internal/catalogdb, internal/invoicing):
+// the catalog's lists filter by sets of ids, and records are deleted only
+// while nothing refers to them (a billing plan, a dunning process), as
+// the store's own agreements are.
 
 // AddIn appends "col IN (…)" for the valid, distinct uuids among vals
 // (bound as parameters). It reports false, adding nothing, when there is

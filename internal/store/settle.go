@@ -108,26 +108,3 @@ func (tx *Tx) PeriodDemandOf(ctx context.Context, subID string) (PeriodDemand, b
 	d.ProcessID = nullString(process)
 	return d, true, nil
 }
-
-// ProcessProrationPolicy reads the proration policy dunning process id
-// names; nil when the process or its policy does not exist (any more) or
-// names none.
-func (tx *Tx) ProcessProrationPolicy(ctx context.Context, id string) (*ProrationPolicy, error) {
-	var policy sql.NullString
-	err := tx.queryRow(ctx, `SELECT proration_policy_id FROM dunning_processes WHERE tenant_id = $1 AND id = $2`,
-		tx.tenant, id).Scan(&policy)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && !policy.Valid {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: dunning process %s: %w", id, err)
-	}
-	p, err := tx.ProrationPolicy(ctx, policy.String)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return &p, nil
-}

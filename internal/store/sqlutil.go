@@ -191,3 +191,16 @@ func orNull(v string) any {
 	}
 	return v
 }
+
+// oneRow checks that a statement changed a row: ErrNotFound when it
+// changed none.
+func oneRow(res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

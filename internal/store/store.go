@@ -11,7 +11,9 @@
 // money. Billing's rules live in internal/billing and its workflows
 // (issuing, settling, crediting, dunning) in internal/invoicing, which
 // reads and writes through the set-based primitives here (issue.go,
-// settle.go, account.go, creditnote.go, payment.go, reminder.go).
+// settle.go, account.go, creditnote.go, payment.go); dunning's own
+// records (processes, proration policies, reminders) and their SQL are
+// invoicing's, on the query kit (kit.go).
 package store
 
 import (

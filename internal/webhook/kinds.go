@@ -7,6 +7,7 @@
 package webhook
 
 import (
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -23,7 +24,7 @@ var Kinds = []string{
 	store.EventInvoiceIssued,
 	store.EventInvoicePaid,
 	store.EventCreditNoteIssued,
-	store.EventReminderIssued,
+	invoicing.EventReminderIssued,
 	store.EventPaymentCompleted,
 	store.EventPaymentFailed,
 	store.EventPaymentAgreementCreated,
