@@ -22,6 +22,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"io"
 	"log/slog"
 	"os"
@@ -254,7 +255,7 @@ func run(n, perSubscriber int, dbURL string) error {
 	// The ledger of two months of billing must be clean, and checking it is
 	// an operator's command whose time matters too.
 	began = time.Now()
-	report, err := st.CheckLedger(ctx, store.LedgerCheck{TenantID: ten.ID})
+	report, err := ledger.Check(ctx, st, ledger.Options{TenantID: ten.ID})
 	if err != nil {
 		return fmt.Errorf("ledger check: %w", err)
 	}

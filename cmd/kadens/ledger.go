@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"io"
 	"time"
 
@@ -30,7 +31,7 @@ func ledgerCheck(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return err
 	}
 	defer st.Close()
-	o := store.LedgerCheck{Progress: func(tenantID, step string, done int) {
+	o := ledger.Options{Progress: func(tenantID, step string, done int) {
 		fmt.Fprintf(stderr, "tenant %s: %d %s checked\n", tenantID, done, step)
 	}}
 	if *tenant != "" {
@@ -47,7 +48,7 @@ func ledgerCheck(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		o.TenantID = t.ID
 	}
 	began := time.Now()
-	rep, err := st.CheckLedger(ctx, o)
+	rep, err := ledger.Check(ctx, st, o)
 	if err != nil {
 		return err
 	}

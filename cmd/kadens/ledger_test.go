@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"net/http"
 	"slices"
 	"strings"
@@ -94,7 +95,7 @@ func TestLedgerCheckCommand(t *testing.T) {
 				}
 			}
 			jout, err := kadens(t, env, "ledger", "check", "--json", "--tenant", tn.ID)
-			var rep store.LedgerReport
+			var rep ledger.Report
 			if !errors.Is(err, errLedgerProblems) || json.Unmarshal([]byte(jout), &rep) != nil || rep.Found != 5 || len(rep.Problems) != 5 {
 				t.Fatalf("--json: %v %+v\n%s", err, rep, jout)
 			}
@@ -193,7 +194,7 @@ func TestLedgerCheckFindsMoneyFromNothing(t *testing.T) {
 				"account_item " + orphan + " [item-source]: Allowance of 50.00 NOK: it has no source document",
 				"payment_demand " + paid.PaymentDemandID + " [settled-twice]: its payments applied 200.00 NOK and its credit notes 0.00 NOK, 100.00 NOK more than its amount 100.00 NOK",
 			}
-			rep, err := e.Store.CheckLedger(tenancy.With(context.Background(), tn.ID), store.LedgerCheck{TenantID: tn.ID})
+			rep, err := ledger.Check(tenancy.With(context.Background(), tn.ID), e.Store, ledger.Options{TenantID: tn.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +204,7 @@ func TestLedgerCheckFindsMoneyFromNothing(t *testing.T) {
 			}
 			for _, w := range want {
 				if !slices.ContainsFunc(got, func(g string) bool { return strings.Contains(g, w) }) {
-					t.Errorf("CheckLedger does not report %q; it found:\n%s", w, strings.Join(got, "\n"))
+					t.Errorf("ledger.Check does not report %q; it found:\n%s", w, strings.Join(got, "\n"))
 				}
 			}
 			out, err := kadens(t, env, "ledger", "check", "--tenant", tn.ID)

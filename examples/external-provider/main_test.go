@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"io"
 	"net/http"
 	"slices"
@@ -150,7 +151,7 @@ func TestExternalProviderFlow(t *testing.T) {
 			if st.Agreements != len(subs) || st.Validations != 1 {
 				t.Errorf("agreements %d, validations %d", st.Agreements, st.Validations)
 			}
-			rep, err := e.Store.CheckLedger(tenancy.With(context.Background(), tn.ID), store.LedgerCheck{TenantID: tn.ID})
+			rep, err := ledger.Check(tenancy.With(context.Background(), tn.ID), e.Store, ledger.Options{TenantID: tn.ID})
 			if err != nil || !rep.Clean() {
 				t.Fatalf("ledger check: %v %+v", err, rep.Problems)
 			}

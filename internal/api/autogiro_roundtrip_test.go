@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"io"
 	"strings"
 	"sync"
@@ -315,7 +316,7 @@ func TestAutogiroRoundTrip(t *testing.T) {
 			if len(pays) != nInvoices {
 				t.Errorf("%d Autogiro payments, want %d", len(pays), nInvoices)
 			}
-			rep, err := e.Store.CheckLedger(ctx, store.LedgerCheck{TenantID: tn.ID})
+			rep, err := ledger.Check(ctx, e.Store, ledger.Options{TenantID: tn.ID})
 			if err != nil || !rep.Clean() {
 				t.Fatalf("ledger: %v %+v", err, rep.Problems)
 			}

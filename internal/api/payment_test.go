@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"net/http"
 	"slices"
 	"sync"
@@ -73,9 +74,9 @@ func (f *billingFixture) demand(id string) store.PaymentDemand {
 }
 
 // ledgerClean fails the test unless the ledger check finds nothing.
-func ledgerClean(t *testing.T, e *apitest.Env, tn apitest.Tenant) store.LedgerReport {
+func ledgerClean(t *testing.T, e *apitest.Env, tn apitest.Tenant) ledger.Report {
 	t.Helper()
-	rep, err := e.Store.CheckLedger(tenantCtx(tn), store.LedgerCheck{TenantID: tn.ID})
+	rep, err := ledger.Check(tenantCtx(tn), e.Store, ledger.Options{TenantID: tn.ID})
 	if err != nil {
 		t.Fatalf("ledger check: %v", err)
 	}
@@ -481,7 +482,7 @@ func TestLedgerCheckFindsTampering(t *testing.T) {
 		}
 		// Big tenants report progress every ProgressEvery rows of a step.
 		steps := map[string]int{}
-		if _, err := e.Store.CheckLedger(tenantCtx(e.Tenant), store.LedgerCheck{TenantID: e.Tenant.ID, ProgressEvery: 2,
+		if _, err := ledger.Check(tenantCtx(e.Tenant), e.Store, ledger.Options{TenantID: e.Tenant.ID, ProgressEvery: 2,
 			Progress: func(tenant, step string, done int) { steps[step] = done }}); err != nil {
 			t.Fatal(err)
 		}
@@ -498,23 +499,23 @@ func TestLedgerCheckFindsTampering(t *testing.T) {
 				(SELECT id FROM payments WHERE provider_reference = 't2')`,
 				`UPDATE account_entries SET amount = amount - 1 WHERE kind = 'Payment' AND payment_id IN
 				(SELECT id FROM payments WHERE provider_reference = 't2')`,
-				[]string{store.RuleBalance, store.RulePaymentEntry}},
+				[]string{ledger.RuleBalance, ledger.RulePaymentEntry}},
 			{"paid amount", `UPDATE payment_demands SET paid_amount = paid_amount + 20000 WHERE invoice_id = '` + invs[1].ID + `'`,
 				`UPDATE payment_demands SET paid_amount = paid_amount - 20000 WHERE invoice_id = '` + invs[1].ID + `'`,
-				[]string{store.RuleDemandPaid, store.RuleStatus}},
+				[]string{ledger.RuleDemandPaid, ledger.RuleStatus}},
 			{"invoice status", `UPDATE invoices SET status = 'Paid' WHERE id = '` + invs[1].ID + `'`,
 				`UPDATE invoices SET status = 'PartiallyPaid' WHERE id = '` + invs[1].ID + `'`,
-				[]string{store.RuleStatus}},
+				[]string{ledger.RuleStatus}},
 			{"invoice gross", `UPDATE invoices SET gross = gross + 5 WHERE id = '` + invs[0].ID + `'`,
 				`UPDATE invoices SET gross = gross - 5 WHERE id = '` + invs[0].ID + `'`,
-				[]string{store.RuleBalance, store.RuleInvoiceEntry, store.RuleDemandInvoice}},
+				[]string{ledger.RuleBalance, ledger.RuleInvoiceEntry, ledger.RuleDemandInvoice}},
 			{"item remaining", `UPDATE account_items SET remaining = remaining + 1`, `UPDATE account_items SET remaining = remaining - 1`,
-				[]string{store.RuleBalance, store.RuleItemRemaining}},
+				[]string{ledger.RuleBalance, ledger.RuleItemRemaining}},
 		} {
 			if _, err := db.Exec(tc.tamper); err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			rep, err := e.Store.CheckLedger(tenantCtx(e.Tenant), store.LedgerCheck{})
+			rep, err := ledger.Check(tenantCtx(e.Tenant), e.Store, ledger.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -419,7 +420,7 @@ func TestLedgerCheckFindsUnusedDaysGivenTwice(t *testing.T) {
 			store.NewID(), item); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := e.Store.CheckLedger(tenantCtx(f.tn), store.LedgerCheck{TenantID: f.tn.ID})
+		rep, err := ledger.Check(tenantCtx(f.tn), e.Store, ledger.Options{TenantID: f.tn.ID})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package autogiro_test
 
 import (
+	"github.com/kadens/kadens/internal/ledger"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // TestLedgerChecksRefundCharges: the ledger check knows the charges of
-// paid-back debits through the wing's registration (store.RegisterItemSource),
+// paid-back debits through the wing's registration (ledger.RegisterItemSource),
 // not through SQL of the store's own: a charge a transaction names back with
 // its amount is clean, one that no transaction names is reported, as is one
 // for another amount.
@@ -44,13 +45,13 @@ func TestLedgerChecksRefundCharges(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rep, err := st.CheckLedger(e.ctx, store.LedgerCheck{TenantID: e.tenant})
+		rep, err := ledger.Check(e.ctx, st, ledger.Options{TenantID: e.tenant})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]string{}
 		for _, p := range rep.Problems {
-			if p.Rule == store.RuleItemSource {
+			if p.Rule == ledger.RuleItemSource {
 				got[p.ID] = p.Detail
 			}
 		}

@@ -1,10 +1,10 @@
 package autogiro
 
 import (
+	"github.com/kadens/kadens/internal/ledger"
 	"time"
 
 	"github.com/kadens/kadens/internal/billing"
-	"github.com/kadens/kadens/internal/store"
 )
 
 // Autogiro's records (docs/AUTOGIRO.md), as sql.go and sql_files.go read
@@ -104,6 +104,6 @@ const ItemSourceRefund = "AutogiroRefund"
 // The ledger check (`kadens ledger check`) checks those charges against
 // the transactions that name them, as it checks the store's own documents.
 func init() {
-	store.RegisterItemSource(store.ItemSourceTable{Kind: ItemSourceRefund, Table: "autogiro_transactions",
+	ledger.RegisterItemSource(ledger.ItemSource{Kind: ItemSourceRefund, Table: "autogiro_transactions",
 		Column: "refund_item_id", Amount: "amount", ItemKind: billing.ItemCharge})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"net/http"
 	"sync"
 	"testing"
@@ -111,7 +112,7 @@ func TestSettlementUnderConcurrency(t *testing.T) {
 				t.Errorf("claim due %s: %s, invoice %s, %d payments %+v", cl.DueDate, got.Status, inv.Status, len(ps), ps)
 			}
 		}
-		rep, err := e.Store.CheckLedger(c.ctx, store.LedgerCheck{TenantID: c.tn.ID})
+		rep, err := ledger.Check(c.ctx, e.Store, ledger.Options{TenantID: c.tn.ID})
 		if err != nil || !rep.Clean() {
 			t.Fatalf("ledger %+v %v", rep.Problems, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -208,7 +209,7 @@ func TestFullCycle(t *testing.T) {
 			}
 			seen[key] = true
 		}
-		report, err := st.CheckLedger(context.Background(), store.LedgerCheck{TenantID: c.tn.ID})
+		report, err := ledger.Check(context.Background(), st, ledger.Options{TenantID: c.tn.ID})
 		if err != nil || !report.Clean() {
 			t.Fatalf("ledger: %+v %v", report, err)
 		}

@@ -3,6 +3,7 @@ package avtalegiro_test
 import (
 	"bytes"
 	"encoding/base64"
+	"github.com/kadens/kadens/internal/ledger"
 	"strings"
 	"testing"
 
@@ -80,7 +81,7 @@ func TestSettlementBatch(t *testing.T) {
 		if res.Settled != 0 || res.Problems != 0 || payments() != 2 {
 			t.Fatalf("the file again: %s", r.Body)
 		}
-		rep, err := e.Store.CheckLedger(c.ctx, store.LedgerCheck{TenantID: c.tn.ID})
+		rep, err := ledger.Check(c.ctx, e.Store, ledger.Options{TenantID: c.tn.ID})
 		if err != nil || !rep.Clean() {
 			t.Fatalf("ledger: %+v %v", rep.Problems, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -839,7 +840,7 @@ func TestAgreementChangeDuringAdvance(t *testing.T) {
 					t.Errorf("invoice %d has agreement %s", inv.InvoiceNumber, a)
 				}
 			}
-			report, err := e.Store.CheckLedger(context.Background(), store.LedgerCheck{TenantID: e.Tenant.ID})
+			report, err := ledger.Check(context.Background(), e.Store, ledger.Options{TenantID: e.Tenant.ID})
 			if err != nil || !report.Clean() {
 				t.Fatalf("ledger check: %v %+v", err, report.Problems)
 			}

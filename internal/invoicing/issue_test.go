@@ -2,6 +2,7 @@ package invoicing_test
 
 import (
 	"context"
+	"github.com/kadens/kadens/internal/ledger"
 	"testing"
 	"time"
 
@@ -142,7 +143,7 @@ func TestIssuePeriods(t *testing.T) {
 		if a.OutstandingCharges.Minor != 0 || a.AvailableAllowance.Minor != 0 || a.Balance.Minor != 19900+0+4800+19900 {
 			t.Fatalf("account: balance %s, charges %s, allowance %s", a.Balance, a.OutstandingCharges, a.AvailableAllowance)
 		}
-		report, err := s.CheckLedger(b.ctx, store.LedgerCheck{TenantID: tenantIDOf(t, s, b.ctx)})
+		report, err := ledger.Check(b.ctx, s, ledger.Options{TenantID: tenantIDOf(t, s, b.ctx)})
 		if err != nil || !report.Clean() {
 			t.Fatalf("ledger: %+v (%v)", report.Problems, err)
 		}

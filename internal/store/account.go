@@ -159,7 +159,7 @@ func (tx *Tx) AddEntries(ctx context.Context, entries []NewEntry) error {
 // an allowance (account_items.source_kind; its id is source_id). The
 // ledger check requires every item to have one whose document names the
 // item back (docs/BILLING.md, "Ledger check"). A wing's kinds are its own
-// (autogiro.ItemSourceRefund), registered with RegisterItemSource.
+// (autogiro.ItemSourceRefund), registered with ledger.RegisterItemSource.
 const (
 	ItemSourceManual     = "Manual"     // POST /subscriberaccount/{id}/charge or /allowance; no document id
 	ItemSourceCreditNote = "CreditNote" // a credit note's surplus (credit_notes.allowance_item_id)

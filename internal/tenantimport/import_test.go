@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kadens/kadens/internal/ledger"
 	"io"
 	"log/slog"
 	"os"
@@ -477,7 +478,7 @@ func TestImportUnderConcurrency(t *testing.T) {
 		if err != nil || len(invs) != 0 {
 			t.Fatalf("%d invoices, %v", len(invs), err)
 		}
-		rep, err := s.CheckLedger(tn.ctx, store.LedgerCheck{TenantID: tn.id})
+		rep, err := ledger.Check(tn.ctx, s, ledger.Options{TenantID: tn.id})
 		if err != nil || !rep.Clean() {
 			t.Fatalf("ledger %+v %v", rep.Problems, err)
 		}

@@ -1,4 +1,15 @@
-package store
+// Package ledger checks that the billing ledger balances, per tenant, in
+// one read snapshot: every account's balance against its documents and
+// items, every invoice's and credit note's entry, every payment demand's
+// invoice, amounts and statuses (billing.Settlement's rules), every item's
+// remaining amount, every payment's entry and surplus, and that every
+// charge, allowance and entry names the document that booked it. It only
+// reads, on the store's query kit, and its report says what to do about
+// each problem (`kadens ledger check`, docs/BILLING.md "Ledger check").
+// It is no store code: it reads the tables of the store and of the wings
+// (which register their item sources with RegisterItemSource), so it sits
+// above both, and the tests of every package that moves money call it.
+package ledger
 
 import (
 	"context"
@@ -12,6 +23,8 @@ import (
 
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/money"
+	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -32,8 +45,8 @@ const (
 	RuleEntrySource   = "entry-source"   // every entry names the document or item of its kind on its account
 )
 
-// LedgerProblem is one row that breaks a ledger rule, with what to do.
-type LedgerProblem struct {
+// Problem is one row that breaks a ledger rule, with what to do.
+type Problem struct {
 	TenantID string `json:"tenantId"`
 	Rule     string `json:"rule"`
 	Table    string `json:"table"`
@@ -42,7 +55,7 @@ type LedgerProblem struct {
 	Fix      string `json:"fix"`
 }
 
-func (p LedgerProblem) String() string {
+func (p Problem) String() string {
 	row := strings.TrimSuffix(p.Table, "s")
 	if p.Table == "account_entries" {
 		row = "account_entry"
@@ -50,25 +63,25 @@ func (p LedgerProblem) String() string {
 	return fmt.Sprintf("tenant %s %s %s [%s]: %s. %s", p.TenantID, row, p.ID, p.Rule, p.Detail, p.Fix)
 }
 
-// LedgerReport is the outcome of CheckLedger: what was checked and every
-// problem found (Problems is capped at LedgerCheck.MaxProblems; Found
+// Report is the outcome of CheckLedger: what was checked and every
+// problem found (Problems is capped at Options.MaxProblems; Found
 // counts them all).
-type LedgerReport struct {
-	Tenants  int             `json:"tenants"`
-	Accounts int             `json:"accounts"`
-	Invoices int             `json:"invoices"`
-	Demands  int             `json:"demands"`
-	Items    int             `json:"accountItems"`
-	Payments int             `json:"payments"`
-	Found    int             `json:"problemCount"`
-	Problems []LedgerProblem `json:"problems"`
+type Report struct {
+	Tenants  int       `json:"tenants"`
+	Accounts int       `json:"accounts"`
+	Invoices int       `json:"invoices"`
+	Demands  int       `json:"demands"`
+	Items    int       `json:"accountItems"`
+	Payments int       `json:"payments"`
+	Found    int       `json:"problemCount"`
+	Problems []Problem `json:"problems"`
 }
 
 // Clean reports whether no rule is broken.
-func (r LedgerReport) Clean() bool { return r.Found == 0 }
+func (r Report) Clean() bool { return r.Found == 0 }
 
-// LedgerCheck configures CheckLedger.
-type LedgerCheck struct {
+// Options configures CheckLedger.
+type Options struct {
 	// TenantID limits the check to one tenant; empty checks all.
 	TenantID string
 	// Progress, when set, is called every ProgressEvery rows of a step
@@ -86,7 +99,7 @@ type LedgerCheck struct {
 // invoice, amounts and statuses, every item's remaining amount and every
 // payment's entry and surplus. It reads only; the report says what to do
 // about each problem.
-func (s *Store) CheckLedger(ctx context.Context, o LedgerCheck) (LedgerReport, error) {
+func Check(ctx context.Context, st *store.Store, o Options) (Report, error) {
 	if o.MaxProblems <= 0 {
 		o.MaxProblems = 10000
 	}
@@ -95,25 +108,25 @@ func (s *Store) CheckLedger(ctx context.Context, o LedgerCheck) (LedgerReport, e
 	}
 	var tenants []string
 	if o.TenantID != "" {
-		t, err := s.TenantByID(ctx, o.TenantID)
+		t, err := st.TenantByID(ctx, o.TenantID)
 		if err != nil {
-			return LedgerReport{}, fmt.Errorf("store: ledger check: tenant %s: %w", o.TenantID, err)
+			return Report{}, fmt.Errorf("ledger: check: tenant %s: %w", o.TenantID, err)
 		}
 		tenants = []string{t.ID}
 	} else {
-		all, err := s.Tenants(ctx)
+		all, err := st.Tenants(ctx)
 		if err != nil {
-			return LedgerReport{}, err
+			return Report{}, err
 		}
 		for _, t := range all {
 			tenants = append(tenants, t.ID)
 		}
 	}
-	r := &ledgerRun{LedgerCheck: o, report: LedgerReport{Problems: []LedgerProblem{}}}
+	r := &ledgerRun{Options: o, report: Report{Problems: []Problem{}}}
 	for _, t := range tenants {
 		r.tenant = t
-		err := s.readTx(tenancy.With(ctx, t), func(q queryer) error {
-			for _, step := range []func(context.Context, queryer) error{
+		err := st.InReadTx(tenancy.With(ctx, t), func(q store.ReadTx) error {
+			for _, step := range []func(context.Context, store.ReadTx) error{
 				r.balances, r.invoiceEntries, r.demands, r.orphanInvoices, r.items, r.payments,
 				r.credits, r.creditEntries, r.itemSources, r.entrySources} {
 				if err := step(ctx, q); err != nil {
@@ -123,7 +136,7 @@ func (s *Store) CheckLedger(ctx context.Context, o LedgerCheck) (LedgerReport, e
 			return nil
 		})
 		if err != nil {
-			return r.report, fmt.Errorf("store: ledger check of tenant %s: %w", t, err)
+			return r.report, fmt.Errorf("ledger: check of tenant %s: %w", t, err)
 		}
 		r.report.Tenants++
 	}
@@ -131,23 +144,23 @@ func (s *Store) CheckLedger(ctx context.Context, o LedgerCheck) (LedgerReport, e
 }
 
 type ledgerRun struct {
-	LedgerCheck
+	Options
 	tenant string
-	report LedgerReport
+	report Report
 }
 
 func (r *ledgerRun) problem(rule, table, id, fix, format string, args ...any) {
 	r.report.Found++
 	if len(r.report.Problems) < r.MaxProblems {
-		r.report.Problems = append(r.report.Problems, LedgerProblem{TenantID: r.tenant, Rule: rule, Table: table, ID: id,
+		r.report.Problems = append(r.report.Problems, Problem{TenantID: r.tenant, Rule: rule, Table: table, ID: id,
 			Detail: fmt.Sprintf(format, args...), Fix: fix})
 	}
 }
 
 // each streams query's rows to fn, reporting progress as it goes, and
 // returns the number of rows.
-func (r *ledgerRun) each(ctx context.Context, q queryer, step, query string, fn func(*sql.Rows) error) (int, error) {
-	rows, err := q.QueryContext(ctx, query, r.tenant)
+func (r *ledgerRun) each(ctx context.Context, q store.ReadTx, step, query string, fn func(*sql.Rows) error) (int, error) {
+	rows, err := q.Query(ctx, query, r.tenant)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", step, err)
 	}
@@ -170,7 +183,7 @@ func (r *ledgerRun) each(ctx context.Context, q queryer, step, query string, fn 
 
 // fmtMoney formats minor units of currency code for a problem's detail.
 func fmtMoney(minor int64, code string) string {
-	if cur, err := currencyOf(code); err == nil {
+	if cur, ok := money.LookupCurrency(code); ok {
 		return catalog.NewAmount(minor, cur).String() + " " + code
 	}
 	return fmt.Sprintf("%d minor units of %s", minor, code)
@@ -183,7 +196,7 @@ func sum(expr string) string { return "CAST(SUM(" + expr + ") AS bigint)" }
 const fixEntries = "Ledger entries are append-only: find the altered or missing entry (GET /subscriberaccount/{id}/entries), " +
 	"restore it from a backup or the audit trail, and do not edit entries by hand"
 
-func (r *ledgerRun) balances(ctx context.Context, q queryer) error {
+func (r *ledgerRun) balances(ctx context.Context, q store.ReadTx) error {
 	n, err := r.each(ctx, q, "accounts", `SELECT a.id, a.currency, COALESCE(e.total, 0), COALESCE(i.total, 0),
 		COALESCE(c.total, 0), COALESCE(p.total, 0), COALESCE(it.charges, 0), COALESCE(it.allowances, 0)
 		FROM subscriber_accounts a
@@ -219,7 +232,7 @@ func (r *ledgerRun) balances(ctx context.Context, q queryer) error {
 	return err
 }
 
-func (r *ledgerRun) invoiceEntries(ctx context.Context, q queryer) error {
+func (r *ledgerRun) invoiceEntries(ctx context.Context, q store.ReadTx) error {
 	// Invoice entries that do not match their invoice.
 	_, err := r.each(ctx, q, "invoice entries", `SELECT e.id, e.amount, e.account_id, e.invoice_id, i.id, i.gross, i.account_id, i.currency
 		FROM account_entries e LEFT JOIN invoices i ON i.tenant_id = e.tenant_id AND i.id = e.invoice_id
@@ -273,7 +286,7 @@ func (r *ledgerRun) invoiceEntries(ctx context.Context, q queryer) error {
 const fixDemand = "A demand's amounts and statuses follow from its payments and credit notes: recompute them with the " +
 	"settlement rule (docs/BILLING.md) from the payments and credit_notes rows, and find what changed the demand"
 
-func (r *ledgerRun) demands(ctx context.Context, q queryer) error {
+func (r *ledgerRun) demands(ctx context.Context, q store.ReadTx) error {
 	n, err := r.each(ctx, q, "payment demands", `SELECT d.id, d.currency, d.amount, d.paid_amount, d.credited_amount, d.status,
 		d.account_id, i.id, i.invoice_number, i.payment_demand_id, i.gross, i.status, i.account_id, COALESCE(n.cnt, 0),
 		COALESCE(p.total, 0), COALESCE(c.total, 0)
@@ -350,7 +363,7 @@ func (r *ledgerRun) demands(ctx context.Context, q queryer) error {
 }
 
 // orphanInvoices finds invoices whose demand does not point back at them.
-func (r *ledgerRun) orphanInvoices(ctx context.Context, q queryer) error {
+func (r *ledgerRun) orphanInvoices(ctx context.Context, q store.ReadTx) error {
 	n, err := r.each(ctx, q, "invoices", `SELECT i.id, i.invoice_number, i.payment_demand_id, d.invoice_id
 		FROM invoices i LEFT JOIN payment_demands d ON d.tenant_id = i.tenant_id AND d.id = i.payment_demand_id
 		WHERE i.tenant_id = $1 ORDER BY i.id`, func(rows *sql.Rows) error {
@@ -375,7 +388,7 @@ func (r *ledgerRun) orphanInvoices(ctx context.Context, q queryer) error {
 	return err
 }
 
-func (r *ledgerRun) items(ctx context.Context, q queryer) error {
+func (r *ledgerRun) items(ctx context.Context, q store.ReadTx) error {
 	n, err := r.each(ctx, q, "account items", `SELECT it.id, it.kind, it.amount, it.remaining, a.currency,
 		COALESCE(u.billed, 0), COALESCE(u.applied, 0), COALESCE(u.charged, 0), COALESCE(u.allowed, 0)
 		FROM account_items it
@@ -417,7 +430,7 @@ func (r *ledgerRun) items(ctx context.Context, q queryer) error {
 	return err
 }
 
-func (r *ledgerRun) payments(ctx context.Context, q queryer) error {
+func (r *ledgerRun) payments(ctx context.Context, q store.ReadTx) error {
 	n, err := r.each(ctx, q, "payments", `SELECT p.id, p.status, p.applied, p.surplus, p.currency, p.account_id,
 		COALESCE(e.n, 0), COALESCE(e.total, 0), it.id, it.kind, it.amount
 		FROM payments p
@@ -482,7 +495,7 @@ func (r *ledgerRun) payments(ctx context.Context, q queryer) error {
 // booked for it (source Proration) are at most what the invoice can be
 // credited (its positive lines). The notes and allowances come in one
 // stream ordered by invoice, so memory is one invoice's.
-func (r *ledgerRun) credits(ctx context.Context, q queryer) error {
+func (r *ledgerRun) credits(ctx context.Context, q store.ReadTx) error {
 	type invoiceCredits struct {
 		id, code   string
 		number     int64
@@ -581,7 +594,7 @@ func (r *ledgerRun) credits(ctx context.Context, q queryer) error {
 
 // creditEntries checks every credit note's ledger entry and surplus, as
 // payments does for payments.
-func (r *ledgerRun) creditEntries(ctx context.Context, q queryer) error {
+func (r *ledgerRun) creditEntries(ctx context.Context, q store.ReadTx) error {
 	_, err := r.each(ctx, q, "credit note entries", `SELECT c.id, c.credit_note_number, c.currency, c.applied, c.surplus,
 		COALESCE(e.n, 0), COALESCE(e.total, 0), it.kind, it.amount
 		FROM credit_notes c
@@ -616,13 +629,13 @@ func (r *ledgerRun) creditEntries(ctx context.Context, q queryer) error {
 	return err
 }
 
-// ItemSourceTable is a wing's table of documents that book account items
+// ItemSource is a wing's table of documents that book account items
 // (an Autogiro debit paid back books a charge): the ledger check's
 // itemSources rule reads it beside the store's own documents (credit
 // notes, payments, reminders), so the rule holds for the wing's items
 // without the store naming its tables. Its items' accounts follow from
 // their invoices: the table names no account.
-type ItemSourceTable struct {
+type ItemSource struct {
 	Kind     string // the items' account_items.source_kind
 	Table    string // the documents' table (tenant-owned: tenant_id)
 	Column   string // its column naming the item
@@ -632,20 +645,20 @@ type ItemSourceTable struct {
 
 var itemSourceTables struct {
 	sync.Mutex
-	list []ItemSourceTable
+	list []ItemSource
 }
 
 // RegisterItemSource adds a wing's document table to the ledger check
-// (ItemSourceTable); the wing calls it from an init function, so every
+// (ItemSource); the wing calls it from an init function, so every
 // binary that links the wing checks its items. Without it such items are
 // reported as of a source kind Kadens does not book.
-func RegisterItemSource(t ItemSourceTable) {
+func RegisterItemSource(t ItemSource) {
 	itemSourceTables.Lock()
 	defer itemSourceTables.Unlock()
 	itemSourceTables.list = append(itemSourceTables.list, t)
 }
 
-func registeredItemSources() []ItemSourceTable {
+func registeredItemSources() []ItemSource {
 	itemSourceTables.Lock()
 	defer itemSourceTables.Unlock()
 	return slices.Clone(itemSourceTables.list)
@@ -656,7 +669,7 @@ func registeredItemSources() []ItemSourceTable {
 // "Ledger check"): an item without one is money from nothing. A Manual
 // item (booked through the API) has no document to check. The wings'
 // documents come from RegisterItemSource.
-func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
+func (r *ledgerRun) itemSources(ctx context.Context, q store.ReadTx) error {
 	named := func(table, column, amount string) string {
 		return `LEFT JOIN (SELECT ` + column + ` AS item_id, COUNT(*) AS n, MIN(CAST(id AS text)) AS doc, ` + sum(amount) +
 			` AS amount, MIN(` + accountColumn(table) + `) AS account FROM ` + table + ` WHERE tenant_id = $1 AND ` + column + ` IS NOT NULL GROUP BY ` + column + `)`
@@ -689,7 +702,7 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 		kind string
 		n    *int64
 	}
-	docs := []namedBy{{ItemSourceCreditNote, &cn}, {ItemSourcePayment, &pn}, {ItemSourceReminder, &rn}}
+	docs := []namedBy{{store.ItemSourceCreditNote, &cn}, {store.ItemSourcePayment, &pn}, {store.ItemSourceReminder, &rn}}
 	for i, w := range wings {
 		docs = append(docs, namedBy{w.Kind, &wn[i]})
 	}
@@ -731,14 +744,14 @@ func (r *ledgerRun) itemSources(ctx context.Context, q queryer) error {
 			}
 		}
 		switch source.String {
-		case ItemSourceManual:
-		case ItemSourceCreditNote:
+		case store.ItemSourceManual:
+		case store.ItemSourceCreditNote:
 			one(cn, cDoc, cAmount, cAccount, billing.ItemAllowance)
-		case ItemSourcePayment:
+		case store.ItemSourcePayment:
 			one(pn, pDoc, pAmount, pAccount, billing.ItemAllowance)
-		case ItemSourceReminder:
+		case store.ItemSourceReminder:
 			one(rn, rDoc, rAmount, sql.NullString{}, billing.ItemCharge)
-		case ItemSourceProration:
+		case store.ItemSourceProration:
 			switch {
 			case kind != billing.ItemAllowance:
 				bad("a Proration source books an item of kind %s", billing.ItemAllowance)
@@ -777,7 +790,7 @@ func accountColumn(table string) string {
 // entrySources checks that every entry names the document or item of its
 // kind, on its own account (Invoice and Payment entries are checked by
 // invoiceEntries and payments).
-func (r *ledgerRun) entrySources(ctx context.Context, q queryer) error {
+func (r *ledgerRun) entrySources(ctx context.Context, q store.ReadTx) error {
 	_, err := r.each(ctx, q, "entry sources", `SELECT e.id, e.kind, e.amount FROM account_entries e
 		LEFT JOIN credit_notes c ON c.tenant_id = e.tenant_id AND c.id = e.credit_note_id
 		LEFT JOIN account_items it ON it.tenant_id = e.tenant_id AND it.id = e.item_id
