@@ -104,7 +104,7 @@ func (e *Engine) Advance(ctx context.Context, tenantID string, now time.Time) (S
 }
 
 // advance is Advance; with record, each batch's work is recorded in its
-// transaction (store.RecordClockWork) for AdvanceClock to count.
+// transaction (RecordClockWork) for AdvanceClock to count.
 func (e *Engine) advance(ctx context.Context, tenantID string, now time.Time, record bool) (Stats, error) {
 	ctx = tenancy.With(ctx, tenantID)
 	var total Stats
@@ -142,7 +142,7 @@ func (e *Engine) advance(ctx context.Context, tenantID string, now time.Time, re
 			if err != nil || !record || batch == (Stats{}) {
 				return err
 			}
-			return tx.RecordClockWork(ctx, store.ClockWork{Target: now, DueAt: due, Renewals: batch.Renewals,
+			return RecordClockWork(ctx, tx, ClockWork{Target: now, DueAt: due, Renewals: batch.Renewals,
 				Deactivations: batch.Deactivations, PlanChanges: batch.PlanChanges, Reminders: batch.Reminders,
 				PaymentStops: batch.PaymentStops, PriceChangeNotices: batch.PriceChangeNotices}, time.Now())
 		})

@@ -269,7 +269,7 @@ var MaxClock = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
 // The Stats are what was performed of the actions due since the clock (as
 // it was when the call began) up to to, by whichever process performed
 // them: each batch of a clock's advance is recorded in its transaction
-// (store.RecordClockWork) and the answer sums the records. A request that
+// (RecordClockWork) and the answer sums the records. A request that
 // waited while another process did the work, or whose lease passed to
 // another process halfway (a short --engine-lease), counts that work too,
 // instead of the nothing that was left for it to do.
@@ -309,13 +309,13 @@ func (e *Engine) AdvanceClock(ctx context.Context, tenantID string, to time.Time
 	if err := e.store.SetTenantClock(ctx, tenantID, to); err != nil && !errors.Is(err, store.ErrConflict) {
 		return Stats{}, err
 	}
-	w, err := e.store.ClockWork(ctx, tenantID, from, to)
+	w, err := SumClockWork(ctx, e.store, tenantID, from, to)
 	if err != nil {
 		return Stats{}, err
 	}
 	// The records of advances that ended before this one began are
 	// needed by none still running (an hour is far beyond any wait).
-	if err := e.store.PruneClockWork(ctx, tenantID, from, time.Now().Add(-time.Hour)); err != nil {
+	if err := PruneClockWork(ctx, e.store, tenantID, from, time.Now().Add(-time.Hour)); err != nil {
 		e.log.Warn("engine: prune test clock records", "tenant", tenantID, "err", err)
 	}
 	return Stats{Renewals: w.Renewals, Deactivations: w.Deactivations, PlanChanges: w.PlanChanges, Reminders: w.Reminders,

@@ -574,3 +574,14 @@ func (s *Store) LiveSeriesOfTemplate(ctx context.Context, templateID string) ([]
 	}
 	return liveSeriesOfTemplate(ctx, s.r, tenant, templateID)
 }
+
+// SubscriptionNotOverAt3 is true for a subscription period s that grants
+// access at $3 or will later: not ended, no cancellation or deactivation
+// in effect. Of those, the started ones (period_start <= $3, decided by
+// the caller) grant it now; the others' starts are when the answer
+// changes next. It is the store's SQL for a subscription's status as
+// access reads it, exported for the identity wing's entitlement read and
+// authorization events.
+const SubscriptionNotOverAt3 = ` s.period_end > $3
+		AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
+		AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)`

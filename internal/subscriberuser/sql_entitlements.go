@@ -189,11 +189,11 @@ func readUserAccess(ctx context.Context, st *store.Store, tenant, id string, at 
 	}
 	// The packages' products come from the cache nearly always; the map
 	// packageProducts builds is for when some are missing.
-	lines := make([][]store.PackageLine, len(grants))
+	lines := make([][]PackageLine, len(grants))
 	cached := true
 	for i, g := range grants {
 		var ok bool
-		lines[i], ok = store.CachedPackageLines(g.hash)
+		lines[i], ok = cachedPackageLines(g.hash)
 		cached = cached && ok
 	}
 	if !cached {
@@ -201,7 +201,7 @@ func readUserAccess(ctx context.Context, st *store.Store, tenant, id string, at 
 		for _, g := range grants {
 			hashes = append(hashes, g.hash)
 		}
-		products, err := st.PackageLines(ctx, tenant, hashes)
+		products, err := packageLines(ctx, st, tenant, hashes)
 		if err != nil {
 			return UserAccess{}, time.Time{}, fmt.Errorf("subscriberuser: access of user %s: %w", id, err)
 		}

@@ -89,7 +89,7 @@ func liveProductIDs(ctx context.Context, st *store.Store, tx *store.Tx, subscrib
 	if len(hashes) == 0 {
 		return ids, nil
 	}
-	products, err := st.PackageLines(ctx, tx.TenantID(), hashes)
+	products, err := packageLines(ctx, st, tx.TenantID(), hashes)
 	if err != nil {
 		return nil, fmt.Errorf("subscriberuser: live products of subscriber %s: %w", subscriberID, err)
 	}

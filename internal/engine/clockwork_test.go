@@ -1,10 +1,11 @@
-package store_test
+package engine_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -32,7 +33,7 @@ func TestClockWork(t *testing.T) {
 		record := func(tenant string, target, due time.Time, renewals int, at time.Time) {
 			t.Helper()
 			if err := s.InTx(tenancy.With(ctx, tenant), func(tx *store.Tx) error {
-				return tx.RecordClockWork(ctx, store.ClockWork{Target: target, DueAt: due, Renewals: renewals, Reminders: 1}, at)
+				return engine.RecordClockWork(ctx, tx, engine.ClockWork{Target: target, DueAt: due, Renewals: renewals, Reminders: 1}, at)
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -43,17 +44,17 @@ func TestClockWork(t *testing.T) {
 		record(a.ID, day(25), day(19), 1000, wall)              // another one, further, of actions due by the 20th
 		record(a.ID, day(25), day(24), 10000, wall)             // ... and after
 		record(b.ID, day(20), day(15), 100000, wall)            // another tenant
-		w, err := s.ClockWork(ctx, a.ID, day(5), day(20))
+		w, err := engine.SumClockWork(ctx, s, a.ID, day(5), day(20))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if w.Renewals != 1110 || w.Reminders != 3 {
 			t.Fatalf("renewals %d, reminders %d; want 1110 and 3", w.Renewals, w.Reminders)
 		}
-		if err := s.PruneClockWork(ctx, a.ID, day(5), wall.Add(-time.Hour)); err != nil {
+		if err := engine.PruneClockWork(ctx, s, a.ID, day(5), wall.Add(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if w, _ := s.ClockWork(ctx, a.ID, day(1), day(30)); w.Renewals != 11110 {
+		if w, _ := engine.SumClockWork(ctx, s, a.ID, day(1), day(30)); w.Renewals != 11110 {
 			t.Fatalf("after pruning: %d renewals from the 1st, want 11110 (only the advance to the 5th gone)", w.Renewals)
 		}
 	})

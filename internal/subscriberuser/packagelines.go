@@ -1,13 +1,16 @@
-package store
+package subscriberuser
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/store"
 )
 
 // PackageLine is what a subscriber user's access needs of a stored
@@ -19,18 +22,21 @@ type PackageLine struct{ ProductID, Name, Category string }
 // text alone, so shared between tenants without showing anyone anything)
 // to its products: included and additional. Packages are never changed
 // under a hash, so entries never go stale; the map is emptied when it
-// reaches packageViewsMax entries.
+// reaches packageLinesMax entries.
 var packageProductsCache = struct {
 	sync.RWMutex
 	m map[string][]PackageLine
 }{m: map[string][]PackageLine{}}
 
-// PackageLines returns the products of the packages stored as hashes,
-// reading those the cache lacks in one query. It is in the query kit
-// because subscription packages are the store's records and their cache
-// is shared with the listings, while what access makes of them is the
-// identity wing's.
-func (s *Store) PackageLines(ctx context.Context, tenant string, hashes []string) (map[string][]PackageLine, error) {
+// packageLinesMax bounds the cache: far more distinct packages than a
+// tenant's catalog makes, so a busy process keeps them all.
+const packageLinesMax = 2048
+
+// packageLines returns the products of the packages stored as hashes,
+// reading those the cache lacks in one query. Subscription packages are
+// the store's records; what access makes of them is the identity wing's,
+// so the read and its cache are here.
+func packageLines(ctx context.Context, st *store.Store, tenant string, hashes []string) (map[string][]PackageLine, error) {
 	out := make(map[string][]PackageLine, len(hashes))
 	var missing []any
 	packageProductsCache.RLock()
@@ -45,7 +51,7 @@ func (s *Store) PackageLines(ctx context.Context, tenant string, hashes []string
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT hash, package FROM subscription_packages WHERE tenant_id = $1 AND hash IN (`+
+	rows, err := st.Reader().Query(ctx, `SELECT hash, package FROM subscription_packages WHERE tenant_id = $1 AND hash IN (`+
 		placeholders(2, len(missing))+`)`, append([]any{tenant}, missing...)...)
 	if err != nil {
 		return nil, err
@@ -77,7 +83,7 @@ func (s *Store) PackageLines(ctx context.Context, tenant string, hashes []string
 		return nil, err
 	}
 	packageProductsCache.Lock()
-	if len(packageProductsCache.m)+len(fresh) > packageViewsMax {
+	if len(packageProductsCache.m)+len(fresh) > packageLinesMax {
 		clear(packageProductsCache.m)
 	}
 	for h, v := range fresh {
@@ -87,23 +93,24 @@ func (s *Store) PackageLines(ctx context.Context, tenant string, hashes []string
 	return out, nil
 }
 
-// CachedPackageLines returns the products of the package stored as hash
+// cachedPackageLines returns the products of the package stored as hash
 // if the cache has them: the entitlement read's path for nearly every
-// request, which allocates nothing (PackageLines builds a map).
-func CachedPackageLines(hash string) ([]PackageLine, bool) {
+// request, which allocates nothing (packageLines builds a map).
+func cachedPackageLines(hash string) ([]PackageLine, bool) {
 	packageProductsCache.RLock()
 	v, ok := packageProductsCache.m[hash]
 	packageProductsCache.RUnlock()
 	return v, ok
 }
 
-// SubscriptionNotOverAt3 is true for a subscription period s that grants
-// access at $3 or will later: not ended, no cancellation or deactivation
-// in effect. Of those, the started ones (period_start <= $3, decided by
-// the caller) grant it now; the others' starts are when the answer
-// changes next. It is the store's SQL for a subscription's status as
-// access reads it, exported for the identity wing's entitlement read and
-// authorization events.
-const SubscriptionNotOverAt3 = ` s.period_end > $3
-		AND (s.cancel_effective_at IS NULL OR s.cancel_effective_at > $3)
-		AND (s.deactivated_at IS NULL OR s.deactivated_at > $3)`
+// placeholders is "$from, $from+1, …", n of them.
+func placeholders(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(from+i))
+	}
+	return b.String()
+}
