@@ -206,10 +206,7 @@ func run(n, perSubscriber int, dbURL string) error {
 		eng.Hooks.PeriodsCreated = invoicing.IssuePeriods // as kadens serve wires it
 		// Dunning too (-reminder-days measures it): without both hooks
 		// the engine looks for no due dunning.
-		eng.Hooks.Dun = func(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop engine.PaymentStop) (int, int, error) {
-			d, err := invoicing.Dun(ctx, tx, at, limit, stop)
-			return d.Reminders, d.PaymentStops, err
-		}
+		eng.Hooks.Dun = invoicing.DunCounts
 		eng.Hooks.NextDun = invoicing.NextDunningAt
 	}
 	if profile != "" {

@@ -133,8 +133,7 @@ func MandateEnded(ctx context.Context, st *store.Store, tenant, mandateID string
 		if _, err := tx.DeleteAgreementsOf(ctx, store.ProviderAutogiro, mandateID, now); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE autogiro_mandates SET released = TRUE WHERE tenant_id = $1 AND id = $2`, tenant, mandateID)
-		return err
+		return markMandateReleased(ctx, tx, mandateID)
 	})
 	if err != nil {
 		return fmt.Errorf("autogiro: release the agreements of mandate %s: %w", mandateID, err)

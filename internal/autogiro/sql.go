@@ -443,6 +443,13 @@ func MandatesToRelease(ctx context.Context, st *store.Store) ([]string, error) {
 	return ids, nil
 }
 
+// markMandateReleased records, in tx, that a mandate's agreements were
+// released.
+func markMandateReleased(ctx context.Context, tx *store.Tx, id string) error {
+	_, err := tx.Exec(ctx, `UPDATE autogiro_mandates SET released = TRUE WHERE tenant_id = $1 AND id = $2`, tx.TenantID(), id)
+	return err
+}
+
 // A transaction's status as the API shows it. The export does not rewrite
 // the transactions it sends (migration 00043): it records each in
 // autogiro_sent_payments, and a transaction stored as Created with such a

@@ -2,7 +2,6 @@ package avtalegiro
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/kadens/kadens/internal/provider"
@@ -50,7 +49,7 @@ func Registration(st *store.Store, sync BankSync) provider.Provider {
 		},
 	}
 	if sync.Every > 0 {
-		s := &Syncer{Store: st, Bank: sync.Bank, Log: sync.Log}
+		s := &Syncer{Store: st, Bank: sync.Bank}
 		p.Poll = &provider.Poll{Every: sync.Every, Run: s.SyncAll}
 	}
 	return p
@@ -58,9 +57,8 @@ func Registration(st *store.Store, sync BankSync) provider.Provider {
 
 // BankSync is how the provider reaches the banks' interface: every Every (0:
 // never; the files then move by hand, kadens avtalegiro export/import),
-// through Bank, warnings to Log.
+// through Bank (a run's error is logged by provider.RunPolls).
 type BankSync struct {
 	Every time.Duration
 	Bank  *Bank
-	Log   *slog.Logger
 }

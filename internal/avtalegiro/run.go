@@ -3,7 +3,6 @@ package avtalegiro
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/kadens/kadens/internal/store"
@@ -17,7 +16,6 @@ import (
 type Syncer struct {
 	Store *store.Store
 	Bank  *Bank
-	Log   *slog.Logger
 	// Now is the wall clock (default time.Now); a test tenant syncs at its
 	// own clock.
 	Now func() time.Time

@@ -1,8 +1,6 @@
 package avtalegiro_test
 
 import (
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 
@@ -19,7 +17,7 @@ func TestSyncerSyncsEveryAccount(t *testing.T) {
 		c := newCycle(t, e)
 		mandate := create(t, c.tn, "/avtalegiro/mandate", map[string]any{"accountId": c.account, "kid": mandateKID})
 		create(t, c.tn, "/avtalegiro/claim", map[string]any{"mandateId": mandate, "amount": 100, "dueDate": "2027-02-01"})
-		s := &avtalegiro.Syncer{Store: e.Store, Bank: c.client, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		s := &avtalegiro.Syncer{Store: e.Store, Bank: c.client}
 		for range 2 {
 			if err := s.SyncAll(c.ctx); err != nil {
 				t.Fatal(err)

@@ -26,6 +26,13 @@ type DunningStats struct {
 	PaymentStops int
 }
 
+// DunCounts is Dun in the shape of the engine's hook (engine.Hooks.Dun),
+// which adds the counts to its stats: server and bench wire this one.
+func DunCounts(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop Stop) (reminders, stops int, err error) {
+	d, err := Dun(ctx, tx, at, limit, stop)
+	return d.Reminders, d.PaymentStops, err
+}
+
 // Dun performs, in tx, the dunning actions due at at of up to limit
 // demands in id order: the next reminder (with its fee booked as a charge
 // on the subscriber account), or, after the last reminder, the payment

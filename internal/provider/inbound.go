@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/kadens/kadens/internal/store"
@@ -99,11 +100,9 @@ func problem(w http.ResponseWriter, status int, field, msg string) {
 // run kept (the providers' own retries are their business). It returns
 // when every poll loop has stopped.
 func RunPolls(ctx context.Context, reg *Registry, log *slog.Logger) {
-	done := make(chan struct{})
-	polls := reg.Polls()
-	for typ, p := range polls {
-		go func() {
-			defer func() { done <- struct{}{} }()
+	var wg sync.WaitGroup
+	for typ, p := range reg.Polls() {
+		wg.Go(func() {
 			t := time.NewTicker(p.Every)
 			defer t.Stop()
 			for {
@@ -116,9 +115,7 @@ func RunPolls(ctx context.Context, reg *Registry, log *slog.Logger) {
 				case <-t.C:
 				}
 			}
-		}()
+		})
 	}
-	for range polls {
-		<-done
-	}
+	wg.Wait()
 }

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"log/slog"
-
 	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/avtalegiro"
 	"github.com/kadens/kadens/internal/config"
@@ -20,7 +18,7 @@ import (
 // payment provider goes"). EHF and OIO documents go through the Peppol
 // network when delivery is configured (delivery non-nil); AvtaleGiro
 // exchanges files with the banks' interface every --avtalegiro-sync-interval.
-func providers(st *store.Store, delivery *peppol.Deliverer, cfg *config.Config, log *slog.Logger) *provider.Registry {
+func providers(st *store.Store, delivery *peppol.Deliverer, cfg *config.Config) *provider.Registry {
 	ehfP, oioP := ehf.Provider, oio.Provider
 	if delivery != nil {
 		ehfP.Deliver, oioP.Deliver = delivery.Hook, delivery.Hook
@@ -31,6 +29,6 @@ func providers(st *store.Store, delivery *peppol.Deliverer, cfg *config.Config, 
 		oioP,
 		external.Provider,
 		autogiro.Registration(st),
-		avtalegiro.Registration(st, avtalegiro.BankSync{Every: cfg.AvtaleGiroSync, Bank: avtalegiro.NewBank(cfg.Egress()), Log: log}),
+		avtalegiro.Registration(st, avtalegiro.BankSync{Every: cfg.AvtaleGiroSync, Bank: avtalegiro.NewBank(cfg.Egress())}),
 	)
 }

@@ -174,11 +174,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	eng.Lease = cfg.EngineLease
 	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods  // billing: demand + invoice per period (docs/BILLING.md)
 	eng.Hooks.Cancelled = invoicing.SettleCancellation // credit notes and proration of cancelled periods
-	eng.Hooks.Dun = func(ctx context.Context, tx *store.Tx, at time.Time, limit int, stop engine.PaymentStop) (int, int, error) {
-		d, err := invoicing.Dun(ctx, tx, at, limit, stop) // reminders and payment stops by the dunning processes
-		return d.Reminders, d.PaymentStops, err
-	}
-	eng.Hooks.NextDun = invoicing.NextDunningAt // when dunning falls due among the engine's work
+	eng.Hooks.Dun = invoicing.DunCounts                // reminders and payment stops by the dunning processes
+	eng.Hooks.NextDun = invoicing.NextDunningAt        // when dunning falls due among the engine's work
 	schedule, err := retries.Parse(cfg.WebhookRetrySchedule)
 	if err != nil {
 		return nil, err
@@ -197,7 +194,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	case pc.DropDir != "":
 		delivery = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.Directory{Dir: pc.DropDir}}
 	}
-	registry := providers(st, delivery, cfg, log)
+	registry := providers(st, delivery, cfg)
 	// One application layer for every surface of the process.
 	application := app.New(app.Options{Store: st, Engine: eng, Providers: registry})
 	a, err := api.New(api.Options{

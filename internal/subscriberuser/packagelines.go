@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/kadens/kadens/internal/catalog"
@@ -38,12 +36,12 @@ const packageLinesMax = 2048
 // so the read and its cache are here.
 func packageLines(ctx context.Context, st *store.Store, tenant string, hashes []string) (map[string][]PackageLine, error) {
 	out := make(map[string][]PackageLine, len(hashes))
-	var missing []any
+	var missing []string
 	packageProductsCache.RLock()
 	for _, h := range hashes {
 		if v, ok := packageProductsCache.m[h]; ok {
 			out[h] = v
-		} else if !slices.Contains(missing, any(h)) {
+		} else if !slices.Contains(missing, h) {
 			missing = append(missing, h)
 		}
 	}
@@ -51,8 +49,9 @@ func packageLines(ctx context.Context, st *store.Store, tenant string, hashes []
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows, err := st.Reader().Query(ctx, `SELECT hash, package FROM subscription_packages WHERE tenant_id = $1 AND hash IN (`+
-		placeholders(2, len(missing))+`)`, append([]any{tenant}, missing...)...)
+	in, args := store.InList(missing, 2)
+	rows, err := st.Reader().Query(ctx, `SELECT hash, package FROM subscription_packages WHERE tenant_id = $1 AND hash IN `+in,
+		append([]any{tenant}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -101,16 +100,4 @@ func cachedPackageLines(hash string) ([]PackageLine, bool) {
 	v, ok := packageProductsCache.m[hash]
 	packageProductsCache.RUnlock()
 	return v, ok
-}
-
-// placeholders is "$from, $from+1, …", n of them.
-func placeholders(from, n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("$" + strconv.Itoa(from+i))
-	}
-	return b.String()
 }
