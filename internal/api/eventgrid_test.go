@@ -53,17 +53,21 @@ const (
 // on eventType and reads data by the documented field names. It knows
 // nothing of Kadens.
 type gridReceiver struct {
-	t        *testing.T
-	mode     string
-	kadens   *http.Client // reaches the validation URL's host
-	mu       sync.Mutex
+	t      *testing.T
+	mode   string
+	kadens *http.Client // reaches the validation URL's host
+	mu     sync.Mutex
+	// release, in the get-later mode, is closed by the test once it has
+	// read Kadens' answer to the webhook's creation: "later" means after
+	// that answer, however slowly a loaded machine gives it.
+	release  chan struct{}
 	byKind   map[string][]gridEvent
 	problems []string
 	srv      *httptest.Server
 }
 
 func newGridReceiver(t *testing.T, mode string, kadens *http.Client) *gridReceiver {
-	g := &gridReceiver{t: t, mode: mode, kadens: kadens, byKind: map[string][]gridEvent{}}
+	g := &gridReceiver{t: t, mode: mode, kadens: kadens, release: make(chan struct{}), byKind: map[string][]gridEvent{}}
 	g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(g.srv.Close)
 	return g
@@ -113,7 +117,7 @@ func (g *gridReceiver) serve(w http.ResponseWriter, r *http.Request) {
 			_ = json.NewEncoder(w).Encode(map[string]string{"validationResponse": v.ValidationCode})
 		case validateByGetLater:
 			w.WriteHeader(http.StatusOK)
-			go func() { time.Sleep(50 * time.Millisecond); g.open(v.ValidationURL) }()
+			go func() { <-g.release; g.open(v.ValidationURL) }()
 		}
 		return
 	case h != "Notification":
@@ -307,6 +311,7 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	if r.Header.Get("Webhook-Status") != "Pending" {
 		t.Fatalf("receiver opening the validation URL later: %v", r.Header)
 	}
+	close(later.release)
 	eventually(t, "validation by a later GET", func() bool {
 		var w webhook.Webhook
 		tn.Do("GET", "/webhook/"+laterID, nil).JSON(t, &w)
