@@ -90,10 +90,6 @@ var ibanLengths = map[string]int{
 	"SK": 24, "SM": 27, "VA": 22,
 }
 
-// IBANLength returns the length of an IBAN of country (ISO 3166-1
-// alpha-2), or 0 if Kadens does not accept IBANs of that country.
-func IBANLength(country string) int { return ibanLengths[country] }
-
 // ParseIBAN validates an International Bank Account Number (ISO 13616):
 // a country code, two check digits and the country's basic account number
 // (BBAN), in the length the country registered, typed in any case with or

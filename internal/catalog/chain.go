@@ -1,13 +1,11 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -152,45 +150,4 @@ func CheckChain(c Chain, packages map[string]TemplatePackage) validation.Errors 
 		}
 	}
 	return errs
-}
-
-// TimelineStep is a chain step as the billing clock sees it: the interval
-// of its package's billing plan and how many periods it lasts.
-type TimelineStep struct {
-	Interval period.Interval
-	Periods  int
-}
-
-// StepStarts returns when each step of a chain starts for a subscription
-// whose first period starts on anchor's local date in loc. The periods
-// are counted on one schedule anchored on the subscription's start day for
-// as long as consecutive steps share a billing interval, so a subscription
-// started on 31 January keeps renewing on month ends through every step
-// (31 Jan, 28 Feb, 31 May) instead of drifting to the 28th. When a step has
-// another interval, its periods count from the moment it starts. The last
-// step never ends, so its Periods is not used.
-func StepStarts(anchor time.Time, loc *time.Location, steps []TimelineStep) ([]time.Time, error) {
-	if len(steps) == 0 {
-		return nil, errors.New("catalog: a chain needs at least one step")
-	}
-	sched, err := period.NewSchedule(anchor, steps[0].Interval, loc)
-	if err != nil {
-		return nil, err
-	}
-	starts := make([]time.Time, len(steps))
-	idx := 0
-	for i, s := range steps {
-		if i > 0 && s.Interval != steps[i-1].Interval {
-			if sched, err = period.NewSchedule(sched.Start(idx), s.Interval, loc); err != nil {
-				return nil, err
-			}
-			idx = 0
-		}
-		starts[i] = sched.Start(idx)
-		if s.Periods < 1 {
-			return nil, fmt.Errorf("catalog: step %d lasts %d periods", i+1, s.Periods)
-		}
-		idx += s.Periods
-	}
-	return starts, nil
 }

@@ -3,9 +3,6 @@ package catalog
 import (
 	"slices"
 	"testing"
-	"time"
-
-	"github.com/kadens/kadens/internal/period"
 )
 
 func chainPackages(t *testing.T) map[string]TemplatePackage {
@@ -80,71 +77,6 @@ func TestChainSortAndStepOf(t *testing.T) {
 	}
 	if c.Last(3) || !c.Last(4) {
 		t.Error("Last is wrong")
-	}
-}
-
-// TestStepStarts checks chain steps against the calendar: month-end
-// anchors survive the steps, boundaries are local midnights across DST in
-// Oslo and Stockholm, and a step with another interval starts a new
-// schedule where the previous step ended.
-func TestStepStarts(t *testing.T) {
-	month := period.Interval{Unit: period.Month, Count: 1}
-	week := period.Interval{Unit: period.Week, Count: 1}
-	year := period.Interval{Unit: period.Year, Count: 1}
-	intro := []TimelineStep{{month, 1}, {month, 3}, {month, 1}}
-	tests := []struct {
-		name   string
-		zone   string
-		anchor string // local date
-		steps  []TimelineStep
-		want   []string // UTC instants
-	}{
-		{"intro chain from 31 January keeps the month end (Oslo, into summer time)", "Europe/Oslo", "2026-01-31", intro,
-			[]string{"2026-01-30T23:00:00Z", "2026-02-27T23:00:00Z", "2026-05-30T22:00:00Z"}},
-		{"intro chain in a leap year", "Europe/Oslo", "2028-01-31", intro,
-			[]string{"2028-01-30T23:00:00Z", "2028-02-28T23:00:00Z", "2028-05-30T22:00:00Z"}},
-		{"intro chain across the spring change (Stockholm)", "Europe/Stockholm", "2026-03-15", intro,
-			[]string{"2026-03-14T23:00:00Z", "2026-04-14T22:00:00Z", "2026-07-14T22:00:00Z"}},
-		{"intro chain across the autumn change (Stockholm)", "Europe/Stockholm", "2026-09-30", intro,
-			[]string{"2026-09-29T22:00:00Z", "2026-10-29T23:00:00Z", "2027-01-29T23:00:00Z"}},
-		{"weekly trial then monthly, across the spring change (Oslo)", "Europe/Oslo", "2026-03-22",
-			[]TimelineStep{{week, 2}, {month, 1}},
-			[]string{"2026-03-21T23:00:00Z", "2026-04-04T22:00:00Z"}},
-		{"yearly from a leap day, then monthly from the clamped day", "Europe/Oslo", "2024-02-29",
-			[]TimelineStep{{year, 1}, {month, 1}},
-			[]string{"2024-02-28T23:00:00Z", "2025-02-27T23:00:00Z"}},
-		{"two yearly steps keep the leap-day anchor", "Europe/Stockholm", "2024-02-29",
-			[]TimelineStep{{year, 4}, {year, 1}},
-			[]string{"2024-02-28T23:00:00Z", "2028-02-28T23:00:00Z"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			loc, err := period.LoadZone(tt.zone)
-			if err != nil {
-				t.Fatal(err)
-			}
-			anchor, err := time.ParseInLocation("2006-01-02", tt.anchor, loc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := StepStarts(anchor, loc, tt.steps)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var s []string
-			for _, g := range got {
-				s = append(s, g.Format(time.RFC3339))
-			}
-			if !slices.Equal(s, tt.want) {
-				t.Errorf("step starts\n got %v\nwant %v", s, tt.want)
-			}
-		})
-	}
-	if _, err := StepStarts(time.Now(), time.UTC, nil); err == nil {
-		t.Error("no steps accepted")
-	}
-	if _, err := StepStarts(time.Now(), time.UTC, []TimelineStep{{month, 0}}); err == nil {
-		t.Error("zero periods accepted")
 	}
 }
 

@@ -153,9 +153,6 @@ func classify(a netip.Addr) class {
 	return public
 }
 
-// IsPublic reports whether a is a public unicast address.
-func IsPublic(a netip.Addr) bool { return classify(a) == public }
-
 // Allows reports whether p lets a connection reach a, and if not, why (an
 // error wrapping ErrRefused).
 func (p Policy) Allows(a netip.Addr) error {

@@ -53,14 +53,6 @@ func checkDigits(c Currency) {
 	}
 }
 
-// MinorToDecimal returns the exact decimal value of minor units of c, e.g.
-// 19950 NOK is 199.50. It is the bridge to decimal arithmetic for callers
-// that need more than the helpers here.
-func MinorToDecimal(minor int64, c Currency) decimal.Decimal {
-	checkDigits(c)
-	return decimal.New(minor, -int32(c.Digits))
-}
-
 // RoundToMinor converts a decimal amount in major units of c to minor units,
 // rounding half away from zero (199.995 NOK is 20000, -0.005 NOK is -1). It
 // fails if the result does not fit in int64.

@@ -19,27 +19,6 @@ func cur(t testing.TB, code string) Currency {
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
-func TestMinorToDecimal(t *testing.T) {
-	tests := []struct {
-		minor int64
-		code  string
-		want  string
-	}{
-		{19950, "NOK", "199.5"},
-		{-5, "SEK", "-0.05"},
-		{12, "ISK", "12"},
-		{1234, "KWD", "1.234"},
-		{1, "CLF", "0.0001"},
-		{math.MinInt64, "EUR", "-92233720368547758.08"},
-	}
-	for _, tt := range tests {
-		got := MinorToDecimal(tt.minor, cur(t, tt.code))
-		if !got.Equal(dec(tt.want)) {
-			t.Errorf("MinorToDecimal(%d, %s) = %s, want %s", tt.minor, tt.code, got, tt.want)
-		}
-	}
-}
-
 func TestRoundToMinor(t *testing.T) {
 	tests := []struct {
 		in      string

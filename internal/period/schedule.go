@@ -34,12 +34,6 @@ func NewSchedule(anchor time.Time, iv Interval, loc *time.Location) (Schedule, e
 	return Schedule{anchor: civil{y, m, d}, iv: iv, loc: loc}, nil
 }
 
-// Interval returns the schedule's billing interval.
-func (s Schedule) Interval() Interval { return s.iv }
-
-// Location returns the time zone the schedule's boundaries are midnights in.
-func (s Schedule) Location() *time.Location { return s.loc }
-
 // Start returns the first instant of period n, in UTC; see Boundary.
 func (s Schedule) Start(n int) time.Time { return boundary(s.anchor, s.iv, n, s.loc) }
 

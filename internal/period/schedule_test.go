@@ -41,9 +41,6 @@ func TestScheduleIndexExamples(t *testing.T) {
 			t.Errorf("period %d has %d days, want %d", n, Days(start, end, oslo), want)
 		}
 	}
-	if s.Interval() != (Interval{Month, 1}) || s.Location() != oslo {
-		t.Errorf("accessors = %v, %v", s.Interval(), s.Location())
-	}
 }
 
 func TestScheduleDaysAcrossDST(t *testing.T) {
