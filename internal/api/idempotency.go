@@ -52,6 +52,10 @@ func (w *teeWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection (a long
+// operation lifting its write deadline).
+func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *teeWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK

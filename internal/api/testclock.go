@@ -75,6 +75,12 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 		return validation.Field("to", "is required")
 	}
 	to := *toPtr
+	// Years of renewals of a large test tenant can outlast the server's
+	// write timeout (60 s), which would cut the answer off while the
+	// advance goes on and commits. The advance is bounded by its work and
+	// by the client, whose going away cancels it (the request's context),
+	// so it lifts the deadline for itself.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	stats, err := s.app.AdvanceTestClock(r.Context(), to)
 	if errors.Is(err, engine.ErrBusy) {
 		return &statusError{http.StatusConflict, "another worker is advancing this tenant"}
