@@ -85,31 +85,31 @@ func TestDeleteProductOrPlanInUse(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
-		tp := f.create(t, f.template())
+		tp := f.sd.TemplatePackage(f.Template())
 
 		var inUse *store.InUseError
-		err := catalogdb.DeleteProduct(ctx, s, f.magazine.ID) // an additional product
+		err := catalogdb.DeleteProduct(ctx, s, f.Magazine.ID) // an additional product
 		if !errors.As(err, &inUse) || !errors.Is(err, store.ErrConflict) || !slices.Equal(inUse.IDs, []string{tp.ID}) {
 			t.Errorf("delete product in use: %v", err)
 		}
-		err = catalogdb.DeleteBillingPlan(ctx, s, f.avtale.ID)
+		err = catalogdb.DeleteBillingPlan(ctx, s, f.Avtale.ID)
 		if !errors.As(err, &inUse) || !slices.Equal(inUse.IDs, []string{tp.ID}) {
 			t.Errorf("delete billing plan in use: %v", err)
 		}
-		if ids, err := catalogdb.PackagesUsingBillingPlan(ctx, s, f.avtale.ID); err != nil || !slices.Equal(ids, []string{tp.ID}) {
+		if ids, err := catalogdb.PackagesUsingBillingPlan(ctx, s, f.Avtale.ID); err != nil || !slices.Equal(ids, []string{tp.ID}) {
 			t.Errorf("packages using the plan: %v, %v", ids, err)
 		}
-		if _, err := catalogdb.Product(ctx, s, f.magazine.ID); err != nil {
+		if _, err := catalogdb.Product(ctx, s, f.Magazine.ID); err != nil {
 			t.Errorf("product in use was deleted: %v", err)
 		}
 		// Once the package is gone, both can go.
 		if archived, err := catalogdb.DeletePackage(ctx, s, tp.ID, catalogNow); err != nil || archived {
 			t.Fatalf("delete package: %v, archived %v", err, archived)
 		}
-		if err := catalogdb.DeleteProduct(ctx, s, f.magazine.ID); err != nil {
+		if err := catalogdb.DeleteProduct(ctx, s, f.Magazine.ID); err != nil {
 			t.Error(err)
 		}
-		if err := catalogdb.DeleteBillingPlan(ctx, s, f.avtale.ID); err != nil {
+		if err := catalogdb.DeleteBillingPlan(ctx, s, f.Avtale.ID); err != nil {
 			t.Error(err)
 		}
 	})

@@ -13,32 +13,22 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/money"
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 )
 
-// catalogFixture is a small catalog of one tenant.
+// catalogFixture is seed's small catalog of one tenant, with the writer
+// that made it for the packages the tests add.
 type catalogFixture struct {
-	s                                *store.Store
-	ctx                              context.Context
-	print, digital, magazine, sunday catalog.Product
-	invoice, avtale, yearly          catalog.BillingPlan
+	seed.Catalog
+	sd *seed.Store
 }
 
 func newCatalogFixture(t *testing.T, s *store.Store, ctx context.Context) *catalogFixture {
 	t.Helper()
-	return &catalogFixture{
-		s: s, ctx: ctx,
-		print:    mustProduct(t, s, ctx, "Printed paper", "print", "0"),
-		digital:  mustProduct(t, s, ctx, "Digital news", "digital", "0"),
-		magazine: mustProduct(t, s, ctx, "Weekend magazine", "magazine", "25"),
-		sunday:   mustProduct(t, s, ctx, "Sunday edition", "print", "0"),
-		invoice:  mustPlan(t, s, ctx, "Monthly invoice", period.Month, 1),
-		avtale:   mustPlan(t, s, ctx, "Monthly AvtaleGiro", period.Month, 1),
-		yearly:   mustPlan(t, s, ctx, "Yearly", period.Year, 1),
-	}
+	sd := seed.NewStore(t, s, ctx, catalogNow)
+	return &catalogFixture{Catalog: sd.Catalog(), sd: sd}
 }
 
 func nokAmount(t *testing.T, s string) catalog.Amount {
@@ -56,42 +46,10 @@ func share(s string) *catalog.Percent {
 	return &p
 }
 
-// template is a print + digital bundle using every field.
-func (f *catalogFixture) template() catalog.TemplatePackage {
-	editions := 26
-	c, _ := money.LookupCurrency("NOK")
-	return catalog.TemplatePackage{
-		Name: "Print + digital", Description: "Paper and app", Currency: "NOK",
-		Price: catalog.NewAmount(44900, c), Units: 2, NumberOfEditions: &editions, AutomaticStop: true,
-		PermanentDiscount: catalog.NewPercent(decimal.RequireFromString("12.5")),
-		Products: []catalog.PackageProduct{
-			{ProductID: f.print.ID, Share: share("66.6667")},
-			{ProductID: f.digital.ID, Share: share("33.3333")},
-		},
-		AdditionalProducts: []catalog.AdditionalProduct{
-			{ProductID: f.magazine.ID, Price: catalog.NewAmount(4900, c)},
-			{ProductID: f.sunday.ID, Price: catalog.NewAmount(2950, c), SelectedByDefault: true},
-		},
-		BillingPlans:   []string{f.avtale.ID, f.invoice.ID},
-		Contract:       &catalog.Contract{BindingPeriods: 12, Terms: "Bound for 12 months"},
-		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 5, PriceOverride: true, DiscountOverride: false},
-	}
-}
-
-func (f *catalogFixture) create(t *testing.T, tp catalog.TemplatePackage) catalog.TemplatePackage {
-	t.Helper()
-	out, err := catalogdb.CreatePackage(f.ctx, f.s, tp, catalogNow)
-	if err != nil {
-		t.Fatalf("create package: %v", err)
-	}
-	return out
-}
-
 // simple is a one-product monthly package at price in NOK.
-func (f *catalogFixture) simple(t *testing.T, name, price string) catalog.TemplatePackage {
-	t.Helper()
-	return seed.NewStore(t, f.s, f.ctx, catalogNow).Package(seed.Package{Name: name, Currency: "NOK", Price: price, Units: 1,
-		Products: []string{f.digital.ID}, Plans: []string{f.invoice.ID}})
+func (f *catalogFixture) simple(name, price string) catalog.TemplatePackage {
+	return f.sd.Package(seed.Package{Name: name, Currency: "NOK", Price: price, Units: 1,
+		Products: []string{f.Digital.ID}, Plans: []string{f.Invoice.ID}})
 }
 
 // comparable renders a package without what the store assigns.
@@ -110,8 +68,8 @@ func TestPackageRoundTrip(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
-		want := f.template()
-		created := f.create(t, want)
+		want := f.Template()
+		created := f.sd.TemplatePackage(want)
 		if !store.ValidID(created.ID) || created.ArchivedAt != nil {
 			t.Fatalf("created %+v", created)
 		}
@@ -127,7 +85,7 @@ func TestPackageRoundTrip(t *testing.T) {
 		}
 
 		// A package with nothing optional reads back with empty lists and nulls.
-		bare := f.simple(t, "Digital", "199")
+		bare := f.simple("Digital", "199")
 		got, err = catalogdb.Package(ctx, s, bare.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -150,9 +108,9 @@ func TestPackageRoundTrip(t *testing.T) {
 		// Update replaces fields and children.
 		up := got
 		up.Name, up.Price = "Digital+", nokAmount(t, "229.50")
-		up.Products = []catalog.PackageProduct{{ProductID: f.print.ID, Share: share("50")}, {ProductID: f.digital.ID, Share: share("50")}}
-		up.AdditionalProducts = []catalog.AdditionalProduct{{ProductID: f.magazine.ID, Price: nokAmount(t, "10")}}
-		up.BillingPlans = []string{f.yearly.ID}
+		up.Products = []catalog.PackageProduct{{ProductID: f.Print.ID, Share: share("50")}, {ProductID: f.Digital.ID, Share: share("50")}}
+		up.AdditionalProducts = []catalog.AdditionalProduct{{ProductID: f.Magazine.ID, Price: nokAmount(t, "10")}}
+		up.BillingPlans = []string{f.Yearly.ID}
 		after, err := catalogdb.UpdatePackage(ctx, s, up, catalogNow.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
@@ -175,12 +133,12 @@ func TestListPackagesFilters(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
-		bundle := f.create(t, f.template())
-		digital := f.simple(t, "Digital", "199")
-		intro := f.simple(t, "Intro", "99")
-		sek := f.template()
+		bundle := f.sd.TemplatePackage(f.Template())
+		digital := f.simple("Digital", "199")
+		intro := f.simple("Intro", "99")
+		sek := f.Template()
 		sek.Currency = "SEK"
-		sekPkg := f.create(t, sek)
+		sekPkg := f.sd.TemplatePackage(sek)
 		chain, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "Intro", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: intro.ID, Periods: 1}, {Step: 2, NextPackageID: digital.ID, Periods: 1}}}}, catalogNow)
 		if err != nil {
@@ -214,10 +172,10 @@ func TestListPackagesFilters(t *testing.T) {
 			{"active only by default", catalogdb.PackageFilter{}, []string{bundle.ID, digital.ID, sekPkg.ID}},
 			{"archived", catalogdb.PackageFilter{Archived: true}, []string{intro.ID}},
 			{"currency", catalogdb.PackageFilter{Currency: "SEK"}, []string{sekPkg.ID}},
-			{"included product", catalogdb.PackageFilter{ProductID: f.print.ID}, []string{bundle.ID, sekPkg.ID}},
-			{"additional product", catalogdb.PackageFilter{ProductID: f.sunday.ID}, []string{bundle.ID, sekPkg.ID}},
-			{"billing plan", catalogdb.PackageFilter{BillingPlanID: f.invoice.ID}, []string{bundle.ID, digital.ID, sekPkg.ID}},
-			{"billing plan, archived", catalogdb.PackageFilter{BillingPlanID: f.invoice.ID, Archived: true}, []string{intro.ID}},
+			{"included product", catalogdb.PackageFilter{ProductID: f.Print.ID}, []string{bundle.ID, sekPkg.ID}},
+			{"additional product", catalogdb.PackageFilter{ProductID: f.Sunday.ID}, []string{bundle.ID, sekPkg.ID}},
+			{"billing plan", catalogdb.PackageFilter{BillingPlanID: f.Invoice.ID}, []string{bundle.ID, digital.ID, sekPkg.ID}},
+			{"billing plan, archived", catalogdb.PackageFilter{BillingPlanID: f.Invoice.ID, Archived: true}, []string{intro.ID}},
 			{"chain", catalogdb.PackageFilter{PackageChainID: chain.ID, Archived: true}, []string{intro.ID}},
 			{"chain, active", catalogdb.PackageFilter{PackageChainID: chain.ID}, nil},
 		}
@@ -243,7 +201,7 @@ func TestDeletePackageArchivesWhatAChainUses(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
-		step := f.simple(t, "149", "149")
+		step := f.simple("149", "149")
 		chain, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: step.ID, Periods: 3}}}}, catalogNow)
 		if err != nil {
@@ -290,7 +248,7 @@ func TestPackageForMerge(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
-		tp := f.create(t, f.template())
+		tp := f.sd.TemplatePackage(f.Template())
 		in, err := catalogdb.PackageForMerge(ctx, s, tp.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -303,7 +261,7 @@ func TestPackageForMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		// (449.00 × 2 + 29.50) × 0.875 = 811.56 (811.5625)
-		if got.TotalPrice.String() != "811.56" || got.BillingPlan.BillingPlanID != f.avtale.ID || got.AdditionalProducts[0].Name != "Sunday edition" {
+		if got.TotalPrice.String() != "811.56" || got.BillingPlan.BillingPlanID != f.Avtale.ID || got.AdditionalProducts[0].Name != "Sunday edition" {
 			t.Errorf("merged %+v", got)
 		}
 
@@ -335,7 +293,7 @@ func TestPackagesAreTenantScoped(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		fa := newCatalogFixture(t, s, a)
-		tp := fa.create(t, fa.template())
+		tp := fa.sd.TemplatePackage(fa.Template())
 		if _, err := catalogdb.Package(b, s, tp.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("get: %v", err)
 		}
@@ -356,7 +314,7 @@ func TestPackagesAreTenantScoped(t *testing.T) {
 		}
 		// The schema itself refuses a package of b that points at a's
 		// products and plans, whatever a caller forgot to check.
-		if _, err := catalogdb.CreatePackage(b, s, fa.template(), catalogNow); !errors.Is(err, store.ErrConflict) {
+		if _, err := catalogdb.CreatePackage(b, s, fa.Template(), catalogNow); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("package of b with a's products: %v", err)
 		}
 	})

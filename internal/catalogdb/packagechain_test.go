@@ -17,7 +17,7 @@ func TestPackageChainCRUD(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newCatalogFixture(t, s, ctx)
-		p99, p149, p199 := f.simple(t, "99", "99"), f.simple(t, "149", "149"), f.simple(t, "199", "199")
+		p99, p149, p199 := f.simple("99", "99"), f.simple("149", "149"), f.simple("199", "199")
 		c, err := catalogdb.CreatePackageChain(ctx, s, catalog.Chain{Name: "Intro", Description: "99, 3 × 149, then 199",
 			PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 				{Step: 3, NextPackageID: p199.ID, Periods: 1},
@@ -112,7 +112,7 @@ func TestPackageChainsAreTenantScoped(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, b := catalogTenant(t, s, "a"), catalogTenant(t, s, "b")
 		fa := newCatalogFixture(t, s, a)
-		p := fa.simple(t, "99", "99")
+		p := fa.simple("99", "99")
 		c, err := catalogdb.CreatePackageChain(a, s, catalog.Chain{Name: "c", PackageChain: catalog.ChainSteps{Steps: []catalog.ChainStep{
 			{Step: 1, NextPackageID: p.ID, Periods: 1}}}}, catalogNow)
 		if err != nil {

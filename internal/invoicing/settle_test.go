@@ -8,69 +8,16 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/invoicing"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
-	"github.com/kadens/kadens/internal/tenancy"
 )
 
 var t0 = time.Date(2026, 1, 31, 12, 0, 0, 0, time.UTC)
 
 func newTenant(t testing.TB, s *store.Store, name string) context.Context {
 	t.Helper()
-	ten, err := s.CreateTenant(context.Background(), name, false, t0)
-	if err != nil {
-		t.Fatalf("create tenant: %v", err)
-	}
-	return tenancy.With(context.Background(), ten.ID)
-}
-
-// settleDemandFixture writes an invoice and its demand of amount minor
-// units straight into the tables, with next_dunning_at set, and returns
-// the demand's id.
-func settleDemandFixture(t *testing.T, s *store.Store, ctx context.Context, amount int64) (demand, invoice string) {
-	t.Helper()
-	at := time.Date(2027, 1, 10, 12, 0, 0, 0, time.UTC)
-	org, err := s.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo"}, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := s.CreateSubscriber(ctx, store.Subscriber{Name: "Kari Nordmann"}, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	demand, invoice = store.NewID(), store.NewID()
-	var account string
-	if err := s.InTx(ctx, func(tx *store.Tx) error {
-		account, err = tx.EnsureAccount(ctx, sub.ID, "NOK", at)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	stamp := at.Format("2006-01-02T15:04:05.000000Z")
-	tenant := tenantOf(t, s, ctx)
-	if _, err := s.DB().ExecContext(ctx, `INSERT INTO invoices (id, tenant_id, organization_id, invoice_number, payment_demand_id,
-		account_id, subscriber_id, currency, prices_include_vat, status, issued_at, due_at, issue_date, due_date, seller, buyer,
-		lines, vat_totals, net, vat, gross, kid, created_at)
-		VALUES ($1, $2, $3, 1, $4, $5, $6, 'NOK', true, 'Issued', $7, $7, '2027-01-10', '2027-01-10', '{}', '{}', '[]', '[]',
-		$8, 0, $8, '00000000018', $7)`, invoice, tenant, org.ID, demand, account, sub.ID, stamp, amount); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DB().ExecContext(ctx, `INSERT INTO payment_demands (id, tenant_id, kind, invoice_id, account_id, subscriber_id,
-		organization_id, currency, amount, status, issued_at, due_at, created_at, next_dunning_at)
-		VALUES ($1, $2, 'Period', $3, $4, $5, $6, 'NOK', $7, 'Open', $8, $8, $8, $8)`,
-		demand, tenant, invoice, account, sub.ID, org.ID, amount, stamp); err != nil {
-		t.Fatal(err)
-	}
-	return demand, invoice
-}
-
-func tenantOf(t *testing.T, s *store.Store, ctx context.Context) string {
-	t.Helper()
-	var id string
-	if err := s.InTx(ctx, func(tx *store.Tx) error { id = tx.TenantID(); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return seed.Tenant(t, s, name, t0)
 }
 
 // TestSettle: the one settlement rule applied in steps of payments
@@ -106,7 +53,7 @@ func TestSettle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, s *store.Store) {
 				ctx := newTenant(t, s, "settle")
-				demand, invoice := settleDemandFixture(t, s, ctx, tc.amount)
+				demand, invoice := seed.NewStore(t, s, ctx, time.Date(2027, 1, 10, 12, 0, 0, 0, time.UTC)).OpenDemand(tc.amount)
 				for i, st := range tc.steps {
 					var c invoicing.Change
 					err := s.InTx(ctx, func(tx *store.Tx) error {

@@ -15,6 +15,10 @@
 // interval count 1, 14 days before a period and 14 days to pay, one unit),
 // so one option literal means one record whichever way it was written.
 //
+// The store writer also makes the few fixtures that the store's tests and
+// a wing's or the catalog's tests share (fixtures.go), so that no package
+// keeps a copy of another's.
+//
 // Seed is for tests only; it stops the test (t.Fatal) on any failure.
 package seed
 

@@ -13,33 +13,19 @@ import (
 	"github.com/kadens/kadens/internal/store/storetest"
 )
 
-// agreementFixture: an organization and two subscribers of one tenant.
+// agreementFixture: seed's parties of one tenant (a seller and two
+// subscribers), with the writer that made them for the agreements.
 type agreementFixture struct {
-	s         *store.Store
-	ctx       context.Context
-	org       store.Organization
-	sub, sub2 store.Subscriber
+	s   *store.Store
+	ctx context.Context
+	sd  *seed.Store
+	seed.Parties
 }
 
 func newAgreementFixture(t *testing.T, s *store.Store, ctx context.Context) agreementFixture {
 	t.Helper()
-	f := agreementFixture{s: s, ctx: ctx}
 	sd := seed.NewStore(t, s, ctx, catalogNow)
-	f.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
-		PricesIncludeVAT: seed.Bool(false)})
-	f.sub = sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
-	f.sub2 = sd.Subscriber(seed.Subscriber{Name: "Ola Nordmann"})
-	return f
-}
-
-func (f agreementFixture) agreement(t *testing.T, sub, typ, ref, method string) store.PaymentAgreement {
-	t.Helper()
-	a, created, err := f.s.CreatePaymentAgreement(f.ctx, store.PaymentAgreement{SubscriberID: sub, ProviderType: typ,
-		ProviderAgreementReference: ref, PaymentMethod: method}, catalogNow)
-	if err != nil || (!created && typ != store.ProviderInvoice) {
-		t.Fatalf("create %s agreement: %v (created %t)", typ, err, created)
-	}
-	return a
+	return agreementFixture{s: s, ctx: ctx, sd: sd, Parties: sd.Parties()}
 }
 
 // periods writes a linked series of monthly periods of sub using
@@ -48,7 +34,7 @@ func (f agreementFixture) periods(t *testing.T, sub, agreement string, start tim
 	t.Helper()
 	out := make([]store.Subscription, n)
 	for i := range out {
-		p := store.Subscription{ID: store.NewID(), SubscriberID: sub, OrganizationID: f.org.ID, PaymentAgreementID: &agreement,
+		p := store.Subscription{ID: store.NewID(), SubscriberID: sub, OrganizationID: f.Org.ID, PaymentAgreementID: &agreement,
 			Currency: "NOK", Package: catalog.SubscriptionPackage{Name: "Digital"}, TimeZone: "Europe/Oslo", StepPeriod: 1,
 			Anchor: start, PeriodIndex: i, PeriodStart: start.AddDate(0, i, 0), PeriodEnd: start.AddDate(0, i+1, 0), CreatedAt: catalogNow}
 		if i > 0 {
@@ -110,9 +96,9 @@ func TestPaymentAgreementCreateReadList(t *testing.T) {
 		other := catalogTenant(t, s, "b")
 		f := newAgreementFixture(t, s, ctx)
 
-		ehf := f.agreement(t, f.sub.ID, store.ProviderEHF, "923609016", store.MethodEInvoice)
+		ehf := f.sd.Agreement(f.Sub.ID, store.ProviderEHF, "923609016", store.MethodEInvoice)
 		got, err := s.PaymentAgreement(ctx, ehf.ID)
-		if err != nil || got.ProviderAgreementReference != "923609016" || got.SubscriberID != f.sub.ID || got.DeletedAt != nil ||
+		if err != nil || got.ProviderAgreementReference != "923609016" || got.SubscriberID != f.Sub.ID || got.DeletedAt != nil ||
 			!got.CreatedAt.Equal(catalogNow.Truncate(time.Microsecond)) {
 			t.Fatalf("read back %+v, %v", got, err)
 		}
@@ -121,14 +107,14 @@ func TestPaymentAgreementCreateReadList(t *testing.T) {
 		}
 
 		// One live Invoice agreement per subscriber: asking again returns it.
-		inv := f.agreement(t, f.sub.ID, store.ProviderInvoice, "", store.MethodBankTransfer)
-		again, created, err := s.CreatePaymentAgreement(ctx, store.PaymentAgreement{SubscriberID: f.sub.ID, ProviderType: store.ProviderInvoice,
+		inv := f.sd.Agreement(f.Sub.ID, store.ProviderInvoice, "", store.MethodBankTransfer)
+		again, created, err := s.CreatePaymentAgreement(ctx, store.PaymentAgreement{SubscriberID: f.Sub.ID, ProviderType: store.ProviderInvoice,
 			PaymentMethod: store.MethodBankTransfer}, catalogNow)
 		if err != nil || created || again.ID != inv.ID {
 			t.Fatalf("second Invoice agreement: %+v created %t, %v", again, created, err)
 		}
 		if err := s.InTx(ctx, func(tx *store.Tx) error {
-			a, err := tx.InvoiceAgreement(ctx, f.sub.ID, catalogNow)
+			a, err := tx.InvoiceAgreement(ctx, f.Sub.ID, catalogNow)
 			if err == nil && a.ID != inv.ID {
 				t.Errorf("InvoiceAgreement %s, want %s", a.ID, inv.ID)
 			}
@@ -139,8 +125,8 @@ func TestPaymentAgreementCreateReadList(t *testing.T) {
 
 		// External references are unique among the tenant's live External
 		// agreements, and free again once deleted; other tenants don't count.
-		ext := f.agreement(t, f.sub.ID, store.ProviderExternal, "psp-1", "Card")
-		if _, _, err := s.CreatePaymentAgreement(ctx, store.PaymentAgreement{SubscriberID: f.sub2.ID, ProviderType: store.ProviderExternal,
+		ext := f.sd.Agreement(f.Sub.ID, store.ProviderExternal, "psp-1", "Card")
+		if _, _, err := s.CreatePaymentAgreement(ctx, store.PaymentAgreement{SubscriberID: f.Sub2.ID, ProviderType: store.ProviderExternal,
 			ProviderAgreementReference: "psp-1", PaymentMethod: "Card"}, catalogNow); !errors.Is(err, store.ErrAgreementReferenceTaken) {
 			t.Fatalf("duplicate External reference: %v", err)
 		}
@@ -173,10 +159,10 @@ func TestPaymentAgreementCreateReadList(t *testing.T) {
 		if got := list(store.AgreementFilter{}); !slices.Equal(got, []string{ehf.ID, inv.ID, ext.ID}) {
 			t.Fatalf("all: %v", got)
 		}
-		if got := list(store.AgreementFilter{SubscriberID: f.sub.ID, ProviderType: store.ProviderExternal}); !slices.Equal(got, []string{ext.ID}) {
+		if got := list(store.AgreementFilter{SubscriberID: f.Sub.ID, ProviderType: store.ProviderExternal}); !slices.Equal(got, []string{ext.ID}) {
 			t.Fatalf("External of sub: %v", got)
 		}
-		if got := list(store.AgreementFilter{SubscriberID: f.sub2.ID}); len(got) != 0 {
+		if got := list(store.AgreementFilter{SubscriberID: f.Sub2.ID}); len(got) != 0 {
 			t.Fatalf("sub2: %v", got)
 		}
 		if del, err := s.DeletePaymentAgreement(ctx, ext.ID, catalogNow); err != nil || !del.Deleted {
@@ -188,12 +174,12 @@ func TestPaymentAgreementCreateReadList(t *testing.T) {
 		if got := list(store.AgreementFilter{IncludeDeleted: true, Reference: "psp-1"}); !slices.Equal(got, []string{ext.ID}) {
 			t.Fatalf("with deleted: %v", got)
 		}
-		f.agreement(t, f.sub2.ID, store.ProviderExternal, "psp-1", "Card")
+		f.sd.Agreement(f.Sub2.ID, store.ProviderExternal, "psp-1", "Card")
 
 		// Every creation recorded PaymentAgreementCreated with light data.
 		evs := f.events(t, store.EventPaymentAgreementCreated)
 		if len(evs) != 4 || evs[0].Subject != "/paymentagreement/"+ehf.ID ||
-			string(evs[0].Data) != `{"paymentAgreementId":"`+ehf.ID+`","providerType":"EHF","subscriberId":"`+f.sub.ID+`"}` {
+			string(evs[0].Data) != `{"paymentAgreementId":"`+ehf.ID+`","providerType":"EHF","subscriberId":"`+f.Sub.ID+`"}` {
 			t.Fatalf("created events: %d %+v", len(evs), evs)
 		}
 	})
@@ -204,12 +190,12 @@ func TestDeletePaymentAgreementFallsBackToInvoice(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newAgreementFixture(t, s, ctx)
-		ehf := f.agreement(t, f.sub.ID, store.ProviderEHF, "923609016", store.MethodEInvoice)
+		ehf := f.sd.Agreement(f.Sub.ID, store.ProviderEHF, "923609016", store.MethodEInvoice)
 		now := time.Date(2026, 4, 10, 12, 0, 0, 0, time.UTC)
 		// Feb and Mar have ended, Apr runs, May was created ahead.
-		subs := f.periods(t, f.sub.ID, ehf.ID, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), 4)
+		subs := f.periods(t, f.Sub.ID, ehf.ID, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), 4)
 		// A separate period cancelled before it started is not moved.
-		cancelled := f.periods(t, f.sub.ID, ehf.ID, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), 1)[0]
+		cancelled := f.periods(t, f.Sub.ID, ehf.ID, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), 1)[0]
 		cancelled.DeactivatedAt, cancelled.CancelledAt, cancelled.CancelEffectiveAt = &now, &now, &now
 		if err := s.InTx(ctx, func(tx *store.Tx) error { return tx.UpdateSubscription(ctx, cancelled) }); err != nil {
 			t.Fatal(err)
@@ -220,7 +206,7 @@ func TestDeletePaymentAgreementFallsBackToInvoice(t *testing.T) {
 			t.Fatalf("delete: %+v, %v", del, err)
 		}
 		inv, err := s.PaymentAgreement(ctx, del.FallbackID)
-		if err != nil || inv.ProviderType != store.ProviderInvoice || inv.SubscriberID != f.sub.ID || inv.PaymentMethod != store.MethodBankTransfer {
+		if err != nil || inv.ProviderType != store.ProviderInvoice || inv.SubscriberID != f.Sub.ID || inv.PaymentMethod != store.MethodBankTransfer {
 			t.Fatalf("fallback %+v, %v", inv, err)
 		}
 		after := f.reread(t, subs)
@@ -283,14 +269,14 @@ func TestChangePaymentAgreementOfSubscription(t *testing.T) {
 		var inv store.PaymentAgreement
 		if err := s.InTx(ctx, func(tx *store.Tx) error {
 			var err error
-			inv, err = tx.InvoiceAgreement(ctx, f.sub.ID, catalogNow)
+			inv, err = tx.InvoiceAgreement(ctx, f.Sub.ID, catalogNow)
 			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
-		subs := f.periods(t, f.sub.ID, inv.ID, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), 3)
-		ehf := f.agreement(t, f.sub.ID, store.ProviderEHF, "923609016", store.MethodEInvoice)
-		foreign := f.agreement(t, f.sub2.ID, store.ProviderEHF, "984851006", store.MethodEInvoice)
+		subs := f.periods(t, f.Sub.ID, inv.ID, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), 3)
+		ehf := f.sd.Agreement(f.Sub.ID, store.ProviderEHF, "923609016", store.MethodEInvoice)
+		foreign := f.sd.Agreement(f.Sub2.ID, store.ProviderEHF, "984851006", store.MethodEInvoice)
 		now := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC) // in the second period; the third is ahead
 
 		// Named by its first (ended) period, the subscription's unended
@@ -336,19 +322,19 @@ func TestImportPaymentAgreements(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := catalogTenant(t, s, "a")
 		f := newAgreementFixture(t, s, ctx)
-		existing := f.agreement(t, f.sub.ID, store.ProviderEHF, "923609016", store.MethodEInvoice)
+		existing := f.sd.Agreement(f.Sub.ID, store.ProviderEHF, "923609016", store.MethodEInvoice)
 		row := func(sub, typ, ref string) store.ImportRow {
 			return store.ImportRow{Agreement: store.PaymentAgreement{SubscriberID: sub, ProviderType: typ, ProviderAgreementReference: ref, PaymentMethod: "m"}}
 		}
 		rows := []store.ImportRow{
-			row(f.sub.ID, store.ProviderEHF, "923609016"),     // 0 exists: Skipped
-			row(f.sub.ID, store.ProviderExternal, "psp-1"),    // 1 Created
-			row(f.sub2.ID, store.ProviderExternal, "psp-1"),   // 2 another subscriber holds it: Rejected
-			row(f.sub.ID, store.ProviderExternal, "psp-1"),    // 3 row 1 created it: Skipped
+			row(f.Sub.ID, store.ProviderEHF, "923609016"),     // 0 exists: Skipped
+			row(f.Sub.ID, store.ProviderExternal, "psp-1"),    // 1 Created
+			row(f.Sub2.ID, store.ProviderExternal, "psp-1"),   // 2 another subscriber holds it: Rejected
+			row(f.Sub.ID, store.ProviderExternal, "psp-1"),    // 3 row 1 created it: Skipped
 			row(store.NewID(), store.ProviderOIO, "24256790"), // 4 no such subscriber: Rejected
 			{Rejected: true}, // 5 the caller rejected it
-			row(f.sub2.ID, store.ProviderInvoice, ""),     // 6 Created
-			row(f.sub2.ID, store.ProviderOIO, "24256790"), // 7 Created
+			row(f.Sub2.ID, store.ProviderInvoice, ""),     // 6 Created
+			row(f.Sub2.ID, store.ProviderOIO, "24256790"), // 7 Created
 		}
 		out, err := s.ImportPaymentAgreements(ctx, rows, catalogNow)
 		if err != nil {

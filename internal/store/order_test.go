@@ -15,9 +15,19 @@ import (
 	"github.com/kadens/kadens/internal/store/storetest"
 )
 
-// orderFixture is what an order refers to, in one tenant.
+// catalogNow is when the records of the tests that name a catalog (orders,
+// agreements) are created.
+var catalogNow = time.Date(2026, 2, 1, 9, 30, 0, 123456000, time.UTC)
+
+func catalogTenant(t *testing.T, s *store.Store, name string) context.Context {
+	t.Helper()
+	return seed.Tenant(t, s, name, catalogNow)
+}
+
+// orderFixture is what an order refers to, in one tenant: seed's small
+// catalog and its every-field bundle, a seller and a subscriber.
 type orderFixture struct {
-	*catalogFixture
+	seed.Catalog
 	org store.Organization
 	pkg catalog.TemplatePackage
 	sub store.Subscriber
@@ -25,9 +35,9 @@ type orderFixture struct {
 
 func newOrderFixture(t *testing.T, s *store.Store, ctx context.Context) orderFixture {
 	t.Helper()
-	f := orderFixture{catalogFixture: newCatalogFixture(t, s, ctx)}
-	f.pkg = f.create(t, f.template())
 	sd := seed.NewStore(t, s, ctx, catalogNow)
+	f := orderFixture{Catalog: sd.Catalog()}
+	f.pkg = sd.TemplatePackage(f.Template())
 	f.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
 		PricesIncludeVAT: seed.Bool(true)})
 	f.sub = sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
@@ -45,7 +55,7 @@ func TestOrderRoundTripAndStatusChanges(t *testing.T) {
 		start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 		in := store.Order{
 			OrganizationID: f.org.ID, TemplatePackageID: f.pkg.ID,
-			Choices: catalog.Choices{BillingPlanID: f.invoice.ID, Units: &units, AdditionalProducts: []string{}, Price: &price},
+			Choices: catalog.Choices{BillingPlanID: f.Invoice.ID, Units: &units, AdditionalProducts: []string{}, Price: &price},
 			NewSubscriber: &store.Subscriber{Name: "Ola", ExternalID: "crm-9", SubscriberNumber: 77,
 				Contacts: []store.Contact{{Role: store.ContactDelivery, Name: "Ola"}}},
 			InvoiceContact: &store.Contact{Name: "Regnskap AS", Email: "faktura@example.no"},
@@ -63,7 +73,7 @@ func TestOrderRoundTripAndStatusChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Choices.BillingPlanID != f.invoice.ID || *got.Choices.Units != 3 || got.Choices.AdditionalProducts == nil ||
+		if got.Choices.BillingPlanID != f.Invoice.ID || *got.Choices.Units != 3 || got.Choices.AdditionalProducts == nil ||
 			len(got.Choices.AdditionalProducts) != 0 || !got.Choices.Price.Equal(price) {
 			t.Fatalf("choices %+v", got.Choices)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/subscriberuser"
@@ -17,15 +18,17 @@ import (
 // accessFixture is a user linked to a subscriber with an agreement, to
 // which periods are added.
 type accessFixture struct {
-	agreementFixture
+	ctx context.Context
+	seed.Parties
 	user, agreementID string
 }
 
 func newAccessFixture(t *testing.T, s *store.Store, ctx context.Context) accessFixture {
 	t.Helper()
-	f := accessFixture{agreementFixture: newAgreementFixture(t, s, ctx)}
-	f.agreementID = f.agreement(t, f.sub.ID, store.ProviderInvoice, "", "").ID
-	u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
+	sd := seed.NewStore(t, s, ctx, catalogNow)
+	f := accessFixture{ctx: ctx, Parties: sd.Parties()}
+	f.agreementID = sd.Agreement(f.Sub.ID, store.ProviderInvoice, "", "").ID
+	u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.Sub.ID}, t0, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +41,7 @@ func newAccessFixture(t *testing.T, s *store.Store, ctx context.Context) accessF
 func (f accessFixture) period(t *testing.T, s *store.Store, product string, start, end time.Time, cancel *time.Time) {
 	t.Helper()
 	agreement := f.agreementID
-	p := store.Subscription{ID: store.NewID(), SubscriberID: f.sub.ID, OrganizationID: f.org.ID, PaymentAgreementID: &agreement,
+	p := store.Subscription{ID: store.NewID(), SubscriberID: f.Sub.ID, OrganizationID: f.Org.ID, PaymentAgreementID: &agreement,
 		Currency: "NOK", Package: catalog.SubscriptionPackage{Name: product, Products: []catalog.Line{{ProductID: product, Name: product, Category: "digital"}}},
 		TimeZone: "Europe/Oslo", StepPeriod: 1, Anchor: start, PeriodStart: start, PeriodEnd: end, CreatedAt: catalogNow,
 		CancelEffectiveAt: cancel}

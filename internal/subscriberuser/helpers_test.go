@@ -22,35 +22,6 @@ func newTenant(t *testing.T, s *store.Store, name string) context.Context {
 	return seed.Tenant(t, s, name, t0)
 }
 
-// agreementFixture: an organization and two subscribers of one tenant.
-type agreementFixture struct {
-	s         *store.Store
-	ctx       context.Context
-	org       store.Organization
-	sub, sub2 store.Subscriber
-}
-
-func newAgreementFixture(t *testing.T, s *store.Store, ctx context.Context) agreementFixture {
-	t.Helper()
-	f := agreementFixture{s: s, ctx: ctx}
-	sd := seed.NewStore(t, s, ctx, catalogNow)
-	f.org = sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
-		PricesIncludeVAT: seed.Bool(false)})
-	f.sub = sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
-	f.sub2 = sd.Subscriber(seed.Subscriber{Name: "Ola Nordmann"})
-	return f
-}
-
-func (f agreementFixture) agreement(t *testing.T, sub, typ, ref, method string) store.PaymentAgreement {
-	t.Helper()
-	a, created, err := f.s.CreatePaymentAgreement(f.ctx, store.PaymentAgreement{SubscriberID: sub, ProviderType: typ,
-		ProviderAgreementReference: ref, PaymentMethod: method}, catalogNow)
-	if err != nil || (!created && typ != store.ProviderInvoice) {
-		t.Fatalf("create %s agreement: %v (created %t)", typ, err, created)
-	}
-	return a
-}
-
 // cpuTime is the CPU time (user and system) the process has used so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage

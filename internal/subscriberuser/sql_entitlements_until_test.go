@@ -40,9 +40,10 @@ func TestUserAccessUntil(t *testing.T) {
 	}
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := newTenant(t, s, "a")
-		f := newAgreementFixture(t, s, ctx)
-		agreement := f.agreement(t, f.sub.ID, store.ProviderInvoice, "", "").ID
-		u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
+		sd := seed.NewStore(t, s, ctx, catalogNow)
+		f := sd.Parties()
+		agreement := sd.Agreement(f.Sub.ID, store.ProviderInvoice, "", "").ID
+		u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.Sub.ID}, t0, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func TestUserAccessUntil(t *testing.T) {
 			for _, c := range cases {
 				id := store.NewID()
 				product[id] = c.name
-				p := store.Subscription{ID: store.NewID(), SubscriberID: f.sub.ID, OrganizationID: f.org.ID, PaymentAgreementID: &agreement,
+				p := store.Subscription{ID: store.NewID(), SubscriberID: f.Sub.ID, OrganizationID: f.Org.ID, PaymentAgreementID: &agreement,
 					Currency: "NOK", Package: catalog.SubscriptionPackage{Name: c.name, Products: []catalog.Line{{ProductID: id, Name: c.name, Category: "digital"}}},
 					TimeZone: "Europe/Oslo", StepPeriod: 1, Anchor: start, PeriodStart: start, PeriodEnd: end, CreatedAt: catalogNow,
 					CancelEffectiveAt: c.cancel, DeactivatedAt: c.deactivated}
@@ -95,19 +96,9 @@ func BenchmarkUserAccess(b *testing.B) {
 	s := storetest.Open(b, store.SQLite)
 	ctx := seed.Tenant(b, s, "a", t0)
 	sd := seed.NewStore(b, s, ctx, catalogNow)
-	org := sd.Organization(seed.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
-		PricesIncludeVAT: seed.Bool(false)})
-	sub := sd.Subscriber(seed.Subscriber{Name: "Kari Nordmann"})
-	pa, _, err := s.CreatePaymentAgreement(ctx, store.PaymentAgreement{SubscriberID: sub.ID, ProviderType: store.ProviderInvoice}, catalogNow)
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := struct {
-		org store.Organization
-		sub store.Subscriber
-	}{org, sub}
-	agreement := pa.ID
-	u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.sub.ID}, t0, t0)
+	f := sd.Parties()
+	agreement := sd.Agreement(f.Sub.ID, store.ProviderInvoice, "", "").ID
+	u, err := subscriberuser.CreateSubscriberUser(ctx, s, subscriberuser.SubscriberUser{Email: "u@example.no", SubscriberID: f.Sub.ID}, t0, t0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,7 +109,7 @@ func BenchmarkUserAccess(b *testing.B) {
 	}
 	if err := s.InTx(ctx, func(tx *store.Tx) error {
 		for i := range 4 {
-			if err := tx.InsertSubscription(ctx, store.Subscription{ID: store.NewID(), SubscriberID: f.sub.ID, OrganizationID: f.org.ID,
+			if err := tx.InsertSubscription(ctx, store.Subscription{ID: store.NewID(), SubscriberID: f.Sub.ID, OrganizationID: f.Org.ID,
 				PaymentAgreementID: &agreement, Currency: "NOK", Package: pkgs[i%2], TimeZone: "Europe/Oslo", StepPeriod: 1,
 				Anchor: start, PeriodStart: start, PeriodEnd: start.AddDate(0, 1+i, 0), CreatedAt: catalogNow}); err != nil {
 				return err
