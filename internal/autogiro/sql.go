@@ -118,15 +118,11 @@ func ListAccounts(ctx context.Context, st *store.Store, f AutogiroAccountFilter,
 			q.Add(c.col+" = ?", c.v)
 		}
 	}
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanAGAccount, `SELECT `+agAccountColumns+` FROM autogiro_accounts`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanAGAccount, `SELECT `+agAccountColumns+` FROM autogiro_accounts`, q, "id", p,
+		func(a AutogiroAccount) string { return a.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("autogiro: list accounts: %w", err)
 	}
-	if out == nil {
-		out = []AutogiroAccount{}
-	}
-	out, next := store.TrimPage(out, p, func(a AutogiroAccount) string { return a.ID })
 	return out, next, nil
 }
 
@@ -350,15 +346,11 @@ func ListMandates(ctx context.Context, st *store.Store, f AutogiroMandateFilter,
 	if !f.IncludeRejected {
 		q.Add("m.status <> 'Rejected'")
 	}
-	tail := q.Page("m.id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanAGMandate, `SELECT `+agMandateColumns+agMandateFrom+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanAGMandate, `SELECT `+agMandateColumns+agMandateFrom, q, "m.id", p,
+		func(m AutogiroMandate) string { return m.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("autogiro: list mandates: %w", err)
 	}
-	if out == nil {
-		out = []AutogiroMandate{}
-	}
-	out, next := store.TrimPage(out, p, func(m AutogiroMandate) string { return m.ID })
 	return out, next, nil
 }
 
@@ -617,15 +609,11 @@ func ListTransactions(ctx context.Context, st *store.Store, f AutogiroTransactio
 			q.Add("t.status <> 'Cancelled'")
 		}
 	}
-	tail := q.Page("t.id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanAGTransaction, `SELECT `+agTransactionColumns+agTransactionFrom, q, "t.id", p,
+		func(t AutogiroTransaction) string { return t.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("autogiro: list transactions: %w", err)
 	}
-	if out == nil {
-		out = []AutogiroTransaction{}
-	}
-	out, next := store.TrimPage(out, p, func(t AutogiroTransaction) string { return t.ID })
 	return out, next, nil
 }
 

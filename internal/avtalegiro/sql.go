@@ -110,18 +110,13 @@ func ListAccounts(ctx context.Context, st *store.Store, f AvtaleGiroAccountFilte
 	if f.EndpointURL != "" {
 		q.Add("endpoint_url = ?", f.EndpointURL)
 	}
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanAvgAccount, `SELECT `+avgAccountColumns+` FROM avtalegiro_accounts`+q.Where()+tail, q.Args()...)
-	next := ""
+	out, next, err := store.ListPage(ctx, st.Reader(), scanAvgAccount, `SELECT `+avgAccountColumns+` FROM avtalegiro_accounts`, q, "id", p,
+		func(a AvtaleGiroAccount) string { return a.ID })
 	if err == nil {
-		out, next = store.TrimPage(out, p, func(a AvtaleGiroAccount) string { return a.ID })
 		err = avgOrganizations(ctx, st.Reader(), tenant, out)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("avtalegiro: list avtalegiro accounts: %w", err)
-	}
-	if out == nil {
-		out = []AvtaleGiroAccount{}
 	}
 	return out, next, nil
 }
@@ -360,15 +355,11 @@ func ListMandates(ctx context.Context, st *store.Store, f AvtaleGiroMandateFilte
 			q.Add(c.col+" = ?", c.v)
 		}
 	}
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanAvgMandate, `SELECT `+avgMandateColumns+` FROM avtalegiro_mandates`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanAvgMandate, `SELECT `+avgMandateColumns+` FROM avtalegiro_mandates`, q, "id", p,
+		func(m AvtaleGiroMandate) string { return m.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("avtalegiro: list avtalegiro mandates: %w", err)
 	}
-	if out == nil {
-		out = []AvtaleGiroMandate{}
-	}
-	out, next := store.TrimPage(out, p, func(m AvtaleGiroMandate) string { return m.ID })
 	return out, next, nil
 }
 
@@ -609,15 +600,11 @@ func ListClaims(ctx context.Context, st *store.Store, f AvtaleGiroClaimFilter, p
 			q.Add(c.col+" = ?", c.v)
 		}
 	}
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanAvgClaim, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanAvgClaim, `SELECT `+avgClaimColumns+` FROM avtalegiro_claim_states`, q, "id", p,
+		func(c AvtaleGiroClaim) string { return c.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("avtalegiro: list avtalegiro claims: %w", err)
 	}
-	if out == nil {
-		out = []AvtaleGiroClaim{}
-	}
-	out, next := store.TrimPage(out, p, func(c AvtaleGiroClaim) string { return c.ID })
 	return out, next, nil
 }
 

@@ -109,12 +109,11 @@ func ListBillingPlans(ctx context.Context, st *store.Store, f BillingPlanFilter,
 	if f.IntervalUnit != "" {
 		q.Add("interval_unit = ?", string(f.IntervalUnit))
 	}
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanBillingPlan, `SELECT `+billingPlanColumns+` FROM billing_plans`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanBillingPlan, `SELECT `+billingPlanColumns+` FROM billing_plans`, q, "id", p,
+		func(b catalog.BillingPlan) string { return b.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("catalogdb: list billing plans: %w", err)
 	}
-	out, next := store.TrimPage(out, p, func(b catalog.BillingPlan) string { return b.ID })
 	return out, next, nil
 }
 

@@ -322,17 +322,16 @@ func ListPackages(ctx context.Context, st *store.Store, f PackageFilter, p store
 	if f.BillingPlanID != "" {
 		q.Add("id IN (SELECT package_id FROM template_package_billing_plans WHERE tenant_id = $1 AND billing_plan_id = ?)", f.BillingPlanID)
 	}
-	tail := q.Page("id", p)
 	var (
 		out  []catalog.TemplatePackage
 		next string
 	)
 	err = st.InReadTx(ctx, func(rq store.ReadTx) error {
 		var err error
-		if out, err = store.QueryAll(ctx, rq, scanPackage, `SELECT `+packageColumns+` FROM template_packages`+q.Where()+tail, q.Args()...); err != nil {
+		if out, next, err = store.ListPage(ctx, rq, scanPackage, `SELECT `+packageColumns+` FROM template_packages`, q, "id", p,
+			func(t catalog.TemplatePackage) string { return t.ID }); err != nil {
 			return err
 		}
-		out, next = store.TrimPage(out, p, func(t catalog.TemplatePackage) string { return t.ID })
 		return loadPackageChildren(ctx, rq, tenant, out)
 	})
 	if err != nil {

@@ -139,17 +139,16 @@ func ListPackageChains(ctx context.Context, st *store.Store, f PackageChainFilte
 	if f.PackageID != "" {
 		q.Add("id IN (SELECT chain_id FROM package_chain_steps WHERE tenant_id = $1 AND package_id = ?)", f.PackageID)
 	}
-	tail := q.Page("id", p)
 	var (
 		out  []catalog.Chain
 		next string
 	)
 	err = st.InReadTx(ctx, func(rq store.ReadTx) error {
 		var err error
-		if out, err = store.QueryAll(ctx, rq, scanChain, `SELECT `+chainColumns+` FROM package_chains`+q.Where()+tail, q.Args()...); err != nil {
+		if out, next, err = store.ListPage(ctx, rq, scanChain, `SELECT `+chainColumns+` FROM package_chains`, q, "id", p,
+			func(c catalog.Chain) string { return c.ID }); err != nil {
 			return err
 		}
-		out, next = store.TrimPage(out, p, func(c catalog.Chain) string { return c.ID })
 		return loadChainSteps(ctx, rq, tenant, out)
 	})
 	if err != nil {

@@ -112,12 +112,11 @@ func ListProducts(ctx context.Context, st *store.Store, f ProductFilter, p store
 	if f.Category != "" {
 		q.Add("category = ?", f.Category)
 	}
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanProduct, `SELECT `+productColumns+` FROM products`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanProduct, `SELECT `+productColumns+` FROM products`, q, "id", p,
+		func(pr catalog.Product) string { return pr.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("catalogdb: list products: %w", err)
 	}
-	out, next := store.TrimPage(out, p, func(pr catalog.Product) string { return pr.ID })
 	return out, next, nil
 }
 

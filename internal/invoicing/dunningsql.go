@@ -175,8 +175,7 @@ func ListReminders(ctx context.Context, st *store.Store, f ReminderFilter, p sto
 	if f.SubscriberID != "" {
 		q.Add("r.subscriber_id = ?", f.SubscriberID)
 	}
-	tail := q.Page("r.id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), func(row store.Scanner) (Reminder, error) {
+	out, next, err := store.ListPage(ctx, st.Reader(), func(row store.Scanner) (Reminder, error) {
 		var (
 			r    Reminder
 			code string
@@ -192,11 +191,11 @@ func ListReminders(ctx context.Context, st *store.Store, f ReminderFilter, p sto
 		r.FeeAmount, r.FeeItemID, r.IssuedAt = catalog.NewAmount(r.Fee, cur), nullString(item), r.IssuedAt.UTC()
 		return r, nil
 	}, `SELECT r.id, r.payment_demand_id, r.invoice_id, r.subscriber_id, r.reminder_number, r.fee, r.fee_item_id, r.issued_at,
-		d.currency FROM reminders r JOIN payment_demands d ON d.tenant_id = r.tenant_id AND d.id = r.payment_demand_id`+q.Where()+tail, q.Args()...)
+		d.currency FROM reminders r JOIN payment_demands d ON d.tenant_id = r.tenant_id AND d.id = r.payment_demand_id`, q, "r.id", p,
+		func(r Reminder) string { return r.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("invoicing: list reminders: %w", err)
 	}
-	out, next := store.TrimPage(out, p, func(r Reminder) string { return r.ID })
 	return out, next, nil
 }
 

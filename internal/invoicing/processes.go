@@ -101,12 +101,11 @@ func ListProrationPolicies(ctx context.Context, st *store.Store, p store.Page) (
 		return nil, "", err
 	}
 	q := store.TenantFilter("", tenant)
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanProration, `SELECT `+prorationColumns+` FROM proration_policies`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanProration, `SELECT `+prorationColumns+` FROM proration_policies`, q, "id", p,
+		func(p ProrationPolicy) string { return p.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("invoicing: list proration policies: %w", err)
 	}
-	out, next := store.TrimPage(out, p, func(p ProrationPolicy) string { return p.ID })
 	return out, next, nil
 }
 
@@ -270,12 +269,11 @@ func ListDunningProcesses(ctx context.Context, st *store.Store, p store.Page) ([
 		return nil, "", err
 	}
 	q := store.TenantFilter("", tenant)
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanDunning, `SELECT `+dunningColumns+` FROM dunning_processes`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanDunning, `SELECT `+dunningColumns+` FROM dunning_processes`, q, "id", p,
+		func(d DunningProcess) string { return d.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("invoicing: list dunning processes: %w", err)
 	}
-	out, next := store.TrimPage(out, p, func(d DunningProcess) string { return d.ID })
 	return out, next, nil
 }
 

@@ -184,7 +184,8 @@ func (f Filter) Add(cond string, arg ...any) {
 }
 
 // Page appends the keyset condition of p on the id column col and returns
-// the ORDER BY/LIMIT tail; it asks one row more, for TrimPage.
+// the ORDER BY/LIMIT tail; it asks one row more, for TrimPage. ListPage
+// does both for a list that is one SELECT.
 func (f Filter) Page(col string, p Page) string { return f.f.pageOn(col, p) }
 
 // Where is the clause, " WHERE …".
@@ -197,6 +198,28 @@ func (f Filter) Args() []any { return f.f.args }
 // cursor of the next page ("" on the last one).
 func TrimPage[T any](items []T, p Page, id func(T) string) ([]T, string) {
 	return trimPage(items, p, id)
+}
+
+// ListPage reads one page of a list: selectFrom (the SELECT … FROM …,
+// without WHERE) with f's conditions, ordered and limited on the id column
+// col for p, each row read by scan, and id the cursor of a row. It returns
+// the page (never nil, so an empty list encodes as []) and the cursor of
+// the next page ("" on the last one); the caller wraps the error. A list
+// that reads more between the SELECT and the trim (a webhook's deliveries
+// and their attempts) uses Page and TrimPage itself.
+func ListPage[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error), selectFrom string, f Filter, col string, p Page, id func(T) string) ([]T, string, error) {
+	// Page appends the cursor and the limit to f's arguments, so it comes
+	// before Args.
+	tail := f.Page(col, p)
+	out, err := QueryAll(ctx, q, scan, selectFrom+f.Where()+tail, f.Args()...)
+	if err != nil {
+		return nil, "", err
+	}
+	out, next := trimPage(out, p, id)
+	if out == nil {
+		out = []T{}
+	}
+	return out, next, nil
 }
 
 // ExecPrepared is Exec for a statement of fixed text run often on the

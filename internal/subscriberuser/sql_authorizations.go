@@ -150,12 +150,11 @@ func ListAccountSources(ctx context.Context, st *store.Store, f AccountSourceFil
 	if f.SubscriberAccountID != "" {
 		q.Add("a.account_id = ?", f.SubscriberAccountID)
 	}
-	tail := q.Page("a.id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanAccountSource, accountSourceSelect+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanAccountSource, accountSourceSelect, q, "a.id", p,
+		func(a AccountSource) string { return a.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("subscriberuser: list account sources: %w", err)
 	}
-	out, next := store.TrimPage(out, p, func(a AccountSource) string { return a.ID })
 	return out, next, nil
 }
 
@@ -303,12 +302,11 @@ func ListIdPAccounts(ctx context.Context, st *store.Store, kind string, p store.
 	}
 	q := store.TenantFilter("", tenant)
 	q.Add("kind = ?", kind)
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanIdPAccount, `SELECT `+idpAccountColumns+` FROM identity_provider_accounts`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanIdPAccount, `SELECT `+idpAccountColumns+` FROM identity_provider_accounts`, q, "id", p,
+		func(a IdPAccount) string { return a.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("subscriberuser: list %s accounts: %w", kind, err)
 	}
-	out, next := store.TrimPage(out, p, func(a IdPAccount) string { return a.ID })
 	return out, next, nil
 }
 

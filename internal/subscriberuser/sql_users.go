@@ -184,12 +184,11 @@ func ListSubscriberUsers(ctx context.Context, st *store.Store, f SubscriberUserF
 	if f.Disabled != nil {
 		q.Add("disabled = ?", *f.Disabled)
 	}
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanSubscriberUser, `SELECT `+subscriberUserColumns+` FROM subscriber_users`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanSubscriberUser, `SELECT `+subscriberUserColumns+` FROM subscriber_users`, q, "id", p,
+		func(u SubscriberUser) string { return u.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("subscriberuser: list subscriber users: %w", err)
 	}
-	out, next := store.TrimPage(out, p, func(u SubscriberUser) string { return u.ID })
 	return out, next, nil
 }
 

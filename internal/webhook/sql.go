@@ -103,12 +103,11 @@ func List(ctx context.Context, st *store.Store, p store.Page) ([]Webhook, string
 		return nil, "", err
 	}
 	q := store.TenantFilter("", tenant)
-	tail := q.Page("id", p)
-	out, err := store.QueryAll(ctx, st.Reader(), scanWebhook, `SELECT `+webhookColumns+` FROM webhooks`+q.Where()+tail, q.Args()...)
+	out, next, err := store.ListPage(ctx, st.Reader(), scanWebhook, `SELECT `+webhookColumns+` FROM webhooks`, q, "id", p,
+		func(w Webhook) string { return w.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("webhook: list: %w", err)
 	}
-	out, next := store.TrimPage(out, p, func(w Webhook) string { return w.ID })
 	return out, next, nil
 }
 
