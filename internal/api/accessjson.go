@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
@@ -17,10 +18,10 @@ import (
 
 var accessBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// writeAccess writes a as writeJSON would.
+// writeAccess writes a as apikit.WriteJSON would.
 func writeAccess(w http.ResponseWriter, a subscriberuser.UserAccess) {
 	if !jsonTime(a.At) || !productTimes(a.Products) {
-		writeJSON(w, http.StatusOK, a) // encoding/json's own answer to a year it cannot write
+		apikit.WriteJSON(w, http.StatusOK, a) // encoding/json's own answer to a year it cannot write
 		return
 	}
 	bp := accessBufs.Get().(*[]byte)

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
-// encodingJSON is what writeJSON (encoding/json) writes for a.
+// encodingJSON is what apikit.WriteJSON (encoding/json) writes for a.
 func encodingJSON(t *testing.T, a subscriberuser.UserAccess) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -59,12 +60,12 @@ func TestAccessJSON(t *testing.T) {
 }
 
 // TestAccessJSONYearOutOfRange: a time encoding/json cannot write is
-// answered as writeJSON answers it, not written differently.
+// answered as apikit.WriteJSON answers it, not written differently.
 func TestAccessJSONYearOutOfRange(t *testing.T) {
 	a := subscriberuser.UserAccess{UserID: "u", At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Products: []subscriberuser.ProductAccess{}}
 	got, want := httptest.NewRecorder(), httptest.NewRecorder()
 	writeAccess(got, a)
-	writeJSON(want, 200, a)
+	apikit.WriteJSON(want, 200, a)
 	if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) || got.Code != want.Code {
 		t.Errorf("got %d %q, want %d %q", got.Code, got.Body.Bytes(), want.Code, want.Body.Bytes())
 	}

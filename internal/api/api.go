@@ -1,14 +1,15 @@
 // Package api is the main HTTP API of Kadens ({base_url}). Every operation
 // is declared once, as a route that carries both its handler and its
 // OpenAPI description, so the served API and the published document cannot
-// drift apart. The conventions of every handler (errors, decoding, paging,
-// idempotency, authentication) live in this package and nowhere else.
+// drift apart. The conventions of every handler (errors, idempotency,
+// authentication) live in this package, and the handler kit (decoding,
+// paging, answers) in internal/apikit, which the payment-provider wings
+// use for their own API files (autogiro/api.go, avtalegiro/api.go).
 package api
 
 import (
 	"context"
 	"errors"
-	"github.com/kadens/kadens/internal/app"
 	"log/slog"
 	"net/http"
 	"path"
@@ -16,6 +17,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kadens/kadens/internal/apikit"
+	"github.com/kadens/kadens/internal/app"
+	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/avtalegiro"
 
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/egress"
@@ -57,7 +63,7 @@ type Server struct {
 	routes   []route
 	doc      []byte
 	// echo maps a path to the type of the resource its GET answers with,
-	// whose properties a PUT to the path accepts and ignores (decodeJSON).
+	// whose properties a PUT to the path accepts and ignores (apikit.DecodeJSON).
 	echo map[string]reflect.Type
 	// renderedSubs and renderedInvoices hold list rows' JSON by version
 	// (listing.go).
@@ -132,8 +138,8 @@ func New(o Options) (*Server, error) {
 	s.creditNoteRoutes()
 	s.paymentAgreementRoutes()
 	s.paymentRoutes()
-	s.autogiroRoutes()
-	s.avtalegiroRoutes()
+	s.addKit(autogiro.Routes(s.env()))
+	s.addKit(avtalegiro.Routes(s.env()))
 	s.authorizationRoutes()
 	doc, err := s.openAPI()
 	if err != nil {
@@ -263,10 +269,6 @@ func (s *Server) AdministrativeRoutes() []string {
 	return out
 }
 
-// handlerFunc is an API handler: it writes a success response or returns an
-// error that writeError turns into the conventional response.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
 // route is one API operation: how it is served and how it is documented.
 type route struct {
 	method  string
@@ -290,7 +292,7 @@ type route struct {
 	params any
 	// responses by status; a nil body means no body.
 	responses []response
-	handle    handlerFunc
+	handle    apikit.HandlerFunc
 	// rawBody is the media type of a request body that is not JSON
 	// (documented as a binary string); maxBody overrides the body limit.
 	rawBody string
@@ -340,7 +342,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route) error {
 		return rt.handle(w, r)
 	}
 	if t := s.echo[rt.path]; t != nil && rt.method == http.MethodPut {
-		r = r.WithContext(withEcho(r.Context(), t))
+		r = r.WithContext(apikit.WithEcho(r.Context(), t))
 	}
 	r, err := s.authenticate(r, rt.subscriber)
 	if err == nil {
@@ -380,21 +382,6 @@ func echoTypes(routes []route) map[string]reflect.Type {
 		}
 	}
 	return out
-}
-
-// idParam documents the {id} path parameter of single-resource routes.
-type idParam struct {
-	ID string `path:"id" format:"uuid"`
-}
-
-// pathID returns the {id} path value, answering 400 when it is not a uuid.
-func pathID(r *http.Request, name string) (string, error) {
-	// Ids are stored in canonical lower case; accept any case from clients.
-	id := strings.ToLower(r.PathValue(name))
-	if !store.ValidID(id) {
-		return "", fieldErr(name, "must be a uuid")
-	}
-	return id, nil
 }
 
 func fieldErr(field, msg string) error { return validation.Field(field, "%s", msg) }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/validation"
@@ -56,19 +57,19 @@ type SubscriberUserPassword struct {
 }
 
 type userListParams struct {
-	ListParams
+	apikit.ListParams
 	Email        string `query:"email" description:"Only the user with this e-mail (whole address, ignoring case)."`
 	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only users linked to this subscriber."`
 	Disabled     string `query:"disabled" enum:"true,false" description:"Only disabled (true) or enabled (false) users."`
 }
 
 type userLinkRequest struct {
-	idParam
+	apikit.IDParam
 	SubscriberUserLink
 }
 
 type userPasswordRequest struct {
-	idParam
+	apikit.IDParam
 	SubscriberUserPassword
 }
 
@@ -83,7 +84,7 @@ type AccountSourceCreate struct {
 }
 
 type accountSourceListParams struct {
-	ListParams
+	apikit.ListParams
 	UserID              string `query:"userId" format:"uuid" description:"Only sources of this user. The contract spells it UserId; names match ignoring case."`
 	SubscriberAccountID string `query:"subscriberAccountId" format:"uuid" description:"Only sources of this subscriber account. The contract spells it SubscriberAccountId."`
 }
@@ -91,7 +92,6 @@ type accountSourceListParams struct {
 var (
 	respAccepted = response{status: http.StatusAccepted, desc: "Accepted; no body."}
 	respBare400  = response{status: http.StatusBadRequest, desc: "Invalid query (a filter that is not a uuid, a bad limit or cursor, an undeclared parameter); no body, as the contract says."}
-	respOK       = func(body any) response { return response{status: http.StatusOK, body: body} }
 )
 
 func (s *Server) authorizationRoutes() {
@@ -105,18 +105,18 @@ func (s *Server) authorizationRoutes() {
 		summary: "List subscriber users", desc: "Filters combine with AND.",
 		request: new(userListParams), responses: common(respList(new([]SubscriberUser))), handle: s.listUsers})
 	s.add(route{method: http.MethodGet, path: "/authorizations/user/{id}", id: "getSubscriberUser", tag: tag,
-		summary: "Get a subscriber user", request: new(idParam),
+		summary: "Get a subscriber user", request: new(apikit.IDParam),
 		responses: common(respOK(new(SubscriberUser)), respNotFound),
-		handle: getOne(func(ctx context.Context, id string) (SubscriberUser, error) {
+		handle: apikit.GetOne(func(ctx context.Context, id string) (SubscriberUser, error) {
 			u, err := subscriberuser.UserByID(ctx, s.store, id)
 			return userView(u), err
 		})})
 	s.add(route{method: http.MethodPost, path: "/authorizations/user/{id}/disable", id: "disableSubscriberUser", tag: tag,
 		summary: "Disable a subscriber user", desc: "The user can no longer log in and has no access; its links stay. Disabling a disabled user changes nothing.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.setUserDisabled(true)})
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.setUserDisabled(true)})
 	s.add(route{method: http.MethodPost, path: "/authorizations/user/{id}/enable", id: "enableSubscriberUser", tag: tag,
 		summary: "Enable a subscriber user", desc: "Undoes a disable.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.setUserDisabled(false)})
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.setUserDisabled(false)})
 	s.add(route{method: http.MethodPut, path: "/authorizations/user/{id}/subscriber", id: "linkSubscriberUser", tag: tag,
 		summary: "Link a subscriber user to a subscriber, or unlink it",
 		desc:    "A subscriberId the tenant does not have is a 400 naming `subscriberId`.",
@@ -126,7 +126,7 @@ func (s *Server) authorizationRoutes() {
 		request: new(userPasswordRequest), responses: common(respNoContent, respNotFound), handle: s.setUserPassword})
 	s.add(route{method: http.MethodDelete, path: "/authorizations/user/{id}", id: "deleteSubscriberUser", tag: tag,
 		summary: "Delete a subscriber user", desc: "Its account sources and identity-provider accounts go with it.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteUser})
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.deleteUser})
 	s.add(route{method: http.MethodGet, path: "/authorizations/user/{userId}/access", id: "getSubscriberUserAccess", tag: tag,
 		summary: "List the products a subscriber user may use now",
 		desc: "From the subscriptions of the user's subscriber and of its account sources' accounts that have started and " +
@@ -148,14 +148,14 @@ func (s *Server) authorizationRoutes() {
 		responses: []response{respList(new([]subscriberuser.AccountSource)), respBare400, respNoBody401, respNoBody403, respServer},
 		bare400:   true, handle: s.listAccountSources})
 	s.add(route{method: http.MethodGet, path: "/authorizations/source/account/{id}", id: "getAccountSource", tag: tag,
-		summary: "Get an account source", request: new(idParam),
-		responses: common(respOK(new(subscriberuser.AccountSource)), respNotFound), handle: getOne(func(ctx context.Context, id string) (subscriberuser.AccountSource, error) {
+		summary: "Get an account source", request: new(apikit.IDParam),
+		responses: common(respOK(new(subscriberuser.AccountSource)), respNotFound), handle: apikit.GetOne(func(ctx context.Context, id string) (subscriberuser.AccountSource, error) {
 			return subscriberuser.AccountSourceByID(ctx, s.store, id)
 		})})
 	s.add(route{method: http.MethodDelete, path: "/authorizations/source/account/{id}", id: "deleteAccountSource", tag: tag,
-		summary: "Delete an account source", request: new(idParam),
+		summary: "Delete an account source", request: new(apikit.IDParam),
 		responses: common(respNoContent, respNotFound), handle: func(w http.ResponseWriter, r *http.Request) error {
-			id, err := pathID(r, "id")
+			id, err := apikit.PathID(r, "id")
 			if err != nil {
 				return err
 			}
@@ -170,11 +170,11 @@ func (s *Server) authorizationRoutes() {
 
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	var in SubscriberUserCreate
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
-	email := trimmed(in.Email)
+	email := apikit.Trimmed(in.Email)
 	switch {
 	case email == "":
 		errs.Add("email", "is required")
@@ -215,7 +215,7 @@ func passwordField(errs *validation.Errors, p *string) string {
 
 // optionalID reads an optional uuid of a body ("" when none).
 func optionalID(errs *validation.Errors, field string, p *string) string {
-	v := strings.ToLower(trimmed(p))
+	v := strings.ToLower(apikit.Trimmed(p))
 	if v != "" && !store.ValidID(v) {
 		errs.Add(field, "must be a uuid")
 	}
@@ -236,7 +236,7 @@ func userStoreError(err error, email, subscriber string) error {
 
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	f := subscriberuser.SubscriberUserFilter{Email: strings.TrimSpace(q.Get("email")), SubscriberID: strings.ToLower(strings.TrimSpace(q.Get("subscriberId")))}
 	if f.SubscriberID != "" && !store.ValidID(f.SubscriberID) {
@@ -265,9 +265,9 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) setUserDisabled(disabled bool) handlerFunc {
+func (s *Server) setUserDisabled(disabled bool) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathID(r, "id")
+		id, err := apikit.PathID(r, "id")
 		if err != nil {
 			return err
 		}
@@ -280,12 +280,12 @@ func (s *Server) setUserDisabled(disabled bool) handlerFunc {
 }
 
 func (s *Server) linkUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in SubscriberUserLink
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
@@ -301,12 +301,12 @@ func (s *Server) linkUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) setUserPassword(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in SubscriberUserPassword
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
@@ -326,7 +326,7 @@ func (s *Server) setUserPassword(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
 // external subscriber token for the user its idp-b account binds. 403
 // otherwise, also for a user that does not exist.
 func (s *Server) userAccess(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "userId")
+	id, err := apikit.PathID(r, "userId")
 	if err != nil {
 		return err
 	}
@@ -478,7 +478,7 @@ func (s *Server) idpAccountRoutes(tag string) {
 			summary: "Delete " + k.what, request: new(identifierParam),
 			responses: common(respNoContent, respNotFound), handle: s.deleteIdPAccount(k.kind)})
 		s.add(route{method: http.MethodGet, path: base, id: "list" + k.name + "Accounts", tag: tag,
-			summary: "List the " + k.kind + " accounts", request: new(ListParams),
+			summary: "List the " + k.kind + " accounts", request: new(apikit.ListParams),
 			responses: common(respList(k.list)), handle: s.listIdPAccounts(k.kind)})
 	}
 }
@@ -504,31 +504,31 @@ func (s *Server) idpBody(r *http.Request, kind string, isCreate bool) (user, iss
 	switch {
 	case kind == subscriberuser.IdPA && isCreate:
 		var in IdpAAccountCreate
-		if err := decodeJSON(r, &in); err != nil {
+		if err := apikit.DecodeJSON(r, &in); err != nil {
 			return "", "", err
 		}
 		user = requiredID(&errs, "userId", in.UserID)
 	case kind == subscriberuser.IdPA:
 		var in IdpAAccountUpdate
-		if err := decodeJSON(r, &in); err != nil {
+		if err := apikit.DecodeJSON(r, &in); err != nil {
 			return "", "", err
 		}
 		user = requiredID(&errs, "userId", in.UserID)
 	default:
 		var in IdpBAccountCreate
 		if isCreate {
-			if err := decodeJSON(r, &in); err != nil {
+			if err := apikit.DecodeJSON(r, &in); err != nil {
 				return "", "", err
 			}
 		} else {
 			var up IdpBAccountUpdate
-			if err := decodeJSON(r, &up); err != nil {
+			if err := apikit.DecodeJSON(r, &up); err != nil {
 				return "", "", err
 			}
 			in = IdpBAccountCreate(up)
 		}
 		user = requiredID(&errs, "userId", in.UserID)
-		issuer = trimmed(in.Issuer)
+		issuer = apikit.Trimmed(in.Issuer)
 		switch {
 		case issuer == "":
 			errs.Add("issuer", "is required")
@@ -549,7 +549,7 @@ func idpStoreError(err error, user string) error {
 	return err
 }
 
-func (s *Server) createIdPAccount(kind string) handlerFunc {
+func (s *Server) createIdPAccount(kind string) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ident, err := pathIdentifier(r)
 		if err != nil {
@@ -576,7 +576,7 @@ func idpView(kind string, a subscriberuser.IdPAccount) any {
 	return IdpBAccount{ID: a.ID, Identifier: a.Identifier, Issuer: a.Issuer, UserID: a.UserID, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 }
 
-func (s *Server) getIdPAccount(kind string) handlerFunc {
+func (s *Server) getIdPAccount(kind string) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ident, err := pathIdentifier(r)
 		if err != nil {
@@ -586,12 +586,12 @@ func (s *Server) getIdPAccount(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, idpView(kind, a))
+		apikit.WriteJSON(w, http.StatusOK, idpView(kind, a))
 		return nil
 	}
 }
 
-func (s *Server) updateIdPAccount(kind string) handlerFunc {
+func (s *Server) updateIdPAccount(kind string) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ident, err := pathIdentifier(r)
 		if err != nil {
@@ -609,7 +609,7 @@ func (s *Server) updateIdPAccount(kind string) handlerFunc {
 	}
 }
 
-func (s *Server) deleteIdPAccount(kind string) handlerFunc {
+func (s *Server) deleteIdPAccount(kind string) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ident, err := pathIdentifier(r)
 		if err != nil {
@@ -623,10 +623,10 @@ func (s *Server) deleteIdPAccount(kind string) handlerFunc {
 	}
 }
 
-func (s *Server) listIdPAccounts(kind string) handlerFunc {
+func (s *Server) listIdPAccounts(kind string) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var errs validation.Errors
-		p := page(r, &errs)
+		p := apikit.Page(r, &errs)
 		if err := errs.Err(); err != nil {
 			return err
 		}
@@ -645,7 +645,7 @@ func (s *Server) listIdPAccounts(kind string) handlerFunc {
 
 func (s *Server) createAccountSource(w http.ResponseWriter, r *http.Request) error {
 	var in AccountSourceCreate
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
@@ -675,7 +675,7 @@ func (s *Server) createAccountSource(w http.ResponseWriter, r *http.Request) err
 
 func (s *Server) listAccountSources(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	f := subscriberuser.AccountSourceFilter{UserID: strings.ToLower(strings.TrimSpace(q.Get("userId"))),
 		SubscriberAccountID: strings.ToLower(strings.TrimSpace(q.Get("subscriberAccountId")))}

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kadens/kadens/internal/ledger"
 	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kadens/kadens/internal/ledger"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/autogiro"

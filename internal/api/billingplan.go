@@ -6,6 +6,7 @@ import (
 
 	"github.com/swaggest/jsonschema-go"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/period"
@@ -33,9 +34,9 @@ func (in BillingPlanInput) billingPlan() (catalog.BillingPlan, error) {
 		errs validation.Errors
 		b    = catalog.BillingPlan{IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14}
 	)
-	b.Name = text(&errs, "name", in.Name, 200, true)
-	b.Description = text(&errs, "description", in.Description, 2000, false)
-	if u := trimmed(in.IntervalUnit); u == "" {
+	b.Name = apikit.Text(&errs, "name", in.Name, 200, true)
+	b.Description = apikit.Text(&errs, "description", in.Description, 2000, false)
+	if u := apikit.Trimmed(in.IntervalUnit); u == "" {
 		errs.Add("intervalUnit", "is required")
 	} else if unit, ok := period.ParseUnit(u); !ok {
 		errs.Add("intervalUnit", "%q is not one of Day, Week, Month, Year", u)
@@ -66,12 +67,12 @@ func (in BillingPlanInput) billingPlan() (catalog.BillingPlan, error) {
 }
 
 type billingPlanUpdate struct {
-	idParam
+	apikit.IDParam
 	BillingPlanInput
 }
 
 type billingPlanListParams struct {
-	ListParams
+	apikit.ListParams
 	IntervalUnit string `query:"intervalUnit" enum:"Day,Week,Month,Year" description:"Only plans with this interval unit."`
 }
 
@@ -92,9 +93,9 @@ func (s *Server) billingPlanRoutes() {
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/billingplan/{id}", id: "getBillingPlan", tag: tag,
-		summary: "Get a billing plan", request: new(idParam),
+		summary: "Get a billing plan", request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.BillingPlan)}, respNotFound),
-		handle:    getOne(s.app.BillingPlan),
+		handle:    apikit.GetOne(s.app.BillingPlan),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/billingplan/{id}", id: "updateBillingPlan", tag: tag,
@@ -107,13 +108,13 @@ func (s *Server) billingPlanRoutes() {
 		method: http.MethodDelete, path: "/billingplan/{id}", id: "deleteBillingPlan", tag: tag,
 		summary: "Delete a billing plan",
 		desc:    "A plan that a template package (archived or not) offers is not deleted: the answer is a 400 naming `id` and the packages.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteBillingPlan,
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.deleteBillingPlan,
 	})
 }
 
 func (s *Server) createBillingPlan(w http.ResponseWriter, r *http.Request) error {
 	var in BillingPlanInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	b, err := in.billingPlan()
@@ -130,7 +131,7 @@ func (s *Server) createBillingPlan(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) listBillingPlans(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	var f catalogdb.BillingPlanFilter
 	if v := r.URL.Query().Get("intervalUnit"); v != "" {
 		if u, ok := period.ParseUnit(v); ok {
@@ -154,7 +155,7 @@ func (s *Server) listBillingPlans(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) updateBillingPlan(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -162,7 +163,7 @@ func (s *Server) updateBillingPlan(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var in BillingPlanInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	b, err := in.billingPlan()
@@ -178,7 +179,7 @@ func (s *Server) updateBillingPlan(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) deleteBillingPlan(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -60,7 +61,7 @@ func (in *OrderInput) resolveAliases() validation.Errors {
 			errs.Add(prefix+f.name, "Kadens does not run %s; create the agreement with a providerType Kadens collects with (Invoice, EHF, OIO, External, AvtaleGiro, Autogiro)", f.what)
 		}
 	}
-	if m, ok := canonical(trimmed(p.PaymentMethod), checkoutMethods...); ok {
+	if m, ok := apikit.Canonical(apikit.Trimmed(p.PaymentMethod), checkoutMethods...); ok {
 		refused = true
 		errs.Add(prefix+"paymentMethod", "%s needs a card or mobile-wallet checkout, which Kadens does not offer; use External to collect it with your own provider", m)
 	}
@@ -79,7 +80,7 @@ func (c *TemplatePackageChoices) resolveAliases() validation.Errors {
 	var errs validation.Errors
 	for _, a := range []struct {
 		name string
-		v    *number
+		v    *apikit.Number
 	}{{"priceOverride", c.PriceOverride}, {"priceOveride", c.PriceOveride}} {
 		if a.v == nil {
 			continue
@@ -96,9 +97,9 @@ func (c *TemplatePackageChoices) resolveAliases() validation.Errors {
 }
 
 // sameNumber compares two number literals by value (2000 = 2000.00).
-func sameNumber(a, b number) bool {
-	da, err1 := a.decimal()
-	db, err2 := b.decimal()
+func sameNumber(a, b apikit.Number) bool {
+	da, err1 := a.Decimal()
+	db, err2 := b.Decimal()
 	if err1 != nil || err2 != nil {
 		return a == b
 	}
@@ -137,19 +138,19 @@ type matching struct {
 // externalInvoiceIdentifier, recording what a matching type requires.
 func (s *Server) checkMatching(errs *validation.Errors, in PaymentInput) matching {
 	m := matching{
-		kind: oneOf(errs, "matchingType", in.MatchingType, "", matchSubscriberAndInvoice, matchExternalIdentifier,
+		kind: apikit.OneOf(errs, "matchingType", in.MatchingType, "", matchSubscriberAndInvoice, matchExternalIdentifier,
 			matchSubscriberFromExternalIdentifer, matchNoInvoice, matchBillingAccount),
-		subscriber: uuidField(errs, "subscriberId", in.SubscriberID),
-		external:   text(errs, "externalInvoiceIdentifier", in.ExternalInvoiceIdentifier, 50, false),
+		subscriber: apikit.UUIDField(errs, "subscriberId", in.SubscriberID),
+		external:   apikit.Text(errs, "externalInvoiceIdentifier", in.ExternalInvoiceIdentifier, 50, false),
 	}
 	switch m.kind {
 	case matchNoInvoice, matchBillingAccount:
 		errs.Add("matchingType", "%s is not supported: a Kadens payment settles a named payment demand; identify it with UseSubscriberAndInvoice, UseExternalIdentifier or UseSubscriberFromExternalIdentifier, or book an allowance on the subscriber account (POST /subscriberaccount/{id}/allowance)", m.kind)
 	case matchSubscriberAndInvoice:
-		if trimmed(in.InvoiceID) == "" {
+		if apikit.Trimmed(in.InvoiceID) == "" {
 			errs.Add("invoiceId", "is required with matchingType %s", m.kind)
 		}
-		if trimmed(in.SubscriberID) == "" {
+		if apikit.Trimmed(in.SubscriberID) == "" {
 			errs.Add("subscriberId", "is required with matchingType %s", m.kind)
 		}
 	case matchExternalIdentifier, matchSubscriberFromExternalIdentifer:

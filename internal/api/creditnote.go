@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
@@ -27,19 +28,18 @@ type CreditLineInput struct {
 }
 
 type creditNoteListParams struct {
-	ListParams
+	apikit.ListParams
 	InvoiceID    string `query:"invoiceId" format:"uuid" description:"Only credit notes of this invoice."`
 	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only credit notes of this subscriber."`
 }
 
 type reminderListParams struct {
-	ListParams
+	apikit.ListParams
 	InvoiceID    string `query:"invoiceId" format:"uuid" description:"Only reminders of this invoice."`
 	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only reminders of this subscriber."`
 }
 
 func (s *Server) creditNoteRoutes() {
-	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	const tag = "CreditNote"
 	s.add(route{method: http.MethodPost, path: "/invoice/{id}/credit", id: "creditInvoice", tag: tag,
 		summary: "Credit an invoice, fully or by lines",
@@ -48,31 +48,31 @@ func (s *Server) creditNoteRoutes() {
 			"account, applied to the next invoices. Records CreditNoteIssued. Cancelling a subscription credits its unused or " +
 			"future periods by itself.",
 		request: new(struct {
-			idParam
+			apikit.IDParam
 			CreditInput
 		}), responses: common(respCreated, respNotFound), handle: s.creditInvoice})
 	s.add(route{method: http.MethodGet, path: "/creditnote/{id}", id: "getCreditNote", tag: tag,
-		summary: "Get a credit note", request: new(idParam),
-		responses: common(ok(new(store.CreditNote)), respNotFound), handle: getOne(s.app.CreditNote)})
+		summary: "Get a credit note", request: new(apikit.IDParam),
+		responses: common(respOK(new(store.CreditNote)), respNotFound), handle: apikit.GetOne(s.app.CreditNote)})
 	s.add(route{method: http.MethodGet, path: "/creditnote", id: "listCreditNotes", tag: tag,
 		summary: "List credit notes", request: new(creditNoteListParams),
-		responses: common(ok(new([]store.CreditNote))), handle: s.listCreditNotes})
+		responses: common(respOK(new([]store.CreditNote))), handle: s.listCreditNotes})
 	s.add(route{method: http.MethodGet, path: "/reminder", id: "listReminders", tag: "DunningProcess",
 		summary: "List reminders issued for unpaid invoices", request: new(reminderListParams),
-		responses: common(ok(new([]invoicing.Reminder))), handle: s.listReminders})
+		responses: common(respOK(new([]invoicing.Reminder))), handle: s.listReminders})
 }
 
 func (s *Server) creditInvoice(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in CreditInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
-	reason := text(&errs, "reason", in.Reason, 500, false)
+	reason := apikit.Text(&errs, "reason", in.Reason, 500, false)
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -90,9 +90,9 @@ func (s *Server) creditInvoice(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
-	f := store.CreditNoteFilter{InvoiceID: queryID(q, "invoiceId", &errs), SubscriberID: queryID(q, "subscriberId", &errs)}
+	f := store.CreditNoteFilter{InvoiceID: apikit.QueryID(q, "invoiceId", &errs), SubscriberID: apikit.QueryID(q, "subscriberId", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -109,9 +109,9 @@ func (s *Server) listCreditNotes(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) listReminders(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
-	f := invoicing.ReminderFilter{InvoiceID: queryID(q, "invoiceId", &errs), SubscriberID: queryID(q, "subscriberId", &errs)}
+	f := invoicing.ReminderFilter{InvoiceID: apikit.QueryID(q, "invoiceId", &errs), SubscriberID: apikit.QueryID(q, "subscriberId", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
@@ -23,10 +24,10 @@ type ProrationPolicyInput struct {
 
 func (in ProrationPolicyInput) policy() (invoicing.ProrationPolicy, error) {
 	var errs validation.Errors
-	p := invoicing.ProrationPolicy{Name: text(&errs, "name", in.Name, 200, true)}
-	p.PaidProration = oneOf(&errs, "paidProration", in.PaidProration, billing.ProrateAllowanceForRemaining,
+	p := invoicing.ProrationPolicy{Name: apikit.Text(&errs, "name", in.Name, 200, true)}
+	p.PaidProration = apikit.OneOf(&errs, "paidProration", in.PaidProration, billing.ProrateAllowanceForRemaining,
 		billing.ProrateAllowanceForRemaining, billing.NoProration)
-	p.NotPaidProration = oneOf(&errs, "notPaidProration", in.NotPaidProration, billing.ProrateChargeForConsumed,
+	p.NotPaidProration = apikit.OneOf(&errs, "notPaidProration", in.NotPaidProration, billing.ProrateChargeForConsumed,
 		billing.ProrateChargeForConsumed, billing.NoProration)
 	return p, errs.Err()
 }
@@ -46,7 +47,7 @@ type DunningProcessInput struct {
 
 func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (invoicing.DunningProcess, error) {
 	var errs validation.Errors
-	d := invoicing.DunningProcess{Name: text(&errs, "name", in.Name, 200, true), ReminderDays: in.ReminderDays, ReminderFee: "0"}
+	d := invoicing.DunningProcess{Name: apikit.Text(&errs, "name", in.Name, 200, true), ReminderDays: in.ReminderDays, ReminderFee: "0"}
 	if len(in.ReminderDays) == 0 || len(in.ReminderDays) > 10 {
 		errs.Add("reminderDays", "must list 1 to 10 days")
 	}
@@ -98,12 +99,12 @@ func (s *Server) dunningProcess(r *http.Request, in DunningProcessInput) (invoic
 }
 
 type prorationPolicyUpdate struct {
-	idParam
+	apikit.IDParam
 	ProrationPolicyInput
 }
 
 type dunningProcessUpdate struct {
-	idParam
+	apikit.IDParam
 	DunningProcessInput
 }
 
@@ -115,17 +116,17 @@ func (s *Server) dunningRoutes() {
 			"invoices issued under that process are prorated by it when their period ends early.",
 		request: new(ProrationPolicyInput), responses: common(respCreated), handle: s.createProrationPolicy})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy", id: "listProrationPolicies", tag: ptag,
-		summary: "List proration policies", request: new(ListParams),
+		summary: "List proration policies", request: new(apikit.ListParams),
 		responses: common(respList(new([]invoicing.ProrationPolicy))), handle: listAll(s, s.app.ProrationPolicies)})
 	s.add(route{method: http.MethodGet, path: "/prorationpolicy/{id}", id: "getProrationPolicy", tag: ptag,
-		summary: "Get a proration policy", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(invoicing.ProrationPolicy)}, respNotFound), handle: getOne(s.app.ProrationPolicy)})
+		summary: "Get a proration policy", request: new(apikit.IDParam),
+		responses: common(response{status: http.StatusOK, body: new(invoicing.ProrationPolicy)}, respNotFound), handle: apikit.GetOne(s.app.ProrationPolicy)})
 	s.add(route{method: http.MethodPut, path: "/prorationpolicy/{id}", id: "updateProrationPolicy", tag: ptag,
 		summary: "Replace a proration policy's fields", request: new(prorationPolicyUpdate),
 		responses: common(respNoContent, respNotFound), handle: s.updateProrationPolicy})
 	s.add(route{method: http.MethodDelete, path: "/prorationpolicy/{id}", id: "deleteProrationPolicy", tag: ptag,
 		summary: "Delete a proration policy", desc: "A policy a dunning process refers to is not deleted (400 naming `id`).",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteProrationPolicy})
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.deleteProrationPolicy})
 
 	const dtag = "DunningProcess"
 	s.add(route{method: http.MethodPost, path: "/dunningprocess", id: "createDunningProcess", tag: dtag,
@@ -136,11 +137,11 @@ func (s *Server) dunningRoutes() {
 			"the invoice in full stops its reminders.",
 		request: new(DunningProcessInput), responses: common(respCreated), handle: s.createDunningProcess})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess", id: "listDunningProcesses", tag: dtag,
-		summary: "List dunning processes", request: new(ListParams),
+		summary: "List dunning processes", request: new(apikit.ListParams),
 		responses: common(respList(new([]invoicing.DunningProcess))), handle: listAll(s, s.app.DunningProcesses)})
 	s.add(route{method: http.MethodGet, path: "/dunningprocess/{id}", id: "getDunningProcess", tag: dtag,
-		summary: "Get a dunning process", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(invoicing.DunningProcess)}, respNotFound), handle: getOne(s.app.DunningProcess)})
+		summary: "Get a dunning process", request: new(apikit.IDParam),
+		responses: common(response{status: http.StatusOK, body: new(invoicing.DunningProcess)}, respNotFound), handle: apikit.GetOne(s.app.DunningProcess)})
 	s.add(route{method: http.MethodPut, path: "/dunningprocess/{id}", id: "updateDunningProcess", tag: dtag,
 		summary: "Replace a dunning process's fields",
 		desc:    "Invoices already in dunning follow the new schedule from their next action on.",
@@ -148,12 +149,12 @@ func (s *Server) dunningRoutes() {
 	s.add(route{method: http.MethodDelete, path: "/dunningprocess/{id}", id: "deleteDunningProcess", tag: dtag,
 		summary: "Delete a dunning process",
 		desc:    "A process a billing plan refers to is not deleted (400 naming `id`). Invoices in dunning under it stop dunning.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteDunningProcess})
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.deleteDunningProcess})
 }
 
 func (s *Server) createProrationPolicy(w http.ResponseWriter, r *http.Request) error {
 	var in ProrationPolicyInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	p, err := in.policy()
@@ -168,12 +169,12 @@ func (s *Server) createProrationPolicy(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) updateProrationPolicy(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in ProrationPolicyInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	p, err := in.policy()
@@ -189,7 +190,7 @@ func (s *Server) updateProrationPolicy(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) deleteProrationPolicy(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func (s *Server) deleteProrationPolicy(w http.ResponseWriter, r *http.Request) e
 
 func (s *Server) createDunningProcess(w http.ResponseWriter, r *http.Request) error {
 	var in DunningProcessInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	d, err := s.dunningProcess(r, in)
@@ -217,7 +218,7 @@ func (s *Server) createDunningProcess(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Server) updateDunningProcess(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func (s *Server) updateDunningProcess(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	var in DunningProcessInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	d, err := s.dunningProcess(r, in)
@@ -241,7 +242,7 @@ func (s *Server) updateDunningProcess(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Server) deleteDunningProcess(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}

@@ -4,13 +4,14 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 	"github.com/kadens/kadens/internal/webhook"
 )
 
 type eventListParams struct {
-	ListParams
+	apikit.ListParams
 	EventType string `query:"eventType" description:"Only events of this kind, e.g. InvoiceIssued."`
 	Subject   string `query:"subject" description:"Only events about this resource, e.g. /subscription/{id}."`
 }
@@ -28,7 +29,7 @@ func (s *Server) eventRoutes() {
 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	if err := errs.Err(); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/idempotency"
 )
 
@@ -68,7 +69,7 @@ func (w *teeWriter) Write(b []byte) (int, error) {
 // same key with the same request replays the first response (for 24 h); the
 // same key with a different request is 422; a retry while the first is still
 // running is 409. Server errors release the key so the client may retry.
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next handlerFunc) error {
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next apikit.HandlerFunc) error {
 	key := r.Header.Get(IdempotencyHeader)
 	if key == "" || r.Method != http.MethodPost {
 		return next(w, r)

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
 
 type invoiceListParams struct {
-	ListParams
+	apikit.ListParams
 	SubscriberID   string `query:"subscriberId" format:"uuid" description:"Only invoices of this subscriber."`
 	SubscriptionID string `query:"subscriptionId" format:"uuid" description:"Only invoices of this subscription period."`
 	Status         string `query:"status" enum:"Issued,PartiallyPaid,Paid,Overdue,Credited"`
@@ -26,7 +27,6 @@ type invoiceListParams struct {
 
 func (s *Server) invoiceRoutes() {
 	const tag = "Invoice"
-	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	s.add(route{method: http.MethodGet, path: "/invoice/{id}", id: "getInvoice", tag: tag,
 		summary: "Get an invoice",
 		desc: "An invoice as issued: number (gap-free per organization), issue and due dates, seller and buyer, lines with " +
@@ -36,11 +36,11 @@ func (s *Server) invoiceRoutes() {
 		request: new(invoiceGetParams), responses: invoiceResponses(), handle: s.getInvoice})
 	s.add(route{method: http.MethodGet, path: "/invoice", id: "listInvoices", tag: tag,
 		summary: "List invoices", desc: "Items leave out the seller, buyer, lines and VAT totals unless `expand` names them.",
-		request: new(invoiceListParams), responses: common(ok(new([]InvoiceListItem))), handle: s.listInvoices})
+		request: new(invoiceListParams), responses: common(respOK(new([]InvoiceListItem))), handle: s.listInvoices})
 }
 
 func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Server) getInvoice(w http.ResponseWriter, r *http.Request) error {
 	if format.media != mediaJSON {
 		return s.writeInvoiceDocument(w, r, inv, format)
 	}
-	writeJSON(w, http.StatusOK, inv)
+	apikit.WriteJSON(w, http.StatusOK, inv)
 	return nil
 }
 
@@ -104,7 +104,7 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	f := documentFilter(r, &errs, billing.InvoiceStatuses, now)
 	expand := expandParam(r, &errs, "seller", "buyer", "lines", "vatTotals")
 	parts := store.InvoiceParts{Seller: expand["seller"], Buyer: expand["buyer"], Lines: expand["lines"], VATTotals: expand["vatTotals"]}

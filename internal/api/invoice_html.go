@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/invoicedoc"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -31,7 +32,7 @@ var errNotAcceptable = &statusError{http.StatusNotAcceptable, "not acceptable"}
 // with the Accept header, which OpenAPI does not let an operation declare as
 // a parameter; the responses list the three types instead.
 type invoiceGetParams struct {
-	idParam
+	apikit.IDParam
 	Lang string `query:"lang" enum:"en,nb" description:"Language of the text/html and application/pdf renderings (labels, number and date formats): en (default; 1,234.50 and 2027-02-01) or nb (1 234,50 and 01.02.2027). Not used by JSON."`
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -37,18 +38,18 @@ func (s *Server) loginClientRoutes() {
 		summary: "List the tenant's login clients", desc: "Oldest first, all in one page; secrets are never shown.",
 		responses: common(respList(new([]idp.LoginClient))), handle: s.listLoginClients})
 	s.add(route{method: http.MethodGet, path: "/loginclient/{id}", id: "getLoginClient", tag: tag,
-		summary: "Get a login client", desc: "The secret is never shown again.", request: new(idParam),
+		summary: "Get a login client", desc: "The secret is never shown again.", request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(idp.LoginClient)}, respNotFound), handle: s.getLoginClient})
 	s.add(route{method: http.MethodDelete, path: "/loginclient/{id}", id: "deleteLoginClient", tag: tag,
 		summary: "Delete a login client",
 		desc: "Its pending logins, unused codes and refresh tokens go with it; access tokens it obtained live out their " +
-			"lifetime.", request: new(idParam),
+			"lifetime.", request: new(apikit.IDParam),
 		responses: common(respNoContent, respNotFound), handle: s.deleteLoginClient})
 }
 
 func (s *Server) createLoginClient(w http.ResponseWriter, r *http.Request) error {
 	var in LoginClientInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	tenant, err := tenancy.From(r.Context())
@@ -64,7 +65,7 @@ func (s *Server) createLoginClient(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	w.Header().Set("Location", s.baseURL+"/loginclient/"+c.ID)
-	writeJSON(w, http.StatusCreated, LoginClientCreated{LoginClient: c, Secret: secret})
+	apikit.WriteJSON(w, http.StatusCreated, LoginClientCreated{LoginClient: c, Secret: secret})
 	return nil
 }
 
@@ -87,7 +88,7 @@ func (s *Server) listLoginClients(w http.ResponseWriter, r *http.Request) error 
 // tenantLoginClient returns the context tenant's client id, or ErrNotFound
 // (also for another tenant's).
 func (s *Server) tenantLoginClient(r *http.Request) (idp.LoginClient, error) {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return idp.LoginClient{}, err
 	}
@@ -107,7 +108,7 @@ func (s *Server) getLoginClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, c)
+	apikit.WriteJSON(w, http.StatusOK, c)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/swaggest/jsonschema-go"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/provider"
@@ -87,7 +88,7 @@ type OrderSubscriber struct {
 }
 
 type orderListParams struct {
-	ListParams
+	apikit.ListParams
 	SubscriberID   string `query:"subscriberId" format:"uuid" description:"Only orders of this subscriber. A new-subscriber order matches once completed."`
 	Status         string `query:"status" enum:"Created,Completed,Cancelled" description:"Only orders in this status."`
 	OrganizationID string `query:"organizationId" format:"uuid" description:"Only orders of this organization."`
@@ -117,7 +118,7 @@ func (s *Server) orderRoutes() {
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/order/{id}", id: "getOrder", tag: tag,
-		summary: "Get an order", request: new(idParam),
+		summary: "Get an order", request: new(apikit.IDParam),
 		responses: common(orderOK, respNotFound), handle: s.getOrder,
 	})
 	s.add(route{
@@ -133,14 +134,14 @@ func (s *Server) orderRoutes() {
 			"OrderProcessed. Answers 200 with the completed order. Completing a completed order changes nothing and " +
 			"answers 200 with it again, also when several completions race; completing a cancelled order is a 400 " +
 			"naming `id`.",
-		request: new(idParam), responses: common(orderOK, respNotFound), handle: s.completeOrder,
+		request: new(apikit.IDParam), responses: common(orderOK, respNotFound), handle: s.completeOrder,
 	})
 	s.add(route{
 		method: http.MethodPost, path: "/order/{id}/cancel", id: "cancelOrder", tag: tag,
 		summary: "Cancel an order",
 		desc: "Cancels an order in status `Created` and answers 200 with it; cancelling a cancelled order answers the " +
 			"same. A completed order cannot be cancelled (400 naming `id`): cancel its subscription instead. No body.",
-		request: new(idParam), responses: common(orderOK, respNotFound), handle: s.cancelOrder,
+		request: new(apikit.IDParam), responses: common(orderOK, respNotFound), handle: s.cancelOrder,
 	})
 }
 
@@ -193,14 +194,14 @@ func (in OrderInput) newOrder() app.NewOrder {
 		var perrs validation.Errors
 		const prefix = "paymentAgreement."
 		o.PaymentAgreement = &app.OrderAgreement{
-			ProviderType:        trimmed(p.ProviderType),
-			Reference:           text(&perrs, prefix+provider.FieldReference, p.ProviderAgreementReference, 200, false),
-			PaymentMethod:       text(&perrs, prefix+provider.FieldPaymentMethod, p.PaymentMethod, 100, false),
+			ProviderType:        apikit.Trimmed(p.ProviderType),
+			Reference:           apikit.Text(&perrs, prefix+provider.FieldReference, p.ProviderAgreementReference, 200, false),
+			PaymentMethod:       apikit.Text(&perrs, prefix+provider.FieldPaymentMethod, p.PaymentMethod, 100, false),
 			ProviderAgreementID: normID(p.ProviderAgreementID),
 		}
 		o.Problems[app.OrderPartAgreement] = perrs
 	}
-	if v := trimmed(in.RequestedStart); v != "" {
+	if v := apikit.Trimmed(in.RequestedStart); v != "" {
 		if t, err := time.Parse(time.RFC3339, v); err != nil {
 			o.Problems[app.OrderPartRequestedStart] = validation.Field("requestedStart", "must be an RFC 3339 time such as 2025-02-01T00:00:00+01:00")
 		} else {
@@ -217,7 +218,7 @@ func (in OrderSubscriberInput) decoded() (app.OrderSubscriber, validation.Errors
 	var errs validation.Errors
 	extField := "subscriber.externalId"
 	if x := in.ExternalSubscriberID; x != nil {
-		if in.ExternalID != nil && trimmed(in.ExternalID) != trimmed(x) {
+		if in.ExternalID != nil && apikit.Trimmed(in.ExternalID) != apikit.Trimmed(x) {
 			errs.Add("subscriber.externalSubscriberId", "differs from subscriber.externalId; give one of them")
 		} else {
 			in.ExternalID, extField = x, "subscriber.externalSubscriberId"
@@ -238,7 +239,7 @@ func (in OrderSubscriberInput) decoded() (app.OrderSubscriber, validation.Errors
 
 func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 	var in OrderInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		var verrs validation.Errors
 		if errors.As(err, &verrs) {
 			// encoding/json names a field of the embedded SubscriberInput
@@ -271,7 +272,7 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) listOrders(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	id := func(name string) string {
 		v := strings.ToLower(strings.TrimSpace(queryFold(q, name)))
@@ -284,7 +285,7 @@ func (s *Server) listOrders(w http.ResponseWriter, r *http.Request) error {
 	f := store.OrderFilter{SubscriberID: id("subscriberId"), OrganizationID: id("organizationId")}
 	if v := strings.TrimSpace(queryFold(q, "status")); v != "" {
 		var ok bool
-		if f.Status, ok = canonical(v, store.OrderCreated, store.OrderCompleted, store.OrderCancelled); !ok {
+		if f.Status, ok = apikit.Canonical(v, store.OrderCreated, store.OrderCompleted, store.OrderCancelled); !ok {
 			errs.Add("status", "%q is not an order status: Created, Completed or Cancelled", v)
 		}
 	}
@@ -304,7 +305,7 @@ func (s *Server) listOrders(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getOrder(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -312,12 +313,12 @@ func (s *Server) getOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, orderView(o))
+	apikit.WriteJSON(w, http.StatusOK, orderView(o))
 	return nil
 }
 
 func (s *Server) cancelOrder(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -325,12 +326,12 @@ func (s *Server) cancelOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, orderView(o))
+	apikit.WriteJSON(w, http.StatusOK, orderView(o))
 	return nil
 }
 
 func (s *Server) completeOrder(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -338,7 +339,7 @@ func (s *Server) completeOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, orderView(done))
+	apikit.WriteJSON(w, http.StatusOK, orderView(done))
 	return nil
 }
 
@@ -386,11 +387,11 @@ func choicesView(c catalog.Choices) TemplatePackageChoices {
 		}
 	}
 	if c.Price != nil {
-		n := number(c.Price.String())
+		n := apikit.Number(c.Price.String())
 		v.Price = &n
 	}
 	if c.PermanentDiscount != nil {
-		n := number(c.PermanentDiscount.String())
+		n := apikit.Number(c.PermanentDiscount.String())
 		v.PermanentDiscount = &n
 	}
 	return v

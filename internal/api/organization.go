@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/bankaccount"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/checkdigit"
@@ -51,7 +52,7 @@ func (in *BankAccountInput) bankAccount(errs *validation.Errors) store.BankAccou
 		return b
 	}
 	parse := func(field string, p *string, parse func(string) (string, error)) string {
-		v := trimmed(p)
+		v := apikit.Trimmed(p)
 		if v == "" {
 			return ""
 		}
@@ -64,7 +65,7 @@ func (in *BankAccountInput) bankAccount(errs *validation.Errors) store.BankAccou
 	b.AccountNumber = parse("accountNumber", in.AccountNumber, bankaccount.ParseKontonummer)
 	b.IBAN = parse("iban", in.IBAN, bankaccount.ParseIBAN)
 	b.BIC = parse("bic", in.BIC, bankaccount.ParseBIC)
-	if b.BIC != "" && trimmed(in.IBAN) == "" {
+	if b.BIC != "" && apikit.Trimmed(in.IBAN) == "" {
 		errs.Add("bankAccount.bic", "is given without an iban: the BIC names the bank of the IBAN")
 	}
 	if bban := bankaccount.IBANAccount(b.IBAN, "NO"); bban != "" && b.AccountNumber != "" && bban != b.AccountNumber {
@@ -103,9 +104,9 @@ func (in OrganizationInput) organization() (store.Organization, error) {
 		errs validation.Errors
 		o    = store.Organization{TimeZone: "Europe/Oslo", PricesIncludeVAT: true}
 	)
-	str := trimmed
-	o.Name = text(&errs, "name", in.Name, 200, true)
-	o.OrganizationNumber = text(&errs, "organizationNumber", in.OrganizationNumber, 50, false)
+	str := apikit.Trimmed
+	o.Name = apikit.Text(&errs, "name", in.Name, 200, true)
+	o.OrganizationNumber = apikit.Text(&errs, "organizationNumber", in.OrganizationNumber, 50, false)
 	o.Country = strings.ToUpper(str(in.Country))
 	switch {
 	case o.Country == "":
@@ -198,12 +199,12 @@ func organizationAddress(errs *validation.Errors, in *AddressInput, orgCountry s
 }
 
 type organizationUpdate struct {
-	idParam
+	apikit.IDParam
 	OrganizationInput
 }
 
 type organizationListParams struct {
-	ListParams
+	apikit.ListParams
 	Country  string `query:"country" description:"Only organizations in this country (ISO 3166-1 alpha-2)."`
 	Currency string `query:"currency" description:"Only organizations with this currency (ISO 4217)."`
 }
@@ -212,11 +213,10 @@ var (
 	respBadRequest = response{status: http.StatusBadRequest, body: new(ValidationResult), desc: "Invalid request; every problem is listed."}
 	respNoBody401  = response{status: http.StatusUnauthorized, desc: "Missing, expired or invalid token."}
 	respNoBody403  = response{status: http.StatusForbidden, desc: "The token is not valid for this tenant."}
-	respNotFound   = response{status: http.StatusNotFound, desc: "No such resource in this tenant."}
+	respNotFound   = fromKit(apikit.NotFound)
 	respServer     = response{status: http.StatusInternalServerError, body: new(ServerError), desc: "Unexpected failure; quote the request id."}
-	respCreated    = response{status: http.StatusCreated, body: "", desc: "Created; the body is the new id (a JSON string).",
-		headers: map[string]string{"Location": "Address of the new resource."}}
-	respNoContent = response{status: http.StatusNoContent, desc: "Done."}
+	respCreated    = fromKit(apikit.Created)
+	respNoContent  = fromKit(apikit.NoContent)
 )
 
 // common lists the responses every authenticated operation can give.
@@ -239,9 +239,9 @@ func (s *Server) organizationRoutes() {
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/organization/{id}", id: "getOrganization", tag: tag,
-		summary: "Get an organization", request: new(idParam),
+		summary: "Get an organization", request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Organization)}, respNotFound),
-		handle:    getOne(s.app.Organization),
+		handle:    apikit.GetOne(s.app.Organization),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/organization/{id}", id: "updateOrganization", tag: tag,
@@ -250,14 +250,14 @@ func (s *Server) organizationRoutes() {
 	})
 	s.add(route{
 		method: http.MethodDelete, path: "/organization/{id}", id: "deleteOrganization", tag: tag,
-		summary: "Delete an organization", request: new(idParam),
+		summary: "Delete an organization", request: new(apikit.IDParam),
 		responses: common(respNoContent, respNotFound), handle: s.deleteOrganization,
 	})
 }
 
 func (s *Server) createOrganization(w http.ResponseWriter, r *http.Request) error {
 	var in OrganizationInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	o, err := in.organization()
@@ -274,7 +274,7 @@ func (s *Server) createOrganization(w http.ResponseWriter, r *http.Request) erro
 
 func (s *Server) listOrganizations(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	f := store.OrganizationFilter{Country: strings.ToUpper(q.Get("country")), Currency: strings.ToUpper(q.Get("currency"))}
 	if err := errs.Err(); err != nil {
@@ -292,12 +292,12 @@ func (s *Server) listOrganizations(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) updateOrganization(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in OrganizationInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	o, err := in.organization()
@@ -313,7 +313,7 @@ func (s *Server) updateOrganization(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) deleteOrganization(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}

@@ -1,20 +1,17 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/swaggest/jsonschema-go"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
@@ -32,11 +29,11 @@ type PackageInput struct {
 	Name               *string                  `json:"Name" required:"true" minLength:"1" maxLength:"200" example:"Digital – intro 99"`
 	Description        *string                  `json:"Description" maxLength:"2000" example:"First month of digital news for 99 kr"`
 	Currency           *string                  `json:"Currency" required:"true" pattern:"^[A-Za-z]{3}$" example:"NOK" description:"ISO 4217; every price of the package is in it."`
-	Price              *number                  `json:"Price" description:"Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products. Required unless every product has a fullPrice; then it is their sum (and may be left out)." example:"99.00"`
+	Price              *apikit.Number           `json:"Price" description:"Price of one unit for one billing period, with up to the currency's decimals (199.00). The full price is Price × Units plus the chosen additional products. Required unless every product has a fullPrice; then it is their sum (and may be left out)." example:"99.00"`
 	Units              *int                     `json:"Units" minimum:"1" maximum:"100000" default:"1" description:"Default number of units (copies, seats)."`
 	NumberOfEditions   *int                     `json:"NumberOfEditions" minimum:"0" description:"Editions delivered per billing period, or null for no limit." example:"26"`
 	AutomaticStop      *bool                    `json:"AutomaticStop" description:"When true the subscription ends after the current period and is not renewed."`
-	PermanentDiscount  *number                  `json:"permanentDiscount" description:"Percent (0..100, up to 4 decimals) always taken off the full price. Default 0." example:"0"`
+	PermanentDiscount  *apikit.Number           `json:"permanentDiscount" description:"Percent (0..100, up to 4 decimals) always taken off the full price. Default 0." example:"0"`
 	Products           []PackageProductInput    `json:"products" required:"true" minItems:"1" description:"Products always included, with their optional share (percent) of Price × Units; shares add up to 100, or are all left out for equal shares."`
 	AdditionalProducts []AdditionalProductInput `json:"additionalProducts" description:"Optional add-ons an order may choose, each with its own price per billing period."`
 	BillingPlans       []string                 `json:"BillingPlans" required:"true" minItems:"1" items.format:"uuid" description:"Billing plans an order may choose from, all with the same interval; the first is the default."`
@@ -47,19 +44,19 @@ type PackageInput struct {
 
 // PackageProductInput is an included product of a template package.
 type PackageProductInput struct {
-	ProductID *string `json:"productId" required:"true" format:"uuid"`
-	Share     *number `json:"share" description:"Percent of Price × Units that is this product's (for invoice lines and their VAT)." example:"70"`
+	ProductID *string        `json:"productId" required:"true" format:"uuid"`
+	Share     *apikit.Number `json:"share" description:"Percent of Price × Units that is this product's (for invoice lines and their VAT)." example:"70"`
 	// FullPrice and TaxPercent are INFO-Subscription's per-product prices
 	// (docs/MIGRATION.md).
-	FullPrice  *number `json:"fullPrice" description:"Instead of share: this product's price per unit and billing period. Given for every product or none; Price is then their sum. An order choosing some products pays the sum of theirs." example:"1000"`
-	TaxPercent *number `json:"taxPercent" description:"The product's VAT rate in percent, as a check: VAT comes from the product, so a taxPercent other than the product's vatRate is a 400." example:"25"`
+	FullPrice  *apikit.Number `json:"fullPrice" description:"Instead of share: this product's price per unit and billing period. Given for every product or none; Price is then their sum. An order choosing some products pays the sum of theirs." example:"1000"`
+	TaxPercent *apikit.Number `json:"taxPercent" description:"The product's VAT rate in percent, as a check: VAT comes from the product, so a taxPercent other than the product's vatRate is a 400." example:"25"`
 }
 
 // AdditionalProductInput is an optional add-on of a template package.
 type AdditionalProductInput struct {
-	ProductID         *string `json:"productId" required:"true" format:"uuid"`
-	Price             *number `json:"price" required:"true" description:"Price per billing period." example:"49.00"`
-	SelectedByDefault *bool   `json:"selectedByDefault" description:"Included unless the order chooses its additional products itself."`
+	ProductID         *string        `json:"productId" required:"true" format:"uuid"`
+	Price             *apikit.Number `json:"price" required:"true" description:"Price per billing period." example:"49.00"`
+	SelectedByDefault *bool          `json:"selectedByDefault" description:"Included unless the order chooses its additional products itself."`
 }
 
 // ContractInput is a template package's binding period.
@@ -84,9 +81,9 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 		errs validation.Errors
 		t    = catalog.TemplatePackage{Units: 1}
 	)
-	t.Name = text(&errs, "Name", in.Name, 200, true)
-	t.Description = text(&errs, "Description", in.Description, 2000, false)
-	t.Currency = strings.ToUpper(trimmed(in.Currency))
+	t.Name = apikit.Text(&errs, "Name", in.Name, 200, true)
+	t.Description = apikit.Text(&errs, "Description", in.Description, 2000, false)
+	t.Currency = strings.ToUpper(apikit.Trimmed(in.Currency))
 	cur, curOK := money.LookupCurrency(t.Currency)
 	switch {
 	case t.Currency == "":
@@ -94,12 +91,12 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 	case !curOK:
 		errs.Add("Currency", "%q is not an ISO 4217 currency code", t.Currency)
 	}
-	price := func(field string, n *number) catalog.Amount {
+	price := func(field string, n *apikit.Number) catalog.Amount {
 		if n == nil {
 			errs.Add(field, "is required")
 			return catalog.Amount{}
 		}
-		d, err := n.decimal()
+		d, err := n.Decimal()
 		if err != nil {
 			errs.Add(field, "%s", err)
 			return catalog.Amount{}
@@ -169,7 +166,7 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 		t.BillingPlans[i] = normID(&id)
 	}
 	if c := in.Contract; c != nil {
-		t.Contract = &catalog.Contract{Terms: text(&errs, "contract.terms", c.Terms, 2000, false)}
+		t.Contract = &catalog.Contract{Terms: apikit.Text(&errs, "contract.terms", c.Terms, 2000, false)}
 		if c.BindingPeriods == nil {
 			errs.Add("contract.bindingPeriods", "is required")
 		} else {
@@ -201,12 +198,12 @@ type TemplatePackageChoices struct {
 	Units              *int                      `json:"units" minimum:"1" description:"Within the template's allowedChoices.minUnits..maxUnits."`
 	Products           []ProductChoice           `json:"products" description:"Which of the template's included products the subscription gets (each {\"productId\": ...} or, as INFO-Subscription clients write it, the id alone). Left out: all of them; given: at least one, each a product of the template's products. The base price (price × units) then counts only the chosen products' shares (equal shares when the template gives none), rounded once to the minor unit; docs/CATALOG.md has a worked example."`
 	AdditionalProducts []AdditionalProductChoice `json:"additionalProducts" description:"The template's additional products to include. Left out: those selectedByDefault; given (even []): exactly these."`
-	Price              *number                   `json:"price" description:"Own price of one unit per billing period; only if the template allows priceOverride." example:"149.00"`
-	PermanentDiscount  *number                   `json:"permanentDiscount" description:"Own permanent discount in percent; only if the template allows discountOverride." example:"10"`
+	Price              *apikit.Number            `json:"price" description:"Own price of one unit per billing period; only if the template allows priceOverride." example:"149.00"`
+	PermanentDiscount  *apikit.Number            `json:"permanentDiscount" description:"Own permanent discount in percent; only if the template allows discountOverride." example:"10"`
 	// PriceOverride and PriceOveride (sic) are INFO-Subscription's names
 	// for Price; never written back (an order shows them as price).
-	PriceOverride *number `json:"priceOverride,omitempty" description:"The same as price, under the name INFO-Subscription clients use."`
-	PriceOveride  *number `json:"priceOveride,omitempty" description:"The same as price: INFO-Subscription's documented misspelling of priceOverride."`
+	PriceOverride *apikit.Number `json:"priceOverride,omitempty" description:"The same as price, under the name INFO-Subscription clients use."`
+	PriceOveride  *apikit.Number `json:"priceOveride,omitempty" description:"The same as price: INFO-Subscription's documented misspelling of priceOverride."`
 }
 
 // ProductChoice picks one of a template's included products. On input the
@@ -216,7 +213,9 @@ type ProductChoice struct {
 	ProductID *string `json:"productId" required:"true" format:"uuid"`
 }
 
-func (ProductChoice) shorthand() {}
+// AcceptsShorthand marks ProductChoice as taking a bare product id too
+// (apikit.Shorthand): its object form is still checked property by property.
+func (ProductChoice) AcceptsShorthand() {}
 
 // UnmarshalJSON reads {"productId": ...} or the id as a bare string.
 func (p *ProductChoice) UnmarshalJSON(b []byte) error {
@@ -257,14 +256,14 @@ func (c TemplatePackageChoices) choices() (catalog.Choices, validation.Errors) {
 		}
 	}
 	if c.Price != nil {
-		if d, err := c.Price.decimal(); err != nil {
+		if d, err := c.Price.Decimal(); err != nil {
 			errs.Add("price", "%s", err)
 		} else {
 			out.Price = &d
 		}
 	}
 	if c.PermanentDiscount != nil {
-		if d, err := c.PermanentDiscount.decimal(); err != nil {
+		if d, err := c.PermanentDiscount.Decimal(); err != nil {
 			errs.Add("permanentDiscount", "%s", err)
 		} else {
 			out.PermanentDiscount = &d
@@ -274,17 +273,17 @@ func (c TemplatePackageChoices) choices() (catalog.Choices, validation.Errors) {
 }
 
 type packageUpdate struct {
-	idParam
+	apikit.IDParam
 	PackageInput
 }
 
 type packagePreview struct {
-	idParam
+	apikit.IDParam
 	TemplatePackageChoices
 }
 
 type packageListParams struct {
-	ListParams
+	apikit.ListParams
 	Currency       string `query:"currency" description:"Only packages in this currency (ISO 4217)."`
 	PackageChainID string `query:"packageChainId" format:"uuid" description:"Only packages linked to this package chain."`
 	ProductID      string `query:"productId" format:"uuid" description:"Only packages that contain this product, included or additional."`
@@ -323,9 +322,9 @@ func (s *Server) packageRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/package/{id}", id: "getPackage", tag: tag,
 		summary: "Get a template package", desc: "Archived packages can still be read; their `archivedAt` is set.",
-		request:   new(idParam),
+		request:   new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.TemplatePackage)}, respNotFound),
-		handle:    getOne(s.app.Package),
+		handle:    apikit.GetOne(s.app.Package),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/package/{id}", id: "updatePackage", tag: tag,
@@ -341,7 +340,7 @@ func (s *Server) packageRoutes() {
 			"orders were placed for it). " +
 			"Archived templates are hidden from lists, cannot be ordered or previewed, and keep serving their chains; " +
 			"subscription packages made from them are never affected.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deletePackage,
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.deletePackage,
 	})
 	s.add(route{
 		method: http.MethodPost, path: "/package/{id}/preview", id: "previewPackage", tag: tag,
@@ -359,7 +358,7 @@ func (s *Server) packageRoutes() {
 // checks it against the tenant's catalog.
 func templateInput(r *http.Request) (app.TemplateInput, error) {
 	var in PackageInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return app.TemplateInput{}, err
 	}
 	t, errs := in.template()
@@ -368,7 +367,7 @@ func templateInput(r *http.Request) (app.TemplateInput, error) {
 		if p.TaxPercent == nil {
 			continue
 		}
-		if d, err := p.TaxPercent.decimal(); err == nil {
+		if d, err := p.TaxPercent.Decimal(); err == nil {
 			out.TaxPercents[i] = &d
 		} // else reported on taxPercent
 	}
@@ -390,15 +389,15 @@ func (s *Server) createPackage(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	f := catalogdb.PackageFilter{
 		Currency:       strings.ToUpper(q.Get("currency")),
-		PackageChainID: queryID(q, "packageChainId", &errs),
-		ProductID:      queryID(q, "productId", &errs),
-		BillingPlanID:  queryID(q, "billingPlanId", &errs),
+		PackageChainID: apikit.QueryID(q, "packageChainId", &errs),
+		ProductID:      apikit.QueryID(q, "productId", &errs),
+		BillingPlanID:  apikit.QueryID(q, "billingPlanId", &errs),
 	}
-	if b := queryBool(q, "archived", &errs); b != nil {
+	if b := apikit.QueryBool(q, "archived", &errs); b != nil {
 		f.Archived = *b
 	}
 	if err := errs.Err(); err != nil {
@@ -417,7 +416,7 @@ func (s *Server) listPackages(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updatePackage(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -436,7 +435,7 @@ func (s *Server) updatePackage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deletePackage(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -448,12 +447,12 @@ func (s *Server) deletePackage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) previewPackage(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in TemplatePackageChoices
-	if err := decodeOptionalJSON(r, &in); err != nil {
+	if err := apikit.DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
 	choices, errs := in.choices()
@@ -464,56 +463,13 @@ func (s *Server) previewPackage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sp)
+	apikit.WriteJSON(w, http.StatusOK, sp)
 	return nil
 }
 
-// number is a JSON number kept as its literal, so that money and
-// percentages are parsed exactly, never through float64, once the currency
-// is known. Anything but a number is a 400 naming the field.
-type number string
-
-// maxNumberLen bounds a number literal; no price or percentage needs more.
-const maxNumberLen = 40
-
-func (n *number) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if s != "" && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
-		*n = number(s)
-		return nil
-	}
-	kind := "string"
-	switch {
-	case s == "true" || s == "false":
-		kind = "bool"
-	case strings.HasPrefix(s, "{"):
-		kind = "object"
-	case strings.HasPrefix(s, "["):
-		kind = "array"
-	}
-	return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[json.Number]()}
-}
-
-// MarshalJSON writes the literal back as a JSON number (an order shows its
-// choices as they were sent).
-func (n number) MarshalJSON() ([]byte, error) { return []byte(n), nil }
-
-// JSONSchemaBytes documents number as a JSON number.
-func (number) JSONSchemaBytes() ([]byte, error) { return []byte(`{"type":"number"}`), nil }
-
-// decimal returns the exact value. Exponents (1e3) are refused: prices are
-// written out, and a huge exponent would make exact arithmetic expensive.
-func (n number) decimal() (decimal.Decimal, error) {
-	s := string(n)
-	if len(s) > maxNumberLen || strings.ContainsAny(s, "eE") {
-		return decimal.Decimal{}, errors.New("must be a plain decimal number such as 199.00")
-	}
-	return decimal.NewFromString(s)
-}
-
 // percent parses a percentage field, recording a problem in errs.
-func percent(errs *validation.Errors, field string, n number) (catalog.Percent, bool) {
-	d, err := n.decimal()
+func percent(errs *validation.Errors, field string, n apikit.Number) (catalog.Percent, bool) {
+	d, err := n.Decimal()
 	if err == nil {
 		var p catalog.Percent
 		if p, err = catalog.ParsePercent(d); err == nil {
@@ -524,54 +480,9 @@ func percent(errs *validation.Errors, field string, n number) (catalog.Percent, 
 	return catalog.Percent{}, false
 }
 
-// decodeOptionalJSON is decodeJSON for a body that may be left out: an
-// empty body leaves v as it is.
-func decodeOptionalJSON(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
-		return validation.Field("body", "could not read the request body: %v", err)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return decodeJSON(r, v)
-}
-
 // normID trims an id and lower-cases it, the canonical uuid form the store
 // compares against.
-func normID(p *string) string { return strings.ToLower(trimmed(p)) }
-
-// queryID reads an optional uuid query parameter.
-func queryID(q map[string][]string, name string, errs *validation.Errors) string {
-	v := ""
-	if vs := q[name]; len(vs) > 0 {
-		v = strings.ToLower(strings.TrimSpace(vs[0]))
-	}
-	if v != "" && !store.ValidID(v) {
-		errs.Add(name, "must be a uuid")
-		return ""
-	}
-	return v
-}
-
-// queryBool reads an optional true/false query parameter.
-func queryBool(q map[string][]string, name string, errs *validation.Errors) *bool {
-	vs := q[name]
-	if len(vs) == 0 || vs[0] == "" {
-		return nil
-	}
-	b, err := strconv.ParseBool(vs[0])
-	if err != nil {
-		errs.Add(name, "must be true or false")
-		return nil
-	}
-	return &b
-}
+func normID(p *string) string { return strings.ToLower(apikit.Trimmed(p)) }
 
 // catalogError turns the store's conflicts into answers a client can act
 // on: a resource still in use is a 400 naming id and its users; a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/swaggest/jsonschema-go"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
@@ -41,8 +42,8 @@ func (in PackageChainInput) chain() (catalog.Chain, validation.Errors) {
 		errs validation.Errors
 		c    catalog.Chain
 	)
-	c.Name = text(&errs, "name", in.Name, 200, true)
-	c.Description = text(&errs, "description", in.Description, 2000, false)
+	c.Name = apikit.Text(&errs, "name", in.Name, 200, true)
+	c.Description = apikit.Text(&errs, "description", in.Description, 2000, false)
 	c.PackageChain.Steps = []catalog.ChainStep{}
 	if in.PackageChain == nil {
 		errs.Add("packageChain", "is required")
@@ -65,12 +66,12 @@ func (in PackageChainInput) chain() (catalog.Chain, validation.Errors) {
 }
 
 type packageChainUpdate struct {
-	idParam
+	apikit.IDParam
 	PackageChainInput
 }
 
 type packageChainListParams struct {
-	ListParams
+	apikit.ListParams
 	PackageID string `query:"packageId" format:"uuid" description:"Only chains with a step that uses this template package."`
 }
 
@@ -94,9 +95,9 @@ func (s *Server) packageChainRoutes() {
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/packagechain/{id}", id: "getPackageChain", tag: tag,
-		summary: "Get a package chain", request: new(idParam),
+		summary: "Get a package chain", request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.Chain)}, respNotFound),
-		handle:    getOne(s.app.PackageChain),
+		handle:    apikit.GetOne(s.app.PackageChain),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/packagechain/{id}", id: "updatePackageChain", tag: tag,
@@ -107,7 +108,7 @@ func (s *Server) packageChainRoutes() {
 		method: http.MethodDelete, path: "/packagechain/{id}", id: "deletePackageChain", tag: tag,
 		summary: "Delete a package chain",
 		desc:    "A chain that template packages link to with `packageChainId` is not deleted: the answer is a 400 naming `id` and the packages.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deletePackageChain,
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.deletePackageChain,
 	})
 }
 
@@ -115,7 +116,7 @@ func (s *Server) packageChainRoutes() {
 // against the tenant's template packages.
 func chainInput(r *http.Request) (app.ChainInput, error) {
 	var in PackageChainInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return app.ChainInput{}, err
 	}
 	c, errs := in.chain()
@@ -137,8 +138,8 @@ func (s *Server) createPackageChain(w http.ResponseWriter, r *http.Request) erro
 
 func (s *Server) listPackageChains(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
-	f := catalogdb.PackageChainFilter{PackageID: queryID(r.URL.Query(), "packageId", &errs)}
+	p := apikit.Page(r, &errs)
+	f := catalogdb.PackageChainFilter{PackageID: apikit.QueryID(r.URL.Query(), "packageId", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func (s *Server) listPackageChains(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) updatePackageChain(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func (s *Server) updatePackageChain(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) deletePackageChain(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}

@@ -2,88 +2,21 @@ package api
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
 
-const (
-	defaultLimit = 100
-	maxLimit     = 1000
-)
-
-// ListParams are the paging query parameters every list operation takes.
-type ListParams struct {
-	Limit  int    `query:"limit" minimum:"1" maximum:"1000" default:"100" description:"Page size."`
-	Cursor string `query:"cursor" description:"Opaque cursor from the previous page's Link rel=\"next\"."`
-}
-
-// page reads limit and cursor. The cursor is opaque to clients; it encodes
-// the last id of the previous page (ids are time-ordered UUIDv7s).
-func page(r *http.Request, errs *validation.Errors) store.Page {
-	p := store.Page{Limit: defaultLimit}
-	q := r.URL.Query()
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxLimit {
-			errs.Add("limit", "must be an integer from 1 to %d", maxLimit)
-		} else {
-			p.Limit = n
-		}
-	}
-	if v := q.Get("cursor"); v != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil || !store.ValidID(string(raw)) {
-			errs.Add("cursor", "is not a cursor from a previous page")
-		} else {
-			p.After = string(raw)
-		}
-	}
-	return p
-}
-
-// writeList answers with a page of items and, when more follow, an RFC 8288
-// Link header pointing at the next page.
-func (s *Server) writeList(w http.ResponseWriter, r *http.Request, items any, next string) {
-	s.setNextLink(w, r, next)
-	writeJSON(w, http.StatusOK, items)
-}
-
-// setNextLink sets the Link header to the page after next, if any.
-func (s *Server) setNextLink(w http.ResponseWriter, r *http.Request, next string) {
-	if next != "" {
-		q := r.URL.Query()
-		q.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(next)))
-		w.Header().Set("Link", "<"+s.baseURL+r.URL.Path+"?"+q.Encode()+`>; rel="next"`)
-	}
-}
-
-// getOne answers GET /…/{id} with the record fetch returns for the id.
-func getOne[T any](fetch func(context.Context, string) (T, error)) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathID(r, "id")
-		if err != nil {
-			return err
-		}
-		v, err := fetch(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, v)
-		return nil
-	}
-}
-
 // listAll answers an unfiltered, paged list with the page list returns.
-func listAll[T any](s *Server, list func(context.Context, store.Page) ([]T, string, error)) handlerFunc {
+func listAll[T any](s *Server, list func(context.Context, store.Page) ([]T, string, error)) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var errs validation.Errors
-		p := page(r, &errs)
+		p := apikit.Page(r, &errs)
 		if err := errs.Err(); err != nil {
 			return err
 		}
@@ -97,12 +30,6 @@ func listAll[T any](s *Server, list func(context.Context, store.Page) ([]T, stri
 		s.writeList(w, r, items, next)
 		return nil
 	}
-}
-
-// respList documents a 200 list answer with body, paged by the Link header.
-func respList(body any) response {
-	return response{status: http.StatusOK, body: body,
-		headers: map[string]string{"Link": `RFC 8288 link to the next page (rel="next"), when there is one.`}}
 }
 
 // checkQuery refuses a query string with a parameter that is not text: a

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
@@ -15,15 +16,15 @@ import (
 // a provider (or entered by hand) for exactly one of an invoice, a payment
 // demand or a KID.
 type PaymentInput struct {
-	InvoiceID       *string `json:"invoiceId" format:"uuid" description:"The invoice paid. Give exactly one of invoiceId, paymentDemandId and kid."`
-	PaymentDemandID *string `json:"paymentDemandId" format:"uuid" description:"The payment demand paid."`
-	KID             *string `json:"kid" description:"The invoice's payment reference (KID) the payer used." example:"00000000018"`
-	OrganizationID  *string `json:"organizationId" format:"uuid" description:"The organization whose invoice the KID names; required when the KID matches invoices of several organizations."`
-	Status          *string `json:"status" required:"true" enum:"Succeeded,Failed" description:"The result (case-insensitive on input)."`
-	Amount          *number `json:"amount" required:"true" description:"Amount (> 0) in the payment demand's currency, with at most its minor-unit decimals." example:"248.00"`
-	Currency        *string `json:"currency" required:"true" description:"ISO 4217 code; must be the payment demand's currency." example:"NOK"`
-	PaidAt          *string `json:"paidAt" format:"date-time" description:"Value date and time. Default: now on the tenant's clock."`
-	Provider        *string `json:"provider" required:"true" maxLength:"100" description:"Who reports the payment, e.g. External, Bank, Manual." example:"External"`
+	InvoiceID       *string        `json:"invoiceId" format:"uuid" description:"The invoice paid. Give exactly one of invoiceId, paymentDemandId and kid."`
+	PaymentDemandID *string        `json:"paymentDemandId" format:"uuid" description:"The payment demand paid."`
+	KID             *string        `json:"kid" description:"The invoice's payment reference (KID) the payer used." example:"00000000018"`
+	OrganizationID  *string        `json:"organizationId" format:"uuid" description:"The organization whose invoice the KID names; required when the KID matches invoices of several organizations."`
+	Status          *string        `json:"status" required:"true" enum:"Succeeded,Failed" description:"The result (case-insensitive on input)."`
+	Amount          *apikit.Number `json:"amount" required:"true" description:"Amount (> 0) in the payment demand's currency, with at most its minor-unit decimals." example:"248.00"`
+	Currency        *string        `json:"currency" required:"true" description:"ISO 4217 code; must be the payment demand's currency." example:"NOK"`
+	PaidAt          *string        `json:"paidAt" format:"date-time" description:"Value date and time. Default: now on the tenant's clock."`
+	Provider        *string        `json:"provider" required:"true" maxLength:"100" description:"Who reports the payment, e.g. External, Bank, Manual." example:"External"`
 	// ProviderReference with Provider identifies the payment: a repeated
 	// report is answered with the first payment.
 	ProviderReference  *string `json:"providerReference" required:"true" maxLength:"200" description:"The provider's id of the payment; reporting the same provider and reference again is idempotent." example:"pi_3NpQ2f"`
@@ -47,7 +48,7 @@ const (
 )
 
 type paymentListParams struct {
-	ListParams
+	apikit.ListParams
 	SubscriberID      string `query:"subscriberId" format:"uuid" description:"Only payments of this subscriber."`
 	InvoiceID         string `query:"invoiceId" format:"uuid" description:"Only payments of this invoice."`
 	PaymentDemandID   string `query:"paymentDemandId" format:"uuid" description:"Only payments of this payment demand."`
@@ -58,7 +59,6 @@ type paymentListParams struct {
 
 func (s *Server) paymentRoutes() {
 	const tag = "Payment"
-	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	s.add(route{method: http.MethodPost, path: "/payment", id: "createPayment", tag: tag,
 		summary: "Report a payment result",
 		desc: "Records a payment result for an invoice, a payment demand or a KID. A success is matched to the demand: " +
@@ -73,39 +73,29 @@ func (s *Server) paymentRoutes() {
 			response{status: http.StatusConflict, desc: "The provider reference names a payment with other data."}),
 		handle: s.createPayment})
 	s.add(route{method: http.MethodGet, path: "/payment/{id}", id: "getPayment", tag: tag, summary: "Get a payment",
-		request: new(idParam), responses: common(ok(new(store.Payment)), respNotFound), handle: getOne(s.app.Payment)})
+		request: new(apikit.IDParam), responses: common(respOK(new(store.Payment)), respNotFound), handle: apikit.GetOne(s.app.Payment)})
 	s.add(route{method: http.MethodGet, path: "/payment", id: "listPayments", tag: tag, summary: "List payments",
-		request: new(paymentListParams), responses: common(ok(new([]store.Payment))), handle: s.listPayments})
-}
-
-// uuidField reads an optional id field, lower-cased.
-func uuidField(errs *validation.Errors, field string, p *string) string {
-	v := strings.ToLower(trimmed(p))
-	if v != "" && !store.ValidID(v) {
-		errs.Add(field, "must be a uuid")
-		return ""
-	}
-	return v
+		request: new(paymentListParams), responses: common(respOK(new([]store.Payment))), handle: s.listPayments})
 }
 
 func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	var in PaymentInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
-	invoiceID := uuidField(&errs, "invoiceId", in.InvoiceID)
-	demandID := uuidField(&errs, "paymentDemandId", in.PaymentDemandID)
-	orgID := uuidField(&errs, "organizationId", in.OrganizationID)
-	agreementID := uuidField(&errs, "paymentAgreementId", in.PaymentAgreementID)
-	kid := trimmed(in.KID)
+	invoiceID := apikit.UUIDField(&errs, "invoiceId", in.InvoiceID)
+	demandID := apikit.UUIDField(&errs, "paymentDemandId", in.PaymentDemandID)
+	orgID := apikit.UUIDField(&errs, "organizationId", in.OrganizationID)
+	agreementID := apikit.UUIDField(&errs, "paymentAgreementId", in.PaymentAgreementID)
+	kid := apikit.Trimmed(in.KID)
 	if kid != "" && (len(kid) > 25 || strings.Trim(kid, "0123456789") != "") {
 		errs.Add("kid", "must be 2 to 25 digits")
 	}
 	m := s.checkMatching(&errs, in)
 	given := 0
 	for _, p := range []*string{in.InvoiceID, in.PaymentDemandID, in.KID, in.ExternalInvoiceIdentifier} {
-		if trimmed(p) != "" {
+		if apikit.Trimmed(p) != "" {
 			given++
 		}
 	}
@@ -117,7 +107,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 			name string
 			p    *string
 		}{{"invoiceId", in.InvoiceID}, {"paymentDemandId", in.PaymentDemandID}, {"kid", in.KID}, {"externalInvoiceIdentifier", in.ExternalInvoiceIdentifier}} {
-			if trimmed(f.p) != "" {
+			if apikit.Trimmed(f.p) != "" {
 				errs.Add(f.name, "give only one of invoiceId, paymentDemandId, kid and externalInvoiceIdentifier")
 			}
 		}
@@ -125,11 +115,11 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	if orgID != "" && kid == "" && m.external == "" {
 		errs.Add("organizationId", "is only for a kid or an externalInvoiceIdentifier")
 	}
-	status := oneOf(&errs, "status", in.Status, "", store.PaymentSucceeded, store.PaymentFailed)
-	if trimmed(in.Status) == "" {
+	status := apikit.OneOf(&errs, "status", in.Status, "", store.PaymentSucceeded, store.PaymentFailed)
+	if apikit.Trimmed(in.Status) == "" {
 		errs.Add("status", "is required")
 	}
-	currency := strings.ToUpper(trimmed(in.Currency))
+	currency := strings.ToUpper(apikit.Trimmed(in.Currency))
 	cur, curOK := money.LookupCurrency(currency)
 	if currency == "" {
 		errs.Add("currency", "is required")
@@ -139,7 +129,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	var amount catalog.Amount
 	if in.Amount == nil {
 		errs.Add("amount", "is required")
-	} else if d, err := in.Amount.decimal(); err != nil {
+	} else if d, err := in.Amount.Decimal(); err != nil {
 		errs.Add("amount", "%s", err)
 	} else if d.Sign() <= 0 {
 		errs.Add("amount", "must be more than 0")
@@ -148,11 +138,11 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 			errs.Add("amount", "%s", err)
 		}
 	}
-	paidAt := timeField(&errs, "paidAt", in.PaidAt)
-	provider := text(&errs, "provider", in.Provider, 100, true)
-	reference := text(&errs, "providerReference", in.ProviderReference, 200, true)
+	paidAt := apikit.TimeField(&errs, "paidAt", in.PaidAt)
+	provider := apikit.Text(&errs, "provider", in.Provider, 100, true)
+	reference := apikit.Text(&errs, "providerReference", in.ProviderReference, 200, true)
 	var reason *string
-	if v := text(&errs, "failureReason", in.FailureReason, 500, false); v != "" {
+	if v := apikit.Text(&errs, "failureReason", in.FailureReason, 500, false); v != "" {
 		if status == store.PaymentSucceeded {
 			errs.Add("failureReason", "is only for a Failed payment")
 		}
@@ -172,7 +162,7 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 	}
 	if !created {
 		w.Header().Set("Location", s.baseURL+"/payment/"+p.ID)
-		writeJSON(w, http.StatusOK, p.ID)
+		apikit.WriteJSON(w, http.StatusOK, p.ID)
 		return nil
 	}
 	s.created(w, "/payment/"+p.ID, p.ID)
@@ -181,12 +171,12 @@ func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
-	f := store.PaymentFilter{SubscriberID: queryID(q, "subscriberId", &errs), InvoiceID: queryID(q, "invoiceId", &errs),
-		PaymentDemandID: queryID(q, "paymentDemandId", &errs), Provider: q.Get("provider"), ProviderReference: q.Get("providerReference")}
+	f := store.PaymentFilter{SubscriberID: apikit.QueryID(q, "subscriberId", &errs), InvoiceID: apikit.QueryID(q, "invoiceId", &errs),
+		PaymentDemandID: apikit.QueryID(q, "paymentDemandId", &errs), Provider: q.Get("provider"), ProviderReference: q.Get("providerReference")}
 	status := q.Get("status")
-	f.Status = oneOf(&errs, "status", &status, "", store.PaymentSucceeded, store.PaymentFailed)
+	f.Status = apikit.OneOf(&errs, "status", &status, "", store.PaymentSucceeded, store.PaymentFailed)
 	if err := errs.Err(); err != nil {
 		return err
 	}

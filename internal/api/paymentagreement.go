@@ -9,6 +9,7 @@ import (
 
 	"github.com/swaggest/jsonschema-go"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/store"
@@ -51,7 +52,7 @@ type ChangePaymentAgreementInput struct {
 }
 
 type changeAgreementRequest struct {
-	idParam
+	apikit.IDParam
 	ChangePaymentAgreementInput
 }
 
@@ -73,7 +74,7 @@ type ImportRowResult struct {
 }
 
 type agreementListParams struct {
-	ListParams
+	apikit.ListParams
 	SubscriberID               string `query:"subscriberId" format:"uuid" description:"Only agreements of this subscriber."`
 	ProviderType               string `query:"providerType" description:"Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400."`
 	ProviderAgreementReference string `query:"providerAgreementReference" description:"Only agreements with this reference (exact, after removing spaces)."`
@@ -119,9 +120,9 @@ func (s *Server) paymentAgreementRoutes() {
 	s.add(route{
 		method: http.MethodGet, path: "/paymentagreement/{id}", id: "getPaymentAgreement", tag: tag,
 		summary: "Get a payment agreement", desc: "Deleted agreements stay readable (deletedAt set): invoices refer to them.",
-		request:   new(idParam),
+		request:   new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(store.PaymentAgreement)}, respNotFound),
-		handle:    getOne(s.app.PaymentAgreement),
+		handle:    apikit.GetOne(s.app.PaymentAgreement),
 	})
 	s.add(route{
 		method: http.MethodDelete, path: "/paymentagreement/{id}", id: "deletePaymentAgreement", tag: tag,
@@ -131,7 +132,7 @@ func (s *Server) paymentAgreementRoutes() {
 			"subscriber's Invoice agreement, created if missing; later renewals inherit that. Invoices already issued keep the " +
 			"agreement they were issued with. The Invoice agreement itself cannot be deleted while such a period uses it (400 " +
 			"naming `id`). Deleting a deleted agreement changes nothing and answers 204 again.",
-		request:   new(idParam),
+		request:   new(apikit.IDParam),
 		responses: common(respNoContent, respNotFound),
 		handle:    s.deletePaymentAgreement,
 	})
@@ -162,9 +163,9 @@ func canonicalProvider(v string) string { return app.KnownProviderType(v) }
 // recording problems in errs with field names under prefix.
 func agreementParams(errs *validation.Errors, prefix string, in AgreementParamsInput) app.AgreementParams {
 	return app.AgreementParams{
-		ProviderType:        trimmed(in.ProviderType),
-		Reference:           text(errs, prefix+provider.FieldReference, in.ProviderAgreementReference, 200, false),
-		PaymentMethod:       text(errs, prefix+provider.FieldPaymentMethod, in.PaymentMethod, 100, false),
+		ProviderType:        apikit.Trimmed(in.ProviderType),
+		Reference:           apikit.Text(errs, prefix+provider.FieldReference, in.ProviderAgreementReference, 200, false),
+		PaymentMethod:       apikit.Text(errs, prefix+provider.FieldPaymentMethod, in.PaymentMethod, 100, false),
 		ProviderAgreementID: normID(in.ProviderAgreementID),
 	}
 }
@@ -179,7 +180,7 @@ func newAgreement(in PaymentAgreementInput) app.NewAgreement {
 
 func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) error {
 	var in PaymentAgreementInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	out, created, err := s.app.CreatePaymentAgreement(r.Context(), newAgreement(in))
@@ -188,7 +189,7 @@ func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) 
 	}
 	if !created {
 		w.Header().Set("Location", s.baseURL+"/paymentagreement/"+out.ID)
-		writeJSON(w, http.StatusOK, out.ID)
+		apikit.WriteJSON(w, http.StatusOK, out.ID)
 		return nil
 	}
 	s.created(w, "/paymentagreement/"+out.ID, out.ID)
@@ -197,7 +198,7 @@ func (s *Server) createPaymentAgreement(w http.ResponseWriter, r *http.Request) 
 
 func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	f := store.AgreementFilter{SubscriberID: strings.ToLower(strings.TrimSpace(queryFold(q, "subscriberId")))}
 	none := false // a provider type Kadens does not offer: no agreement has it
@@ -206,7 +207,7 @@ func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) e
 	}
 	if v := strings.TrimSpace(queryFold(q, "providerType")); v != "" {
 		if f.ProviderType = canonicalProvider(v); f.ProviderType == "" {
-			if _, foreign := canonical(v, foreignProviderTypes...); foreign {
+			if _, foreign := apikit.Canonical(v, foreignProviderTypes...); foreign {
 				none = true
 			} else {
 				errs.Add("providerType", "%q is not a provider type: one of %s", v, strings.Join(providerTypes, ", "))
@@ -214,7 +215,7 @@ func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) e
 		}
 	}
 	f.Reference = strings.ReplaceAll(strings.TrimSpace(queryFold(q, "providerAgreementReference")), " ", "")
-	if b := queryBool(q, "includeDeleted", &errs); b != nil {
+	if b := apikit.QueryBool(q, "includeDeleted", &errs); b != nil {
 		f.IncludeDeleted = *b
 	}
 	if err := errs.Err(); err != nil {
@@ -236,7 +237,7 @@ func (s *Server) listPaymentAgreements(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) deletePaymentAgreement(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -249,7 +250,7 @@ func (s *Server) deletePaymentAgreement(w http.ResponseWriter, r *http.Request) 
 
 func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request) error {
 	var raw []json.RawMessage
-	if err := decodeJSON(r, &raw); err != nil {
+	if err := apikit.DecodeJSON(r, &raw); err != nil {
 		return err
 	}
 	if len(raw) > maxImportRows {
@@ -258,7 +259,7 @@ func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request)
 	rows := make([]app.AgreementRow, len(raw))
 	for i, b := range raw {
 		var in PaymentAgreementInput
-		if err := decodeBytes(b, &in, nil); err != nil {
+		if err := apikit.DecodeBytes(b, &in, nil); err != nil {
 			var errs validation.Errors
 			if !errors.As(err, &errs) {
 				errs.Add("body", "row %d is not a payment agreement object", i)
@@ -292,17 +293,17 @@ func (s *Server) importPaymentAgreements(w http.ResponseWriter, r *http.Request)
 		}
 		report.Rows[i] = row
 	}
-	writeJSON(w, http.StatusOK, report)
+	apikit.WriteJSON(w, http.StatusOK, report)
 	return nil
 }
 
 func (s *Server) changePaymentAgreement(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in ChangePaymentAgreementInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors

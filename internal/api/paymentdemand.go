@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/store"
@@ -103,24 +104,23 @@ func (s *Server) demandViews(ctx context.Context, ds []store.PaymentDemand) ([]P
 }
 
 type demandListParams struct {
-	ListParams
+	apikit.ListParams
 	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only demands of this subscriber."`
 	Status       string `query:"status" enum:"Open,PartiallyPaid,Paid,Overdue,Credited"`
 }
 
 func (s *Server) paymentDemandRoutes() {
 	const tag = "PaymentDemand"
-	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	s.add(route{method: http.MethodGet, path: "/paymentdemand/{id}", id: "getPaymentDemand", tag: tag,
 		summary: "Get a payment demand", desc: "The claim to be paid; `invoiceId` is its one invoice.",
-		request: new(idParam), responses: common(ok(new(PaymentDemandView)), respNotFound), handle: s.getPaymentDemand})
+		request: new(apikit.IDParam), responses: common(respOK(new(PaymentDemandView)), respNotFound), handle: s.getPaymentDemand})
 	s.add(route{method: http.MethodGet, path: "/paymentdemand", id: "listPaymentDemands", tag: tag,
 		summary: "List payment demands", request: new(demandListParams),
-		responses: common(ok(new([]PaymentDemandView))), handle: s.listPaymentDemands})
+		responses: common(respOK(new([]PaymentDemandView))), handle: s.listPaymentDemands})
 }
 
 func (s *Server) getPaymentDemand(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (s *Server) getPaymentDemand(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, vs[0])
+	apikit.WriteJSON(w, http.StatusOK, vs[0])
 	return nil
 }
 
@@ -147,7 +147,7 @@ func (s *Server) listPaymentDemands(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	f := documentFilter(r, &errs, billing.DemandStatuses, now)
 	if err := errs.Err(); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -55,40 +56,40 @@ func (s *Server) peppolRoutes() {
 	s.add(route{method: http.MethodGet, path: "/invoice/{id}/ubl", id: "getInvoiceUBL", tag: "Invoice",
 		summary: "Get an invoice as Peppol BIS Billing 3.0 (UBL 2.1)",
 		desc:    "The document the invoice network receives, for an invoice issued on an EHF or OIO payment agreement.",
-		request: new(idParam),
+		request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, contentType: peppol.ContentType, desc: "The UBL 2.1 Invoice."},
 			respNotFound, respNotNetwork),
 		handle: s.getInvoiceUBL})
 	s.add(route{method: http.MethodGet, path: "/creditnote/{id}/ubl", id: "getCreditNoteUBL", tag: "CreditNote",
 		summary: "Get a credit note as Peppol BIS Billing 3.0 (UBL 2.1)",
 		desc:    "The document the invoice network receives, for a credit note of an invoice issued on an EHF or OIO payment agreement.",
-		request: new(idParam),
+		request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, contentType: peppol.ContentType, desc: "The UBL 2.1 CreditNote."},
 			respNotFound, respNotNetwork),
 		handle: s.getCreditNoteUBL})
 	s.add(route{method: http.MethodGet, path: "/invoice/{id}/peppoldelivery", id: "getInvoicePeppolDelivery", tag: "Invoice",
 		summary: "Get the delivery of an invoice through the invoice network",
 		desc:    "Pending, Sent, Delivered or Failed (with the reason). 404 when the invoice has not been sent through the network.",
-		request: new(idParam), responses: common(response{status: http.StatusOK, body: new(peppol.PeppolDelivery)}, respNotFound),
+		request: new(apikit.IDParam), responses: common(response{status: http.StatusOK, body: new(peppol.PeppolDelivery)}, respNotFound),
 		handle: s.getPeppolDelivery(peppol.PeppolInvoice)})
 	s.add(route{method: http.MethodGet, path: "/creditnote/{id}/peppoldelivery", id: "getCreditNotePeppolDelivery", tag: "CreditNote",
 		summary: "Get the delivery of a credit note through the invoice network",
 		desc:    "Pending, Sent, Delivered or Failed (with the reason). 404 when the credit note has not been sent through the network.",
-		request: new(idParam), responses: common(response{status: http.StatusOK, body: new(peppol.PeppolDelivery)}, respNotFound),
+		request: new(apikit.IDParam), responses: common(response{status: http.StatusOK, body: new(peppol.PeppolDelivery)}, respNotFound),
 		handle: s.getPeppolDelivery(peppol.PeppolCreditNote)})
 }
 
 // writeProblem answers status with a ServerError body saying why.
 func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-	writeJSON(w, status, ServerError{Code: code, Message: msg, RequestID: requestID(r.Context())})
+	apikit.WriteJSON(w, status, ServerError{Code: code, Message: msg, RequestID: requestID(r.Context())})
 }
 
 func (s *Server) documentNetworkLookup(w http.ResponseWriter, r *http.Request) error {
 	var in DocumentNetworkLookupInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	network, ident := trimmed(in.DocumentNetwork), trimmed(in.RecipientIdentifier)
+	network, ident := apikit.Trimmed(in.DocumentNetwork), apikit.Trimmed(in.RecipientIdentifier)
 	switch {
 	case network == "":
 		return fieldErr("documentNetwork", "is required: 0192 (Norway), 0096 (Denmark) or 0107 (Sweden)")
@@ -133,7 +134,7 @@ func (s *Server) documentNetworkLookup(w http.ResponseWriter, r *http.Request) e
 	if res.SMP != "" {
 		out.SMPURL = &res.SMP
 	}
-	writeJSON(w, http.StatusOK, out)
+	apikit.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -185,7 +186,7 @@ func (s *Server) writeUBL(w http.ResponseWriter, r *http.Request, name string, g
 }
 
 func (s *Server) getInvoiceUBL(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func (s *Server) getInvoiceUBL(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getCreditNoteUBL(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -214,9 +215,9 @@ func (s *Server) getCreditNoteUBL(w http.ResponseWriter, r *http.Request) error 
 		func(o peppol.Options) ([]byte, error) { return peppol.CreditNote(cn, inv, o) }, inv)
 }
 
-func (s *Server) getPeppolDelivery(kind string) handlerFunc {
+func (s *Server) getPeppolDelivery(kind string) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathID(r, "id")
+		id, err := apikit.PathID(r, "id")
 		if err != nil {
 			return err
 		}
@@ -224,7 +225,7 @@ func (s *Server) getPeppolDelivery(kind string) handlerFunc {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, d)
+		apikit.WriteJSON(w, http.StatusOK, d)
 		return nil
 	}
 }

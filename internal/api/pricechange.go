@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -17,18 +18,17 @@ type PriceChangeInput struct {
 }
 
 type priceChangeRequest struct {
-	idParam
+	apikit.IDParam
 	PriceChangeInput
 }
 
 type priceChangeIDParams struct {
-	idParam
+	apikit.IDParam
 	PriceChangeID string `path:"priceChangeId" format:"uuid"`
 }
 
 func (s *Server) priceChangeRoutes() {
 	const tag = "Package"
-	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	s.add(route{method: http.MethodPost, path: "/package/{id}/pricechange", id: "createPriceChange", tag: tag,
 		summary: "Schedule a price change of a template's running subscriptions",
 		desc: "Moves every running subscription ordered from this template (or changed to it; chains included) to the target template at its first renewal " +
@@ -38,13 +38,13 @@ func (s *Server) priceChangeRoutes() {
 		request: new(priceChangeRequest), responses: common(respCreated, respNotFound), handle: s.createPriceChange})
 	s.add(route{method: http.MethodPost, path: "/package/{id}/pricechange/preview", id: "previewPriceChange", tag: tag,
 		summary: "Preview a price change", desc: "What the price change would do if it started now: how many subscriptions move, and their monthly revenue before and after. Nothing is stored.",
-		request: new(priceChangeRequest), responses: common(ok(new(engine.PriceChangePreview)), respNotFound), handle: s.previewPriceChange})
+		request: new(priceChangeRequest), responses: common(respOK(new(engine.PriceChangePreview)), respNotFound), handle: s.previewPriceChange})
 	s.add(route{method: http.MethodGet, path: "/package/{id}/pricechange", id: "listPriceChanges", tag: tag,
-		summary: "List the price changes of a template", request: new(idParam),
-		responses: common(ok(new([]store.PriceChange)), respNotFound), handle: s.listPriceChanges})
+		summary: "List the price changes of a template", request: new(apikit.IDParam),
+		responses: common(respOK(new([]store.PriceChange)), respNotFound), handle: s.listPriceChanges})
 	s.add(route{method: http.MethodGet, path: "/package/{id}/pricechange/{priceChangeId}", id: "getPriceChange", tag: tag,
 		summary: "Get a price change", request: new(priceChangeIDParams),
-		responses: common(ok(new(store.PriceChange)), respNotFound), handle: s.getPriceChange})
+		responses: common(respOK(new(store.PriceChange)), respNotFound), handle: s.getPriceChange})
 	s.add(route{method: http.MethodDelete, path: "/package/{id}/pricechange/{priceChangeId}", id: "revokePriceChange", tag: tag,
 		summary: "Revoke a price change before it starts", desc: "Scheduled → Revoked. Once started (noticeDays before effectiveFrom): 400; its plan changes can then be revoked one by one.",
 		request: new(priceChangeIDParams), responses: common(respNoContent, respNotFound), handle: s.revokePriceChange})
@@ -53,7 +53,7 @@ func (s *Server) priceChangeRoutes() {
 // priceChangeInput decodes and checks the body of a price change.
 func priceChangeInput(r *http.Request) (engine.PriceChangeRequest, error) {
 	var in PriceChangeInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return engine.PriceChangeRequest{}, err
 	}
 	var errs validation.Errors
@@ -61,7 +61,7 @@ func priceChangeInput(r *http.Request) (engine.PriceChangeRequest, error) {
 	req.TargetTemplatePackageID = requiredID(&errs, "targetTemplatePackageId", in.TargetTemplatePackageID)
 	if in.EffectiveFrom == nil {
 		errs.Add("effectiveFrom", "is required")
-	} else if t := timeField(&errs, "effectiveFrom", in.EffectiveFrom); t != nil {
+	} else if t := apikit.TimeField(&errs, "effectiveFrom", in.EffectiveFrom); t != nil {
 		req.EffectiveFrom = *t
 	}
 	if in.NoticeDays != nil {
@@ -73,7 +73,7 @@ func priceChangeInput(r *http.Request) (engine.PriceChangeRequest, error) {
 // templateOf returns the {id} of a price change route, 404 when no such
 // template exists in the tenant.
 func (s *Server) templateOf(r *http.Request) (string, error) {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return "", err
 	}
@@ -115,12 +115,12 @@ func (s *Server) previewPriceChange(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, p)
+	apikit.WriteJSON(w, http.StatusOK, p)
 	return nil
 }
 
 func (s *Server) listPriceChanges(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -128,17 +128,17 @@ func (s *Server) listPriceChanges(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list)
+	apikit.WriteJSON(w, http.StatusOK, list)
 	return nil
 }
 
 // priceChangePath reads the {id} and {priceChangeId} of a price change's
 // path.
 func priceChangePath(r *http.Request) (id, pcID string, err error) {
-	if id, err = pathID(r, "id"); err != nil {
+	if id, err = apikit.PathID(r, "id"); err != nil {
 		return
 	}
-	pcID, err = pathID(r, "priceChangeId")
+	pcID, err = apikit.PathID(r, "priceChangeId")
 	return
 }
 
@@ -151,7 +151,7 @@ func (s *Server) getPriceChange(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, p)
+	apikit.WriteJSON(w, http.StatusOK, p)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/swaggest/jsonschema-go"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/validation"
@@ -15,11 +16,11 @@ import (
 // ProductInput is the body of POST and PUT /product. Name and vatRate are
 // required; a product is active unless said otherwise.
 type ProductInput struct {
-	Name        *string `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Nordavis Digital"`
-	Description *string `json:"description" maxLength:"2000" example:"Every article, the e-paper and the archive"`
-	Category    *string `json:"category" maxLength:"100" example:"digital" description:"Free text that groups products (digital, print, magazine…) and filters lists."`
-	VATRate     *number `json:"vatRate" required:"true" description:"VAT rate in percent (0..100, up to 4 decimals) of invoice lines for this product. Norwegian news media are zero-rated: 0." example:"0"`
-	Active      *bool   `json:"active" description:"Inactive products stay in the template packages that hold them but cannot be added to others. Default true."`
+	Name        *string        `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Nordavis Digital"`
+	Description *string        `json:"description" maxLength:"2000" example:"Every article, the e-paper and the archive"`
+	Category    *string        `json:"category" maxLength:"100" example:"digital" description:"Free text that groups products (digital, print, magazine…) and filters lists."`
+	VATRate     *apikit.Number `json:"vatRate" required:"true" description:"VAT rate in percent (0..100, up to 4 decimals) of invoice lines for this product. Norwegian news media are zero-rated: 0." example:"0"`
+	Active      *bool          `json:"active" description:"Inactive products stay in the template packages that hold them but cannot be added to others. Default true."`
 }
 
 // product validates in and returns the product it describes, recording
@@ -29,9 +30,9 @@ func (in ProductInput) product() (catalog.Product, error) {
 		errs validation.Errors
 		p    = catalog.Product{Active: true}
 	)
-	p.Name = text(&errs, "name", in.Name, 200, true)
-	p.Description = text(&errs, "description", in.Description, 2000, false)
-	p.Category = text(&errs, "category", in.Category, 100, false)
+	p.Name = apikit.Text(&errs, "name", in.Name, 200, true)
+	p.Description = apikit.Text(&errs, "description", in.Description, 2000, false)
+	p.Category = apikit.Text(&errs, "category", in.Category, 100, false)
 	if in.VATRate == nil {
 		errs.Add("vatRate", "is required")
 	} else if rate, ok := percent(&errs, "vatRate", *in.VATRate); ok {
@@ -44,12 +45,12 @@ func (in ProductInput) product() (catalog.Product, error) {
 }
 
 type productUpdate struct {
-	idParam
+	apikit.IDParam
 	ProductInput
 }
 
 type productListParams struct {
-	ListParams
+	apikit.ListParams
 	Active   string `query:"active" enum:"true,false" description:"Only active (true) or inactive (false) products."`
 	Category string `query:"category" description:"Only products in this category."`
 }
@@ -69,9 +70,9 @@ func (s *Server) productRoutes() {
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/product/{id}", id: "getProduct", tag: tag,
-		summary: "Get a product", request: new(idParam),
+		summary: "Get a product", request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(catalog.Product)}, respNotFound),
-		handle:    getOne(s.app.Product),
+		handle:    apikit.GetOne(s.app.Product),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/product/{id}", id: "updateProduct", tag: tag,
@@ -83,13 +84,13 @@ func (s *Server) productRoutes() {
 		method: http.MethodDelete, path: "/product/{id}", id: "deleteProduct", tag: tag,
 		summary: "Delete a product",
 		desc:    "A product that a template package (archived or not) contains is not deleted: the answer is a 400 naming `id` and the packages. Set `active` to false to stop offering it.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteProduct,
+		request: new(apikit.IDParam), responses: common(respNoContent, respNotFound), handle: s.deleteProduct,
 	})
 }
 
 func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) error {
 	var in ProductInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	p, err := in.product()
@@ -106,9 +107,9 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
-	f := catalogdb.ProductFilter{Category: strings.TrimSpace(q.Get("category")), Active: queryBool(q, "active", &errs)}
+	f := catalogdb.ProductFilter{Category: strings.TrimSpace(q.Get("category")), Active: apikit.QueryBool(q, "active", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -124,12 +125,12 @@ func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateProduct(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in ProductInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	p, err := in.product()
@@ -145,7 +146,7 @@ func (s *Server) updateProduct(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteProduct(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,13 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kadens/kadens/internal/ledger"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kadens/kadens/internal/ledger"
 
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/billing"

@@ -1,12 +1,11 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"reflect"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -38,18 +37,6 @@ var (
 	errForbidden    = &statusError{http.StatusForbidden, "forbidden"}
 )
 
-// writeJSON writes v as the JSON body with status. A nil slice (an empty
-// page) is written as [], never null: the contract says lists are arrays.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {
-		_, _ = w.Write([]byte("[]\n"))
-		return
-	}
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // writeError turns a handler error into the response the conventions
 // prescribe: 400 with a ValidationResultModel, an empty 401/403/404, a
 // JSON 507 when the storage is full, or a JSON 500 carrying the request id
@@ -62,7 +49,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	)
 	switch {
 	case errors.As(err, &verrs):
-		writeJSON(w, http.StatusBadRequest, ValidationResult{Message: "Validation Failed", Errors: verrs})
+		apikit.WriteJSON(w, http.StatusBadRequest, ValidationResult{Message: "Validation Failed", Errors: verrs})
 	case errors.As(err, &mbe):
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 	case errors.As(err, &se):
@@ -79,7 +66,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// request id, rather than as an unexplained 500.
 		id := requestID(r.Context())
 		logger(r.Context()).ErrorContext(r.Context(), "storage full: request refused", slog.String("err", err.Error()))
-		writeJSON(w, http.StatusInsufficientStorage, ServerError{
+		apikit.WriteJSON(w, http.StatusInsufficientStorage, ServerError{
 			Code:      "insufficient_storage",
 			Message:   "The server's storage is full, so nothing of this request was saved. Try again later; if it persists, tell the operator (quote the request id).",
 			RequestID: id,
@@ -92,16 +79,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		id := requestID(r.Context())
 		logger(r.Context()).ErrorContext(r.Context(), "request failed", slog.String("err", err.Error()))
-		writeJSON(w, http.StatusInternalServerError, ServerError{
+		apikit.WriteJSON(w, http.StatusInternalServerError, ServerError{
 			Code:      "internal_error",
 			Message:   "The server failed to handle the request. Quote the request id when reporting it.",
 			RequestID: id,
 		})
 	}
-}
-
-// created answers 201 with the new id as a JSON string and its Location.
-func (s *Server) created(w http.ResponseWriter, location, id string) {
-	w.Header().Set("Location", s.baseURL+location)
-	writeJSON(w, http.StatusCreated, id)
 }

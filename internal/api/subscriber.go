@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/country"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -103,8 +104,8 @@ func (c contactChecks) address(in *AddressInput, field string) store.Address {
 		return store.Address{}
 	}
 	a := store.Address{
-		Line1: trimmed(in.Line1), Line2: trimmed(in.Line2), PostalCode: trimmed(in.PostalCode),
-		City: trimmed(in.City), Country: strings.ToUpper(trimmed(in.Country)),
+		Line1: apikit.Trimmed(in.Line1), Line2: apikit.Trimmed(in.Line2), PostalCode: apikit.Trimmed(in.PostalCode),
+		City: apikit.Trimmed(in.City), Country: strings.ToUpper(apikit.Trimmed(in.Country)),
 	}
 	c.maxLen(field+".line1", a.Line1, 200)
 	c.maxLen(field+".line2", a.Line2, 200)
@@ -132,7 +133,7 @@ func (c contactChecks) role(field, v string) (store.ContactRole, bool) {
 // contact validates the fields of cin other than its role; field
 // prefixes their names.
 func (c contactChecks) contact(cin ContactInput, field string) store.Contact {
-	contact := store.Contact{Name: trimmed(cin.Name), Email: trimmed(cin.Email), Phone: trimmed(cin.Phone)}
+	contact := store.Contact{Name: apikit.Trimmed(cin.Name), Email: apikit.Trimmed(cin.Email), Phone: apikit.Trimmed(cin.Phone)}
 	c.maxLen(field+".name", contact.Name, 200)
 	c.email(field+".email", contact.Email)
 	c.phone(field+".phone", contact.Phone)
@@ -148,21 +149,21 @@ func (in SubscriberInput) subscriber() (store.Subscriber, error) {
 		sub  store.Subscriber
 		chk  = contactChecks{&errs}
 	)
-	sub.Name = trimmed(in.Name)
+	sub.Name = apikit.Trimmed(in.Name)
 	switch n := utf8.RuneCountInString(sub.Name); {
 	case n == 0:
 		errs.Add("name", "is required")
 	case n > 200:
 		errs.Add("name", "must be at most 200 characters")
 	}
-	sub.Email = trimmed(in.Email)
+	sub.Email = apikit.Trimmed(in.Email)
 	chk.email("email", sub.Email)
-	sub.Phone = trimmed(in.Phone)
+	sub.Phone = apikit.Trimmed(in.Phone)
 	chk.phone("phone", sub.Phone)
 	sub.Address = chk.address(in.Address, "address")
-	sub.Country = strings.ToUpper(trimmed(in.Country))
+	sub.Country = strings.ToUpper(apikit.Trimmed(in.Country))
 	chk.country("country", sub.Country)
-	sub.ExternalID = trimmed(in.ExternalID)
+	sub.ExternalID = apikit.Trimmed(in.ExternalID)
 	chk.maxLen("externalId", sub.ExternalID, 200)
 	if in.SubscriberNumber != nil {
 		if n := *in.SubscriberNumber; n < 1 || n > store.MaxSubscriberNumber {
@@ -174,7 +175,7 @@ func (in SubscriberInput) subscriber() (store.Subscriber, error) {
 	seen := map[store.ContactRole]bool{}
 	for i, cin := range in.Contacts {
 		field := fmt.Sprintf("contacts[%d]", i)
-		role, ok := chk.role(field+".role", trimmed(cin.Role))
+		role, ok := chk.role(field+".role", apikit.Trimmed(cin.Role))
 		if ok && seen[role] {
 			errs.Add(field+".role", "a subscriber has at most one %s contact", role)
 		}
@@ -187,12 +188,12 @@ func (in SubscriberInput) subscriber() (store.Subscriber, error) {
 }
 
 type subscriberUpdate struct {
-	idParam
+	apikit.IDParam
 	SubscriberInput
 }
 
 type subscriberListParams struct {
-	ListParams
+	apikit.ListParams
 	ExternalID       string `query:"externalId" description:"Only the subscriber with this external id."`
 	SubscriberNumber int64  `query:"subscriberNumber" minimum:"1" description:"Only the subscriber with this number."`
 	Email            string `query:"email" description:"Only subscribers with this email address (whole address, ignoring case)."`
@@ -218,9 +219,9 @@ func (s *Server) subscriberRoutes() {
 	})
 	s.add(route{
 		method: http.MethodGet, path: "/subscriber/{id}", id: "getSubscriber", tag: tag,
-		summary: "Get a subscriber", request: new(idParam),
+		summary: "Get a subscriber", request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(store.Subscriber)}, respNotFound),
-		handle:    getOne(s.app.Subscriber),
+		handle:    apikit.GetOne(s.app.Subscriber),
 	})
 	s.add(route{
 		method: http.MethodPut, path: "/subscriber/{id}", id: "updateSubscriber", tag: tag,
@@ -234,14 +235,14 @@ func (s *Server) subscriberRoutes() {
 		desc: "Refused with a 400 naming `id` while the subscriber has live subscriptions (not deactivated and not yet " +
 			"ended) or open orders, and when subscriptions, completed orders or payment agreements of the subscriber are " +
 			"on record (they are kept as billing history). The subscriber's cancelled orders are deleted with it.",
-		request:   new(idParam),
+		request:   new(apikit.IDParam),
 		responses: common(respNoContent, respNotFound), handle: s.deleteSubscriber,
 	})
 }
 
 func (s *Server) createSubscriber(w http.ResponseWriter, r *http.Request) error {
 	var in SubscriberInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	sub, err := in.subscriber()
@@ -272,7 +273,7 @@ func queryFold(q url.Values, name string) string {
 
 func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	f := store.SubscriberFilter{
 		ExternalID: strings.TrimSpace(queryFold(q, "externalId")),
@@ -301,12 +302,12 @@ func (s *Server) listSubscribers(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateSubscriber(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in SubscriberInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	sub, err := in.subscriber()
@@ -322,7 +323,7 @@ func (s *Server) updateSubscriber(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) deleteSubscriber(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
@@ -14,7 +15,7 @@ import (
 )
 
 type accountListParams struct {
-	ListParams
+	apikit.ListParams
 	SubscriberID string `query:"subscriberId" format:"uuid" description:"Only accounts of this subscriber."`
 	Currency     string `query:"currency" description:"Only accounts in this ISO 4217 currency."`
 }
@@ -22,34 +23,33 @@ type accountListParams struct {
 // AccountItemInput is the body of POST /subscriberaccount/{id}/charge and
 // /allowance.
 type AccountItemInput struct {
-	Amount      *number `json:"amount" required:"true" description:"Gross amount (> 0) in the account's currency, with at most its minor-unit decimals." example:"49.00"`
-	Description *string `json:"description" required:"true" maxLength:"500" example:"Replacement of damaged paper"`
-	VATRate     *number `json:"vatRate" description:"VAT rate in percent (0..100) that splits the amount into net and VAT on the invoice line. Required unless productId is given; 0 must be said explicitly." example:"25"`
-	ProductID   *string `json:"productId" format:"uuid" description:"The product the charge or allowance is for: its VAT rate is used when vatRate is left out, and must equal vatRate when both are given."`
+	Amount      *apikit.Number `json:"amount" required:"true" description:"Gross amount (> 0) in the account's currency, with at most its minor-unit decimals." example:"49.00"`
+	Description *string        `json:"description" required:"true" maxLength:"500" example:"Replacement of damaged paper"`
+	VATRate     *apikit.Number `json:"vatRate" description:"VAT rate in percent (0..100) that splits the amount into net and VAT on the invoice line. Required unless productId is given; 0 must be said explicitly." example:"25"`
+	ProductID   *string        `json:"productId" format:"uuid" description:"The product the charge or allowance is for: its VAT rate is used when vatRate is left out, and must equal vatRate when both are given."`
 }
 
 type accountItemRequest struct {
-	idParam
+	apikit.IDParam
 	AccountItemInput
 }
 
 func (s *Server) subscriberAccountRoutes() {
 	const tag = "SubscriberAccount"
-	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	s.add(route{method: http.MethodGet, path: "/subscriberaccount/{id}", id: "getSubscriberAccount", tag: tag,
 		summary: "Get a subscriber account",
 		desc: fmt.Sprintf("The balance (sum of the ledger entries), outstanding charges, available allowance and the newest entries (at most %d, newest first).",
 			store.AccountEntriesShown),
-		request: new(idParam), responses: common(ok(new(store.SubscriberAccount)), respNotFound), handle: getOne(s.app.SubscriberAccount)})
+		request: new(apikit.IDParam), responses: common(respOK(new(store.SubscriberAccount)), respNotFound), handle: apikit.GetOne(s.app.SubscriberAccount)})
 	s.add(route{method: http.MethodGet, path: "/subscriberaccount", id: "listSubscriberAccounts", tag: tag,
 		summary: "List subscriber accounts", desc: "Accounts with their balances; entries are left out.",
-		request: new(accountListParams), responses: common(ok(new([]store.SubscriberAccount))), handle: s.listSubscriberAccounts})
+		request: new(accountListParams), responses: common(respOK(new([]store.SubscriberAccount))), handle: s.listSubscriberAccounts})
 	s.add(route{method: http.MethodGet, path: "/subscriberaccount/{id}/entries", id: "listSubscriberAccountEntries", tag: tag,
 		summary: "List the ledger entries of a subscriber account", desc: "Oldest first, paged.",
 		request: &struct {
-			idParam
-			ListParams
-		}{}, responses: common(ok(new([]store.AccountEntry)), respNotFound), handle: s.listAccountEntries})
+			apikit.IDParam
+			apikit.ListParams
+		}{}, responses: common(respOK(new([]store.AccountEntry)), respNotFound), handle: s.listAccountEntries})
 	s.add(route{method: http.MethodPost, path: "/subscriberaccount/{id}/charge", id: "createCharge", tag: tag,
 		summary: "Charge a subscriber account",
 		desc:    "Books a charge now; the next invoice of the account bills it as an extra line (in arrears).",
@@ -63,7 +63,7 @@ func (s *Server) subscriberAccountRoutes() {
 
 func (s *Server) listSubscriberAccounts(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	f := store.AccountFilter{SubscriberID: strings.ToLower(strings.TrimSpace(q.Get("subscriberId"))), Currency: strings.ToUpper(strings.TrimSpace(q.Get("currency")))}
 	if f.SubscriberID != "" && !store.ValidID(f.SubscriberID) {
@@ -89,12 +89,12 @@ func (s *Server) listSubscriberAccounts(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) listAccountEntries(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -106,14 +106,14 @@ func (s *Server) listAccountEntries(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-func (s *Server) accountItem(kind string) handlerFunc {
+func (s *Server) accountItem(kind string) apikit.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathID(r, "id")
+		id, err := apikit.PathID(r, "id")
 		if err != nil {
 			return err
 		}
 		var in AccountItemInput
-		if err := decodeJSON(r, &in); err != nil {
+		if err := apikit.DecodeJSON(r, &in); err != nil {
 			return err
 		}
 		// The account's currency says how many decimals amount may have.
@@ -128,14 +128,14 @@ func (s *Server) accountItem(kind string) handlerFunc {
 		)
 		if in.Amount == nil {
 			errs.Add("amount", "is required")
-		} else if d, err := in.Amount.decimal(); err != nil {
+		} else if d, err := in.Amount.Decimal(); err != nil {
 			errs.Add("amount", "%s", err)
 		} else if d.Sign() <= 0 {
 			errs.Add("amount", "must be more than 0")
 		} else if amount, err = catalog.ParseAmount(d, cur); err != nil {
 			errs.Add("amount", "%s", err)
 		}
-		desc := text(&errs, "description", in.Description, 500, true)
+		desc := apikit.Text(&errs, "description", in.Description, 500, true)
 		rate, product := itemVATRate(&errs, in)
 		it, err := s.app.AddAccountItem(r.Context(), app.NewAccountItem{AccountID: id, Kind: kind, Amount: amount.Minor,
 			Description: desc, VATRate: rate, ProductID: product, Invalid: errs})
@@ -159,14 +159,14 @@ func itemVATRate(errs *validation.Errors, in AccountItemInput) (*catalog.Percent
 		}
 	}
 	product := ""
-	if id := strings.ToLower(trimmed(in.ProductID)); id != "" {
+	if id := strings.ToLower(apikit.Trimmed(in.ProductID)); id != "" {
 		if !store.ValidID(id) {
 			errs.Add("productId", "must be a uuid")
 		} else {
-			product = trimmed(in.ProductID)
+			product = apikit.Trimmed(in.ProductID)
 		}
 	}
-	if in.VATRate == nil && trimmed(in.ProductID) == "" {
+	if in.VATRate == nil && apikit.Trimmed(in.ProductID) == "" {
 		errs.Add("vatRate", "is required (or productId, whose VAT rate is used); give 0 for an item without VAT")
 	}
 	return rate, product

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/store"
@@ -39,7 +40,7 @@ func endTime(sub *store.Subscription) time.Time {
 }
 
 type subscriptionListParams struct {
-	ListParams
+	apikit.ListParams
 	SubscriberID   string `query:"subscriberId" format:"uuid"`
 	OrganizationID string `query:"organizationId" format:"uuid"`
 	Status         string `query:"status" enum:"Pending,Active,Completed,Cancelled"`
@@ -48,7 +49,7 @@ type subscriptionListParams struct {
 }
 
 type scheduledListParams struct {
-	ListParams
+	apikit.ListParams
 	Until string `query:"until" format:"date-time" description:"Renewals due up to this time; default 31 days from now."`
 	expandPackageParam
 }
@@ -68,7 +69,7 @@ type CancelInput struct {
 }
 
 type cancelRequest struct {
-	idParam
+	apikit.IDParam
 	CancelInput
 }
 
@@ -81,30 +82,29 @@ type ChangeInput struct {
 }
 
 type changeRequest struct {
-	idParam
+	apikit.IDParam
 	ChangeInput
 }
 
 type changeIDParams struct {
-	idParam
+	apikit.IDParam
 	ChangeID string `path:"changeId" format:"uuid"`
 }
 
 func (s *Server) subscriptionRoutes() {
 	const tag = "Subscription"
-	ok := func(body any) response { return response{status: http.StatusOK, body: body} }
 	s.add(route{method: http.MethodGet, path: "/subscription", id: "listSubscriptions", tag: tag,
 		summary: "List subscription periods", desc: "Items carry a summary of their package unless `expand=package` asks for the whole one.",
-		request: new(subscriptionListParams), responses: common(ok(new([]SubscriptionListItem))), handle: s.listSubscriptions})
+		request: new(subscriptionListParams), responses: common(respOK(new([]SubscriptionListItem))), handle: s.listSubscriptions})
 	s.add(route{method: http.MethodGet, path: "/subscription/scheduled", id: "listScheduledRenewals", tag: tag,
 		summary: "List upcoming renewals", desc: "Subscription periods that will renew up to `until`, with their renewAt. Items carry a summary of their package unless `expand=package` asks for the whole one.",
-		request: new(scheduledListParams), responses: common(ok(new([]SubscriptionListItem))), handle: s.listScheduled})
+		request: new(scheduledListParams), responses: common(respOK(new([]SubscriptionListItem))), handle: s.listScheduled})
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}", id: "getSubscription", tag: tag,
-		summary: "Get a subscription period", request: new(idParam),
-		responses: common(ok(new(SubscriptionView)), respNotFound), handle: s.getSubscription})
+		summary: "Get a subscription period", request: new(apikit.IDParam),
+		responses: common(respOK(new(SubscriptionView)), respNotFound), handle: s.getSubscription})
 	s.add(route{method: http.MethodPost, path: "/subscription/{id}/cancel", id: "cancelSubscription", tag: tag,
 		summary: "Cancel a subscription", desc: "Records SubscriptionCancelled now and SubscriptionDeactivated when the cancellation takes effect. A period created ahead by a renewal is cancelled at once.",
-		request: new(cancelRequest), responses: common(ok(new(SubscriptionView)), respNotFound), handle: s.cancelSubscription})
+		request: new(cancelRequest), responses: common(respOK(new(SubscriptionView)), respNotFound), handle: s.cancelSubscription})
 	s.add(route{method: http.MethodPost, path: "/subscription/{id}/scheduledchange", id: "createScheduledChange", tag: tag,
 		summary: "Change the plan of a subscription",
 		desc: "Immediately: the current subscription is cancelled now and a new one generated with the new plan, starting at the start of today (organization time zone); the old period is prorated up to that midnight. " +
@@ -115,11 +115,11 @@ func (s *Server) subscriptionRoutes() {
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}/scheduledchange", id: "listScheduledChanges", tag: tag,
 		summary:   "List the plan changes of a subscription",
 		desc:      "Every change registered on any period of the series (every period linked to this one), oldest first, with the period it was registered on (subscriptionId), its state and the period it produced.",
-		request:   new(idParam),
-		responses: common(ok(new([]store.ScheduledChange)), respNotFound), handle: s.listChanges})
+		request:   new(apikit.IDParam),
+		responses: common(respOK(new([]store.ScheduledChange)), respNotFound), handle: s.listChanges})
 	s.add(route{method: http.MethodGet, path: "/subscription/{id}/scheduledchange/{changeId}", id: "getScheduledChange", tag: tag,
 		summary: "Get a plan change", desc: "Any period of the series the change belongs to finds it (the Location of its create).",
-		request: new(changeIDParams), responses: common(ok(new(store.ScheduledChange)), respNotFound), handle: s.getChange})
+		request: new(changeIDParams), responses: common(respOK(new(store.ScheduledChange)), respNotFound), handle: s.getChange})
 	s.add(route{method: http.MethodDelete, path: "/subscription/{id}/scheduledchange/{changeId}", id: "deleteScheduledChange", tag: tag,
 		summary: "Revoke a plan change before it runs", desc: "Registered → Revoked (reason RevokedByClient). A change that already ran, was revoked or expired: 400.",
 		request: new(changeIDParams), responses: common(respNoContent, respNotFound), handle: s.revokeChange})
@@ -131,7 +131,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
 	f := store.SubscriptionFilter{SubscriberID: q.Get("subscriberId"), OrganizationID: q.Get("organizationId"), Now: now}
 	for name, v := range map[string]string{"subscriberId": f.SubscriberID, "organizationId": f.OrganizationID} {
@@ -170,7 +170,7 @@ func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	until := now.AddDate(0, 0, 31)
 	if v := r.URL.Query().Get("until"); v != "" {
 		if until, err = time.Parse(time.RFC3339, v); err != nil {
@@ -190,7 +190,7 @@ func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -202,30 +202,30 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, view(sub, now))
+	apikit.WriteJSON(w, http.StatusOK, view(sub, now))
 	return nil
 }
 
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in CancelInput
-	if err := decodeOptionalJSON(r, &in); err != nil {
+	if err := apikit.DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
 	mode := engine.CancelEndOfPeriod
-	if m := trimmed(in.Mode); m != "" {
+	if m := apikit.Trimmed(in.Mode); m != "" {
 		mode = m
 	}
 	if mode != engine.CancelEndOfPeriod && mode != engine.CancelImmediately {
 		errs.Add("mode", "must be Immediately or EndOfPeriod")
 	}
-	reason := text(&errs, "reason", in.Reason, 500, false)
-	at := timeField(&errs, "cancellationTime", in.CancellationTime)
-	if at != nil && trimmed(in.Mode) != "" {
+	reason := apikit.Text(&errs, "reason", in.Reason, 500, false)
+	at := apikit.TimeField(&errs, "cancellationTime", in.CancellationTime)
+	if at != nil && apikit.Trimmed(in.Mode) != "" {
 		errs.Add("cancellationTime", "give mode or cancellationTime, not both")
 	}
 	if err := errs.Err(); err != nil {
@@ -235,26 +235,26 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, view(sub, now))
+	apikit.WriteJSON(w, http.StatusOK, view(sub, now))
 	return nil
 }
 
 func (s *Server) createChange(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in ChangeInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
-	req := engine.ChangeRequest{ProcessingType: trimmed(in.ProcessingType)}
-	req.ScheduledAt = timeField(&errs, "scheduledTime", in.ScheduledTime)
+	req := engine.ChangeRequest{ProcessingType: apikit.Trimmed(in.ProcessingType)}
+	req.ScheduledAt = apikit.TimeField(&errs, "scheduledTime", in.ScheduledTime)
 	if req.ProcessingType == "" {
 		errs.Add("processingType", "is required")
 	}
-	req.TemplatePackageID = strings.ToLower(trimmed(in.TemplatePackageID))
+	req.TemplatePackageID = strings.ToLower(apikit.Trimmed(in.TemplatePackageID))
 	if !store.ValidID(req.TemplatePackageID) {
 		errs.Add("templatePackageId", "must be the id of a template package")
 	}
@@ -295,7 +295,7 @@ func prefixChoiceErrors(err error) error {
 }
 
 func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -306,16 +306,16 @@ func (s *Server) listChanges(w http.ResponseWriter, r *http.Request) error {
 	if changes == nil {
 		changes = []store.ScheduledChange{}
 	}
-	writeJSON(w, http.StatusOK, changes)
+	apikit.WriteJSON(w, http.StatusOK, changes)
 	return nil
 }
 
 // changePath reads the {id} and {changeId} of a plan change's path.
 func changePath(r *http.Request) (id, changeID string, err error) {
-	if id, err = pathID(r, "id"); err != nil {
+	if id, err = apikit.PathID(r, "id"); err != nil {
 		return
 	}
-	changeID, err = pathID(r, "changeId")
+	changeID, err = apikit.PathID(r, "changeId")
 	return
 }
 
@@ -328,7 +328,7 @@ func (s *Server) getChange(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, c)
+	apikit.WriteJSON(w, http.StatusOK, c)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/catalog"
 )
 
@@ -50,12 +51,12 @@ func (s *Server) subscriptionChainRoutes() {
 			"(a step whose template the choices do not fit gets its defaults). Renewals walk these frozen steps; editing the " +
 			"chain or a step's template later never changes them. Shows the steps with their packages, the step this period is " +
 			"on and how many periods of it are left. 404 for a period that follows no chain.",
-		request: new(idParam), responses: common(response{status: http.StatusOK, body: new(SubscriptionChainView)}, respNotFound),
+		request: new(apikit.IDParam), responses: common(response{status: http.StatusOK, body: new(SubscriptionChainView)}, respNotFound),
 		handle: s.getSubscriptionChain})
 }
 
 func (s *Server) getSubscriptionChain(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -79,6 +80,6 @@ func (s *Server) getSubscriptionChain(w http.ResponseWriter, r *http.Request) er
 			v.PeriodsLeft = &left
 		}
 	}
-	writeJSON(w, http.StatusOK, v)
+	apikit.WriteJSON(w, http.StatusOK, v)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/validation"
@@ -53,7 +54,7 @@ func (s *Server) getTestClock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return testClockError(err)
 	}
-	writeJSON(w, http.StatusOK, TestClockView{Now: now})
+	apikit.WriteJSON(w, http.StatusOK, TestClockView{Now: now})
 	return nil
 }
 
@@ -63,11 +64,11 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 		return testClockError(err)
 	}
 	var in AdvanceInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
-	toPtr := timeField(&errs, "to", in.To)
+	toPtr := apikit.TimeField(&errs, "to", in.To)
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -88,6 +89,6 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return testClockError(err)
 	}
-	writeJSON(w, http.StatusOK, AdvanceResult{Now: to, Stats: stats})
+	apikit.WriteJSON(w, http.StatusOK, AdvanceResult{Now: to, Stats: stats})
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/validation"
@@ -56,18 +57,18 @@ type WebhookInput struct {
 }
 
 type webhookUpdate struct {
-	idParam
+	apikit.IDParam
 	WebhookInput
 }
 
 type deliveryListParams struct {
-	idParam
-	ListParams
+	apikit.IDParam
+	apikit.ListParams
 	Status string `query:"status" enum:"Pending,Delivered,Failed" description:"Only deliveries with this status."`
 }
 
 type deliveryIDParams struct {
-	idParam
+	apikit.IDParam
 	DeliveryID string `path:"deliveryId" format:"uuid"`
 }
 
@@ -126,12 +127,12 @@ func (s *Server) webhookRoutes() {
 				WebhookStatusReasonHeader: "Only when Pending: the warning that the registration receives no events yet, why (what the validation event got back) and what proves ownership; the registration's statusReason."}}),
 		handle: s.createWebhook})
 	s.add(route{method: http.MethodGet, path: "/webhook", id: "listWebhooks", tag: tag,
-		summary: "List webhook registrations", request: new(ListParams),
+		summary: "List webhook registrations", request: new(apikit.ListParams),
 		responses: common(respList(new([]webhook.Webhook))),
 		handle:    s.listWebhooks})
 	s.add(route{method: http.MethodGet, path: "/webhook/{id}", id: "getWebhook", tag: tag,
-		summary: "Get a webhook registration", desc: "The secret is never shown again.", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(webhook.Webhook)}, respNotFound), handle: getOne(func(ctx context.Context, id string) (webhook.Webhook, error) {
+		summary: "Get a webhook registration", desc: "The secret is never shown again.", request: new(apikit.IDParam),
+		responses: common(response{status: http.StatusOK, body: new(webhook.Webhook)}, respNotFound), handle: apikit.GetOne(func(ctx context.Context, id string) (webhook.Webhook, error) {
 			return webhook.Registration(ctx, s.store, id)
 		})})
 	s.add(route{method: http.MethodPut, path: "/webhook/{id}", id: "updateWebhook", tag: tag,
@@ -144,7 +145,7 @@ func (s *Server) webhookRoutes() {
 				WebhookStatusReasonHeader: "Only when Pending: why, as the registration's statusReason."}}, respNotFound),
 		handle: s.updateWebhook})
 	s.add(route{method: http.MethodDelete, path: "/webhook/{id}", id: "deleteWebhook", tag: tag,
-		summary: "Delete a webhook registration", desc: "Its deliveries are deleted with it.", request: new(idParam),
+		summary: "Delete a webhook registration", desc: "Its deliveries are deleted with it.", request: new(apikit.IDParam),
 		responses: common(respNoContent, respNotFound), handle: s.deleteWebhook})
 	s.add(route{method: http.MethodGet, path: "/webhook/{id}/deliveries", id: "listWebhookDeliveries", tag: tag,
 		summary:   "List a webhook's deliveries with their attempts",
@@ -167,7 +168,7 @@ func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (webhook
 		errs validation.Errors
 		w    webhook.Webhook
 	)
-	w.URL = trimmed(in.URL)
+	w.URL = apikit.Trimmed(in.URL)
 	if w.URL == "" {
 		errs.Add("url", "is required")
 	} else if err := s.egress.CheckURL(ctx, w.URL); err != nil {
@@ -189,7 +190,7 @@ func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (webhook
 			w.EventTypes = append(w.EventTypes, kind)
 		}
 	}
-	w.Format = oneOf(&errs, "format", in.Format, webhook.FormatEventGrid, webhook.FormatEventGrid, webhook.FormatCloudEvents)
+	w.Format = apikit.OneOf(&errs, "format", in.Format, webhook.FormatEventGrid, webhook.FormatEventGrid, webhook.FormatCloudEvents)
 	if in.Secret != nil {
 		w.Secret = strings.TrimSpace(*in.Secret)
 		if _, err := webhook.SecretKey(w.Secret); err != nil {
@@ -201,7 +202,7 @@ func (s *Server) webhookFromInput(ctx context.Context, in WebhookInput) (webhook
 }
 
 func canonicalKind(k string) string {
-	known, _ := canonical(k, webhook.Kinds...)
+	known, _ := apikit.Canonical(k, webhook.Kinds...)
 	return known
 }
 
@@ -283,7 +284,7 @@ func setStatusHeaders(w http.ResponseWriter, status, reason string) {
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	var in WebhookInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	hook, err := s.webhookFromInput(r.Context(), in)
@@ -323,7 +324,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -339,12 +340,12 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in WebhookInput
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	hook, err := s.webhookFromInput(r.Context(), in)
@@ -384,7 +385,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -396,15 +397,15 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	f := webhook.DeliveryFilter{}
 	st := queryFold(r.URL.Query(), "status")
-	f.Status = oneOf(&errs, "status", &st, "", webhook.DeliveryPending, webhook.DeliveryDelivered, webhook.DeliveryFailed)
+	f.Status = apikit.OneOf(&errs, "status", &st, "", webhook.DeliveryPending, webhook.DeliveryDelivered, webhook.DeliveryFailed)
 	if err := errs.Err(); err != nil {
 		return err
 	}
@@ -420,11 +421,11 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) redeliverWebhookDelivery(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
-	deliveryID, err := pathID(r, "deliveryId")
+	deliveryID, err := apikit.PathID(r, "deliveryId")
 	if err != nil {
 		return err
 	}
@@ -471,6 +472,6 @@ func (s *Server) validateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := webhook.Validate(ctx, s.store, id, hash, s.now()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, WebhookValidated{ID: id, Status: webhook.WebhookValidated})
+	apikit.WriteJSON(w, http.StatusOK, WebhookValidated{ID: id, Status: webhook.WebhookValidated})
 	return nil
 }

@@ -23,7 +23,11 @@
 //     it (the compiler refuses the cycle), so no rule of this package is
 //     needed for that.
 //   - HTTP: api decodes, validates, calls the application and answers; it
-//     opens no store transaction.
+//     opens no store transaction. A payment-provider wing keeps its own
+//     API file (WingAPIFiles: autogiro/api.go, avtalegiro/api.go), written
+//     with the handler kit internal/apikit and served by api; those files
+//     are handlers under the same rules. apikit imports no wing and not
+//     api (the wings' and api's own rules say so).
 //   - composition: cmd/... and internal/server assemble a process; config
 //     parses its settings, linking neither the store nor the queues. Only
 //     they (and the apitest helper, which starts a real server for tests)
@@ -88,6 +92,11 @@ var ioAnywhere = []string{"database/sql", "net/http", "os/exec"}
 // Composition are the packages that assemble a process: the only importers
 // of api, server and config, together with TestHelpers.
 var Composition = []string{"cmd/...", "internal/server"}
+
+// WingAPIFiles are the wings' API files (module-relative): handlers like
+// internal/api's, held to the same rules (no transaction, no store write,
+// few store reads).
+var WingAPIFiles = []string{"internal/autogiro/api.go", "internal/avtalegiro/api.go"}
 
 // TestHelpers are non-test packages that only tests import; they may start
 // a whole server.
@@ -474,8 +483,9 @@ type StoreCall struct {
 }
 
 // StoreCalls returns every use in files (name → source) of a method of the
-// surface's store field (x.store.Method, called or passed as a value): what
-// a handler reads from the store directly rather than through the
+// surface's store field (x.store.Method, or x.Store.Method for the store a
+// wing's API file gets in its apikit.Env; called or passed as a value):
+// what a handler reads from the store directly rather than through the
 // application layer.
 func StoreCalls(files map[string][]byte) ([]StoreCall, error) {
 	fset := token.NewFileSet()
@@ -495,7 +505,7 @@ func StoreCalls(files map[string][]byte) ([]StoreCall, error) {
 			if !ok {
 				return true
 			}
-			if field, ok := sel.X.(*ast.SelectorExpr); ok && field.Sel.Name == "store" {
+			if field, ok := sel.X.(*ast.SelectorExpr); ok && (field.Sel.Name == "store" || field.Sel.Name == "Store") {
 				out = append(out, StoreCall{fmt.Sprintf("%s:%d", name, fset.Position(sel.Pos()).Line), sel.Sel.Name})
 			}
 			return true

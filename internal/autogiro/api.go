@@ -1,4 +1,4 @@
-package api
+package autogiro
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kadens/kadens/internal/autogiro"
+	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/store"
@@ -36,7 +36,7 @@ type AutogiroAccountUpdate struct {
 }
 
 type autogiroAccountUpdate struct {
-	idParam
+	apikit.IDParam
 	AutogiroAccountUpdate
 }
 
@@ -51,10 +51,10 @@ type AutogiroAccountView struct {
 	UpdatedAt              time.Time `json:"updatedAt"`
 }
 
-func accountView(a autogiro.AutogiroAccount) AutogiroAccountView { return AutogiroAccountView(a) }
+func accountView(a AutogiroAccount) AutogiroAccountView { return AutogiroAccountView(a) }
 
 type autogiroAccountListParams struct {
-	ListParams
+	apikit.ListParams
 	OrganizationID         string `query:"OrganizationId" format:"uuid" description:"Only accounts of this organization (404 when there is none)."`
 	BankgiroCustomerNumber string `query:"BankgiroCustomerNumber" description:"Only accounts with this customer number."`
 	BankgiroNumber         string `query:"BankgiroNumber" description:"Only the account with this bankgiro number (hyphen optional)."`
@@ -90,7 +90,7 @@ type AutogiroMandateView struct {
 	UpdatedAt         time.Time `json:"updatedAt"`
 }
 
-func mandateView(m autogiro.AutogiroMandate) AutogiroMandateView {
+func mandateView(m AutogiroMandate) AutogiroMandateView {
 	return AutogiroMandateView{ID: m.ID, AccountID: m.AccountID, SubscriberID: m.SubscriberID, SubscriberNumber: m.SubscriberNumber,
 		PayerNumber: m.PayerNumber, ClearingNumber: m.ClearingNumber, BankAccountNumber: m.BankAccountNumber, PayerID: m.PayerID,
 		InternetBank: m.InternetBank, Status: m.Status, StatusCode: m.StatusCode, CancelledBy: m.CancelledBy,
@@ -98,7 +98,7 @@ func mandateView(m autogiro.AutogiroMandate) AutogiroMandateView {
 }
 
 type autogiroMandateListParams struct {
-	ListParams
+	apikit.ListParams
 	AccountID         string `query:"AccountId" format:"uuid" description:"Only mandates of this account (404 when there is none)."`
 	SubscriberID      string `query:"SubscriberId" format:"uuid" description:"Only mandates of this subscriber (404 when there is none)."`
 	BankAccountNumber string `query:"BankAccountNumber" description:"Only mandates on this account number (as stored: digits, without the clearing number)."`
@@ -144,7 +144,7 @@ type TransactionView struct {
 
 var sek, _ = money.LookupCurrency("SEK")
 
-func transactionView(t autogiro.AutogiroTransaction) TransactionView {
+func transactionView(t AutogiroTransaction) TransactionView {
 	return TransactionView{ID: t.ID, MandateID: t.MandateID, AccountID: t.AccountID, Kind: t.Kind,
 		Amount: catalog.NewAmount(t.AmountMinor, sek), Currency: "SEK", PaymentDate: t.PaymentDate, Reference: t.Reference,
 		InvoiceID: t.InvoiceID, Status: t.Status, StatusCode: t.StatusCode, IsCancelled: t.IsCancelled,
@@ -154,22 +154,22 @@ func transactionView(t autogiro.AutogiroTransaction) TransactionView {
 }
 
 type autogiroTransactionListParams struct {
-	ListParams
+	apikit.ListParams
 	MandateID   string `query:"MandateId" format:"uuid" description:"Only transactions of this mandate (404 when there is none)."`
 	IsCancelled *bool  `query:"IsCancelled" description:"true: only cancelled transactions; false: only the others; left out: all."`
 }
 
 // AutogiroExportFileView describes a written submission file.
 type AutogiroExportFileView struct {
-	ID             string          `json:"id"`
-	OrganizationID string          `json:"organizationId"`
-	FileName       string          `json:"fileName" example:"BFEP.IAGAG.K0543210.D261123.T101500"`
-	Counts         autogiro.Counts `json:"counts"`
-	Records        int             `json:"records" description:"Records in the file, opening records (TK01) included."`
-	TotalAmount    catalog.Amount  `json:"totalAmount" description:"Debits in the file, SEK."`
-	RefundAmount   catalog.Amount  `json:"refundAmount" description:"Refunds (payouts) in the file, SEK."`
-	Bytes          int             `json:"bytes"`
-	CreatedAt      time.Time       `json:"createdAt"`
+	ID             string         `json:"id"`
+	OrganizationID string         `json:"organizationId"`
+	FileName       string         `json:"fileName" example:"BFEP.IAGAG.K0543210.D261123.T101500"`
+	Counts         Counts         `json:"counts"`
+	Records        int            `json:"records" description:"Records in the file, opening records (TK01) included."`
+	TotalAmount    catalog.Amount `json:"totalAmount" description:"Debits in the file, SEK."`
+	RefundAmount   catalog.Amount `json:"refundAmount" description:"Refunds (payouts) in the file, SEK."`
+	Bytes          int            `json:"bytes"`
+	CreatedAt      time.Time      `json:"createdAt"`
 }
 
 type organizationIDParam struct {
@@ -180,152 +180,158 @@ type fileIDParam struct {
 	FileID string `path:"fileId" format:"uuid"`
 }
 
-const mediaOctet = "application/octet-stream"
-
 // autogiroImportLimit bounds a report file: a payment specification of a
 // million payments is 82 MB. The file is streamed, not held.
 const autogiroImportLimit = 256 << 20
 
-func (s *Server) autogiroRoutes() {
+// handlers serve the Autogiro operations with what the API lends them.
+type handlers struct{ env apikit.Env }
+
+// Routes are the Autogiro operations of the main API, served and
+// documented by package api.
+func Routes(env apikit.Env) []apikit.Route {
+	s := handlers{env}
 	const tag = "Autogiro"
-	s.add(route{method: http.MethodPost, path: "/autogiro/account", id: "createAutogiroAccount", tag: tag,
-		summary: "Create an Autogiro account (a payee bankgiro of an organization)", request: new(AutogiroAccountCreate),
-		responses: common(respCreated), handle: s.createAutogiroAccount})
-	s.add(route{method: http.MethodGet, path: "/autogiro/account", id: "listAutogiroAccounts", tag: tag,
-		summary: "List Autogiro accounts", request: new(autogiroAccountListParams),
-		responses: common(respList(new([]AutogiroAccountView)), respNotFound), handle: s.listAutogiroAccounts})
-	s.add(route{method: http.MethodGet, path: "/autogiro/account/{id}", id: "getAutogiroAccount", tag: tag,
-		summary: "Get an Autogiro account", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(AutogiroAccountView)}, respNotFound),
-		handle: getOne(func(ctx context.Context, id string) (AutogiroAccountView, error) {
-			a, err := autogiro.Account(ctx, s.store, id)
+	var routes []apikit.Route
+	routes = append(routes, apikit.Route{Method: http.MethodPost, Path: "/autogiro/account", ID: "createAutogiroAccount", Tag: tag,
+		Summary: "Create an Autogiro account (a payee bankgiro of an organization)", Request: new(AutogiroAccountCreate),
+		Responses: []apikit.Response{apikit.Created}, Handle: s.createAutogiroAccount})
+	routes = append(routes, apikit.Route{Method: http.MethodGet, Path: "/autogiro/account", ID: "listAutogiroAccounts", Tag: tag,
+		Summary: "List Autogiro accounts", Request: new(autogiroAccountListParams),
+		Responses: []apikit.Response{apikit.List(new([]AutogiroAccountView)), apikit.NotFound}, Handle: s.listAutogiroAccounts})
+	routes = append(routes, apikit.Route{Method: http.MethodGet, Path: "/autogiro/account/{id}", ID: "getAutogiroAccount", Tag: tag,
+		Summary: "Get an Autogiro account", Request: new(apikit.IDParam),
+		Responses: []apikit.Response{apikit.OK(new(AutogiroAccountView)), apikit.NotFound},
+		Handle: apikit.GetOne(func(ctx context.Context, id string) (AutogiroAccountView, error) {
+			a, err := Account(ctx, s.env.Store, id)
 			return accountView(a), err
 		})})
-	s.add(route{method: http.MethodPut, path: "/autogiro/account/{id}", id: "updateAutogiroAccount", tag: tag,
-		summary: "Replace an Autogiro account's numbers and name", request: new(autogiroAccountUpdate),
-		responses: common(respNoContent, respNotFound), handle: s.updateAutogiroAccount})
-	s.add(route{method: http.MethodDelete, path: "/autogiro/account/{id}", id: "deleteAutogiroAccount", tag: tag,
-		summary: "Delete an Autogiro account", desc: "Refused (400) while it has mandates that are not cancelled or rejected, or cancellations not yet exported.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteAutogiroAccount})
+	routes = append(routes, apikit.Route{Method: http.MethodPut, Path: "/autogiro/account/{id}", ID: "updateAutogiroAccount", Tag: tag,
+		Summary: "Replace an Autogiro account's numbers and name", Request: new(autogiroAccountUpdate),
+		Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.updateAutogiroAccount})
+	routes = append(routes, apikit.Route{Method: http.MethodDelete, Path: "/autogiro/account/{id}", ID: "deleteAutogiroAccount", Tag: tag,
+		Summary: "Delete an Autogiro account", Desc: "Refused (400) while it has mandates that are not cancelled or rejected, or cancellations not yet exported.",
+		Request: new(apikit.IDParam), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.deleteAutogiroAccount})
 
-	s.add(route{method: http.MethodPost, path: "/autogiro/export/mandate/{organizationId}", id: "exportAutogiro", tag: tag,
-		summary: "Write the submission file to Bankgirot with everything pending for the organization",
-		desc: "One file for all the organization's Autogiro accounts: per bankgiro a mandate section (new mandates TK04, " +
+	routes = append(routes, apikit.Route{Method: http.MethodPost, Path: "/autogiro/export/mandate/{organizationId}", ID: "exportAutogiro", Tag: tag,
+		Summary: "Write the submission file to Bankgirot with everything pending for the organization",
+		Desc: "One file for all the organization's Autogiro accounts: per bankgiro a mandate section (new mandates TK04, " +
 			"cancellations TK03), a payment section (debits TK82 and refunds TK32 of active mandates) and an amendment section " +
 			"(cancellations of sent payments, TK25), each with its own TK01; ISO-8859-1, CRLF, 80 characters per record. What " +
 			"the file holds is marked sent in the same transaction that stores it, so nothing is exported twice. Nothing " +
 			"pending, or no such organization, is a 400 saying so. Fetch the bytes at /autogiro/export/file/{fileId}.",
-		request:   new(organizationIDParam),
-		responses: common(response{status: http.StatusOK, body: new(AutogiroExportFileView)}), handle: s.exportAutogiro})
-	s.add(route{method: http.MethodGet, path: "/autogiro/export/file/{fileId}", id: "getAutogiroExportFile", tag: tag,
-		summary: "Download a submission file", desc: "The bytes as written (ISO-8859-1), with Bankgirot's dataset name in Content-Disposition.",
-		request: new(fileIDParam),
-		responses: common(response{status: http.StatusOK, contentType: mediaOctet, desc: "The file.",
-			headers: map[string]string{"Content-Disposition": "attachment; filename=BFEP.IAGAG.K0nnnnnn.Dyymmdd.Thhmmss"}}, respNotFound),
-		handle: s.getAutogiroExportFile})
+		Request:   new(organizationIDParam),
+		Responses: []apikit.Response{apikit.OK(new(AutogiroExportFileView))}, Handle: s.exportAutogiro})
+	routes = append(routes, apikit.Route{Method: http.MethodGet, Path: "/autogiro/export/file/{fileId}", ID: "getAutogiroExportFile", Tag: tag,
+		Summary: "Download a submission file", Desc: "The bytes as written (ISO-8859-1), with Bankgirot's dataset name in Content-Disposition.",
+		Request: new(fileIDParam),
+		Responses: []apikit.Response{apikit.Response{Status: http.StatusOK, ContentType: apikit.MediaOctet, Desc: "The file.",
+			Headers: map[string]string{"Content-Disposition": "attachment; filename=BFEP.IAGAG.K0nnnnnn.Dyymmdd.Thhmmss"}}, apikit.NotFound},
+		Handle: s.getAutogiroExportFile})
 
-	s.add(route{method: http.MethodPost, path: "/autogiro/mandate", id: "createAutogiroMandate", tag: tag,
-		summary: "Create an Autogiro mandate", desc: "Mandates are required for recurring payments. The mandate goes to " +
+	routes = append(routes, apikit.Route{Method: http.MethodPost, Path: "/autogiro/mandate", ID: "createAutogiroMandate", Tag: tag,
+		Summary: "Create an Autogiro mandate", Desc: "Mandates are required for recurring payments. The mandate goes to " +
 			"Bankgirot in the next export and is Active once Bankgirot's mandate advice confirms it.",
-		request: new(AutogiroMandateCreate), responses: common(respCreated), handle: s.createAutogiroMandate})
-	s.add(route{method: http.MethodGet, path: "/autogiro/mandate", id: "listAutogiroMandates", tag: tag,
-		summary: "List Autogiro mandates", desc: "Cancelled and rejected mandates are listed only with IncludeCancelled and IncludeRejected.",
-		request:   new(autogiroMandateListParams),
-		responses: common(respList(new([]AutogiroMandateView)), respNotFound), handle: s.listAutogiroMandates})
-	s.add(route{method: http.MethodGet, path: "/autogiro/mandate/{id}", id: "getAutogiroMandate", tag: tag,
-		summary: "Get an Autogiro mandate", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(AutogiroMandateView)}, respNotFound),
-		handle: getOne(func(ctx context.Context, id string) (AutogiroMandateView, error) {
-			m, err := autogiro.Mandate(ctx, s.store, id)
+		Request: new(AutogiroMandateCreate), Responses: []apikit.Response{apikit.Created}, Handle: s.createAutogiroMandate})
+	routes = append(routes, apikit.Route{Method: http.MethodGet, Path: "/autogiro/mandate", ID: "listAutogiroMandates", Tag: tag,
+		Summary: "List Autogiro mandates", Desc: "Cancelled and rejected mandates are listed only with IncludeCancelled and IncludeRejected.",
+		Request:   new(autogiroMandateListParams),
+		Responses: []apikit.Response{apikit.List(new([]AutogiroMandateView)), apikit.NotFound}, Handle: s.listAutogiroMandates})
+	routes = append(routes, apikit.Route{Method: http.MethodGet, Path: "/autogiro/mandate/{id}", ID: "getAutogiroMandate", Tag: tag,
+		Summary: "Get an Autogiro mandate", Request: new(apikit.IDParam),
+		Responses: []apikit.Response{apikit.OK(new(AutogiroMandateView)), apikit.NotFound},
+		Handle: apikit.GetOne(func(ctx context.Context, id string) (AutogiroMandateView, error) {
+			m, err := Mandate(ctx, s.env.Store, id)
 			return mandateView(m), err
 		})})
-	s.add(route{method: http.MethodDelete, path: "/autogiro/mandate/{id}", id: "deleteAutogiroMandate", tag: tag,
-		summary: "Cancel an Autogiro mandate",
-		desc: "A mandate Bankgirot knows gets a cancellation (TK03) in the next export; one never sent is just cancelled. Its " +
+	routes = append(routes, apikit.Route{Method: http.MethodDelete, Path: "/autogiro/mandate/{id}", ID: "deleteAutogiroMandate", Tag: tag,
+		Summary: "Cancel an Autogiro mandate",
+		Desc: "A mandate Bankgirot knows gets a cancellation (TK03) in the next export; one never sent is just cancelled. Its " +
 			"transactions not completed are cancelled (Bankgirot cancels sent ones with the mandate), and its Autogiro payment " +
 			"agreements are deleted, moving their subscriptions to the Invoice agreement. Cancelling a cancelled or rejected mandate does nothing.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteAutogiroMandate})
+		Request: new(apikit.IDParam), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.deleteAutogiroMandate})
 
-	s.add(route{method: http.MethodPost, path: "/autogiro/transaction", id: "createAutogiroTransaction", tag: tag,
-		summary: "Create an Autogiro transaction (a debit or a refund)", request: new(TransactionCreate),
-		responses: common(respCreated), handle: s.createAutogiroTransaction})
-	s.add(route{method: http.MethodGet, path: "/autogiro/transaction", id: "listAutogiroTransactions", tag: tag,
-		summary: "List Autogiro transactions", request: new(autogiroTransactionListParams),
-		responses: common(respList(new([]TransactionView)), respNotFound), handle: s.listAutogiroTransactions})
-	s.add(route{method: http.MethodGet, path: "/autogiro/transaction/{id}", id: "getAutogiroTransaction", tag: tag,
-		summary: "Get an Autogiro transaction", request: new(idParam),
-		responses: common(response{status: http.StatusOK, body: new(TransactionView)}, respNotFound),
-		handle: getOne(func(ctx context.Context, id string) (TransactionView, error) {
-			t, err := autogiro.Transaction(ctx, s.store, id)
+	routes = append(routes, apikit.Route{Method: http.MethodPost, Path: "/autogiro/transaction", ID: "createAutogiroTransaction", Tag: tag,
+		Summary: "Create an Autogiro transaction (a debit or a refund)", Request: new(TransactionCreate),
+		Responses: []apikit.Response{apikit.Created}, Handle: s.createAutogiroTransaction})
+	routes = append(routes, apikit.Route{Method: http.MethodGet, Path: "/autogiro/transaction", ID: "listAutogiroTransactions", Tag: tag,
+		Summary: "List Autogiro transactions", Request: new(autogiroTransactionListParams),
+		Responses: []apikit.Response{apikit.List(new([]TransactionView)), apikit.NotFound}, Handle: s.listAutogiroTransactions})
+	routes = append(routes, apikit.Route{Method: http.MethodGet, Path: "/autogiro/transaction/{id}", ID: "getAutogiroTransaction", Tag: tag,
+		Summary: "Get an Autogiro transaction", Request: new(apikit.IDParam),
+		Responses: []apikit.Response{apikit.OK(new(TransactionView)), apikit.NotFound},
+		Handle: apikit.GetOne(func(ctx context.Context, id string) (TransactionView, error) {
+			t, err := Transaction(ctx, s.env.Store, id)
 			return transactionView(t), err
 		})})
-	s.add(route{method: http.MethodDelete, path: "/autogiro/transaction/{id}", id: "deleteAutogiroTransaction", tag: tag,
-		summary: "Cancel an Autogiro transaction",
-		desc: "One not yet sent never goes out; a sent one is cancelled at Bankgirot by a TK25 in the next export. A completed " +
+	routes = append(routes, apikit.Route{Method: http.MethodDelete, Path: "/autogiro/transaction/{id}", ID: "deleteAutogiroTransaction", Tag: tag,
+		Summary: "Cancel an Autogiro transaction",
+		Desc: "One not yet sent never goes out; a sent one is cancelled at Bankgirot by a TK25 in the next export. A completed " +
 			"or failed transaction is settled: 400 saying so. Cancelling a cancelled transaction does nothing.",
-		request: new(idParam), responses: common(respNoContent, respNotFound), handle: s.deleteAutogiroTransaction})
+		Request: new(apikit.IDParam), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.deleteAutogiroTransaction})
 
-	s.add(route{method: http.MethodPost, path: "/autogiro/import", id: "importAutogiroReport", tag: tag,
-		summary: "Import a report file from Bankgirot",
-		desc: "The raw file as the body (new layout; ISO-8859-1; CRLF or LF; trailing blanks may be stripped): mandate advice " +
+	routes = append(routes, apikit.Route{Method: http.MethodPost, Path: "/autogiro/import", ID: "importAutogiroReport", Tag: tag,
+		Summary: "Import a report file from Bankgirot",
+		Desc: "The raw file as the body (new layout; ISO-8859-1; CRLF or LF; trailing blanks may be stripped): mandate advice " +
 			"(AG-MEDAVI), payment specification (BET. SPEC & STOPP TK), rejected payments (AVVISADE BET UPPDR), cancellations " +
 			"and changes (MAKULERING/ÄNDRING) or internet-bank mandates (AG-EMEDGIV). Applied atomically: a malformed file is a " +
 			"400 naming the line and changes nothing. The same file again changes nothing (alreadyImported). Completed debits " +
 			"of invoices become payments that settle them; failed ones become failed payments.",
-		rawBody: mediaOctet, maxBody: autogiroImportLimit, responses: common(response{status: http.StatusOK, body: new(autogiro.ImportResult)}),
-		handle: s.importAutogiro})
+		RawBody: apikit.MediaOctet, MaxBody: autogiroImportLimit, Responses: []apikit.Response{apikit.OK(new(ImportResult))},
+		Handle: s.importAutogiro})
+	return routes
 }
 
-func (s *Server) accountInput(errs *validation.Errors, in AutogiroAccountUpdate) autogiro.AutogiroAccount {
-	var a autogiro.AutogiroAccount
-	if v := trimmed(in.BankgiroCustomerNumber); v == "" {
+func accountInput(errs *validation.Errors, in AutogiroAccountUpdate) AutogiroAccount {
+	var a AutogiroAccount
+	if v := apikit.Trimmed(in.BankgiroCustomerNumber); v == "" {
 		errs.Add("bankgiroCustomerNumber", "is required")
-	} else if c, err := autogiro.CustomerNumber(v); err != nil {
+	} else if c, err := CustomerNumber(v); err != nil {
 		errs.Add("bankgiroCustomerNumber", "%q %s", v, err)
 	} else {
 		a.BankgiroCustomerNumber = strings.TrimLeft(c, "0")
 	}
-	if v := trimmed(in.BankgiroNumber); v == "" {
+	if v := apikit.Trimmed(in.BankgiroNumber); v == "" {
 		errs.Add("bankgiroNumber", "is required")
-	} else if bg, err := autogiro.Bankgiro(v); err != nil {
+	} else if bg, err := Bankgiro(v); err != nil {
 		errs.Add("bankgiroNumber", "%q %s", v, err)
 	} else {
 		a.BankgiroNumber = bg
 	}
-	a.Name = text(errs, "name", in.Name, 200, false)
+	a.Name = apikit.Text(errs, "name", in.Name, 200, false)
 	return a
 }
 
-func (s *Server) createAutogiroAccount(w http.ResponseWriter, r *http.Request) error {
+func (s handlers) createAutogiroAccount(w http.ResponseWriter, r *http.Request) error {
 	var in AutogiroAccountCreate
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
-	org := trimmed(in.OrganizationID)
+	org := apikit.Trimmed(in.OrganizationID)
 	if org == "" {
 		errs.Add("organizationId", "is required")
 	} else if org = strings.ToLower(org); !store.ValidID(org) {
 		errs.Add("organizationId", "must be a uuid")
 	}
-	a := s.accountInput(&errs, in.AutogiroAccountUpdate)
+	a := accountInput(&errs, in.AutogiroAccountUpdate)
 	if err := errs.Err(); err != nil {
 		return err
 	}
 	a.OrganizationID = org
-	a, err := autogiro.CreateAccount(r.Context(), s.store, a, s.now())
+	a, err := CreateAccount(r.Context(), s.env.Store, a, s.env.Now())
 	if err != nil {
 		return err
 	}
-	s.created(w, "/autogiro/account/"+a.ID, a.ID)
+	s.env.Created(w, "/autogiro/account/"+a.ID, a.ID)
 	return nil
 }
 
-func (s *Server) listAutogiroAccounts(w http.ResponseWriter, r *http.Request) error {
+func (s handlers) listAutogiroAccounts(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
-	f := autogiro.AutogiroAccountFilter{OrganizationID: queryID(q, "OrganizationId", &errs),
+	f := AutogiroAccountFilter{OrganizationID: apikit.QueryID(q, "OrganizationId", &errs),
 		CustomerNumber: strings.TrimLeft(strings.TrimSpace(q.Get("BankgiroCustomerNumber")), "0")}
 	if v := strings.TrimSpace(q.Get("BankgiroNumber")); v != "" {
 		f.BankgiroNumber = strings.NewReplacer("-", "", " ", "").Replace(v)
@@ -333,7 +339,7 @@ func (s *Server) listAutogiroAccounts(w http.ResponseWriter, r *http.Request) er
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := autogiro.ListAccounts(r.Context(), s.store, f, p)
+	list, next, err := ListAccounts(r.Context(), s.env.Store, f, p)
 	if err != nil {
 		return err
 	}
@@ -341,55 +347,55 @@ func (s *Server) listAutogiroAccounts(w http.ResponseWriter, r *http.Request) er
 	for i, a := range list {
 		out[i] = accountView(a)
 	}
-	s.writeList(w, r, out, next)
+	s.env.WriteList(w, r, out, next)
 	return nil
 }
 
-func (s *Server) updateAutogiroAccount(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+func (s handlers) updateAutogiroAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
 	var in AutogiroAccountUpdate
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var errs validation.Errors
-	a := s.accountInput(&errs, in)
+	a := accountInput(&errs, in)
 	if err := errs.Err(); err != nil {
 		return err
 	}
 	a.ID = id
-	if err := autogiro.UpdateAccount(r.Context(), s.store, a, s.now()); err != nil {
+	if err := UpdateAccount(r.Context(), s.env.Store, a, s.env.Now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) deleteAutogiroAccount(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+func (s handlers) deleteAutogiroAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
-	if err := autogiro.DeleteAccount(r.Context(), s.store, id, s.now()); err != nil {
+	if err := DeleteAccount(r.Context(), s.env.Store, id, s.env.Now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) createAutogiroMandate(w http.ResponseWriter, r *http.Request) error {
+func (s handlers) createAutogiroMandate(w http.ResponseWriter, r *http.Request) error {
 	var in AutogiroMandateCreate
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	var (
 		errs validation.Errors
-		m    autogiro.AutogiroMandate
+		m    AutogiroMandate
 	)
-	uuidField := func(name string, p *string) string {
-		v := strings.ToLower(trimmed(p))
+	requiredID := func(name string, p *string) string {
+		v := strings.ToLower(apikit.Trimmed(p))
 		switch {
 		case v == "":
 			errs.Add(name, "is required")
@@ -398,24 +404,24 @@ func (s *Server) createAutogiroMandate(w http.ResponseWriter, r *http.Request) e
 		}
 		return v
 	}
-	m.AccountID = uuidField("accountId", in.AccountID)
-	m.SubscriberID = uuidField("subscriberId", in.SubscriberID)
-	if v := trimmed(in.PayerNumber); v != "" {
+	m.AccountID = requiredID("accountId", in.AccountID)
+	m.SubscriberID = requiredID("subscriberId", in.SubscriberID)
+	if v := apikit.Trimmed(in.PayerNumber); v != "" {
 		n := strings.TrimLeft(v, "0")
 		if len(v) > 16 || strings.Trim(v, "0123456789") != "" || n == "" {
 			errs.Add("payerNumber", "%q must be 1 to 16 digits, not all zeros", v)
 		}
 		m.PayerNumber = n
 	}
-	clearing, account := trimmed(in.ClearingNumber), trimmed(in.BankAccountNumber)
+	clearing, account := apikit.Trimmed(in.ClearingNumber), apikit.Trimmed(in.BankAccountNumber)
 	switch {
 	case clearing == "":
 		errs.Add("clearingNumber", "is required")
 	case account == "":
 		errs.Add("bankAccountNumber", "is required")
 	default:
-		ba, err := autogiro.ParseBankAccount(clearing, account)
-		var ae *autogiro.AccountError
+		ba, err := ParseBankAccount(clearing, account)
+		var ae *AccountError
 		switch {
 		case errors.As(err, &ae) && ae.Field == "clearingNumber":
 			errs.Add("clearingNumber", "%q: %s", clearing, ae.Reason)
@@ -424,9 +430,9 @@ func (s *Server) createAutogiroMandate(w http.ResponseWriter, r *http.Request) e
 		}
 		m.ClearingNumber, m.BankAccountNumber = ba.Clearing, ba.Number
 	}
-	if v := trimmed(in.PayerID); v == "" {
+	if v := apikit.Trimmed(in.PayerID); v == "" {
 		errs.Add("payerId", "is required")
-	} else if id, err := autogiro.PayerID(v); err != nil {
+	} else if id, err := PayerID(v); err != nil {
 		errs.Add("payerId", "%q %s", v, err)
 	} else {
 		m.PayerID = id
@@ -434,19 +440,19 @@ func (s *Server) createAutogiroMandate(w http.ResponseWriter, r *http.Request) e
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	m, err := autogiro.CreateMandate(r.Context(), s.store, m, s.now())
+	m, err := CreateMandate(r.Context(), s.env.Store, m, s.env.Now())
 	if err != nil {
 		return err
 	}
-	s.created(w, "/autogiro/mandate/"+m.ID, m.ID)
+	s.env.Created(w, "/autogiro/mandate/"+m.ID, m.ID)
 	return nil
 }
 
-func (s *Server) listAutogiroMandates(w http.ResponseWriter, r *http.Request) error {
+func (s handlers) listAutogiroMandates(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
-	f := autogiro.AutogiroMandateFilter{AccountID: queryID(q, "AccountId", &errs), SubscriberID: queryID(q, "SubscriberId", &errs),
+	f := AutogiroMandateFilter{AccountID: apikit.QueryID(q, "AccountId", &errs), SubscriberID: apikit.QueryID(q, "SubscriberId", &errs),
 		BankAccountNumber: strings.TrimLeft(strings.NewReplacer("-", "", " ", "", ".", "").Replace(q.Get("BankAccountNumber")), "0")}
 	if v := strings.TrimSpace(q.Get("SubscriberNumber")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -455,16 +461,16 @@ func (s *Server) listAutogiroMandates(w http.ResponseWriter, r *http.Request) er
 		}
 		f.SubscriberNumber = &n
 	}
-	if b := queryBool(q, "IncludeCancelled", &errs); b != nil {
+	if b := apikit.QueryBool(q, "IncludeCancelled", &errs); b != nil {
 		f.IncludeCancelled = *b
 	}
-	if b := queryBool(q, "IncludeRejected", &errs); b != nil {
+	if b := apikit.QueryBool(q, "IncludeRejected", &errs); b != nil {
 		f.IncludeRejected = *b
 	}
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := autogiro.ListMandates(r.Context(), s.store, f, p)
+	list, next, err := ListMandates(r.Context(), s.env.Store, f, p)
 	if err != nil {
 		return err
 	}
@@ -472,54 +478,54 @@ func (s *Server) listAutogiroMandates(w http.ResponseWriter, r *http.Request) er
 	for i, m := range list {
 		out[i] = mandateView(m)
 	}
-	s.writeList(w, r, out, next)
+	s.env.WriteList(w, r, out, next)
 	return nil
 }
 
-func (s *Server) deleteAutogiroMandate(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+func (s handlers) deleteAutogiroMandate(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
+	now, err := s.env.TenantNow(r.Context())
 	if err != nil {
 		return err
 	}
-	if err := autogiro.CancelMandate(r.Context(), s.store, id, now); err != nil {
+	if err := CancelMandate(r.Context(), s.env.Store, id, now); err != nil {
 		return err
 	}
 	tenant, err := tenancy.From(r.Context())
 	if err != nil {
 		return err
 	}
-	if err := autogiro.MandateEnded(r.Context(), s.store, tenant, id, now); err != nil {
+	if err := MandateEnded(r.Context(), s.env.Store, tenant, id, now); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Request) error {
+func (s handlers) createAutogiroTransaction(w http.ResponseWriter, r *http.Request) error {
 	var in TransactionCreate
-	if err := decodeJSON(r, &in); err != nil {
+	if err := apikit.DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
+	now, err := s.env.TenantNow(r.Context())
 	if err != nil {
 		return err
 	}
 	var (
 		errs validation.Errors
-		t    autogiro.AutogiroTransaction
+		t    AutogiroTransaction
 	)
-	t.MandateID = strings.ToLower(trimmed(in.MandateID))
+	t.MandateID = strings.ToLower(apikit.Trimmed(in.MandateID))
 	switch {
 	case t.MandateID == "":
 		errs.Add("mandateId", "is required")
 	case !store.ValidID(t.MandateID):
 		errs.Add("mandateId", "must be a uuid")
 	}
-	t.Kind = oneOf(&errs, "kind", in.Kind, autogiro.AutogiroDebit, autogiro.AutogiroDebit, autogiro.AutogiroRefund)
+	t.Kind = apikit.OneOf(&errs, "kind", in.Kind, AutogiroDebit, AutogiroDebit, AutogiroRefund)
 	if in.Amount == "" {
 		errs.Add("amount", "is required")
 	} else if minor, err := money.ParseMinor(string(in.Amount), sek); err != nil {
@@ -529,22 +535,22 @@ func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 	} else {
 		t.AmountMinor = minor
 	}
-	if v := trimmed(in.PaymentDate); v == "" {
+	if v := apikit.Trimmed(in.PaymentDate); v == "" {
 		errs.Add("paymentDate", "is required")
 	} else if d, err := time.Parse(time.DateOnly, v); err != nil {
 		errs.Add("paymentDate", "%q is not a date YYYY-MM-DD", v)
-	} else if today := autogiro.Today(now); d.Before(today) || d.After(today.AddDate(1, 0, 0)) {
+	} else if today := Today(now); d.Before(today) || d.After(today.AddDate(1, 0, 0)) {
 		errs.Add("paymentDate", "%s must be from today (%s, Swedish time) to a year ahead", v, today.Format(time.DateOnly))
 	} else {
 		t.PaymentDate = v
 	}
 	if in.Reference != nil {
 		t.Reference = strings.TrimSpace(*in.Reference)
-		if err := autogiro.Reference(t.Reference); err != nil {
+		if err := Reference(t.Reference); err != nil {
 			errs.Add("reference", "%s", err)
 		}
 	}
-	if v := strings.ToLower(trimmed(in.InvoiceID)); v != "" {
+	if v := strings.ToLower(apikit.Trimmed(in.InvoiceID)); v != "" {
 		if !store.ValidID(v) {
 			errs.Add("invoiceId", "must be a uuid")
 		}
@@ -553,26 +559,26 @@ func (s *Server) createAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	t, err = autogiro.CreateTransaction(r.Context(), s.store, t, s.now())
-	if errors.Is(err, autogiro.ErrAutogiroInvoiceDebited) {
+	t, err = CreateTransaction(r.Context(), s.env.Store, t, s.env.Now())
+	if errors.Is(err, ErrAutogiroInvoiceDebited) {
 		return validation.Field("invoiceId", "invoice %s has a live Autogiro debit already: transaction %s", *in.InvoiceID, t.ID)
 	}
 	if err != nil {
 		return err
 	}
-	s.created(w, "/autogiro/transaction/"+t.ID, t.ID)
+	s.env.Created(w, "/autogiro/transaction/"+t.ID, t.ID)
 	return nil
 }
 
-func (s *Server) listAutogiroTransactions(w http.ResponseWriter, r *http.Request) error {
+func (s handlers) listAutogiroTransactions(w http.ResponseWriter, r *http.Request) error {
 	var errs validation.Errors
-	p := page(r, &errs)
+	p := apikit.Page(r, &errs)
 	q := r.URL.Query()
-	f := autogiro.AutogiroTransactionFilter{MandateID: queryID(q, "MandateId", &errs), IsCancelled: queryBool(q, "IsCancelled", &errs)}
+	f := AutogiroTransactionFilter{MandateID: apikit.QueryID(q, "MandateId", &errs), IsCancelled: apikit.QueryBool(q, "IsCancelled", &errs)}
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := autogiro.ListTransactions(r.Context(), s.store, f, p)
+	list, next, err := ListTransactions(r.Context(), s.env.Store, f, p)
 	if err != nil {
 		return err
 	}
@@ -580,16 +586,16 @@ func (s *Server) listAutogiroTransactions(w http.ResponseWriter, r *http.Request
 	for i, t := range list {
 		out[i] = transactionView(t)
 	}
-	s.writeList(w, r, out, next)
+	s.env.WriteList(w, r, out, next)
 	return nil
 }
 
-func (s *Server) deleteAutogiroTransaction(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+func (s handlers) deleteAutogiroTransaction(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
 	if err != nil {
 		return err
 	}
-	if err := autogiro.CancelTransaction(r.Context(), s.store, id, s.now()); err != nil {
+	if err := CancelTransaction(r.Context(), s.env.Store, id, s.env.Now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -597,59 +603,59 @@ func (s *Server) deleteAutogiroTransaction(w http.ResponseWriter, r *http.Reques
 }
 
 // ExportFileView describes a stored export file.
-func ExportFileView(f autogiro.ExportFile) AutogiroExportFileView {
+func ExportFileView(f ExportFile) AutogiroExportFileView {
 	return AutogiroExportFileView{ID: f.ID, OrganizationID: f.OrganizationID, FileName: f.FileName, Counts: f.Counts,
-		Records: int(f.Size) / (autogiro.RecordLen + 2), TotalAmount: catalog.NewAmount(f.DebitTotal, sek), RefundAmount: catalog.NewAmount(f.RefundTotal, sek),
+		Records: int(f.Size) / (RecordLen + 2), TotalAmount: catalog.NewAmount(f.DebitTotal, sek), RefundAmount: catalog.NewAmount(f.RefundTotal, sek),
 		Bytes: int(f.Size), CreatedAt: f.CreatedAt}
 }
 
-func (s *Server) exportAutogiro(w http.ResponseWriter, r *http.Request) error {
-	org, err := pathID(r, "organizationId")
+func (s handlers) exportAutogiro(w http.ResponseWriter, r *http.Request) error {
+	org, err := apikit.PathID(r, "organizationId")
 	if err != nil {
 		return err
 	}
-	now, err := s.tenantNow(r.Context())
+	now, err := s.env.TenantNow(r.Context())
 	if err != nil {
 		return err
 	}
-	f, err := autogiro.Export(r.Context(), s.store, org, now, nil)
+	f, err := Export(r.Context(), s.env.Store, org, now, nil)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ExportFileView(f))
+	apikit.WriteJSON(w, http.StatusOK, ExportFileView(f))
 	return nil
 }
 
-func (s *Server) getAutogiroExportFile(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "fileId")
+func (s handlers) getAutogiroExportFile(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "fileId")
 	if err != nil {
 		return err
 	}
-	f, err := autogiro.StoredExportFile(r.Context(), s.store, id)
+	f, err := StoredExportFile(r.Context(), s.env.Store, id)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", mediaOctet)
+	w.Header().Set("Content-Type", apikit.MediaOctet)
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.FileName}))
 	w.Header().Set("Content-Length", strconv.FormatInt(f.Size, 10))
 	w.WriteHeader(http.StatusOK)
 	// Chunk by chunk from the store: a 100,000-payment file (8 MB) is
 	// never in memory whole.
-	if err := autogiro.CopyExportFile(r.Context(), s.store, id, w); err != nil {
+	if err := CopyExportFile(r.Context(), s.env.Store, id, w); err != nil {
 		return fmt.Errorf("api: write autogiro file: %w", err)
 	}
 	return nil
 }
 
-func (s *Server) importAutogiro(w http.ResponseWriter, r *http.Request) error {
-	now, err := s.tenantNow(r.Context())
+func (s handlers) importAutogiro(w http.ResponseWriter, r *http.Request) error {
+	now, err := s.env.TenantNow(r.Context())
 	if err != nil {
 		return err
 	}
-	res, err := autogiro.Import(r.Context(), s.store, r.Body, now)
+	res, err := Import(r.Context(), s.env.Store, r.Body, now)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	apikit.WriteJSON(w, http.StatusOK, res)
 	return nil
 }

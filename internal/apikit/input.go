@@ -1,4 +1,4 @@
-package api
+package apikit
 
 import (
 	"strings"
@@ -8,19 +8,19 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// text reads a text field: trimmed, at most max characters, without
+// Text reads a text field: trimmed, at most max characters, without
 // control characters other than line breaks and tabs (PostgreSQL cannot
-// store NUL; decodeJSON refuses line breaks and tabs where they do not
+// store NUL; DecodeJSON refuses line breaks and tabs where they do not
 // belong).
-func text(errs *validation.Errors, field string, p *string, max int, required bool) string {
-	s := trimmed(p)
+func Text(errs *validation.Errors, field string, p *string, max int, required bool) string {
+	s := Trimmed(p)
 	switch n := utf8.RuneCountInString(s); {
 	case n == 0 && required:
 		errs.Add(field, "is required")
 	case n > max:
 		errs.Add(field, "must be at most %d characters", max)
 	default:
-		// decodeJSON has refused what a single-line field may not hold;
+		// DecodeJSON has refused what a single-line field may not hold;
 		// this holds for values from elsewhere too.
 		if p := validation.TextProblem(s, true); p != "" {
 			errs.Add(field, "%s", p)
@@ -29,17 +29,17 @@ func text(errs *validation.Errors, field string, p *string, max int, required bo
 	return s
 }
 
-func trimmed(p *string) string {
+func Trimmed(p *string) string {
 	if p == nil {
 		return ""
 	}
 	return strings.TrimSpace(*p)
 }
 
-// timeField parses an optional RFC 3339 time, naming field when it is not
+// TimeField parses an optional RFC 3339 time, naming field when it is not
 // one (encoding/json would report such an error without the field).
-func timeField(errs *validation.Errors, field string, p *string) *time.Time {
-	v := trimmed(p)
+func TimeField(errs *validation.Errors, field string, p *string) *time.Time {
+	v := Trimmed(p)
 	if v == "" {
 		return nil
 	}
@@ -52,9 +52,9 @@ func timeField(errs *validation.Errors, field string, p *string) *time.Time {
 	return &t
 }
 
-// canonical returns the spelling among allowed that v matches ignoring
+// Canonical returns the spelling among allowed that v matches ignoring
 // case (enums are case-insensitive on input, canonical on output).
-func canonical(v string, allowed ...string) (string, bool) {
+func Canonical(v string, allowed ...string) (string, bool) {
 	for _, a := range allowed {
 		if strings.EqualFold(v, a) {
 			return a, true
@@ -63,14 +63,14 @@ func canonical(v string, allowed ...string) (string, bool) {
 	return "", false
 }
 
-// oneOf returns the canonical spelling of v among allowed (def when v is
+// OneOf returns the canonical spelling of v among allowed (def when v is
 // empty), recording an error on field otherwise.
-func oneOf(errs *validation.Errors, field string, v *string, def string, allowed ...string) string {
-	s := trimmed(v)
+func OneOf(errs *validation.Errors, field string, v *string, def string, allowed ...string) string {
+	s := Trimmed(v)
 	if s == "" {
 		return def
 	}
-	if c, ok := canonical(s, allowed...); ok {
+	if c, ok := Canonical(s, allowed...); ok {
 		return c
 	}
 	errs.Add(field, "%q is not one of %s", s, strings.Join(allowed, ", "))

@@ -1,4 +1,4 @@
-package api
+package apikit
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-// decodeJSON reads the request body into v. Every malformed body becomes a
+// DecodeJSON reads the request body into v. Every malformed body becomes a
 // 400 naming the field, never a 500; an over-long body surfaces as
 // *http.MaxBytesError (413). Beyond what encoding/json checks:
 //
@@ -30,21 +30,41 @@ import (
 //
 // The rules are driven by v's Go type, so a new input field needs nothing
 // here.
-func decodeJSON(r *http.Request, v any) error {
+func DecodeJSON(r *http.Request, v any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeBytes(body, v, echoType(r.Context()))
+}
+
+// DecodeOptionalJSON is DecodeJSON for a body that may be left out: an
+// empty body leaves v as it is.
+func DecodeOptionalJSON(r *http.Request, v any) error {
+	body, err := readBody(r)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		return err
+	}
+	return DecodeBytes(body, v, echoType(r.Context()))
+}
+
+// readBody reads the whole body; an over-long one stays an
+// *http.MaxBytesError (413), any other failure is a 400.
+func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return err
+			return nil, err
 		}
-		return validation.Field("body", "could not read the request body: %v", err)
+		return nil, validation.Field("body", "could not read the request body: %v", err)
 	}
-	return decodeBytes(body, v, echoType(r.Context()))
+	return body, nil
 }
 
-// decodeBytes is decodeJSON for a body already read; echo is the type of
+// DecodeBytes is DecodeJSON for a body already read; echo is the type of
 // the resource's representation whose properties are ignored (nil: none).
-func decodeBytes(body []byte, v any, echo reflect.Type) error {
+func DecodeBytes(body []byte, v any, echo reflect.Type) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return validation.Field("body", "a JSON body is required")
 	}
@@ -67,8 +87,8 @@ var multilineText = map[string]bool{"description": true, "terms": true, "reason"
 
 type echoKey struct{}
 
-// withEcho records, for a PUT, the type of the resource's representation.
-func withEcho(ctx context.Context, t reflect.Type) context.Context {
+// WithEcho records, for a PUT, the type of the resource's representation.
+func WithEcho(ctx context.Context, t reflect.Type) context.Context {
 	return context.WithValue(ctx, echoKey{}, t)
 }
 

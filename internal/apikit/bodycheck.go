@@ -1,4 +1,4 @@
-package api
+package apikit
 
 import (
 	"bytes"
@@ -62,13 +62,13 @@ func (c *bodyChecker) token() (json.Token, []byte, error) {
 	return tok, raw, nil
 }
 
-// shorthand marks a type that decodes itself only to accept a short form
+// Shorthand marks a type that decodes itself only to accept a short form
 // (a bare string) besides its object form, whose properties are checked
 // as usual.
-type shorthand interface{ shorthand() }
+type Shorthand interface{ AcceptsShorthand() }
 
 var (
-	shorthandType   = reflect.TypeFor[shorthand]()
+	shorthandType   = reflect.TypeFor[Shorthand]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
 )
