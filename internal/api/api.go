@@ -20,10 +20,9 @@ import (
 
 	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/app"
+	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/avtalegiro"
-
-	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/peppol"
@@ -55,6 +54,10 @@ type Server struct {
 	peppol    *peppol.Lookup
 	// users hashes subscriber users' passwords.
 	users *subscriberuser.Directory
+
+	// kit is what the handler kit's answers and the wings' handlers use
+	// of the server (kit.go).
+	kit apikit.Env
 
 	mux *http.ServeMux
 	// notFound answers a path that is not canonical (CanonicalPath): 404,
@@ -115,6 +118,8 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("api: no payment providers registered")
 	}
 	s.peppol = o.Peppol
+	// Built once: every list and create answer goes through it.
+	s.kit = apikit.Env{Store: s.store, Now: s.now, TenantNow: s.tenantNow, BaseURL: s.baseURL, Egress: s.egress, BodyLimit: s.limit}
 	if s.app = o.App; s.app == nil {
 		s.app = app.New(app.Options{Store: o.Store, Engine: o.Engine, Providers: o.Providers, Now: now})
 	}
@@ -138,8 +143,8 @@ func New(o Options) (*Server, error) {
 	s.creditNoteRoutes()
 	s.paymentAgreementRoutes()
 	s.paymentRoutes()
-	s.addKit(autogiro.Routes(s.env()))
-	s.addKit(avtalegiro.Routes(s.env()))
+	s.addKit(autogiro.Routes(s.kit))
+	s.addKit(avtalegiro.Routes(s.kit))
 	s.authorizationRoutes()
 	doc, err := s.openAPI()
 	if err != nil {

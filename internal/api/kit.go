@@ -10,11 +10,6 @@ import (
 // their operations as apikit routes, and the API serves and documents
 // them exactly as its own.
 
-// env is what the API lends a wing's handlers.
-func (s *Server) env() apikit.Env {
-	return apikit.Env{Store: s.store, Now: s.now, TenantNow: s.tenantNow, BaseURL: s.baseURL, Egress: s.egress, BodyLimit: s.limit}
-}
-
 // addKit registers a wing's routes. They are administrative operations,
 // so they give the responses every authenticated operation can give after
 // their own (common).
@@ -42,11 +37,11 @@ func respList(body any) response { return fromKit(apikit.List(body)) }
 
 // created answers 201 with the new id as a JSON string and its Location.
 func (s *Server) created(w http.ResponseWriter, location, id string) {
-	s.env().Created(w, location, id)
+	s.kit.Created(w, location, id)
 }
 
 // writeList answers with a page of items and, when more follow, a Link
 // header to the next page.
 func (s *Server) writeList(w http.ResponseWriter, r *http.Request, items any, next string) {
-	s.env().WriteList(w, r, items, next)
+	s.kit.WriteList(w, r, items, next)
 }

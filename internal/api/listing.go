@@ -190,7 +190,7 @@ func (s *Server) writeRendered(w http.ResponseWriter, r *http.Request, n int, it
 		b = item(b, i)
 	}
 	b = append(b, "]\n"...)
-	s.env().SetNextLink(w, r, next)
+	s.kit.SetNextLink(w, r, next)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	// With the length known the page goes out in one write, not in chunks.
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
