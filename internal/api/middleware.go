@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kadens/kadens/internal/actor"
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/store"
@@ -227,6 +228,7 @@ func (s *Server) authenticate(r *http.Request, subscriber bool) (*http.Request, 
 		return nil, errForbidden
 	}
 	ctx := tenancy.With(r.Context(), p.TenantID)
+	ctx = actor.With(ctx, principalActor(p))
 	ctx = context.WithValue(ctx, principalKey, p)
 	return r.WithContext(ctx), nil
 }
@@ -243,4 +245,20 @@ func (s *Server) Authenticated(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, ar)
 	})
+}
+
+// principalActor is who a verified token's changes are recorded as (the
+// events' actor, the audit log): the subscriber user of a subscriber
+// token, else the machine client (its client id, the token's subject). An
+// external issuer's token is labelled with its issuer, as its subject
+// means nothing without it.
+func principalActor(p auth.Principal) actor.Actor {
+	a := actor.Actor{Kind: actor.Client, ID: p.Subject}
+	if p.IsSubscriber() {
+		a = actor.Actor{Kind: actor.Subscriber, ID: p.UserID}
+	}
+	if p.External {
+		a.Label = p.Issuer + " " + p.Subject
+	}
+	return a
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
+	"github.com/kadens/kadens/internal/actor"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -22,6 +24,43 @@ type Event struct {
 	// EventTime is business time: when it happened on the tenant's clock.
 	EventTime time.Time `json:"eventTime"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Actor is who caused it (the context's actor.From when it was
+	// recorded): the audit log. Read by ListEvents; the relay and the
+	// consumers' batches leave it zero, as webhooks carry no actor.
+	Actor actor.Actor `json:"actor"`
+}
+
+// eventColumns are the columns of an event row as AddEvent and AddEvents
+// write them, with the actor's three when a context names one. Events of
+// the system (the engine's renewals, by far the most) leave the actor to
+// the columns' defaults, so the bulk path writes no more than before.
+func eventColumns(a actor.Actor) string {
+	if a.Kind == actor.System {
+		return `id, tenant_id, event_type, subject, data, event_time, created_at`
+	}
+	return `id, tenant_id, event_type, subject, data, event_time, created_at, actor_kind, actor_id, actor_label`
+}
+
+// eventRow is one row's values for eventColumns(a).
+func eventRow(a actor.Actor, vals ...any) []any {
+	if a.Kind == actor.System {
+		return vals
+	}
+	return append(vals, string(a.Kind), a.ID, limitLabel(a.Label))
+}
+
+// limitLabel keeps an actor's label to a length an audit page shows: it is
+// the caller's name (a client id, an e-mail address), never content.
+func limitLabel(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // AddEvent records an event of kind eventType about subject, carrying data
@@ -31,9 +70,9 @@ func (tx *Tx) AddEvent(ctx context.Context, eventType, subject string, data any,
 	if err != nil {
 		return fmt.Errorf("store: encode %s event: %w", eventType, err)
 	}
-	_, err = tx.exec(ctx,
-		`INSERT INTO events (id, tenant_id, event_type, subject, data, event_time, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		NewID(), tx.tenant, eventType, subject, string(b), ts(at), ts(time.Now()))
+	a := actor.From(ctx)
+	vals := eventRow(a, NewID(), tx.tenant, eventType, subject, string(b), ts(at), ts(time.Now()))
+	_, err = tx.exec(ctx, `INSERT INTO events (`+eventColumns(a)+`) VALUES (`+placeholders(1, len(vals))+`)`, vals...)
 	if err != nil {
 		return fmt.Errorf("store: add %s event: %w", eventType, err)
 	}
@@ -55,15 +94,16 @@ func (tx *Tx) AddEvents(ctx context.Context, events []NewEvent) error {
 		return nil
 	}
 	created := ts(time.Now())
+	a := actor.From(ctx)
 	rows := make([][]any, len(events))
 	for i, e := range events {
 		b, err := json.Marshal(e.Data)
 		if err != nil {
 			return fmt.Errorf("store: encode %s event: %w", e.Type, err)
 		}
-		rows[i] = []any{NewID(), tx.tenant, e.Type, e.Subject, string(b), ts(e.At), created}
+		rows[i] = eventRow(a, NewID(), tx.tenant, e.Type, e.Subject, string(b), ts(e.At), created)
 	}
-	if err := tx.insertRows(ctx, "events", `id, tenant_id, event_type, subject, data, event_time, created_at`, rows, ``); err != nil {
+	if err := tx.insertRows(ctx, "events", eventColumns(a), rows, ``); err != nil {
 		return fmt.Errorf("store: add %s events: %w", events[0].Type, err)
 	}
 	tx.events = true
@@ -74,6 +114,14 @@ func (tx *Tx) AddEvents(ctx context.Context, events []NewEvent) error {
 type EventFilter struct {
 	EventType string
 	Subject   string
+	// ActorKind and ActorID: only the events caused by this kind of actor
+	// (and this one of them); the audit log's filters.
+	ActorKind actor.Kind
+	ActorID   string
+	// From and Until bound when the events were recorded (createdAt, the
+	// wall clock: when the change was made, also on a test tenant), From
+	// inclusive, Until exclusive.
+	From, Until time.Time
 }
 
 // ListEvents returns one page of the tenant's events, oldest first.
@@ -89,8 +137,20 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter, p Page) ([]Event,
 	if f.Subject != "" {
 		q.add("subject = ?", f.Subject)
 	}
+	if f.ActorKind != "" {
+		q.add("actor_kind = ?", string(f.ActorKind))
+	}
+	if f.ActorID != "" {
+		q.add("actor_id = ?", f.ActorID)
+	}
+	if !f.From.IsZero() {
+		q.add("created_at >= ?", ts(f.From))
+	}
+	if !f.Until.IsZero() {
+		q.add("created_at < ?", ts(f.Until))
+	}
 	tail := q.page(p)
-	rows, err := s.r.QueryContext(ctx, `SELECT id, event_type, subject, data, event_time, created_at FROM events`+q.where()+tail, q.args...)
+	rows, err := s.r.QueryContext(ctx, `SELECT id, event_type, subject, data, event_time, created_at, actor_kind, actor_id, actor_label FROM events`+q.where()+tail, q.args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list events: %w", err)
 	}
@@ -101,11 +161,13 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter, p Page) ([]Event,
 			e    Event
 			data string
 		)
-		if err := rows.Scan(&e.ID, &e.EventType, &e.Subject, &data, &e.EventTime, &e.CreatedAt); err != nil {
+		var kind string
+		if err := rows.Scan(&e.ID, &e.EventType, &e.Subject, &data, &e.EventTime, &e.CreatedAt, &kind, &e.Actor.ID, &e.Actor.Label); err != nil {
 			return nil, "", fmt.Errorf("store: list events: %w", err)
 		}
 		e.Data = json.RawMessage(data)
 		e.EventTime, e.CreatedAt = e.EventTime.UTC(), e.CreatedAt.UTC()
+		e.Actor.Kind = actor.Kind(kind)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
