@@ -290,6 +290,7 @@ func NewModel() *Model {
 		}},
 		{Name: "Events", Type: "Event", source: table("events"), Key: "Id", Props: []Prop{
 			id(), p("EventType", String, "event_type"), p("Subject", String, "subject"), p("EventTime", Time, "event_time"), created(),
+			p("ActorKind", String, "actor_kind"), p("ActorId", String, "actor_id"), p("ActorLabel", String, "actor_label"),
 		}},
 	}
 	// Names of INFO-Subscription's reporting data model where they fit the

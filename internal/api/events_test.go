@@ -100,6 +100,14 @@ func TestEventsAudit(t *testing.T) {
 		if len(ids) != 2 || ids[id] != len(byShop) {
 			t.Fatalf("events by client: %v, want the shop's %d and the tenant client's", ids, len(byShop))
 		}
+		// The analytics API reads the same actors.
+		var odata struct {
+			Value []struct{ ActorKind, ActorId string }
+		}
+		e.Do("GET", "/analytics/Events?$filter="+url.QueryEscape("ActorId eq '"+id+"'"), nil).JSON(t, &odata)
+		if len(odata.Value) != len(byShop) || odata.Value[0].ActorKind != "client" {
+			t.Fatalf("OData Events by the shop: %+v, want %d of kind client", odata.Value, len(byShop))
+		}
 		var other []event
 		e.Do("GET", "/events?actorKind=client&actorId=kc_nobody", nil).JSON(t, &other)
 		if len(other) != 0 {
