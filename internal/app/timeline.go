@@ -12,13 +12,14 @@ import (
 )
 
 // The kinds of a TimelineEntry, in the order entries of the same time are
-// shown: a period starts before the invoice issued for it, which comes
-// before what was paid, credited or reminded on it, and a cancellation or
-// an event recorded in the same instant reads as its consequence.
+// shown: a plan change before the period it produced, a period before the
+// invoice issued for it, which comes before what was paid, credited or
+// reminded on it, and a cancellation or an event recorded in the same
+// instant reads as its consequence.
 const (
+	TimelinePlanChange   = "planChange"
 	TimelinePeriod       = "period"
 	TimelineChainStep    = "chainStep"
-	TimelinePlanChange   = "planChange"
 	TimelineInvoice      = "invoice"
 	TimelinePayment      = "payment"
 	TimelineCreditNote   = "creditNote"
@@ -28,7 +29,7 @@ const (
 )
 
 var timelineKindOrder = map[string]int{
-	TimelinePeriod: 0, TimelineChainStep: 1, TimelinePlanChange: 2, TimelineInvoice: 3, TimelinePayment: 4,
+	TimelinePlanChange: 0, TimelinePeriod: 1, TimelineChainStep: 2, TimelineInvoice: 3, TimelinePayment: 4,
 	TimelineCreditNote: 5, TimelineReminder: 6, TimelineCancellation: 7, TimelineEvent: 8,
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/period"
@@ -27,48 +28,8 @@ import (
 // see it.
 func TestTimeline(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, ctx, first, _ := timelineSetup(t, s)
 		bg := context.Background()
-		tn, err := s.CreateTenant(bg, "timeline", true, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The engine billing as the server wires it: an invoice per period,
-		// credit notes on cancellation, reminders by dunning.
-		eng := engine.New(s, slog.New(slog.DiscardHandler), "test")
-		eng.Hooks.PeriodsCreated = invoicing.IssuePeriods
-		eng.Hooks.Cancelled = invoicing.SettleCancellation
-		eng.Hooks.Dun = invoicing.DunCounts
-		eng.Hooks.NextDun = invoicing.NextDunningAt
-		a := app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)})
-		ctx := tenancy.With(bg, tn.ID)
-
-		org, err := a.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo", KIDAlgorithm: "MOD10"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		prod, err := a.CreateProduct(ctx, catalog.Product{Name: "Digital", VATRate: catalog.PercentOf(0), Active: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := a.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pkg, err := a.CreatePackage(ctx, app.TemplateInput{Package: catalog.TemplatePackage{Name: "Digital 199", Currency: "NOK", Price: nok(19900), Units: 1,
-			PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}},
-			BillingPlans: []string{plan.ID}, AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: org.ID, TemplatePackageID: pkg.ID,
-			NewSubscriber: &app.OrderSubscriber{Subscriber: store.Subscriber{Name: "Kari Nordmann", Country: "NO", Contacts: []store.Contact{}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o, err = a.CompleteOrder(ctx, o.ID); err != nil || o.SubscriptionID == nil {
-			t.Fatalf("complete: %+v, %v", o, err)
-		}
-		first := *o.SubscriptionID
 
 		// About two months on: the first period renews, and so does the
 		// second (each renews 14 days before its end).
@@ -167,4 +128,95 @@ func TestTimeline(t *testing.T) {
 			t.Errorf("an unknown subscription's timeline: %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// timelineSetup is a test tenant billing as the server wires it, with one
+// monthly subscription ordered from a 199.00 NOK package: the app, the
+// tenant's context, the ordered period and the tenant's billing plan.
+func timelineSetup(t *testing.T, s *store.Store) (*app.App, context.Context, string, catalog.BillingPlan) {
+	t.Helper()
+	bg := context.Background()
+	tn, err := s.CreateTenant(bg, "timeline", true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The engine billing as the server wires it: an invoice per period,
+	// credit notes on cancellation, reminders by dunning.
+	eng := engine.New(s, slog.New(slog.DiscardHandler), "test")
+	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods
+	eng.Hooks.Cancelled = invoicing.SettleCancellation
+	eng.Hooks.Dun = invoicing.DunCounts
+	eng.Hooks.NextDun = invoicing.NextDunningAt
+	a := app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)})
+	ctx := tenancy.With(bg, tn.ID)
+
+	org, err := a.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo", KIDAlgorithm: "MOD10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := a.CreateProduct(ctx, catalog.Product{Name: "Digital", VATRate: catalog.PercentOf(0), Active: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := a.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := a.CreatePackage(ctx, app.TemplateInput{Package: catalog.TemplatePackage{Name: "Digital 199", Currency: "NOK", Price: nok(19900), Units: 1,
+		PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}},
+		BillingPlans: []string{plan.ID}, AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: org.ID, TemplatePackageID: pkg.ID,
+		NewSubscriber: &app.OrderSubscriber{Subscriber: store.Subscriber{Name: "Kari Nordmann", Country: "NO", Contacts: []store.Contact{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err = a.CompleteOrder(ctx, o.ID); err != nil || o.SubscriptionID == nil {
+		t.Fatalf("complete: %+v, %v", o, err)
+	}
+	return a, ctx, *o.SubscriptionID, plan
+}
+
+// TestTimelinePlanChange: a plan change that runs at once shows as a
+// planChange entry followed by the period it produced, caused by it.
+func TestTimelinePlanChange(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, ctx, first, plan := timelineSetup(t, s)
+		pkg, err := a.CreatePackage(ctx, app.TemplateInput{Package: catalog.TemplatePackage{Name: "Digital 299", Currency: "NOK", Price: nok(29900), Units: 1,
+			PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: mustFirstProduct(t, a, ctx)}},
+			BillingPlans: []string{plan.ID}, AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := a.RegisterChange(ctx, first, engine.ChangeRequest{ProcessingType: store.ChangeImmediately, TemplatePackageID: pkg.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, err = a.Change(ctx, first, c.ID); err != nil || c.ResultSubscriptionID == nil {
+			t.Fatalf("the change after it ran: %+v, %v", c, err)
+		}
+		got, err := a.Timeline(ctx, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := slices.IndexFunc(got, func(e app.TimelineEntry) bool { return e.Kind == app.TimelinePlanChange && e.ID == c.ID })
+		per := slices.IndexFunc(got, func(e app.TimelineEntry) bool { return e.Kind == app.TimelinePeriod && e.ID == *c.ResultSubscriptionID })
+		if ch < 0 || per < 0 || ch > per || got[per].Cause != "plan change" || got[ch].Cause != "plan change" {
+			for _, e := range got {
+				t.Logf("%s %-12s %-12q %s %s", e.At.Format(time.RFC3339), e.Kind, e.Cause, e.Label, e.ID)
+			}
+			t.Fatalf("plan change %s at %d, its period %s at %d; want the change first, both caused by the plan change", c.ID, ch, *c.ResultSubscriptionID, per)
+		}
+	})
+}
+
+func mustFirstProduct(t *testing.T, a *app.App, ctx context.Context) string {
+	t.Helper()
+	ps, _, err := a.Products(ctx, catalogdb.ProductFilter{}, store.Page{Limit: 1})
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("products: %v, %v", ps, err)
+	}
+	return ps[0].ID
 }
