@@ -131,6 +131,7 @@ func New(o Options) (*Server, error) {
 	s.subscriptionRoutes()
 	s.priceChangeRoutes()
 	s.subscriptionChainRoutes()
+	s.timelineRoutes()
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()
