@@ -116,6 +116,12 @@ type AccountView struct {
 	UpdatedAt       time.Time `json:"updatedAt"`
 }
 
+type Actor struct {
+	ID    *string `json:"id,omitempty"`
+	Kind  string  `json:"kind"`
+	Label *string `json:"label,omitempty"`
+}
+
 type AdditionalProduct struct {
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	Price             Decimal `json:"price"`
@@ -688,6 +694,7 @@ type DunningProcessUpdate struct {
 }
 
 type Event struct {
+	Actor     Actor           `json:"actor"`
 	CreatedAt time.Time       `json:"createdAt"`
 	Data      json.RawMessage `json:"data,omitempty"`
 	EventTime time.Time       `json:"eventTime"`
@@ -1865,6 +1872,23 @@ type TestClockView struct {
 	Now time.Time `json:"now"`
 }
 
+type TimelineEntryView struct {
+	// When it happened: a period when it was created (a renewal creates the next period ahead of its start), an invoice or credit note when issued, a payment when paid, an event at its eventTime.
+	At time.Time `json:"at"`
+	// Why it happened where the data says so: order, renewal, plan change, chain step, dunning, a credit note's or cancellation's reason, an event's type.
+	Cause *string `json:"cause,omitempty"`
+	// The record the entry is about (period, plan change, invoice, payment, credit note, reminder or event).
+	ID string `json:"id"`
+	// One of: planChange, period, chainStep, invoice, payment, creditNote, reminder, cancellation, event.
+	Kind string `json:"kind"`
+	// A short description for people (dates, package, amount); its wording may change.
+	Label string `json:"label"`
+	// The record's resource path, as events name their subjects.
+	Path *string `json:"path,omitempty"`
+	// The period of the series the entry belongs to.
+	SubscriptionID *string `json:"subscriptionId,omitempty"`
+}
+
 type TransactionCreate struct {
 	// In SEK, more than 0, at most 2 decimals and 9 999 999 999.99.
 	Amount Decimal `json:"amount"`
@@ -2914,6 +2938,15 @@ func (c *Client) GetSubscriptionPackageChain(ctx context.Context, id string, opt
 	return out, err
 }
 
+// GetSubscriptionTimeline is GET /subscription/{id}/timeline: A subscription's history on one time axis.
+//
+// Every period of the series (every period linked to this one by renewals and plan changes, before and after), its plan changes and chain steps, the periods' invoices with the payments, credit notes and reminders on them, cancellations and the events about the periods, oldest first; at the same instant a plan change comes before the period it produced and a period before its invoice. It reads the records as they are now.
+func (c *Client) GetSubscriptionTimeline(ctx context.Context, id string, opts ...RequestOption) ([]TimelineEntryView, error) {
+	var out []TimelineEntryView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/timeline", nil, nil, &out, opts)
+	return out, err
+}
+
 // GetTestClock is GET /testclock: Show a test tenant's clock.
 //
 // 400 for a tenant that is not a test tenant.
@@ -3422,6 +3455,14 @@ type ListEventsParams struct {
 	EventType string
 	// Only events about this resource, e.g. /subscription/{id}.
 	Subject string
+	// Only events caused by this kind of actor: a machine client of the API, a staff user of the console, a subscriber, or Kadens itself (renewals, dunning, bank files; also every event recorded before actors were kept).
+	ActorKind string
+	// Only events caused by this actor: a client id, a staff user's or subscriber user's id (with actorKind).
+	ActorID string
+	// Only events recorded at or after this time (createdAt, RFC 3339).
+	From time.Time
+	// Only events recorded before this time (createdAt, RFC 3339).
+	Until time.Time
 }
 
 func (p *ListEventsParams) values() url.Values {
@@ -3441,12 +3482,24 @@ func (p *ListEventsParams) values() url.Values {
 	if p.Subject != "" {
 		q.Set("subject", p.Subject)
 	}
+	if p.ActorKind != "" {
+		q.Set("actorKind", p.ActorKind)
+	}
+	if p.ActorID != "" {
+		q.Set("actorId", p.ActorID)
+	}
+	if !p.From.IsZero() {
+		q.Set("from", p.From.Format(time.RFC3339Nano))
+	}
+	if !p.Until.IsZero() {
+		q.Set("until", p.Until.Format(time.RFC3339Nano))
+	}
 	return q
 }
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads).
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event
