@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -20,28 +21,11 @@ import (
 func TestOrderCommandsWithoutHTTP(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, ctx := catalogApp(t, s)
-		org, err := a.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo", KIDAlgorithm: "MOD10"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		prod, err := a.CreateProduct(ctx, catalog.Product{Name: "Digital", VATRate: catalog.PercentOf(0), Active: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := a.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pkg, err := a.CreatePackage(ctx, app.TemplateInput{Package: catalog.TemplatePackage{Name: "Digital 199", Currency: "NOK", Price: nok(19900), Units: 1,
-			PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}},
-			BillingPlans: []string{plan.ID}, AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		org, _, pkg := digitalCatalog(t, a, ctx)
 		newSub := &app.OrderSubscriber{Subscriber: store.Subscriber{Name: "Kari Nordmann", Country: "NO", Contacts: []store.Contact{}}}
 
 		yesterday := time.Now().Add(-48 * time.Hour)
-		_, err = a.PlaceOrder(ctx, app.NewOrder{OrganizationID: store.NewID(), TemplatePackageID: pkg.ID, NewSubscriber: newSub})
+		_, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: store.NewID(), TemplatePackageID: pkg.ID, NewSubscriber: newSub})
 		if got := fields(t, err); !slices.Contains(got, "organizationId") {
 			t.Errorf("order for an unknown organization: fields %v, want organizationId", got)
 		}
@@ -71,4 +55,30 @@ func TestOrderCommandsWithoutHTTP(t *testing.T) {
 			t.Errorf("cancelling a completed order: %v, want an error on id", err)
 		}
 	})
+}
+
+// digitalCatalog is a Norwegian organization and a one-product catalog
+// made through the app: a monthly billing plan and the package "Digital
+// 199" (199.00 NOK a month, no VAT) on it.
+func digitalCatalog(t *testing.T, a *app.App, ctx context.Context) (store.Organization, catalog.BillingPlan, catalog.TemplatePackage) {
+	t.Helper()
+	org, err := a.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo", KIDAlgorithm: "MOD10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := a.CreateProduct(ctx, catalog.Product{Name: "Digital", VATRate: catalog.PercentOf(0), Active: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := a.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := a.CreatePackage(ctx, app.TemplateInput{Package: catalog.TemplatePackage{Name: "Digital 199", Currency: "NOK", Price: nok(19900), Units: 1,
+		PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}},
+		BillingPlans: []string{plan.ID}, AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return org, plan, pkg
 }

@@ -99,7 +99,7 @@ func (a *App) Timeline(ctx context.Context, subscriptionID string) ([]TimelineEn
 			cause = "price change"
 		}
 		out = append(out, TimelineEntry{At: at, Kind: TimelinePlanChange, ID: c.ID, PeriodID: c.SubscriptionID,
-			Path:  "/subscription/" + c.SubscriptionID + "/change/" + c.ID,
+			Path:  "/subscription/" + c.SubscriptionID + "/scheduledchange/" + c.ID,
 			Label: fmt.Sprintf("plan change to package %s (%s, %s)", c.TemplatePackageID, c.ProcessingType, c.Status), Cause: cause})
 	}
 	causeOf := map[string]string{}

@@ -13,7 +13,6 @@ import (
 	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/store"
@@ -150,24 +149,7 @@ func timelineSetup(t *testing.T, s *store.Store) (*app.App, context.Context, str
 	a := app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)})
 	ctx := tenancy.With(bg, tn.ID)
 
-	org, err := a.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo", KIDAlgorithm: "MOD10"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prod, err := a.CreateProduct(ctx, catalog.Product{Name: "Digital", VATRate: catalog.PercentOf(0), Active: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := a.CreateBillingPlan(ctx, catalog.BillingPlan{Name: "Monthly", IntervalUnit: period.Month, IntervalCount: 1, MinimumDueDays: 14, PaymentTermsDays: 14})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := a.CreatePackage(ctx, app.TemplateInput{Package: catalog.TemplatePackage{Name: "Digital 199", Currency: "NOK", Price: nok(19900), Units: 1,
-		PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: prod.ID}},
-		BillingPlans: []string{plan.ID}, AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	org, plan, pkg := digitalCatalog(t, a, ctx)
 	o, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: org.ID, TemplatePackageID: pkg.ID,
 		NewSubscriber: &app.OrderSubscriber{Subscriber: store.Subscriber{Name: "Kari Nordmann", Country: "NO", Contacts: []store.Contact{}}}})
 	if err != nil {
