@@ -133,12 +133,13 @@ func (a *App) UpcomingInvoice(ctx context.Context, id string) (UpcomingInvoice, 
 			pending = &changes[i]
 		}
 	}
-	if last.CancelledAt != nil && last.CancelEffectiveAt != nil && last.CancelEffectiveAt.After(now) {
+	ends := cancelEnd(periods)
+	if ends != nil && ends.After(now) {
 		out.PendingChanges = append(out.PendingChanges, UpcomingChange{Kind: UpcomingCancellation, ID: last.ID,
-			Path: "/subscription/" + last.ID, At: last.CancelEffectiveAt, Reason: last.CancelReason})
+			Path: "/subscription/" + last.ID, At: ends, Reason: last.CancelReason})
 	}
 	switch {
-	case last.CancelledAt != nil && last.CancelEffectiveAt != nil && last.CancelEffectiveAt.After(now):
+	case ends != nil && ends.After(now):
 		out.Reason = NoRenewalCancelled
 	case last.CancelledAt != nil || last.DeactivatedAt != nil || (last.Package.AutomaticStop && !now.Before(last.PeriodEnd)):
 		out.Reason = NoRenewalEnded
@@ -180,6 +181,24 @@ func (a *App) UpcomingInvoice(ctx context.Context, id string) (UpcomingInvoice, 
 	out.Lines, out.VATTotals = inv.Lines, inv.VATTotals
 	out.Net, out.VAT, out.Gross = catalog.NewAmount(inv.Net, inv.Currency), catalog.NewAmount(inv.VAT, inv.Currency), catalog.NewAmount(inv.Gross, inv.Currency)
 	return out, nil
+}
+
+// cancelEnd is when a series whose last period is cancelled stops giving
+// access (nil when it is not cancelled): the cancellation's effect, or,
+// for a period a renewal created ahead and that was cancelled before it
+// started, the end of the running period before it.
+func cancelEnd(periods []store.Subscription) *time.Time {
+	last := periods[len(periods)-1]
+	if last.CancelledAt == nil || last.CancelEffectiveAt == nil {
+		return nil
+	}
+	end := *last.CancelEffectiveAt
+	if n := len(periods); !end.After(last.PeriodStart) && n > 1 {
+		if prev := periods[n-2]; prev.CancelledAt == nil && prev.NextID != nil && *prev.NextID == last.ID {
+			end = prev.PeriodEnd
+		}
+	}
+	return &end
 }
 
 // planChange is the pending change c as an UpcomingChange, with r the
