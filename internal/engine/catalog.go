@@ -146,18 +146,6 @@ func (c *catalogCache) freeze(ctx context.Context, chain catalog.Chain, startSte
 	return catalog.Instantiate(store.NewID(), chain, inputs, startStep, choices, at)
 }
 
-// instantiate is freeze, and writes the instance in tx.
-func (c *catalogCache) instantiate(ctx context.Context, tx *store.Tx, chain catalog.Chain, startStep int, choices catalog.Choices, at time.Time) (catalog.ChainInstance, error) {
-	inst, err := c.freeze(ctx, chain, startStep, choices, at)
-	if err != nil {
-		return catalog.ChainInstance{}, err
-	}
-	if err := c.write(ctx, tx, inst); err != nil {
-		return catalog.ChainInstance{}, err
-	}
-	return inst, nil
-}
-
 // write stores a frozen instance in tx and keeps it for the advance.
 func (c *catalogCache) write(ctx context.Context, tx *store.Tx, inst catalog.ChainInstance) error {
 	if err := catalogdb.InsertChainInstance(ctx, tx, inst); err != nil {
