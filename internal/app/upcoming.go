@@ -113,27 +113,35 @@ func (a *App) UpcomingInvoice(ctx context.Context, id string) (UpcomingInvoice, 
 	if err != nil {
 		return UpcomingInvoice{}, err
 	}
-	periods, err := a.series(ctx, id)
+	// Only the series' last period renews: follow the renewals and plan
+	// changes forward from the one asked about.
+	last, err := a.store.Subscription(ctx, id)
 	if err != nil {
 		return UpcomingInvoice{}, err
 	}
-	last := periods[len(periods)-1]
-	out := UpcomingInvoice{SubscriptionID: id, RenewingID: last.ID, Currency: last.Currency}
-	ids := make([]string, len(periods))
-	for i, p := range periods {
-		ids[i] = p.ID
-	}
-	changes, err := a.store.ChangesOfSeries(ctx, ids)
-	if err != nil {
-		return UpcomingInvoice{}, err
-	}
-	var pending *store.ScheduledChange
-	for i := range changes {
-		if c := changes[i]; c.Status == store.ChangeRegistered && c.PendingOnID == last.ID {
-			pending = &changes[i]
+	var prev *store.Subscription
+	for last.NextID != nil {
+		cur := last
+		if last, err = a.store.Subscription(ctx, *last.NextID); err != nil {
+			return UpcomingInvoice{}, err
 		}
+		prev = &cur
 	}
-	ends := cancelEnd(periods)
+	out := UpcomingInvoice{SubscriptionID: id, RenewingID: last.ID, Currency: last.Currency}
+	pending, err := a.store.PendingChangeOn(ctx, last.ID)
+	if err != nil {
+		return UpcomingInvoice{}, err
+	}
+	if prev == nil && last.PreviousID != nil && last.CancelledAt != nil {
+		// Asked about the last period itself: cancelEnd may need the one
+		// before it.
+		p, err := a.store.Subscription(ctx, *last.PreviousID)
+		if err != nil {
+			return UpcomingInvoice{}, err
+		}
+		prev = &p
+	}
+	ends := cancelEnd(last, prev)
 	if ends != nil && ends.After(now) {
 		out.PendingChanges = append(out.PendingChanges, UpcomingChange{Kind: UpcomingCancellation, ID: last.ID,
 			Path: "/subscription/" + last.ID, At: ends, Reason: last.CancelReason})
@@ -185,18 +193,15 @@ func (a *App) UpcomingInvoice(ctx context.Context, id string) (UpcomingInvoice, 
 
 // cancelEnd is when a series whose last period is cancelled stops giving
 // access (nil when it is not cancelled): the cancellation's effect, or,
-// for a period a renewal created ahead and that was cancelled before it
-// started, the end of the running period before it.
-func cancelEnd(periods []store.Subscription) *time.Time {
-	last := periods[len(periods)-1]
+// for a period a renewal created ahead (prev renewed into it) and that was
+// cancelled before it started, the end of the running period before it.
+func cancelEnd(last store.Subscription, prev *store.Subscription) *time.Time {
 	if last.CancelledAt == nil || last.CancelEffectiveAt == nil {
 		return nil
 	}
 	end := *last.CancelEffectiveAt
-	if n := len(periods); !end.After(last.PeriodStart) && n > 1 {
-		if prev := periods[n-2]; prev.CancelledAt == nil && prev.NextID != nil && *prev.NextID == last.ID {
-			end = prev.PeriodEnd
-		}
+	if !end.After(last.PeriodStart) && prev != nil && prev.CancelledAt == nil && prev.NextID != nil && *prev.NextID == last.ID {
+		end = prev.PeriodEnd
 	}
 	return &end
 }

@@ -401,3 +401,57 @@ func TestUpcomingInvoiceTenants(t *testing.T) {
 		}
 	})
 }
+
+// TestUpcomingInvoiceNoRenewal: a package that stops automatically answers
+// AutomaticStop, and Ended once its period is over; an OnScheduledTime plan
+// change due before the renewal answers PlanChange (the change ends the
+// period first) and is listed; one due after the renewal leaves the
+// renewal's preview as it was and is listed, not acting at it.
+func TestUpcomingInvoiceNoRenewal(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, ctx, org, plan, pkg := upcomingApp(t, s, time.Now())
+		trial, err := a.CreatePackage(ctx, app.TemplateInput{Package: catalog.TemplatePackage{Name: "Trial", Currency: "NOK", Price: nok(4900), Units: 1,
+			AutomaticStop: true, PermanentDiscount: catalog.PercentOf(0), Products: []catalog.PackageProduct{{ProductID: mustFirstProduct(t, a, ctx)}},
+			BillingPlans: []string{plan.ID}, AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stops := orderOf(t, a, ctx, org.ID, trial.ID, nil)
+		up, err := a.UpcomingInvoice(ctx, stops.ID)
+		if err != nil || up.WillRenew || up.Reason != app.NoRenewalAutomaticStop || len(up.Lines) != 0 {
+			t.Errorf("automatic stop: %+v, %v; want AutomaticStop without lines", up, err)
+		}
+
+		monthly := orderOf(t, a, ctx, org.ID, pkg.ID, nil)
+		renewal := upcoming(t, a, ctx, monthly.ID)
+		before := renewal.IssuedAt.Add(-24 * time.Hour)
+		c, err := a.RegisterChange(ctx, monthly.ID, engine.ChangeRequest{ProcessingType: store.ChangeOnScheduledTime, ScheduledAt: &before, TemplatePackageID: pkg.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err = a.UpcomingInvoice(ctx, monthly.ID)
+		if err != nil || up.WillRenew || up.Reason != app.NoRenewalPlanChange || len(up.PendingChanges) != 1 || up.PendingChanges[0].ID != c.ID ||
+			up.PendingChanges[0].AtRenewal || up.PendingChanges[0].At == nil || !up.PendingChanges[0].At.Equal(before) {
+			t.Errorf("a change before the renewal: %+v, %v; want PlanChange listing change %s at %s", up, err, c.ID, before)
+		}
+		if err := a.RevokeChange(ctx, monthly.ID, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		after := renewal.IssuedAt.Add(24 * time.Hour)
+		if c, err = a.RegisterChange(ctx, monthly.ID, engine.ChangeRequest{ProcessingType: store.ChangeOnScheduledTime, ScheduledAt: &after, TemplatePackageID: pkg.ID}); err != nil {
+			t.Fatal(err)
+		}
+		up = upcoming(t, a, ctx, monthly.ID)
+		if jsonOf(t, up.Lines) != jsonOf(t, renewal.Lines) || len(up.PendingChanges) != 1 || up.PendingChanges[0].ID != c.ID || up.PendingChanges[0].AtRenewal {
+			t.Errorf("a change after the renewal: lines %s, pending %+v; want the renewal as before and the change listed", jsonOf(t, up.Lines), up.PendingChanges)
+		}
+		renewsAsPreviewed(t, a, ctx, up)
+
+		if _, err := a.AdvanceTestClock(ctx, stops.PeriodEnd.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if up, err = a.UpcomingInvoice(ctx, stops.ID); err != nil || up.WillRenew || up.Reason != app.NoRenewalEnded {
+			t.Errorf("automatic stop after the period: %+v, %v; want Ended", up, err)
+		}
+	})
+}
