@@ -1935,6 +1935,68 @@ type TransactionView struct {
 	UpdatedAt  time.Time `json:"updatedAt"`
 }
 
+type UpcomingChangeView struct {
+	// When it takes effect: a plan change's scheduledTime, or the renewal for an OnRenewal change that runs at it; a cancellation's effect. null for an OnRenewal change that waits for a later renewal (notBefore).
+	At *time.Time `json:"at,omitempty"`
+	// It takes effect at the previewed renewal (its lines are the invoice's).
+	AtRenewal bool `json:"atRenewal"`
+	// The plan change's id, or the cancelled period's.
+	ID string `json:"id"`
+	// One of: PlanChange, Cancellation.
+	Kind string `json:"kind"`
+	// A price change's plan change applies at the first renewal whose new period starts at or after this time.
+	NotBefore *time.Time `json:"notBefore,omitempty"`
+	// Its resource path.
+	Path string `json:"path"`
+	// One of: OnScheduledTime, OnRenewal.
+	ProcessingType *string `json:"processingType,omitempty"`
+	// A cancellation's reason; CannotRun for a plan change that will expire at the renewal instead of running.
+	Reason            *string `json:"reason,omitempty"`
+	TemplatePackageID *string `json:"templatePackageId,omitempty"`
+}
+
+type UpcomingInvoiceView struct {
+	// The chain step the new period is on, when the renewal moves the series to its chain's next step; else null.
+	ChainStep *int64     `json:"chainStep,omitempty"`
+	Currency  string     `json:"currency"`
+	DueAt     *time.Time `json:"dueAt,omitempty"`
+	// Due date in the organization's time zone.
+	DueDate *string `json:"dueDate,omitempty"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Gross *Decimal `json:"gross,omitempty"`
+	// Issue date in the organization's time zone.
+	IssueDate *string `json:"issueDate,omitempty"`
+	// When the renewal runs and the invoice is issued: minimumDueDays local days before the current period ends.
+	IssuedAt *time.Time `json:"issuedAt,omitempty"`
+	// The lines exactly as the renewal will write them: the package's products for the period, then the subscriber account's open charges and allowances booked by now. Empty when willRenew is false.
+	Lines []InvoiceLine `json:"lines"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Net *Decimal `json:"net,omitempty"`
+	// The new period's package: the current one, the next chain step's, or a plan change's target.
+	PackageName *string `json:"packageName,omitempty"`
+	// What waits on the series: its registered plan change and a cancellation that has not taken effect yet.
+	PendingChanges []UpcomingChangeView `json:"pendingChanges"`
+	// End of that period (exclusive).
+	PeriodEnd *time.Time `json:"periodEnd,omitempty"`
+	// Start of the period the invoice covers.
+	PeriodStart *time.Time `json:"periodStart,omitempty"`
+	// The plan change that takes effect at this renewal (its target's lines are the invoice's); null when none does.
+	PlanChangeID *string `json:"planChangeId,omitempty"`
+	// The lines' unitPrice and discount are gross (true) or net.
+	PricesIncludeVAT bool `json:"pricesIncludeVat"`
+	// Why it will not renew: Cancelled (a cancellation takes effect at the period's end or a chosen time; see pendingChanges), Ended (cancelled or stopped already), AutomaticStop (the package stops by itself at the period's end), PlanChange (a plan change scheduled at or before the renewal replaces the period first; its new plan's first invoice is issued when it runs). Absent when willRenew. One of: Cancelled, Ended, AutomaticStop, PlanChange.
+	Reason *string `json:"reason,omitempty"`
+	// The last period of its series, whose renewal this previews (the period asked about, or a later one the series renewed or changed plan into).
+	RenewingSubscriptionID string `json:"renewingSubscriptionId"`
+	// The subscription period asked about.
+	SubscriptionID string `json:"subscriptionId"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	VAT       *Decimal   `json:"vat,omitempty"`
+	VATTotals []VATTotal `json:"vatTotals"`
+	// false when the series will not renew: then reason says why, and there are no period, dates, lines or totals.
+	WillRenew bool `json:"willRenew"`
+}
+
 type UserAccess struct {
 	At time.Time `json:"at"`
 	// A disabled user has no access.
@@ -2953,6 +3015,15 @@ func (c *Client) GetSubscriptionTimeline(ctx context.Context, id string, opts ..
 func (c *Client) GetTestClock(ctx context.Context, opts ...RequestOption) (TestClockView, error) {
 	var out TestClockView
 	_, err := c.do(ctx, http.MethodGet, "/testclock", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetUpcomingInvoice is GET /subscription/{id}/upcominginvoice: The invoice the next renewal will issue.
+//
+// Previews, without writing anything, the invoice the next renewal of the subscription's series will issue: the period it covers, when it is issued and due, its lines (with a plan change or chain step that takes effect at that renewal, and the subscriber account's open charges and allowances booked by now) and totals, computed by the same code the renewal runs. pendingChanges lists the series' registered plan change and a cancellation still to take effect. A series that will not renew answers 200 with willRenew false, its reason, and no lines. It can differ from what is billed only if something changes before the renewal (a charge booked, a cancellation, a price change starting, another invoice of the account using its items first).
+func (c *Client) GetUpcomingInvoice(ctx context.Context, id string, opts ...RequestOption) (UpcomingInvoiceView, error) {
+	var out UpcomingInvoiceView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/upcominginvoice", nil, nil, &out, opts)
 	return out, err
 }
 

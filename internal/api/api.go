@@ -132,6 +132,7 @@ func New(o Options) (*Server, error) {
 	s.priceChangeRoutes()
 	s.subscriptionChainRoutes()
 	s.timelineRoutes()
+	s.upcomingRoutes()
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()

@@ -76,9 +76,38 @@ func (c *catalogCache) chain(ctx context.Context, id string) (catalog.Chain, err
 	return ch, nil
 }
 
-// loadInstances reads the chain instances among ids not read yet, in one
-// query.
-func (c *catalogCache) loadInstances(ctx context.Context, tx *store.Tx, ids []string) error {
+// instanceReader reads the chain instances among ids, by id (an id that
+// names none is left out): in the engine's transaction (txInstances), or
+// on the read pool for a preview (Engine.poolInstances).
+type instanceReader func(ctx context.Context, ids []string) (map[string]catalog.ChainInstance, error)
+
+// txInstances reads chain instances in tx, a chunk of ids per query.
+func txInstances(tx *store.Tx) instanceReader {
+	return func(ctx context.Context, ids []string) (map[string]catalog.ChainInstance, error) {
+		return catalogdb.ChainInstances(ctx, tx, ids)
+	}
+}
+
+// poolInstances reads chain instances one by one on the read pool: a
+// preview reads at most one.
+func (e *Engine) poolInstances(ctx context.Context, ids []string) (map[string]catalog.ChainInstance, error) {
+	out := map[string]catalog.ChainInstance{}
+	for _, id := range ids {
+		inst, err := catalogdb.ChainInstance(ctx, e.store, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = inst
+	}
+	return out, nil
+}
+
+// loadInstances reads the chain instances among ids not read yet, with
+// read (one query in a transaction).
+func (c *catalogCache) loadInstances(ctx context.Context, read instanceReader, ids []string) error {
 	var want []string
 	for _, id := range ids {
 		if _, ok := c.instances[id]; !ok && !c.missing[id] {
@@ -88,7 +117,7 @@ func (c *catalogCache) loadInstances(ctx context.Context, tx *store.Tx, ids []st
 	if len(want) == 0 {
 		return nil
 	}
-	got, err := catalogdb.ChainInstances(ctx, tx, want)
+	got, err := read(ctx, want)
 	if err != nil {
 		return err
 	}
@@ -102,10 +131,10 @@ func (c *catalogCache) loadInstances(ctx context.Context, tx *store.Tx, ids []st
 	return nil
 }
 
-// instantiate freezes chain for a subscription with choices, writes the
-// instance in tx and returns it. startStep is the ordered template's step
-// (merged strictly), or 0 when an existing subscription's chain is frozen.
-func (c *catalogCache) instantiate(ctx context.Context, tx *store.Tx, chain catalog.Chain, startStep int, choices catalog.Choices, at time.Time) (catalog.ChainInstance, error) {
+// freeze freezes chain for a subscription with choices, without writing
+// it: startStep is the ordered template's step (merged strictly), or 0
+// when an existing subscription's chain is frozen.
+func (c *catalogCache) freeze(ctx context.Context, chain catalog.Chain, startStep int, choices catalog.Choices, at time.Time) (catalog.ChainInstance, error) {
 	inputs := make(map[string]catalog.MergeInput, len(chain.PackageChain.Steps))
 	for _, s := range chain.PackageChain.Steps {
 		in, err := c.input(ctx, s.NextPackageID)
@@ -114,15 +143,16 @@ func (c *catalogCache) instantiate(ctx context.Context, tx *store.Tx, chain cata
 		}
 		inputs[s.NextPackageID] = in
 	}
-	inst, err := catalog.Instantiate(store.NewID(), chain, inputs, startStep, choices, at)
-	if err != nil {
-		return catalog.ChainInstance{}, err
-	}
+	return catalog.Instantiate(store.NewID(), chain, inputs, startStep, choices, at)
+}
+
+// write stores a frozen instance in tx and keeps it for the advance.
+func (c *catalogCache) write(ctx context.Context, tx *store.Tx, inst catalog.ChainInstance) error {
 	if err := catalogdb.InsertChainInstance(ctx, tx, inst); err != nil {
-		return catalog.ChainInstance{}, err
+		return err
 	}
 	c.instances[inst.ID] = inst
-	return inst, nil
+	return nil
 }
 
 // instancePackage is the package a new series on template templateID with
@@ -132,20 +162,33 @@ func (c *catalogCache) instantiate(ctx context.Context, tx *store.Tx, chain cata
 // names the instance and the ordered template's step. Invalid choices are
 // validation.Errors, as from catalog.Merge.
 func (e *Engine) instancePackage(ctx context.Context, tx *store.Tx, cache *catalogCache, templateID string, choices catalog.Choices, at time.Time) (catalog.SubscriptionPackage, error) {
+	pkg, inst, err := e.frozenPackage(ctx, cache, templateID, choices, at)
+	if err != nil || inst == nil {
+		return pkg, err
+	}
+	if err := cache.write(ctx, tx, *inst); err != nil {
+		return catalog.SubscriptionPackage{}, err
+	}
+	return pkg, nil
+}
+
+// frozenPackage is instancePackage without the write: the package, and
+// for a chained template the chain instance (not written) it belongs to.
+func (e *Engine) frozenPackage(ctx context.Context, cache *catalogCache, templateID string, choices catalog.Choices, at time.Time) (catalog.SubscriptionPackage, *catalog.ChainInstance, error) {
 	pkg, err := cache.merge(ctx, templateID, choices, false)
 	if err != nil || pkg.SubscriptionPackageChainID == nil {
-		return pkg, err
+		return pkg, nil, err
 	}
 	chain, err := cache.chain(ctx, *pkg.SubscriptionPackageChainID)
 	if err != nil {
-		return catalog.SubscriptionPackage{}, err
+		return catalog.SubscriptionPackage{}, nil, err
 	}
-	inst, err := cache.instantiate(ctx, tx, chain, *pkg.ChainStepOrder, choices, at)
+	inst, err := cache.freeze(ctx, chain, *pkg.ChainStepOrder, choices, at)
 	if err != nil {
-		return catalog.SubscriptionPackage{}, err
+		return catalog.SubscriptionPackage{}, nil, err
 	}
 	step, _ := inst.Step(*pkg.ChainStepOrder)
-	return step.Package, nil
+	return step.Package, &inst, nil
 }
 
 // InstancePackage is instancePackage for callers outside an Advance (an
@@ -160,27 +203,29 @@ func (e *Engine) InstancePackage(ctx context.Context, tx *store.Tx, templateID s
 // exists at all. A period written before chain instances existed names a
 // chain definition: its chain is frozen now, from the definition as it
 // is, with the period's choices, and the series follows that instance
-// from here on.
-func (e *Engine) nextChainStep(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, at time.Time) (step catalog.InstanceStep, instanceID string, ok bool, err error) {
+// from here on; that instance is returned as frozen, for the caller to
+// write (nil when the series already has its instance).
+func (e *Engine) nextChainStep(ctx context.Context, read instanceReader, cache *catalogCache, sub store.Subscription, at time.Time) (step catalog.InstanceStep, instanceID string, frozen *catalog.ChainInstance, ok bool, err error) {
 	id := *sub.ChainID
-	if err := cache.loadInstances(ctx, tx, []string{id}); err != nil {
-		return catalog.InstanceStep{}, "", false, err
+	if err := cache.loadInstances(ctx, read, []string{id}); err != nil {
+		return catalog.InstanceStep{}, "", nil, false, err
 	}
 	inst, found := cache.instances[id]
 	if !found {
 		chain, err := cache.chain(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return catalog.InstanceStep{}, "", false, nil
+			return catalog.InstanceStep{}, "", nil, false, nil
 		}
 		if err != nil {
-			return catalog.InstanceStep{}, "", false, err
+			return catalog.InstanceStep{}, "", nil, false, err
 		}
-		if inst, err = cache.instantiate(ctx, tx, chain, 0, sub.Choices, at); err != nil {
-			return catalog.InstanceStep{}, "", false, err
+		if inst, err = cache.freeze(ctx, chain, 0, sub.Choices, at); err != nil {
+			return catalog.InstanceStep{}, "", nil, false, err
 		}
+		frozen = &inst
 	}
 	step, ok = inst.Step(*sub.ChainStep + 1)
-	return step, inst.ID, ok, nil
+	return step, inst.ID, frozen, ok, nil
 }
 
 // chainIDsDue returns the chain ids of subs whose renewal moves them to

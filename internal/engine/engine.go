@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
@@ -262,7 +263,7 @@ func (e *Engine) step(ctx context.Context, tx *store.Tx, cache *catalogCache, no
 	// keeping the instances of earlier batches would only hold memory (at
 	// 10 % of 100,000 subscriptions on chains, ~130 MiB by the end).
 	cache.forgetInstances()
-	if err := cache.loadInstances(ctx, tx, chainIDsDue(subs)); err != nil {
+	if err := cache.loadInstances(ctx, txInstances(tx), chainIDsDue(subs)); err != nil {
 		return st, false, fmt.Errorf("engine: %w", err)
 	}
 	var created []renewal
@@ -350,14 +351,60 @@ func (e *Engine) act(ctx context.Context, tx *store.Tx, cache *catalogCache, sub
 	return st, nil
 }
 
-// renew builds the period after sub; the caller writes, records and
-// bills a batch's new periods together. The next package is, in order of
-// precedence: the target of the OnRenewal change waiting on sub (pending);
-// the next chain step's package once the current step has lasted its
-// periods; otherwise the same package. It returns the change still to
-// settle once the new period is written — applied (it ran: Executed into
-// the new period), or to follow the series into it — or nil.
+// renew builds the period after sub (planRenewal) and writes what that
+// needs first: the expiry of a change that cannot run, a chain instance
+// frozen for the new period. The caller writes, records and bills a
+// batch's new periods together. It returns the change still to settle
+// once the new period is written — applied (it ran: Executed into the new
+// period), or to follow the series into it — or nil.
 func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, sub store.Subscription, loc *time.Location, at time.Time, pending *store.ScheduledChange) (next store.Subscription, change *store.ScheduledChange, applied bool, err error) {
+	p, err := e.planRenewal(ctx, txInstances(tx), cache, sub, loc, at, pending)
+	if err != nil {
+		return store.Subscription{}, nil, false, err
+	}
+	if c := p.Expired; c != nil {
+		e.log.Warn("plan change expired", "change", c.ID, "err", p.ExpiredBy)
+		if err := tx.FinishChange(ctx, c.ID, store.ChangeExpired, at, nil, store.ReasonCannotRun); err != nil {
+			return store.Subscription{}, nil, false, err
+		}
+	}
+	if p.Instance != nil {
+		if err := cache.write(ctx, tx, *p.Instance); err != nil {
+			return store.Subscription{}, nil, false, err
+		}
+	}
+	return p.Next, p.Pending, p.Applied, nil
+}
+
+// renewalPlan is what the renewal of a period does (planRenewal).
+type renewalPlan struct {
+	// Next is the new period.
+	Next store.Subscription
+	// Pending is the change that waited on the renewed period and is
+	// still to settle once Next is written: Applied (it runs into Next),
+	// or following the series into Next; nil when none.
+	Pending *store.ScheduledChange
+	Applied bool
+	// Expired is the OnRenewal change that cannot run any more (its
+	// template changed, was archived or deleted, or changed currency),
+	// ExpiredBy why; the renewal goes on without it.
+	Expired   *store.ScheduledChange
+	ExpiredBy error
+	// ChainStep is set when Next is the series' next chain step.
+	ChainStep bool
+	// Instance is a chain instance frozen for Next, to write with it.
+	Instance *catalog.ChainInstance
+}
+
+// planRenewal decides the period after sub, renewed at at, and writes
+// nothing: renew writes what it decided, and a preview of the upcoming
+// invoice (UpcomingRenewal) shows it. The next package is, in order of
+// precedence: the target of the OnRenewal change waiting on sub
+// (pending); the next chain step's package once the current step has
+// lasted its periods; otherwise the same package. Catalog reads go
+// through cache, chain instances through read.
+func (e *Engine) planRenewal(ctx context.Context, read instanceReader, cache *catalogCache, sub store.Subscription, loc *time.Location, at time.Time, pending *store.ScheduledChange) (renewalPlan, error) {
+	var p renewalPlan
 	pkg, choices := sub.Package, sub.Choices
 	stepPeriod := sub.StepPeriod + 1
 	chainID, chainStep := sub.ChainID, sub.ChainStep
@@ -367,7 +414,7 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 	if c := pending; c != nil && c.ProcessingType == store.ChangeOnRenewal && (c.NotBefore == nil || !sub.PeriodEnd.Before(*c.NotBefore)) {
 		run = c
 	}
-	applied = run != nil
+	p.Applied = run != nil
 	if run != nil {
 		merged, err := cache.merge(ctx, run.TemplatePackageID, run.Choices, false)
 		var verrs validation.Errors
@@ -375,18 +422,18 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 		case errors.As(err, &verrs) || errors.Is(err, store.ErrNotFound) || (err == nil && merged.Currency != sub.Currency):
 			// The template changed since registration so that the change
 			// cannot run: it expires and the renewal goes on without it.
-			e.log.Warn("plan change expired", "change", run.ID, "err", err)
-			if err := tx.FinishChange(ctx, run.ID, store.ChangeExpired, at, nil, store.ReasonCannotRun); err != nil {
-				return store.Subscription{}, nil, false, err
+			if err == nil {
+				err = fmt.Errorf("template currency %s, subscription %s", merged.Currency, sub.Currency)
 			}
-			run, pending, applied = nil, nil, false
+			p.Expired, p.ExpiredBy = run, err
+			run, pending, p.Applied = nil, nil, false
 		case err != nil:
-			return store.Subscription{}, nil, false, fmt.Errorf("plan change %s: %w", run.ID, err)
+			return renewalPlan{}, fmt.Errorf("plan change %s: %w", run.ID, err)
 		default:
 			if merged.SubscriptionPackageChainID != nil {
 				// A chained target: the new series gets its chain instance.
-				if merged, err = e.instancePackage(ctx, tx, cache, run.TemplatePackageID, run.Choices, at); err != nil {
-					return store.Subscription{}, nil, false, fmt.Errorf("plan change %s: %w", run.ID, err)
+				if merged, p.Instance, err = e.frozenPackage(ctx, cache, run.TemplatePackageID, run.Choices, at); err != nil {
+					return renewalPlan{}, fmt.Errorf("plan change %s: %w", run.ID, err)
 				}
 			}
 			pkg, choices, stepPeriod = merged, run.Choices, 1
@@ -396,16 +443,18 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 	if run == nil && stepEnds(sub) {
 		// The next step of the series' chain instance, frozen when it was
 		// ordered: template and chain edits since then do not reach it.
-		step, instanceID, ok, err := e.nextChainStep(ctx, tx, cache, sub, at)
+		step, instanceID, frozen, ok, err := e.nextChainStep(ctx, read, cache, sub, at)
 		if err != nil {
-			return store.Subscription{}, nil, false, fmt.Errorf("chain %s step %d: %w", *sub.ChainID, *sub.ChainStep+1, err)
+			return renewalPlan{}, fmt.Errorf("chain %s step %d: %w", *sub.ChainID, *sub.ChainStep+1, err)
 		}
+		p.Instance = frozen
 		if ok {
 			n := step.Step
 			pkg, choices, stepPeriod, chainStep, chainID = step.Package, step.Choices, 1, &n, &instanceID
+			p.ChainStep = true
 		}
 	}
-	next = successor(sub, pkg, choices, loc, at)
+	next := successor(sub, pkg, choices, loc, at)
 	if run != nil {
 		next.TemplatePackageID = &run.TemplatePackageID
 	}
@@ -414,7 +463,8 @@ func (e *Engine) renew(ctx context.Context, tx *store.Tx, cache *catalogCache, s
 		next.ChainStep, next.StepPeriod = nil, 1
 	}
 	schedule(&next, loc)
-	return next, pending, applied, nil
+	p.Next, p.Pending = next, pending
+	return p, nil
 }
 
 // renewal is a period a batch created, with the plan change that waited

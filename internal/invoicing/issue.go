@@ -132,12 +132,7 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 	}
 	items := make(map[string][]*openItem, len(stored))
 	for account, its := range stored {
-		list := make([]*openItem, len(its))
-		for i, it := range its {
-			list[i] = &openItem{Item: billing.Item{ID: it.ID, Kind: it.Kind, Description: it.Description, Remaining: it.Remaining,
-				VATRate: it.VATRate}, booked: it.BookedAt}
-		}
-		items[account] = list
+		items[account] = openItems(its)
 	}
 	// One counter update per organization reserves the batch's numbers;
 	// they are handed out in the order of periods. The reservation commits
@@ -165,20 +160,12 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 	for i, p := range periods {
 		sub, org, cur := p.Sub, orgs[p.Sub.OrganizationID], curs[i]
 		account := accounts[want[i].AccountKey]
-		var in []billing.Item
-		for _, it := range items[account] {
-			if it.Remaining > 0 && !it.booked.After(at[i]) {
-				in = append(in, it.Item)
-			}
-		}
-		doc, err := billing.Build(billing.Input{Currency: cur, PricesIncludeVAT: org.PricesIncludeVAT, Package: sub.Package,
-			PeriodStart: sub.PeriodStart, PeriodEnd: sub.PeriodEnd, Items: in})
+		doc, due, err := periodDocument(sub, org, cur, items[account], at[i])
 		if err != nil {
-			return fmt.Errorf("subscription %s: %w", sub.ID, err)
+			return err
 		}
 		number := next[org.ID]
 		next[org.ID]++
-		due := billing.DueAt(at[i], sub.PeriodStart, sub.Package.BillingPlan.PaymentTermsDays, org.loc)
 		dueDate := billing.LocalDate(due, org.loc)
 		invoiceID, demandID := store.NewID(), store.NewID()
 		// An invoice that allowances brought to zero is settled at issue.
@@ -237,12 +224,47 @@ func issuePeriods(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) 
 	return tx.AddEvents(ctx, events)
 }
 
+// openItems are stored open items as issuing uses them.
+func openItems(stored []store.OpenItem) []*openItem {
+	out := make([]*openItem, len(stored))
+	for i, it := range stored {
+		out[i] = &openItem{Item: billing.Item{ID: it.ID, Kind: it.Kind, Description: it.Description, Remaining: it.Remaining,
+			VATRate: it.VATRate}, booked: it.BookedAt}
+	}
+	return out
+}
+
+// periodDocument is the content of period sub's invoice issued at at by
+// org in currency cur: its lines, VAT summary and totals, with the
+// account's open items among items booked by at (oldest first), and when
+// it falls due. Issuing (issuePeriods) and the upcoming invoice's preview
+// (PreviewPeriod) both build it here, so a preview is what issuing writes.
+func periodDocument(sub store.Subscription, org *issuer, cur money.Currency, items []*openItem, at time.Time) (billing.Document, time.Time, error) {
+	var in []billing.Item
+	for _, it := range items {
+		if it.Remaining > 0 && !it.booked.After(at) {
+			in = append(in, it.Item)
+		}
+	}
+	doc, err := billing.Build(billing.Input{Currency: cur, PricesIncludeVAT: org.PricesIncludeVAT, Package: sub.Package,
+		PeriodStart: sub.PeriodStart, PeriodEnd: sub.PeriodEnd, Items: in})
+	if err != nil {
+		return billing.Document{}, time.Time{}, fmt.Errorf("subscription %s: %w", sub.ID, err)
+	}
+	return doc, billing.DueAt(at, sub.PeriodStart, sub.Package.BillingPlan.PaymentTermsDays, org.loc), nil
+}
+
 // loadIssuer reads organization id with its zone and seller snapshot.
 func loadIssuer(ctx context.Context, tx *store.Tx, id string) (*issuer, error) {
 	org, err := tx.Organization(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return issuerOf(org)
+}
+
+// issuerOf is org with its zone and seller snapshot.
+func issuerOf(org store.Organization) (*issuer, error) {
 	loc, err := period.LoadZone(org.TimeZone)
 	if err != nil {
 		return nil, err

@@ -233,6 +233,25 @@ func (tx *Tx) PendingChanges(ctx context.Context, ids []string) (map[string]Sche
 	return out, nil
 }
 
+// PendingChangeOn is the registered change waiting on period id (nil when
+// none), read on the read pool: what PendingChanges finds for one period
+// in the engine's transaction.
+func (s *Store) PendingChangeOn(ctx context.Context, id string) (*ScheduledChange, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ValidID(id) {
+		return nil, nil
+	}
+	cs, err := queryChanges(ctx, s.r, `SELECT `+changeColumns+` FROM scheduled_changes
+		WHERE tenant_id = $1 AND status = 'Registered' AND subscription_id = $2`, tenant, id)
+	if err != nil || len(cs) == 0 {
+		return nil, err
+	}
+	return &cs[0], nil
+}
+
 // DueChanges returns registered OnScheduledTime changes due at or before
 // until, earliest first.
 func (tx *Tx) DueChanges(ctx context.Context, until time.Time, limit int) ([]ScheduledChange, error) {

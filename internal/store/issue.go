@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // The rows that issuing writes and the reads it needs, set-based: one
@@ -281,21 +283,13 @@ type OpenItem struct {
 // oldest first.
 func (tx *Tx) OpenItems(ctx context.Context, accounts []string, until time.Time) (map[string][]OpenItem, error) {
 	out := map[string][]OpenItem{}
-	err := tx.queryIn(ctx, `SELECT account_id, id, kind, description, remaining, vat_rate, booked_at FROM account_items
+	err := tx.queryIn(ctx, `SELECT `+openItemColumns+` FROM account_items
 		WHERE tenant_id = $1 AND remaining > 0 AND booked_at <= $2 AND account_id IN `, ` ORDER BY booked_at, id`,
 		[]any{ts(until)}, accounts, func(rows *sql.Rows) error {
-			var (
-				rate string
-				it   OpenItem
-			)
-			if err := rows.Scan(&it.AccountID, &it.ID, &it.Kind, &it.Description, &it.Remaining, &rate, &it.BookedAt); err != nil {
+			it, err := scanOpenItem(rows)
+			if err != nil {
 				return err
 			}
-			var err error
-			if it.VATRate, err = catalog.ParsePercentText(rate); err != nil {
-				return fmt.Errorf("account item %s vat rate: %w", it.ID, err)
-			}
-			it.BookedAt = it.BookedAt.UTC()
 			out[it.AccountID] = append(out[it.AccountID], it)
 			return nil
 		})
@@ -303,6 +297,60 @@ func (tx *Tx) OpenItems(ctx context.Context, accounts []string, until time.Time)
 		return nil, fmt.Errorf("store: open account items: %w", err)
 	}
 	return out, nil
+}
+
+// OpenItemsOf is OpenItems of the account key names, read on the read pool
+// in one snapshot (the upcoming invoice's preview): the account's id ("" and
+// no items when the subscriber has no account in that currency yet) and its
+// open items booked at or before until, oldest first.
+func (s *Store) OpenItemsOf(ctx context.Context, key AccountKey, until time.Time) (string, []OpenItem, error) {
+	tenant, err := tenancy.From(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if !ValidID(key.SubscriberID) {
+		return "", nil, nil
+	}
+	var (
+		account string
+		items   []OpenItem
+	)
+	err = s.readTx(ctx, func(q queryer) error {
+		err := q.QueryRowContext(ctx, `SELECT id FROM subscriber_accounts WHERE tenant_id = $1 AND subscriber_id = $2 AND currency = $3`,
+			tenant, key.SubscriberID, key.Currency).Scan(&account)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		items, err = queryAll(ctx, q, scanOpenItem, `SELECT `+openItemColumns+` FROM account_items
+			WHERE tenant_id = $1 AND account_id = $2 AND remaining > 0 AND booked_at <= $3 ORDER BY booked_at, id`,
+			tenant, account, ts(until))
+		return err
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("store: open account items: %w", err)
+	}
+	return account, items, nil
+}
+
+const openItemColumns = `account_id, id, kind, description, remaining, vat_rate, booked_at`
+
+func scanOpenItem(row scanner) (OpenItem, error) {
+	var (
+		rate string
+		it   OpenItem
+	)
+	if err := row.Scan(&it.AccountID, &it.ID, &it.Kind, &it.Description, &it.Remaining, &rate, &it.BookedAt); err != nil {
+		return OpenItem{}, err
+	}
+	var err error
+	if it.VATRate, err = catalog.ParsePercentText(rate); err != nil {
+		return OpenItem{}, fmt.Errorf("account item %s vat rate: %w", it.ID, err)
+	}
+	it.BookedAt = it.BookedAt.UTC()
+	return it, nil
 }
 
 // InvoiceSeries is the counter series of an organization's invoice numbers.
