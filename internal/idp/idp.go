@@ -57,7 +57,7 @@ type Config struct {
 	// and per address (Address*); zero means DefaultLoginLimits.
 	LoginLimits Limits
 	// Passwords is the argon2id cost of new subscriber password hashes;
-	// zero means subscriberuser.DefaultParams.
+	// zero means password.DefaultParams.
 	Passwords subscriberuser.Params
 	// SMTPURL, when set, enables password reset by e-mail
 	// (smtp://user:pass@host:port?from=addr).
