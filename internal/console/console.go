@@ -216,6 +216,10 @@ func (c *Console) routes() http.Handler {
 	for _, rt := range routes {
 		mux.Handle(rt.pattern, c.guard(rt))
 	}
+	// On a listener of its own, the root leads to the console.
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+	})
 	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, http.StatusNotFound, "notFound")
 	})
