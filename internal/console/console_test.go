@@ -198,13 +198,18 @@ func (f *fixture) as(t *testing.T, r staff.Role) *browser {
 }
 
 // A subscriber and a subscription of the demo tenant.
-func (f *fixture) demoSubscription(t *testing.T) store.ListedSubscription {
+func (f *fixture) demoSubscription(t *testing.T) store.Subscription {
 	t.Helper()
-	subs, _, err := f.app.Subscriptions(tenancy.With(context.Background(), f.tenant.ID), store.SubscriptionFilter{}, store.Page{Limit: 1}, false)
+	ctx := tenancy.With(context.Background(), f.tenant.ID)
+	subs, _, err := f.app.Subscriptions(ctx, store.SubscriptionFilter{}, store.Page{Limit: 1}, false)
 	if err != nil || len(subs) == 0 {
 		t.Fatalf("demo subscriptions: %v %v", subs, err)
 	}
-	return subs[0]
+	sub, err := f.app.Subscription(ctx, subs[0].ID)
+	if err != nil || sub.Package.Name == "" {
+		t.Fatalf("demo subscription %s: %+v %v", subs[0].ID, sub.Package, err)
+	}
+	return sub
 }
 
 // TestRoutesByRole walks every route of the console with every role and

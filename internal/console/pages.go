@@ -185,7 +185,9 @@ type subscriberView struct {
 
 type subscriptionRow struct {
 	store.ListedSubscription
-	Status string
+	// Package is the list's summary of the period's package.
+	Package store.PackageSummary
+	Status  string
 }
 
 // pageLimit bounds the lists on a page.
@@ -224,7 +226,11 @@ func (c *Console) subscriber(w http.ResponseWriter, r *http.Request, s *session)
 		}
 		for _, p := range subs {
 			if p.NextID == nil {
-				v.Subscriptions = append(v.Subscriptions, subscriptionRow{ListedSubscription: p, Status: engine.Status(p.Subscription, now)})
+				row := subscriptionRow{ListedSubscription: p, Status: engine.Status(p.Subscription, now)}
+				if err := json.Unmarshal(p.PackageJSON, &row.Package); c.failed(w, r, s, err) {
+					return
+				}
+				v.Subscriptions = append(v.Subscriptions, row)
 			}
 		}
 		if next == "" || len(v.Subscriptions) >= pageLimit {
