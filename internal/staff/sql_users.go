@@ -132,6 +132,11 @@ func (d *Directory) inTx(ctx context.Context, tenantID string, fn func(tx *store
 	return d.st.InTx(tenancy.With(ctx, tenantID), fn)
 }
 
+// adminChecked, when set (by a test), runs after UpdateUser's last-admin
+// check passed and before its write: a test holds two updates there to
+// show that the check cannot pass for both.
+var adminChecked func()
+
 // UpdateUser sets user id's role and whether it is disabled. A change that
 // would leave tenantID without an enabled admin is ErrLastAdmin; disabling
 // a user ends its sessions in the same transaction.
@@ -166,6 +171,9 @@ func (d *Directory) UpdateUser(ctx context.Context, tenantID, id string, role Ro
 		wasAdmin := u.Role == RoleAdmin && !u.Disabled
 		if wasAdmin && (role != RoleAdmin || disabled) && len(admins) <= 1 {
 			return ErrLastAdmin
+		}
+		if adminChecked != nil {
+			adminChecked()
 		}
 		now := d.now()
 		if _, err := tx.Exec(ctx, `UPDATE staff_users SET role = $3, disabled = $4, updated_at = $5 WHERE tenant_id = $1 AND id = $2`,

@@ -3,6 +3,7 @@ package staff_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -662,4 +663,56 @@ func TestTenantIsolation(t *testing.T) {
 			t.Fatalf("B's password at A: %v", err)
 		}
 	})
+}
+
+// TestLastAdminConcurrent: two admins demote each other at the same moment
+// on PostgreSQL, each update held after its last-admin check for the other
+// to reach the same point; the lock on the tenant's admins keeps the
+// second one from reading until the first commits, so exactly one
+// succeeds and the tenant keeps an admin. Not parallel: the hook is the
+// package's.
+func TestLastAdminConcurrent(t *testing.T) {
+	if !slices.Contains(storetest.Engines(), store.Postgres) {
+		t.Skip("needs PostgreSQL (" + storetest.PostgresEnv + ")")
+	}
+	f := newFixture(t, storetest.Open(t, store.Postgres), "a")
+	a := f.create(t, "a@example.no", staff.RoleAdmin, pw)
+	b := f.create(t, "b@example.no", staff.RoleAdmin, pw)
+	// Each update that passed the check waits (at most a second) for the
+	// other to pass it too. Without the lock both would, and both succeed.
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	defer staff.SetAdminChecked(func() {
+		arrived.Done()
+		select {
+		case <-all:
+		case <-time.After(time.Second):
+		}
+	})()
+	var done sync.WaitGroup
+	errs := make([]error, 2)
+	for i, id := range []string{a.ID, b.ID} {
+		done.Go(func() {
+			_, errs[i] = f.dir.UpdateUser(context.Background(), f.tenant, id, staff.RoleSupport, i == 1)
+		})
+	}
+	done.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, staff.ErrLastAdmin):
+			t.Fatal(err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d of the two demotions succeeded (%v), want 1", ok, errs)
+	}
+	if list, _ := f.dir.Users(t.Context(), f.tenant); (list[0].Role == staff.RoleAdmin && !list[0].Disabled) ==
+		(list[1].Role == staff.RoleAdmin && !list[1].Disabled) {
+		t.Fatalf("not exactly one enabled admin left: %+v", list)
+	}
 }
