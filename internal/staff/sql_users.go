@@ -18,18 +18,30 @@ import (
 type userRow struct {
 	User
 	hash, totpSecret, totpPending string
+	// totpLastStep is the time step of the last TOTP code accepted.
+	totpLastStep int64
 }
 
-const userColumns = `id, tenant_id, email, name, role, password_hash, disabled, totp_secret, totp_pending_secret, created_at, updated_at`
+const userColumns = `id, tenant_id, email, name, role, password_hash, disabled, totp_secret, totp_pending_secret, totp_last_step, created_at, updated_at`
+
+// dest are the scan destinations of userColumns.
+func (u *userRow) dest() []any {
+	return []any{&u.ID, &u.TenantID, &u.Email, &u.Name, &u.Role, &u.hash, &u.Disabled, &u.totpSecret, &u.totpPending,
+		&u.totpLastStep, &u.CreatedAt, &u.UpdatedAt}
+}
+
+// finish sets what is derived from the scanned columns.
+func (u *userRow) finish() {
+	u.HasPassword, u.TOTPEnabled = u.hash != "", u.totpSecret != ""
+	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
+}
 
 func scanUser(r store.Scanner) (userRow, error) {
 	var u userRow
-	if err := r.Scan(&u.ID, &u.TenantID, &u.Email, &u.Name, &u.Role, &u.hash, &u.Disabled, &u.totpSecret, &u.totpPending,
-		&u.CreatedAt, &u.UpdatedAt); err != nil {
+	if err := r.Scan(u.dest()...); err != nil {
 		return userRow{}, err
 	}
-	u.HasPassword, u.TOTPEnabled = u.hash != "", u.totpSecret != ""
-	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
+	u.finish()
 	return u, nil
 }
 

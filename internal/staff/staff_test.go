@@ -569,6 +569,9 @@ func TestTOTP(t *testing.T) {
 		if got, _, err := f.dir.Session(ctx, tok); err != nil || !got.SecondFactorPending {
 			t.Fatalf("Session = %+v %v", got, err)
 		}
+		if _, _, err := f.dir.CompleteSecondFactor(ctx, tok, code); !errors.Is(err, staff.ErrBadCredentials) {
+			t.Fatalf("the code that confirmed the enrolment, again: %v, want ErrBadCredentials (a code is good once)", err)
+		}
 		f.clock.Add(5 * time.Minute)
 		if _, _, err := f.dir.CompleteSecondFactor(ctx, tok, code); !errors.Is(err, staff.ErrBadCredentials) {
 			t.Fatalf("a code five minutes old: %v, want ErrBadCredentials", err)
@@ -587,6 +590,20 @@ func TestTOTP(t *testing.T) {
 		}
 		if _, _, err := f.dir.CompleteSecondFactor(ctx, newTok, code); !errors.Is(err, staff.ErrNoSession) {
 			t.Fatalf("completing twice: %v, want ErrNoSession", err)
+		}
+		// The same code cannot complete another login (a replay); the
+		// next step's code can.
+		other, _, err := f.dir.StartSession(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.dir.CompleteSecondFactor(ctx, other, code); !errors.Is(err, staff.ErrBadCredentials) {
+			t.Fatalf("a used code for another session: %v, want ErrBadCredentials", err)
+		}
+		f.clock.Add(30 * time.Second)
+		code, _ = totp.GenerateCode(secret, f.clock.Now())
+		if _, _, err := f.dir.CompleteSecondFactor(ctx, other, code); err != nil {
+			t.Fatalf("the next step's code: %v", err)
 		}
 
 		// An admin turns it off: logins ask for the password only.
