@@ -80,8 +80,8 @@ func (d *Directory) session(ctx context.Context, token string) (Session, userRow
 		JOIN staff_users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id WHERE s.token_hash = $1`, tokenHash(token))
 	var s Session
 	var u userRow
-	err := row.Scan(&s.ID, &s.TenantID, &s.UserID, &s.CSRF, &s.SecondFactorPending, &s.CreatedAt, &s.LastSeenAt,
-		&u.ID, &u.TenantID, &u.Email, &u.Name, &u.Role, &u.hash, &u.Disabled, &u.totpSecret, &u.totpPending, &u.CreatedAt, &u.UpdatedAt)
+	err := row.Scan(append([]any{&s.ID, &s.TenantID, &s.UserID, &s.CSRF, &s.SecondFactorPending, &s.CreatedAt, &s.LastSeenAt},
+		u.dest()...)...)
 	if errors.Is(store.NotFound(err), store.ErrNotFound) {
 		return Session{}, userRow{}, ErrNoSession
 	}
@@ -89,8 +89,7 @@ func (d *Directory) session(ctx context.Context, token string) (Session, userRow
 		return Session{}, userRow{}, fmt.Errorf("staff: session: %w", err)
 	}
 	s.CreatedAt, s.LastSeenAt = s.CreatedAt.UTC(), s.LastSeenAt.UTC()
-	u.HasPassword, u.TOTPEnabled = u.hash != "", u.totpSecret != ""
-	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
+	u.finish()
 	now := d.now()
 	if now.Sub(s.LastSeenAt) > d.o.IdleTimeout || now.Sub(s.CreatedAt) > d.o.AbsoluteTimeout || u.Disabled {
 		// Best effort: the sweep removes it otherwise.
@@ -122,7 +121,9 @@ func (d *Directory) Session(ctx context.Context, token string) (Session, User, e
 // token's session, whose second factor is pending, and on success clears
 // the pending mark and rotates the session's token and CSRF token: the
 // old token stops working, and the new one is returned for the cookie. A
-// wrong code is ErrBadCredentials (the session stays pending); a session
+// wrong code, or one already accepted once (for any session, or to
+// confirm the enrolment), is ErrBadCredentials (the session stays
+// pending); a session
 // with nothing pending, or one gone, is ErrNoSession.
 func (d *Directory) CompleteSecondFactor(ctx context.Context, token, code string) (string, Session, error) {
 	s, u, err := d.session(ctx, token)
@@ -133,7 +134,9 @@ func (d *Directory) CompleteSecondFactor(ctx context.Context, token, code string
 		return "", Session{}, ErrNoSession
 	}
 	now := d.now()
-	if !validCode(code, u.totpSecret, now) {
+	step := codeStep(code, u.totpSecret, now)
+	if step <= u.totpLastStep {
+		// Wrong, or already used (a code is good once).
 		return "", Session{}, ErrBadCredentials
 	}
 	newTok, err := newToken()
@@ -144,16 +147,39 @@ func (d *Directory) CompleteSecondFactor(ctx context.Context, token, code string
 	if err != nil {
 		return "", Session{}, err
 	}
-	// The old token's hash in the WHERE: of two completions racing with
-	// one token, one wins.
-	res, err := d.st.Writer().Exec(ctx, `UPDATE staff_sessions SET token_hash = $3, csrf = $4, second_factor_pending = $5,
-		last_seen_at = $6 WHERE tenant_id = $1 AND id = $2 AND token_hash = $7 AND second_factor_pending`,
-		s.TenantID, s.ID, tokenHash(newTok), csrf, false, store.TimeParam(now), tokenHash(token))
+	err = d.inTx(ctx, s.TenantID, func(tx *store.Tx) error {
+		// The code's step is spent first, conditionally: of two uses of
+		// one code (two sessions, or a replay) only one passes.
+		res, err := tx.Exec(ctx, `UPDATE staff_users SET totp_last_step = $3 WHERE tenant_id = $1 AND id = $2
+			AND totp_last_step < $3 AND totp_secret = $4`, s.TenantID, s.UserID, step, u.totpSecret)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return ErrBadCredentials
+		}
+		// The old token's hash in the WHERE: of two completions racing
+		// with one token, one wins.
+		res, err = tx.Exec(ctx, `UPDATE staff_sessions SET token_hash = $3, csrf = $4, second_factor_pending = $5,
+			last_seen_at = $6 WHERE tenant_id = $1 AND id = $2 AND token_hash = $7 AND second_factor_pending`,
+			s.TenantID, s.ID, tokenHash(newTok), csrf, false, store.TimeParam(now), tokenHash(token))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return ErrNoSession
+		}
+		return nil
+	})
+	if errors.Is(err, ErrBadCredentials) || errors.Is(err, ErrNoSession) {
+		return "", Session{}, err
+	}
 	if err != nil {
 		return "", Session{}, fmt.Errorf("staff: complete second factor: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return "", Session{}, ErrNoSession
 	}
 	s.CSRF, s.SecondFactorPending, s.LastSeenAt = csrf, false, now
 	return newTok, s, nil

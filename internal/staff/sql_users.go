@@ -18,18 +18,30 @@ import (
 type userRow struct {
 	User
 	hash, totpSecret, totpPending string
+	// totpLastStep is the time step of the last TOTP code accepted.
+	totpLastStep int64
 }
 
-const userColumns = `id, tenant_id, email, name, role, password_hash, disabled, totp_secret, totp_pending_secret, created_at, updated_at`
+const userColumns = `id, tenant_id, email, name, role, password_hash, disabled, totp_secret, totp_pending_secret, totp_last_step, created_at, updated_at`
+
+// dest are the scan destinations of userColumns.
+func (u *userRow) dest() []any {
+	return []any{&u.ID, &u.TenantID, &u.Email, &u.Name, &u.Role, &u.hash, &u.Disabled, &u.totpSecret, &u.totpPending,
+		&u.totpLastStep, &u.CreatedAt, &u.UpdatedAt}
+}
+
+// finish sets what is derived from the scanned columns.
+func (u *userRow) finish() {
+	u.HasPassword, u.TOTPEnabled = u.hash != "", u.totpSecret != ""
+	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
+}
 
 func scanUser(r store.Scanner) (userRow, error) {
 	var u userRow
-	if err := r.Scan(&u.ID, &u.TenantID, &u.Email, &u.Name, &u.Role, &u.hash, &u.Disabled, &u.totpSecret, &u.totpPending,
-		&u.CreatedAt, &u.UpdatedAt); err != nil {
+	if err := r.Scan(u.dest()...); err != nil {
 		return userRow{}, err
 	}
-	u.HasPassword, u.TOTPEnabled = u.hash != "", u.totpSecret != ""
-	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
+	u.finish()
 	return u, nil
 }
 
@@ -132,6 +144,11 @@ func (d *Directory) inTx(ctx context.Context, tenantID string, fn func(tx *store
 	return d.st.InTx(tenancy.With(ctx, tenantID), fn)
 }
 
+// adminChecked, when set (by a test), runs after UpdateUser's last-admin
+// check passed and before its write: a test holds two updates there to
+// show that the check cannot pass for both.
+var adminChecked func()
+
 // UpdateUser sets user id's role and whether it is disabled. A change that
 // would leave tenantID without an enabled admin is ErrLastAdmin; disabling
 // a user ends its sessions in the same transaction.
@@ -166,6 +183,9 @@ func (d *Directory) UpdateUser(ctx context.Context, tenantID, id string, role Ro
 		wasAdmin := u.Role == RoleAdmin && !u.Disabled
 		if wasAdmin && (role != RoleAdmin || disabled) && len(admins) <= 1 {
 			return ErrLastAdmin
+		}
+		if adminChecked != nil {
+			adminChecked()
 		}
 		now := d.now()
 		if _, err := tx.Exec(ctx, `UPDATE staff_users SET role = $3, disabled = $4, updated_at = $5 WHERE tenant_id = $1 AND id = $2`,

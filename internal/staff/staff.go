@@ -112,9 +112,9 @@ var (
 	ErrLastAdmin = errors.New("staff: the tenant's last enabled admin cannot be disabled or demoted")
 )
 
-// Password length bounds, in bytes: at least 12 (length is what makes a
-// password hard to guess; no composition rules), at most 1024 (a bound on
-// the work a request can ask of the hasher's input handling).
+// Password length bounds: at least 12 characters (length is what makes a
+// password hard to guess; no composition rules), at most 1024 bytes (a
+// bound on what a request can hand the hasher).
 const (
 	minPassword = 12
 	maxPassword = 1024

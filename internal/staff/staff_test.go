@@ -3,6 +3,7 @@ package staff_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -568,6 +569,9 @@ func TestTOTP(t *testing.T) {
 		if got, _, err := f.dir.Session(ctx, tok); err != nil || !got.SecondFactorPending {
 			t.Fatalf("Session = %+v %v", got, err)
 		}
+		if _, _, err := f.dir.CompleteSecondFactor(ctx, tok, code); !errors.Is(err, staff.ErrBadCredentials) {
+			t.Fatalf("the code that confirmed the enrolment, again: %v, want ErrBadCredentials (a code is good once)", err)
+		}
 		f.clock.Add(5 * time.Minute)
 		if _, _, err := f.dir.CompleteSecondFactor(ctx, tok, code); !errors.Is(err, staff.ErrBadCredentials) {
 			t.Fatalf("a code five minutes old: %v, want ErrBadCredentials", err)
@@ -586,6 +590,20 @@ func TestTOTP(t *testing.T) {
 		}
 		if _, _, err := f.dir.CompleteSecondFactor(ctx, newTok, code); !errors.Is(err, staff.ErrNoSession) {
 			t.Fatalf("completing twice: %v, want ErrNoSession", err)
+		}
+		// The same code cannot complete another login (a replay); the
+		// next step's code can.
+		other, _, err := f.dir.StartSession(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.dir.CompleteSecondFactor(ctx, other, code); !errors.Is(err, staff.ErrBadCredentials) {
+			t.Fatalf("a used code for another session: %v, want ErrBadCredentials", err)
+		}
+		f.clock.Add(30 * time.Second)
+		code, _ = totp.GenerateCode(secret, f.clock.Now())
+		if _, _, err := f.dir.CompleteSecondFactor(ctx, other, code); err != nil {
+			t.Fatalf("the next step's code: %v", err)
 		}
 
 		// An admin turns it off: logins ask for the password only.
@@ -662,4 +680,56 @@ func TestTenantIsolation(t *testing.T) {
 			t.Fatalf("B's password at A: %v", err)
 		}
 	})
+}
+
+// TestLastAdminConcurrent: two admins demote each other at the same moment
+// on PostgreSQL, each update held after its last-admin check for the other
+// to reach the same point; the lock on the tenant's admins keeps the
+// second one from reading until the first commits, so exactly one
+// succeeds and the tenant keeps an admin. Not parallel: the hook is the
+// package's.
+func TestLastAdminConcurrent(t *testing.T) {
+	if !slices.Contains(storetest.Engines(), store.Postgres) {
+		t.Skip("needs PostgreSQL (" + storetest.PostgresEnv + ")")
+	}
+	f := newFixture(t, storetest.Open(t, store.Postgres), "a")
+	a := f.create(t, "a@example.no", staff.RoleAdmin, pw)
+	b := f.create(t, "b@example.no", staff.RoleAdmin, pw)
+	// Each update that passed the check waits (at most a second) for the
+	// other to pass it too. Without the lock both would, and both succeed.
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	defer staff.SetAdminChecked(func() {
+		arrived.Done()
+		select {
+		case <-all:
+		case <-time.After(time.Second):
+		}
+	})()
+	var done sync.WaitGroup
+	errs := make([]error, 2)
+	for i, id := range []string{a.ID, b.ID} {
+		done.Go(func() {
+			_, errs[i] = f.dir.UpdateUser(context.Background(), f.tenant, id, staff.RoleSupport, i == 1)
+		})
+	}
+	done.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, staff.ErrLastAdmin):
+			t.Fatal(err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d of the two demotions succeeded (%v), want 1", ok, errs)
+	}
+	if list, _ := f.dir.Users(t.Context(), f.tenant); (list[0].Role == staff.RoleAdmin && !list[0].Disabled) ==
+		(list[1].Role == staff.RoleAdmin && !list[1].Disabled) {
+		t.Fatalf("not exactly one enabled admin left: %+v", list)
+	}
 }

@@ -2,6 +2,7 @@ package staff
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"time"
@@ -19,10 +20,28 @@ import (
 // for clock drift.
 var totpOpts = totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
 
-// validCode reports whether code is secret's TOTP code at t.
-func validCode(code, secret string, t time.Time) bool {
-	ok, err := totp.ValidateCustom(code, secret, t, totpOpts)
-	return err == nil && ok
+// codeStep returns the time step (Unix seconds / 30) whose code secret's
+// code is, among t's step and the one before and after it, or -1 when it
+// is none of them. The caller refuses a step not after the last one
+// accepted, so every code is good once. The codes come from pquerna/otp;
+// this only picks which step matched, which its Validate does not say.
+func codeStep(code, secret string, t time.Time) int64 {
+	if len(code) != totpOpts.Digits.Length() {
+		return -1
+	}
+	period := int64(totpOpts.Period)
+	now := t.Unix() / period
+	found := int64(-1)
+	for off := -int64(totpOpts.Skew); off <= int64(totpOpts.Skew); off++ {
+		want, err := totp.GenerateCodeCustom(secret, time.Unix((now+off)*period, 0).UTC(), totpOpts)
+		if err != nil {
+			return -1
+		}
+		if subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
+			found = now + off
+		}
+	}
+	return found
 }
 
 // BeginTOTP starts TOTP enrolment for tenantID's user userID: a new secret
@@ -59,12 +78,18 @@ func (d *Directory) ConfirmTOTP(ctx context.Context, tenantID, userID, code stri
 	if err != nil {
 		return err
 	}
-	if u.totpPending == "" || !validCode(code, u.totpPending, d.now()) {
+	step := int64(-1)
+	if u.totpPending != "" {
+		step = codeStep(code, u.totpPending, d.now())
+	}
+	if step < 0 {
 		return ErrBadCredentials
 	}
-	// Conditional on the secret checked: a BeginTOTP in between wins.
+	// Conditional on the secret checked: a BeginTOTP in between wins. The
+	// confirming code counts as used: it cannot also complete a login.
 	err = d.setTOTP(ctx, tenantID, userID, `UPDATE staff_users SET totp_secret = totp_pending_secret,
-		totp_pending_secret = '', updated_at = $3 WHERE tenant_id = $1 AND id = $2 AND totp_pending_secret = $4`, u.totpPending)
+		totp_pending_secret = '', totp_last_step = $5, updated_at = $3
+		WHERE tenant_id = $1 AND id = $2 AND totp_pending_secret = $4`, u.totpPending, step)
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrBadCredentials
 	}

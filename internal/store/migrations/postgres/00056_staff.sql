@@ -24,6 +24,10 @@ CREATE TABLE staff_users (
     -- reads this table can make codes, as with any TOTP server.
     totp_secret          text NOT NULL DEFAULT '',
     totp_pending_secret  text NOT NULL DEFAULT '',
+    -- The TOTP time step (Unix time / 30 s) of the last code accepted: a
+    -- code is good for one use, so one seen over a shoulder or replayed
+    -- within its minute of validity is refused.
+    totp_last_step       bigint NOT NULL DEFAULT 0,
     created_at           timestamptz NOT NULL,
     updated_at           timestamptz NOT NULL
 );
