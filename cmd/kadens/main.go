@@ -40,7 +40,7 @@ Usage:
   kadens login-client delete --tenant NAME_OR_ID --id ID
   kadens user create --tenant NAME_OR_ID --email E --role admin|support|finance [--name N] [--password-stdin] [--json]
                                          a staff user of the console; without --password-stdin it prints a
-                                         set-password link ({base-url}/console/setpassword?token=...) and its expiry
+                                         set-password link ({console-url}/console/setpassword?token=...) and its expiry
   kadens user list --tenant NAME_OR_ID [--json]  the tenant's staff users (docs/CONSOLE.md)
   kadens key rotate                      make a new token-signing key the active one
   kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems

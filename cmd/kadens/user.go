@@ -77,7 +77,7 @@ func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		if err != nil {
 			return fmt.Errorf("user %s was created, but its set-password link was not: %w (run the command again after removing it, or ask an admin to send one)", u.ID, err)
 		}
-		link, expires = cfg.BaseURL+"/console/setpassword?token="+url.QueryEscape(token), exp
+		link, expires = cfg.ConsoleURL+"/console/setpassword?token="+url.QueryEscape(token), exp
 		out["setPasswordLink"], out["linkExpires"] = link, exp.UTC().Format(time.RFC3339)
 	}
 	if *asJSON {
