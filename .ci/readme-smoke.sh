@@ -18,5 +18,17 @@ echo "running the printed commands"
 result=$(bash -c "$snippet")
 echo "$result"
 echo "$result" | grep -q '"name":"Nordavis AS"' || { echo "the demo curl did not list the demo organization"; exit 1; }
+# The merchant console: log in with the printed e-mail and password and
+# see the demo's subscribers.
+line=$(grep 'Merchant console:' "$work/out")
+email=$(echo "$line" | sed -E 's/.*e-mail ([^,]+),.*/\1/')
+pw=$(echo "$line" | sed -E 's/.*password ([^)]+)\).*/\1/')
+jar="$work/cookies"
+code=$(curl -s -o /dev/null -w '%{http_code}' -c "$jar" -d tenant=demo --data-urlencode "email=$email" --data-urlencode "password=$pw" \
+  http://127.0.0.1:8080/console/login)
+[ "$code" = 303 ] || { echo "console login with the printed credentials: $code"; exit 1; }
+curl -s -b "$jar" 'http://127.0.0.1:8080/console/search?q=a&format=json' | grep -q '"hits":\[{' ||
+  { echo "the console's search found none of the demo subscribers"; exit 1; }
+echo "the merchant console logs in and searches"
 pkill -TERM -P "$(cat "$work/pid")" 2>/dev/null || true
 echo "README quick start works"

@@ -38,6 +38,10 @@ Usage:
   kadens login-client create --tenant NAME_OR_ID --name NAME --redirect-uri URI [--logout-uri URI] [--scope S] [--json]
   kadens login-client list --tenant NAME_OR_ID [--json]
   kadens login-client delete --tenant NAME_OR_ID --id ID
+  kadens user create --tenant NAME_OR_ID --email E --role admin|support|finance [--name N] [--password-stdin] [--json]
+                                         a staff user of the console; without --password-stdin it prints a
+                                         set-password link ({console-url}/console/setpassword?token=...) and its expiry
+  kadens user list --tenant NAME_OR_ID [--json]  the tenant's staff users (docs/CONSOLE.md)
   kadens key rotate                      make a new token-signing key the active one
   kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems
   kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
@@ -104,7 +108,7 @@ var errUsagePrinted = errors.New("no command")
 
 // commands are the command words, and how many words each command has.
 var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1, "import": 1,
-	"tenant": 2, "client": 2, "login-client": 2, "key": 2, "ledger": 2, "avtalegiro": 2, "autogiro": 2}
+	"tenant": 2, "client": 2, "login-client": 2, "user": 2, "key": 2, "ledger": 2, "avtalegiro": 2, "autogiro": 2}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -137,6 +141,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return loginClientList(ctx, args, stdout, stderr, getenv)
 	case "login-client delete":
 		return loginClientDelete(ctx, args, stdout, stderr, getenv)
+	case "user create":
+		return userCreate(ctx, args, stdout, stderr, getenv)
+	case "user list":
+		return userList(ctx, args, stdout, stderr, getenv)
 	case "key rotate":
 		return keyRotate(ctx, args, stdout, stderr, getenv)
 	case "ledger check":

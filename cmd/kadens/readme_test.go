@@ -101,7 +101,7 @@ func TestReadmeAdvanceDateIsPortable(t *testing.T) {
 		t.Fatal("README has no $(date …) in the advance example")
 	}
 	expr := m[1]
-	printed := demo.Instructions(demo.Credentials{TenantID: "t", ClientID: "c", ClientSecret: "s"}, "http://x", "http://x/idp")
+	printed := demo.Instructions(demo.Credentials{TenantID: "t", ClientID: "c", ClientSecret: "s", ConsoleEmail: demo.ConsoleEmail, ConsolePassword: "p"}, "http://x", "http://x/idp", "http://x")
 	if !strings.Contains(printed, "$("+expr+")") {
 		t.Errorf("serve --demo prints another date expression than the README's %q:\n%s", expr, printed)
 	}

@@ -47,7 +47,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 			srv.Shutdown()
 			return err
 		}
-		fmt.Fprint(stdout, demo.Instructions(creds, cfg.BaseURL, cfg.IdPURL))
+		fmt.Fprint(stdout, demo.Instructions(creds, cfg.BaseURL, cfg.IdPURL, cfg.ConsoleURL))
 	} else if err := srv.Start(ctx); err != nil {
 		srv.Shutdown()
 		return err

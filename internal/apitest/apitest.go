@@ -26,11 +26,11 @@ import (
 	"github.com/kadens/kadens/client"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/idp"
+	"github.com/kadens/kadens/internal/password"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/server"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
-	"github.com/kadens/kadens/internal/subscriberuser"
 )
 
 // BaseURL is the configured public address of test servers; requests go
@@ -69,8 +69,8 @@ func init() {
 	// Nor do test subscribers' passwords: argon2id at the production cost
 	// (16 MiB) takes about 2 s a hash under the race detector, and the
 	// servers tests start hash at the default cost. The cost itself is
-	// internal/subscriberuser's to test.
-	subscriberuser.DefaultParams = subscriberuser.Params{Memory: 64, Time: 1, Threads: 1}
+	// internal/password's to test.
+	password.DefaultParams = password.Params{Memory: 64, Time: 1, Threads: 1}
 }
 
 // Each runs fn once per engine with a fresh server. The engines' subtests

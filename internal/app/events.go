@@ -11,3 +11,46 @@ import (
 func (a *App) Events(ctx context.Context, f store.EventFilter, p store.Page) ([]store.Event, string, error) {
 	return a.store.ListEvents(ctx, f, p)
 }
+
+// SubscriberEvents lists the tenant's events matching f about subscriber
+// id's resources: the subscriber itself, every period of its
+// subscriptions and its invoices (the subjects those events name), oldest
+// first, a page at a time. It is the audit log's filter by subscriber.
+// store.ErrNotFound when the tenant has no such subscriber. A subscriber
+// with more resources than one query can name (store.MaxEventSubjects)
+// is searched over its first ones.
+func (a *App) SubscriberEvents(ctx context.Context, id string, f store.EventFilter, p store.Page) ([]store.Event, string, error) {
+	if _, err := a.store.Subscriber(ctx, id); err != nil {
+		return nil, "", err
+	}
+	subjects := []string{"/subscriber/" + id}
+	full := func() bool { return len(subjects) >= store.MaxEventSubjects }
+	for pg := (store.Page{Limit: timelinePage}); !full(); {
+		subs, next, err := a.store.ListSubscriptionItems(ctx, store.SubscriptionFilter{SubscriberID: id}, pg, false)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, s := range subs {
+			subjects = append(subjects, "/subscription/"+s.ID)
+		}
+		if next == "" {
+			break
+		}
+		pg.After = next
+	}
+	for pg := (store.Page{Limit: timelinePage}); !full(); {
+		invs, next, err := a.store.ListInvoiceItems(ctx, store.DocumentFilter{SubscriberID: id}, pg, store.InvoiceParts{})
+		if err != nil {
+			return nil, "", err
+		}
+		for _, inv := range invs {
+			subjects = append(subjects, "/invoice/"+inv.ID)
+		}
+		if next == "" {
+			break
+		}
+		pg.After = next
+	}
+	f.Subjects = subjects[:min(len(subjects), store.MaxEventSubjects)]
+	return a.store.ListEvents(ctx, f, p)
+}

@@ -14,10 +14,13 @@
 //     it on the same kit (Records: the catalog's SQL, internal/catalogdb,
 //     and the Idempotency-Key records, internal/idempotency).
 //   - application: engine, invoicing, provider, idempotency and the wings (Wings:
-//     autogiro, avtalegiro, peppol, webhook, outbox, and the identity wing
-//     idp, subscriberuser, auth), which open the store's transactions. A
-//     wing imports no other wing; only the surfaces and the composition
-//     import wings (wingImporters). The packages here that are no wing
+//     autogiro, avtalegiro, peppol, webhook, outbox, the identity wing
+//     idp, subscriberuser, auth, and the console's staff users, staff),
+//     which open the store's transactions. What two wings share sits
+//     below them as a base (internal/password: both user directories hash
+//     with it; internal/worker). A wing imports no other wing; only the
+//     surfaces (api, app, and the console, internal/console) and the
+//     composition import wings (wingImporters). The packages here that are no wing
 //     (idempotency, and tenantimport for its import records) run their SQL
 //     on the store's kit too; the store cannot import them, as they import
 //     it (the compiler refuses the cycle), so no rule of this package is
@@ -108,7 +111,7 @@ var TestHelpers = []string{"internal/apitest"}
 // arrows point down, and a wing's code in the store is a wing's code that
 // every other wing links and nobody owns.
 var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "internal/peppol/...", "internal/webhook/...",
-	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/..."}
+	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/...", "internal/staff/..."}
 
 // Records are packages of records that are not the store's shared ones
 // and hold their SQL on the store's query kit, as a wing does, but own no
@@ -130,7 +133,7 @@ var wingGroups = [][]string{{"internal/idp/...", "internal/subscriberuser/...", 
 // other wing: what two wings share belongs in the store, a domain package
 // or a base such as internal/worker, so that each can be read, changed or
 // left out alone.
-var wingImporters = []string{"cmd/...", "internal/server", "internal/config", "internal/api", "internal/app", "internal/demo", "internal/apitest", "bench/..."}
+var wingImporters = []string{"cmd/...", "internal/server", "internal/config", "internal/api", "internal/app", "internal/console", "internal/demo", "internal/apitest", "bench/..."}
 
 // configMayNotUse are what the settings must not link: they are read
 // before a store is opened, by operator commands that open none.

@@ -172,10 +172,35 @@ func TestLayers(t *testing.T) {
 		}
 		handlerCalls += len(calls)
 	}
+	// The console is a surface under the same rules: it opens no
+	// transaction and writes nothing to the store itself; it reads only
+	// the tenant a login names (maxConsoleStoreCalls).
+	consoleSrc := sources(t, find(t, pkgs, "internal/console"))
+	vs, err = CheckNoTx("internal/console", consoleSrc, entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Error(v)
+	}
+	consoleCalls, err := StoreCalls(consoleSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range CheckNoStoreWrites("internal/console", consoleCalls, writes) {
+		t.Error(v)
+	}
+	if len(consoleCalls) > maxConsoleStoreCalls {
+		t.Errorf("the console calls the store directly %d times (at most %d); read through internal/app", len(consoleCalls), maxConsoleStoreCalls)
+	}
 	if handlerCalls > maxAPIStoreCalls {
 		t.Errorf("the handlers call the store directly %d times (at most %d); read through internal/app or the wing", handlerCalls, maxAPIStoreCalls)
 	}
 }
+
+// maxConsoleStoreCalls bounds the console's direct store reads: the
+// tenant of a login (by name, or id) and of a session, by id.
+const maxConsoleStoreCalls = 5
 
 // maxAPIStoreCalls bounds the handlers' direct store reads (issue 28: at
 // most 40); there are two today, the readiness ping and the subscriber's

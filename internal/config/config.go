@@ -33,6 +33,7 @@ type Config struct {
 	Listen          string
 	IdPListen       string
 	AnalyticsListen string
+	ConsoleListen   string
 	DataDir         string
 	DatabaseURL     string
 	// AnalyticsDatabaseURL, when set, is a PostgreSQL (read replica) the
@@ -41,8 +42,11 @@ type Config struct {
 	BaseURL              string
 	IdPURL               string
 	AnalyticsURL         string
-	ClaimsNamespace      string
-	TokenTTL             time.Duration
+	// ConsoleURL is the origin the merchant console's pages are served at
+	// (under /console/): the base URL, or its own listener's.
+	ConsoleURL      string
+	ClaimsNamespace string
+	TokenTTL        time.Duration
 	// MasterKey encrypts signing keys at rest (base64, 32 bytes). Empty
 	// means a key file in DataDir, created on first use.
 	MasterKey string
@@ -100,12 +104,14 @@ func Register(fs *flag.FlagSet, getenv func(string) string) *Config {
 	str(&c.Listen, "listen", "KADENS_LISTEN", "127.0.0.1:8080", "address of the main API (and, unless given their own, the /idp and /analytics surfaces)")
 	str(&c.IdPListen, "idp-listen", "KADENS_IDP_LISTEN", "", "separate listen address for the identity provider (default: under /idp on --listen)")
 	str(&c.AnalyticsListen, "analytics-listen", "KADENS_ANALYTICS_LISTEN", "", "separate listen address for the analytics API (default: under /analytics on --listen)")
+	str(&c.ConsoleListen, "console-listen", "KADENS_CONSOLE_LISTEN", "", "separate listen address for the merchant console (default: under /console on --listen)")
 	str(&c.DataDir, "data-dir", "KADENS_DATA_DIR", "./kadens-data", "directory for the SQLite database and key files")
 	str(&c.DatabaseURL, "database-url", "KADENS_DATABASE_URL", "", "postgres:// URL to use PostgreSQL instead of SQLite")
 	str(&c.AnalyticsDatabaseURL, "analytics-database-url", "KADENS_ANALYTICS_DATABASE_URL", "", "postgres:// URL of a read replica the analytics API reads from (default: the main database)")
 	str(&c.BaseURL, "base-url", "KADENS_BASE_URL", "", "public address of the main API; the audience of API tokens (default http://<listen>)")
 	str(&c.IdPURL, "idp-url", "KADENS_IDP_URL", "", "public address of the identity provider; the token issuer (default <base-url>/idp)")
 	str(&c.AnalyticsURL, "analytics-url", "KADENS_ANALYTICS_URL", "", "public address of the analytics API (default <base-url>/analytics)")
+	str(&c.ConsoleURL, "console-url", "KADENS_CONSOLE_URL", "", "public origin of the merchant console, which serves /console/ (default <base-url>)")
 	str(&c.ClaimsNamespace, "claims-namespace", "KADENS_CLAIMS_NAMESPACE", "https://kadens.dev/claims", "prefix of Kadens' own token claims (<ns>/tenantId, <ns>/subscriberId)")
 	dur(&c.TokenTTL, "token-ttl", "KADENS_TOKEN_TTL", time.Hour, "lifetime of issued access tokens")
 	c.secrets["master-key"] = true
@@ -275,7 +281,15 @@ func (c *Config) Finish() error {
 		}
 	}
 	c.AnalyticsURL = strings.TrimRight(c.AnalyticsURL, "/")
-	for _, u := range []struct{ name, url string }{{"base-url", c.BaseURL}, {"idp-url", c.IdPURL}, {"analytics-url", c.AnalyticsURL}} {
+	if c.ConsoleURL == "" {
+		if c.ConsoleListen != "" {
+			c.ConsoleURL = "http://" + c.ConsoleListen
+		} else {
+			c.ConsoleURL = c.BaseURL
+		}
+	}
+	c.ConsoleURL = strings.TrimRight(c.ConsoleURL, "/")
+	for _, u := range []struct{ name, url string }{{"base-url", c.BaseURL}, {"idp-url", c.IdPURL}, {"analytics-url", c.AnalyticsURL}, {"console-url", c.ConsoleURL}} {
 		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 			return fmt.Errorf("%s %q: want an absolute http(s) URL", c.Name(u.name), u.url)
 		}
@@ -381,6 +395,8 @@ func (c *Config) Describe() []string {
 			v = c.IdPURL
 		case "analytics-url":
 			v = c.AnalyticsURL
+		case "console-url":
+			v = c.ConsoleURL
 		}
 		if v == "" {
 			v = "(unset)"

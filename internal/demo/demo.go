@@ -4,6 +4,8 @@ package demo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -30,7 +33,14 @@ type Credentials struct {
 	TenantID     string `json:"tenantId"`
 	ClientID     string `json:"clientId"`
 	ClientSecret string `json:"clientSecret"`
+	// ConsoleEmail and ConsolePassword log in to the merchant console
+	// (/console/) as the demo tenant's administrator.
+	ConsoleEmail    string `json:"consoleEmail,omitempty"`
+	ConsolePassword string `json:"consolePassword,omitempty"`
 }
+
+// ConsoleEmail is the demo tenant's console administrator.
+const ConsoleEmail = "admin@demo.example"
 
 // credentialsFile keeps the demo client's secret, which the database only
 // holds hashed, so later runs can print the same ready-to-paste commands.
@@ -48,6 +58,17 @@ func Ensure(ctx context.Context, s *store.Store, eng *engine.Engine, dataDir str
 		var c Credentials
 		if err := json.Unmarshal(b, &c); err != nil || c.TenantID != t.ID {
 			return Credentials{}, false, fmt.Errorf("demo: %s does not match this database; remove it and the demo tenant, or use another --data-dir", path)
+		}
+		if c.ConsoleEmail == "" {
+			// A demo made before the console had one: give it its
+			// administrator now.
+			if c.ConsolePassword, err = consoleAdmin(ctx, s, t.ID); err != nil {
+				return Credentials{}, false, err
+			}
+			c.ConsoleEmail = ConsoleEmail
+			if err := saveCredentials(dataDir, path, c); err != nil {
+				return Credentials{}, false, err
+			}
 		}
 		return c, false, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -80,27 +101,55 @@ func Ensure(ctx context.Context, s *store.Store, eng *engine.Engine, dataDir str
 	if err != nil {
 		return Credentials{}, false, err
 	}
-	c := Credentials{TenantID: t.ID, ClientID: id, ClientSecret: secret}
-	b, _ := json.MarshalIndent(c, "", "  ")
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+	c := Credentials{TenantID: t.ID, ClientID: id, ClientSecret: secret, ConsoleEmail: ConsoleEmail}
+	if c.ConsolePassword, err = consoleAdmin(ctx, s, t.ID); err != nil {
 		return Credentials{}, false, err
 	}
-	// Whole or not at all: a start killed here must not leave an empty
-	// file that the next start would call "does not match this database".
-	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-		return Credentials{}, false, fmt.Errorf("demo: save credentials: %w", err)
+	if err := saveCredentials(dataDir, path, c); err != nil {
+		return Credentials{}, false, err
 	}
 	return c, true, nil
 }
 
+// saveCredentials writes c to path, whole or not at all: a start killed
+// here must not leave an empty file that the next start would call "does
+// not match this database".
+func saveCredentials(dataDir, path string, c Credentials) error {
+	b, _ := json.MarshalIndent(c, "", "  ")
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("demo: save credentials: %w", err)
+	}
+	return nil
+}
+
+// consoleAdmin makes the demo tenant's console administrator with a
+// random password and returns the password.
+func consoleAdmin(ctx context.Context, s *store.Store, tenantID string) (string, error) {
+	raw := make([]byte, 15)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	pw := base64.RawURLEncoding.EncodeToString(raw)
+	if _, err := staff.New(s, staff.Options{}).CreateUser(ctx, tenantID, staff.NewUser{Email: ConsoleEmail, Name: "Demo administrator",
+		Role: staff.RoleAdmin, Password: pw}); err != nil {
+		return "", fmt.Errorf("demo: console administrator: %w", err)
+	}
+	return pw, nil
+}
+
 // Instructions returns the text printed after the demo is ready: the
 // credentials and commands that fetch a token and list organizations.
-func Instructions(c Credentials, baseURL, idpURL string) string {
+func Instructions(c Credentials, baseURL, idpURL, consoleURL string) string {
 	return fmt.Sprintf(`
 Demo tenant ready.
   tenant id      %s
   client id      %s
   client secret  %s
+
+Merchant console: %[6]s/console/ (organisation demo, e-mail %[7]s, password %[8]s)
 
 Try it:
 
@@ -114,7 +163,7 @@ The demo is a test tenant with its own clock. Move it a year ahead and list the 
   curl -s -H "Authorization: Bearer $TOKEN" -H 'S4-TenantId: %[1]s' '%[5]s/subscription?status=Completed'
 
 API reference: %[5]s/swagger/
-`, c.TenantID, c.ClientID, c.ClientSecret, idpURL, baseURL)
+`, c.TenantID, c.ClientID, c.ClientSecret, idpURL, baseURL, consoleURL, c.ConsoleEmail, c.ConsolePassword)
 }
 
 // seedCatalog gives the demo tenant a realistic Norwegian news catalog:

@@ -20,6 +20,7 @@ import (
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/throttle"
 )
 
 // The parameter rules themselves: the bounds the specifications set
@@ -445,7 +446,7 @@ func TestAuthorizeRateAndSweep(t *testing.T) {
 		f := newLoginFixture(t, s)
 		clock := &testClock{t: time.Now()}
 		f.Server.now = clock.now
-		f.byAuthorizeAddress = newFailures(time.Minute, 3, 100)
+		f.byAuthorizeAddress = throttle.New(time.Minute, 3, 100)
 		t0 := clock.now()
 		ctx := tenancy.With(context.Background(), f.tenant)
 		if err := CreatePasswordReset(ctx, s, sha("soon"), f.tenant, f.userID, t0, t0.Add(time.Minute)); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/smtpmail"
 	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/throttle"
 )
 
 // The fuzz targets drive the identity provider on a real listener, on
@@ -32,8 +33,8 @@ func fuzzTargets(f *testing.F) []*fuzzTarget {
 	for _, e := range storetest.Engines() {
 		lf := newLoginFixture(f, storetest.Open(f, e))
 		// No limit stops an input before the checks it is meant to reach.
-		for _, b := range []**failures{&lf.byClientAddress, &lf.byAddress, &lf.byAccount, &lf.byLoginAddress} {
-			*b = newFailures(time.Nanosecond, 1<<30, 1000)
+		for _, b := range []**throttle.Failures{&lf.byClientAddress, &lf.byAddress, &lf.byAccount, &lf.byLoginAddress} {
+			*b = throttle.New(time.Nanosecond, 1<<30, 1000)
 		}
 		// Password reset on, mailing a local sink.
 		sink, _ := smtpSink(f)

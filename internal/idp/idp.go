@@ -32,6 +32,7 @@ import (
 	"github.com/kadens/kadens/internal/smtpmail"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
+	"github.com/kadens/kadens/internal/throttle"
 )
 
 // ScopeAPI is the scope that admits a token to the main API's
@@ -56,7 +57,7 @@ type Config struct {
 	// and per address (Address*); zero means DefaultLoginLimits.
 	LoginLimits Limits
 	// Passwords is the argon2id cost of new subscriber password hashes;
-	// zero means subscriberuser.DefaultParams.
+	// zero means password.DefaultParams.
 	Passwords subscriberuser.Params
 	// SMTPURL, when set, enables password reset by e-mail
 	// (smtp://user:pass@host:port?from=addr).
@@ -81,10 +82,10 @@ type Server struct {
 	compare   func(hash, secret []byte) error
 	// Failed client authentications per client id and address, and per
 	// address (limit.go).
-	byClientAddress *failures
-	byAddress       *failures
+	byClientAddress *throttle.Failures
+	byAddress       *throttle.Failures
 	// Authorization requests per address.
-	byAuthorizeAddress *failures
+	byAuthorizeAddress *throttle.Failures
 	// Secrets that passed bcrypt before, machine and login clients'.
 	known knownSecrets
 
@@ -92,8 +93,8 @@ type Server struct {
 	provider       *op.Provider
 	opStorage      *opStorage
 	users          *subscriberuser.Directory
-	byAccount      *failures
-	byLoginAddress *failures
+	byAccount      *throttle.Failures
+	byLoginAddress *throttle.Failures
 	mail           *smtpmail.Mailer // nil: password reset is off
 	origin         string           // the issuer's origin, which form posts must come from (origin.go)
 }
@@ -118,21 +119,21 @@ func New(cfg Config, s *store.Store, keys *Keys, log *slog.Logger) *Server {
 			return h
 		}),
 		compare:         bcrypt.CompareHashAndPassword,
-		byClientAddress: newFailures(cfg.Limits.ClientEvery, cfg.Limits.ClientBurst, cfg.Limits.MaxKeysByKind),
-		byAddress:       newFailures(cfg.Limits.AddressEvery, cfg.Limits.AddressBurst, cfg.Limits.MaxKeysByKind),
+		byClientAddress: throttle.New(cfg.Limits.ClientEvery, cfg.Limits.ClientBurst, cfg.Limits.MaxKeysByKind),
+		byAddress:       throttle.New(cfg.Limits.AddressEvery, cfg.Limits.AddressBurst, cfg.Limits.MaxKeysByKind),
 	}
 	maxKeys := cfg.Limits.MaxKeysByKind
 	if maxKeys == 0 {
 		maxKeys = DefaultLimits.MaxKeysByKind
 	}
-	srv.byAuthorizeAddress = newFailures(cfg.AuthorizeRate.Every, cfg.AuthorizeRate.Burst, maxKeys)
+	srv.byAuthorizeAddress = throttle.New(cfg.AuthorizeRate.Every, cfg.AuthorizeRate.Burst, maxKeys)
 	go srv.dummyHash() // ready before the first unknown client id, whose answer would be slower otherwise
 	ll := cfg.LoginLimits
 	if ll == (Limits{}) {
 		ll = DefaultLoginLimits
 	}
-	srv.byAccount = newFailures(ll.ClientEvery, ll.ClientBurst, ll.MaxKeysByKind)
-	srv.byLoginAddress = newFailures(ll.AddressEvery, ll.AddressBurst, ll.MaxKeysByKind)
+	srv.byAccount = throttle.New(ll.ClientEvery, ll.ClientBurst, ll.MaxKeysByKind)
+	srv.byLoginAddress = throttle.New(ll.AddressEvery, ll.AddressBurst, ll.MaxKeysByKind)
 	srv.users = &subscriberuser.Directory{Store: s, Params: cfg.Passwords}
 	srv.origin = origin(cfg.Issuer)
 	if cfg.SMTPURL != "" {
@@ -262,7 +263,7 @@ func (s *Server) authenticateLoginClient(w http.ResponseWriter, r *http.Request)
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication is required (HTTP Basic or client_id and client_secret)")
 		return nil, false
 	}
-	addr := addressKey(r.RemoteAddr)
+	addr := throttle.AddressKey(r.RemoteAddr)
 	c, err := s.opStorage.loginClientAuth(r.Context(), id, secret, addr)
 	switch {
 	case errors.Is(err, errLoginClientLimited):
@@ -285,13 +286,13 @@ func (s *Server) authenticateLoginClient(w http.ResponseWriter, r *http.Request)
 // failureWait is how long client (an id, "login:"-prefixed for login
 // clients) must wait before its next try from addr; 0 means now.
 func (s *Server) failureWait(client, addr string, now time.Time) time.Duration {
-	return max(s.byClientAddress.wait(clientAddressKey(client, addr), now), s.byAddress.wait(addr, now))
+	return max(s.byClientAddress.Wait(clientAddressKey(client, addr), now), s.byAddress.Wait(addr, now))
 }
 
 // failed counts a failed authentication of client from addr.
 func (s *Server) failed(client, addr string, now time.Time) {
-	s.byClientAddress.fail(clientAddressKey(client, addr), now)
-	s.byAddress.fail(addr, now)
+	s.byClientAddress.Fail(clientAddressKey(client, addr), now)
+	s.byAddress.Fail(addr, now)
 }
 
 // tooManyFailures answers 429 for client from addr.
@@ -312,7 +313,7 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 	// per address before any bcrypt work, for every client id alike (known
 	// or not, so the limit tells nothing either). Failures from one address
 	// never refuse the right secret from another (limit.go).
-	addr := addressKey(r.RemoteAddr)
+	addr := throttle.AddressKey(r.RemoteAddr)
 	now := s.now()
 	known := s.known.matches(id, secret)
 	if !known && s.failureWait(id, addr, now) > 0 {

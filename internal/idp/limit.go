@@ -3,13 +3,8 @@ package idp
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"math"
-	"net"
-	"net/netip"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Limits bound failed client authentications at the token endpoint (and
@@ -98,84 +93,3 @@ func (k *knownSecrets) remember(id, secret string) {
 // clientAddressKey is the bucket key of a client id (or a login client's,
 // with its "login:" prefix) and a remote address.
 func clientAddressKey(client, addr string) string { return client + "\x00" + addr }
-
-// failures holds the buckets of one kind (e.g. client ids and addresses,
-// or addresses); the /authorize rate uses one too, every request counting
-// as a "failure".
-type failures struct {
-	every time.Duration
-	burst int
-	max   int
-
-	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
-}
-
-func newFailures(every time.Duration, burst, maxKeys int) *failures {
-	return &failures{every: every, burst: burst, max: maxKeys, buckets: map[string]*rate.Limiter{}}
-}
-
-// wait returns how long key must wait before its next try; 0 means now.
-func (f *failures) wait(key string, now time.Time) time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b := f.buckets[key]
-	if b == nil {
-		return 0
-	}
-	if tokens := b.TokensAt(now); tokens < 1 {
-		return time.Duration(math.Ceil((1 - tokens) * float64(f.every)))
-	}
-	return 0
-}
-
-// fail takes one failure from key's bucket.
-func (f *failures) fail(key string, now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b := f.buckets[key]
-	if b == nil {
-		if len(f.buckets) >= f.max {
-			f.sweep(now)
-		}
-		b = rate.NewLimiter(rate.Every(f.every), f.burst)
-		f.buckets[key] = b
-	}
-	b.AllowN(now, 1)
-}
-
-// sweep forgets full buckets (no failure remembered), and if that is not
-// enough, arbitrary ones: memory stays bounded under a flood of made-up
-// client ids, at the price of forgetting some failures during it.
-func (f *failures) sweep(now time.Time) {
-	for k, b := range f.buckets {
-		if b.TokensAt(now) >= float64(f.burst) {
-			delete(f.buckets, k)
-		}
-	}
-	for k := range f.buckets {
-		if len(f.buckets) < f.max*9/10 {
-			break
-		}
-		delete(f.buckets, k)
-	}
-}
-
-// addressKey is the bucket key of a remote address: the IP, and for IPv6
-// its /64, which one host or site usually has whole.
-func addressKey(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return p.String()
-	}
-	return a.String()
-}

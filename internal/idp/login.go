@@ -21,6 +21,7 @@ import (
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/throttle"
 )
 
 //go:embed templates/*.html
@@ -52,14 +53,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusMethodNotAllowed, "", "invalid_request", "the authorization endpoint takes GET or POST")
 		return
 	}
-	addr, now := addressKey(r.RemoteAddr), s.now()
-	if wait := s.byAuthorizeAddress.wait(addr, now); wait > 0 {
+	addr, now := throttle.AddressKey(r.RemoteAddr), s.now()
+	if wait := s.byAuthorizeAddress.Wait(addr, now); wait > 0 {
 		lang := Language(r.URL.Query().Get("language"))
 		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
 		s.errorPage(w, http.StatusTooManyRequests, lang, "temporarily_unavailable", texts[lang].TooMany)
 		return
 	}
-	s.byAuthorizeAddress.fail(addr, now)
+	s.byAuthorizeAddress.Fail(addr, now)
 	// A parameter beyond its bounds is an error page, before anything is
 	// looked up: no well-behaved client sends one, and refusing it costs
 	// no database read (as for Kadens' other own checks below, the page
@@ -359,9 +360,9 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 	email := strings.TrimSpace(r.PostForm.Get("email"))
 	v.Email = email
 	account := lr.TenantID + "\x00" + strings.ToLower(email)
-	addr := addressKey(r.RemoteAddr)
+	addr := throttle.AddressKey(r.RemoteAddr)
 	now := s.now()
-	if wait := max(s.byAccount.wait(account, now), s.byLoginAddress.wait(addr, now)); wait > 0 {
+	if wait := max(s.byAccount.Wait(account, now), s.byLoginAddress.Wait(addr, now)); wait > 0 {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		v.Error = v.T.TooMany
@@ -375,8 +376,8 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 			s.errorPage(w, http.StatusInternalServerError, v.Lang, "server_error", v.T.Failed)
 			return
 		}
-		s.byAccount.fail(account, now)
-		s.byLoginAddress.fail(addr, now)
+		s.byAccount.Fail(account, now)
+		s.byLoginAddress.Fail(addr, now)
 		v.Error = v.T.Wrong
 		s.render(w, http.StatusUnauthorized, "login.html", form())
 		return

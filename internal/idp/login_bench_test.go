@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/password"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -27,7 +28,7 @@ func processCPU(b *testing.B) time.Duration {
 // parallel, three ways:
 //
 //   - argon2id-default: a whole login — authorize, the login page, the
-//     form post (argon2id at subscriberuser.DefaultParams, the production
+//     form post (argon2id at password.DefaultParams, the production
 //     cost), the callback and the code exchange with PKCE;
 //   - protocol: the same with a negligible password cost, to show what
 //     the flow costs apart from argon2id;
@@ -47,7 +48,7 @@ func BenchmarkCodeFlow(b *testing.B) {
 			name    string
 			p       subscriberuser.Params
 			session bool
-		}{{"argon2id-default", subscriberuser.DefaultParams, false}, {"protocol", cheapPasswords, false}, {"session", cheapPasswords, true}} {
+		}{{"argon2id-default", password.DefaultParams, false}, {"protocol", cheapPasswords, false}, {"session", cheapPasswords, true}} {
 			b.Run(string(eng)+"/"+mode.name, func(b *testing.B) {
 				s := storetest.Open(b, eng)
 				f := newLoginFixture(b, s)

@@ -14,6 +14,7 @@ import (
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/throttle"
 )
 
 // ResetTTL is how long a password reset link works (once).
@@ -105,16 +106,16 @@ func (s *Server) resetPost(w http.ResponseWriter, r *http.Request) {
 	// Each request counts against the account's and the address's login
 	// failure budget, so the form cannot flood a mailbox.
 	account := lr.TenantID + "\x00" + strings.ToLower(email)
-	addr := addressKey(r.RemoteAddr)
+	addr := throttle.AddressKey(r.RemoteAddr)
 	now := s.now()
-	if wait := max(s.byAccount.wait(account, now), s.byLoginAddress.wait(addr, now)); wait > 0 {
+	if wait := max(s.byAccount.Wait(account, now), s.byLoginAddress.Wait(addr, now)); wait > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(int((wait+time.Second-1)/time.Second)))
 		v.Mode, v.Error = "request", v.T.TooMany
 		s.renderReset(w, http.StatusTooManyRequests, v)
 		return
 	}
-	s.byAccount.fail(account, now)
-	s.byLoginAddress.fail(addr, now)
+	s.byAccount.Fail(account, now)
+	s.byLoginAddress.Fail(addr, now)
 	u, err := subscriberuser.SubscriberUserByEmail(tenancy.With(r.Context(), lr.TenantID), s.store, email)
 	if err == nil && !u.Disabled {
 		tok := randomToken()

@@ -25,6 +25,7 @@ import (
 	"github.com/kadens/kadens/internal/api"
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/config"
+	"github.com/kadens/kadens/internal/console"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idempotency"
 	"github.com/kadens/kadens/internal/idp"
@@ -33,6 +34,7 @@ import (
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/retries"
+	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/webhook"
@@ -47,6 +49,7 @@ type Server struct {
 	Engine  *engine.Engine
 	API     *api.Server
 	IdP     *idp.Server
+	Staff   *staff.Directory
 	surface map[string]http.Handler // surface name → handler
 	// listeners are bound by New, before the store is opened, and served
 	// by Start.
@@ -117,6 +120,7 @@ func listen(cfg *config.Config) (map[string]net.Listener, error) {
 	lns := map[string]net.Listener{}
 	for _, l := range []struct{ name, addr, flag string }{
 		{"main", cfg.Listen, "listen"}, {"idp", cfg.IdPListen, "idp-listen"}, {"analytics", cfg.AnalyticsListen, "analytics-listen"},
+		{"console", cfg.ConsoleListen, "console-listen"},
 	} {
 		if l.addr == "" {
 			continue
@@ -276,7 +280,22 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	}
 	odataHandler := analytics.New(analytics.Options{DB: adb, Postgres: postgres, URL: cfg.AnalyticsURL, Log: log, Now: a.TenantNow})
 	analyticsHandler := observeAll("analytics", metrics, log, a.Authenticated(odataHandler))
+	// The merchant console (internal/console): staff users of the
+	// tenants log in with their own sessions and call the same
+	// application layer; its paths carry /console on its own listener too.
+	s.Staff = staff.New(st, staff.Options{})
+	cons, err := console.New(console.Options{App: application, Staff: s.Staff, Store: st, Log: log, BaseURL: cfg.ConsoleURL,
+		SecureCookies: strings.HasPrefix(cfg.ConsoleURL, "https://")})
+	if err != nil {
+		return nil, err
+	}
+	consoleHandler := observeAll("console", metrics, log, cons.Handler())
 	s.surface = map[string]http.Handler{}
+	if cfg.ConsoleListen != "" {
+		s.surface["console"] = consoleHandler
+	} else {
+		main.Handle(console.Prefix+"/", consoleHandler)
+	}
 	mount := func(name, listen, prefix string, h http.Handler) {
 		if listen != "" {
 			s.surface[name] = h
@@ -374,6 +393,11 @@ func (s *Server) maintain(ctx context.Context) {
 		case <-advance.C:
 			s.advanceAll(ctx)
 		case <-purge.C:
+			if n, err := s.Staff.Sweep(ctx); err != nil {
+				s.log.Error("sweep staff sessions", "err", err)
+			} else if n > 0 {
+				s.log.Info("swept staff sessions and links", "count", n)
+			}
 			if n, err := idempotency.Purge(ctx, s.Store, time.Now().Add(-25*time.Hour)); err != nil {
 				s.log.Error("purge idempotency keys", "err", err)
 			} else if n > 0 {

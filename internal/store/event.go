@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -122,7 +124,14 @@ type EventFilter struct {
 	// wall clock: when the change was made, also on a test tenant), From
 	// inclusive, Until exclusive.
 	From, Until time.Time
+	// Subjects keeps the events whose subject is one of these (at most
+	// MaxEventSubjects): the audit log's filter by subscriber, whose
+	// resources the application layer lists. Empty: no such filter.
+	Subjects []string
 }
+
+// MaxEventSubjects bounds EventFilter.Subjects: one query's parameters.
+const MaxEventSubjects = 1000
 
 // ListEvents returns one page of the tenant's events, oldest first.
 func (s *Store) ListEvents(ctx context.Context, f EventFilter, p Page) ([]Event, string, error) {
@@ -136,6 +145,16 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter, p Page) ([]Event,
 	}
 	if f.Subject != "" {
 		q.add("subject = ?", f.Subject)
+	}
+	if n := len(f.Subjects); n > MaxEventSubjects {
+		return nil, "", fmt.Errorf("store: list events: %d subjects, at most %d", n, MaxEventSubjects)
+	} else if n > 0 {
+		ph := make([]string, n)
+		for i, subj := range f.Subjects {
+			q.args = append(q.args, subj)
+			ph[i] = "$" + strconv.Itoa(len(q.args))
+		}
+		q.conds = append(q.conds, "subject IN ("+strings.Join(ph, ", ")+")")
 	}
 	if f.ActorKind != "" {
 		q.add("actor_kind = ?", string(f.ActorKind))

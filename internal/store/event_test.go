@@ -99,5 +99,16 @@ func TestEventActors(t *testing.T) {
 		if got := list(store.EventFilter{Until: now.Add(-time.Hour)}); len(got) != 0 {
 			t.Errorf("recorded before an hour ago: %d, want 0", len(got))
 		}
+		// The subscriber filter: subjects from a list, with the others.
+		if got := list(store.EventFilter{Subjects: []string{"/staff", "/client", "/nothing"}}); len(got) != 2 {
+			t.Errorf("events of /staff and /client: %d, want 2", len(got))
+		}
+		if got := list(store.EventFilter{Subjects: []string{"/staff-bulk", "/client"}, ActorKind: actor.Staff}); len(got) != 2 ||
+			got[0].Subject != "/staff-bulk" {
+			t.Errorf("staff events of /staff-bulk and /client: %+v, want the two bulk ones", got)
+		}
+		if _, _, err := st.ListEvents(base, store.EventFilter{Subjects: make([]string, store.MaxEventSubjects+1)}, store.Page{Limit: 1}); err == nil {
+			t.Error("more subjects than MaxEventSubjects were accepted")
+		}
 	})
 }

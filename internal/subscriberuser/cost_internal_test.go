@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/password"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -34,8 +35,8 @@ func TestAuthenticateCostsOneHash(t *testing.T) {
 	if _, err := SetSubscriberUserDisabled(ctx, s, off.ID, true, t0); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := decode(dir.dummyHash()); d.params != p {
-		t.Fatalf("dummy hash parameters %+v, want the directory's %+v", d.params, p)
+	if dp, _ := password.ParamsOf(dir.dummyHash()); dp != p {
+		t.Fatalf("dummy hash parameters %+v, want the directory's %+v", dp, p)
 	}
 	for _, c := range []struct{ tenant, login, password string }{
 		{tenant, "kari@example.no", "correct horse"},
@@ -45,9 +46,9 @@ func TestAuthenticateCostsOneHash(t *testing.T) {
 		{tenant, "off@example.no", "correct horse"},
 		{"not-a-tenant", "kari@example.no", "correct horse"},
 	} {
-		before := hashes.Load()
+		before := password.Hashes()
 		_, _ = dir.Authenticate(t.Context(), c.tenant, c.login, c.password)
-		if n := hashes.Load() - before; n != 1 {
+		if n := password.Hashes() - before; n != 1 {
 			t.Errorf("%+v ran argon2id %d times, want 1", c, n)
 		}
 	}

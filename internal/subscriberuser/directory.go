@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kadens/kadens/internal/password"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -26,7 +27,7 @@ var (
 // Directory is the tenant-scoped user directory over the store.
 type Directory struct {
 	Store *store.Store
-	// Params are the cost of new hashes; zero means DefaultParams.
+	// Params are the cost of new hashes; zero means password.DefaultParams.
 	Params Params
 	// Now is the clock of created/updated times; nil means time.Now.
 	Now func() time.Time
@@ -37,7 +38,7 @@ type Directory struct {
 
 func (d *Directory) params() Params {
 	if d.Params == (Params{}) {
-		return DefaultParams
+		return password.DefaultParams
 	}
 	return d.Params
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kadens/kadens/internal/password"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -14,40 +15,8 @@ import (
 )
 
 // cheap keeps the tests fast; the default cost is measured by
-// BenchmarkHash.
-var cheap = subscriberuser.Params{Memory: 64, Time: 1, Threads: 1}
-
-func TestHashAndVerify(t *testing.T) {
-	t.Parallel()
-	h, err := subscriberuser.Hash("correct horse", cheap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(h, "$argon2id$v=19$m=64,t=1,p=1$") {
-		t.Fatalf("not a PHC string: %s", h)
-	}
-	h2, _ := subscriberuser.Hash("correct horse", cheap)
-	if h == h2 {
-		t.Fatal("two hashes of one password are equal: no salt")
-	}
-	for pw, want := range map[string]bool{"correct horse": true, "correct hors": false, "": false, "Correct horse": false} {
-		if ok, err := subscriberuser.Verify(h, pw); err != nil || ok != want {
-			t.Errorf("Verify(%q) = %v %v, want %v", pw, ok, err, want)
-		}
-	}
-	for _, bad := range []string{"", "plain", "$argon2i$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
-		"$argon2id$v=16$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
-		"$argon2id$v=19$m=99999999,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA", // 95 GiB: refused, not run
-		"$argon2id$v=19$m=64,t=1000,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
-		"$argon2id$v=19$m=64,t=1,p=1$!!$aGFzaGhhc2hoYXNoaGFzaA"} {
-		if _, err := subscriberuser.Verify(bad, "x"); !errors.Is(err, subscriberuser.ErrMalformedHash) {
-			t.Errorf("Verify(%q): %v, want ErrMalformedHash", bad, err)
-		}
-	}
-	if subscriberuser.NeedsRehash(h, cheap) || !subscriberuser.NeedsRehash(h, subscriberuser.DefaultParams) {
-		t.Fatal("NeedsRehash")
-	}
-}
+// internal/password's BenchmarkHash.
+var cheap = password.Params{Memory: 64, Time: 1, Threads: 1}
 
 func TestAuthenticate(t *testing.T) {
 	t.Parallel()
@@ -97,7 +66,7 @@ func TestAuthenticate(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A login under new parameters rehashes the stored password.
-		stronger := &subscriberuser.Directory{Store: s, Params: subscriberuser.Params{Memory: 128, Time: 1, Threads: 1}}
+		stronger := &subscriberuser.Directory{Store: s, Params: password.Params{Memory: 128, Time: 1, Threads: 1}}
 		if _, err := stronger.Authenticate(t.Context(), tenant, "kari@example.no", "correct horse"); err != nil {
 			t.Fatal(err)
 		}
@@ -109,13 +78,4 @@ func TestAuthenticate(t *testing.T) {
 			t.Fatalf("after the rehash: %v", err)
 		}
 	})
-}
-
-// BenchmarkHash measures one hash at the default cost (docs/AUTHORIZATIONS.md).
-func BenchmarkHash(b *testing.B) {
-	for b.Loop() {
-		if _, err := subscriberuser.Hash("correct horse battery staple", subscriberuser.DefaultParams); err != nil {
-			b.Fatal(err)
-		}
-	}
 }

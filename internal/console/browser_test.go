@@ -1,0 +1,204 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/kadens/kadens/internal/staff"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
+)
+
+// axeScript is axe-core, installed by `npm ci` in testdata/axe (.ci/run
+// does it; KADENS_TEST_REQUIRE_NODE makes its absence a failure).
+const axeScript = "testdata/axe/node_modules/axe-core/axe.min.js"
+
+// TestConsoleInBrowser drives the console in headless Chromium the way a
+// customer-service agent without a mouse would: log in, search, open the
+// subscriber and the subscription, cancel it, read the audit log. Every
+// field and button is reached with Tab and used with the keyboard. Each
+// page is checked by axe-core (WCAG 2.1 A and AA, best practices) at a
+// phone's size and must not scroll sideways.
+//
+// The pages do not depend on the engine, so the test runs on SQLite only.
+func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("KADENS_TEST_REQUIRE_CHROMIUM") != "" {
+			t.Fatalf("chromium is required: %v", err)
+		}
+		t.Skip("chromium is not installed (apt-get install -y chromium)")
+	}
+	axe, err := os.ReadFile(axeScript)
+	if err != nil {
+		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
+			t.Fatalf("axe-core is required (npm ci in internal/console/testdata/axe): %v", err)
+		}
+		t.Skip("axe-core is not installed: (cd internal/console/testdata/axe && npm ci)")
+	}
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		if st.Engine() != store.SQLite {
+			t.Skip("the pages do not depend on the engine; SQLite is enough")
+		}
+		f := newFixture(t, st)
+		sub := f.demoSubscription(t)
+		admin := f.users[staff.RoleAdmin]
+
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.WindowSize(390, 844))
+		actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+		defer cancel()
+		ctx, cancel := chromedp.NewContext(actx)
+		defer cancel()
+		// axe is injected by the test, so the page's own policy (no
+		// script at all) is bypassed for it.
+		if _, err := chromedp.Call(ctx, cdppage.SetBypassCSP, cdppage.SetBypassCSPParams{Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+		defer cancel()
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile)); err != nil {
+			t.Fatal(err)
+		}
+
+		// tabTo presses Tab until the element matching sel has focus.
+		tabTo := func(sel string) chromedp.Action[chromedp.Void] {
+			return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				for range 80 {
+					ok, err := chromedp.Evaluate[bool](fmt.Sprintf(`!!document.activeElement && document.activeElement.matches(%q)`, sel))(ctx, tg)
+					if err != nil {
+						return err
+					}
+					if ok {
+						return nil
+					}
+					if _, err := chromedp.KeyEvent(kb.Tab)(ctx, tg); err != nil {
+						return err
+					}
+				}
+				return fmt.Errorf("%s cannot be reached with Tab", sel)
+			})
+		}
+		// check runs axe-core on the page and looks for sideways scrolling.
+		check := func(name string) chromedp.Action[chromedp.Void] {
+			return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				script := string(axe) + `;
+					axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}})
+						.then(r => JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.html).slice(0, 3)}))))`
+				res, err := chromedp.Evaluate[string](script, chromedp.EvalAwaitPromise)(ctx, tg)
+				if err != nil {
+					return fmt.Errorf("%s: axe: %w", name, err)
+				}
+				var violations []map[string]any
+				if err := json.Unmarshal([]byte(res), &violations); err != nil {
+					return err
+				}
+				for _, v := range violations {
+					t.Errorf("%s: axe %v (%v): %v", name, v["id"], v["impact"], v["nodes"])
+				}
+				wide, err := chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`)(ctx, tg)
+				if err != nil {
+					return err
+				}
+				if wide {
+					t.Errorf("%s scrolls sideways on a phone", name)
+				}
+				return nil
+			})
+		}
+		typeInto := func(sel, text string) chromedp.Action[chromedp.Void] {
+			return chromedp.Steps(tabTo(sel), chromedp.KeyEvent(text))
+		}
+		err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/"),
+			chromedp.WaitVisible(`#tenant`),
+			check("login"),
+			typeInto(`#tenant`, f.tenant.Name),
+			typeInto(`#email`, admin.Email),
+			typeInto(`#password`, password),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(`#q`),
+			check("home"),
+			typeInto(`#q`, strings.Fields(mustSubscriberName(t, f, sub.SubscriberID))[0]),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(`#results`),
+			check("search"),
+			tabTo(`a[href="/console/subscriber/`+sub.SubscriberID+`"]`),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(`#subs`),
+			check("subscriber"),
+			tabTo(`a[href="/console/subscription/`+sub.ID+`"]`),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(`.timeline`),
+			check("subscription"),
+			typeInto(`#reason`, "moving"),
+			tabTo(`button.danger`),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(`.notice`),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/audit?actorKind=staff&lang=nb"),
+			chromedp.WaitVisible(`#actorKind`),
+			check("audit (nb)"),
+		); err != nil {
+			t.Fatal(err)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/users?lang=en"),
+			chromedp.WaitVisible(`#new-email`),
+			check("users"),
+			chromedp.Navigate(f.srv.URL+"/console/account"),
+			chromedp.WaitVisible(`main h1`),
+			check("account"),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(body, "cancelled") {
+			t.Errorf("after cancelling with the keyboard the page says %q", body)
+		}
+		if !strings.Contains(shot, admin.Email) || !strings.Contains(shot, "Ansatt") {
+			t.Errorf("the audit log in Norwegian lacks the admin's cancellation: %q", shot)
+		}
+		if dir := os.Getenv("KADENS_CONSOLESHOT_DIR"); dir != "" { // to look at
+			if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/console/subscription/"+sub.ID)); err == nil {
+				if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
+					_ = os.WriteFile(filepath.Join(dir, "console-subscription.png"), png, 0o644)
+				}
+			}
+		}
+	})
+}
+
+func mustSubscriberName(t *testing.T, f *fixture, id string) string {
+	t.Helper()
+	s, err := f.app.Subscriber(tenancy.With(context.Background(), f.tenant.ID), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Name
+}
