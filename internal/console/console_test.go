@@ -513,6 +513,10 @@ func TestSearchAndPages(t *testing.T) {
 		if err != nil || len(invs) == 0 {
 			t.Fatalf("the demo subscriber's invoices: %v %v", invs, err)
 		}
+		owner.ExternalID = "CRM-4711"
+		if owner, err = f.app.UpdateSubscriber(ctx, owner); err != nil {
+			t.Fatal(err)
+		}
 		b := f.as(t, staff.RoleSupport)
 		search := func(q string) searchResult {
 			t.Helper()
@@ -531,6 +535,7 @@ func TestSearchAndPages(t *testing.T) {
 			itoa(invs[0].InvoiceNumber):  "invoiceNumber",
 			invs[0].KID:                  "kid",
 			owner.ID:                     "id",
+			"CRM-4711":                   "externalId",
 			sub.ID:                       "subscription",
 			invs[0].ID:                   "invoice",
 		} {

@@ -28,7 +28,7 @@ type Hit struct {
 	Name             string `json:"name"`
 	Email            string `json:"email"`
 	// MatchedBy is what the query matched: id, subscriberNumber, email,
-	// name, invoiceNumber, kid or subscription.
+	// name, externalId, invoiceNumber, kid, subscription or invoice.
 	MatchedBy string `json:"matchedBy"`
 	URL       string `json:"url"`
 }
@@ -46,8 +46,8 @@ const searchLimit = 50
 
 // search finds subscribers by what a customer gives on the phone: a
 // subscriber number or an invoice number or KID (digits), an e-mail
-// address, a subscriber's, subscription's or invoice's id, or part of the
-// name. It answers the page, or JSON when the request asks for it
+// address, a subscriber's, subscription's or invoice's id, the merchant's
+// external id, or part of the name. It answers the page, or JSON when the request asks for it
 // (Accept: application/json or format=json), for a search-as-you-type
 // field or a script.
 func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
@@ -159,6 +159,11 @@ func (c *Console) find(r *http.Request, q string) ([]Hit, bool, error) {
 			return nil, false, err
 		}
 	default:
+		// An external id (the merchant's own customer number) matches
+		// whole; anything else is part of a name.
+		if _, err := list(store.SubscriberFilter{ExternalID: q}, "externalId"); err != nil {
+			return nil, false, err
+		}
 		more, err := list(store.SubscriberFilter{Name: q}, "name")
 		return hits, more, err
 	}

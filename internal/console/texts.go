@@ -18,12 +18,12 @@ var texts = map[string]map[string]string{
 		"passwordRule": "At least 12 characters. A few unrelated words make a good one.",
 
 		"search": "Search", "searchLabel": "Find a subscriber",
-		"searchHint":   "Subscriber number, invoice number, KID, e-mail address, id, or part of the name.",
+		"searchHint":   "Subscriber number, invoice number, KID, e-mail address, external id, id, or part of the name.",
 		"searchButton": "Search", "results": "Results", "noHits": "No subscriber matches. Check the number or try part of the name.",
 		"moreHits": "Only the first 50 are shown: add more of the name to narrow the search.", "shortcuts": "Shortcuts",
 		"matchedBy": "Found by", "by.id": "id", "by.subscription": "subscription id", "by.invoice": "invoice id",
 		"by.subscriberNumber": "subscriber number", "by.invoiceNumber": "invoice number", "by.kid": "KID", "by.email": "e-mail",
-		"by.name": "name",
+		"by.name": "name", "by.externalId": "external id",
 
 		"subscriberNumber": "Subscriber number", "name": "Name", "phone": "Phone", "address": "Address", "country": "Country",
 		"id": "Id", "subscriberAudit": "Changes to this subscriber in the audit log", "subscriptions": "Subscriptions",
@@ -99,12 +99,12 @@ var texts = map[string]map[string]string{
 		"passwordRule": "Minst 12 tegn. Noen ord som ikke henger sammen, gir et godt passord.",
 
 		"search": "Søk", "searchLabel": "Finn en abonnent",
-		"searchHint":   "Abonnentnummer, fakturanummer, KID, e-postadresse, id eller en del av navnet.",
+		"searchHint":   "Abonnentnummer, fakturanummer, KID, e-postadresse, ekstern id, id eller en del av navnet.",
 		"searchButton": "Søk", "results": "Treff", "noHits": "Ingen abonnenter passer. Sjekk nummeret eller prøv en del av navnet.",
 		"moreHits": "Bare de 50 første vises: skriv mer av navnet for å snevre inn søket.", "shortcuts": "Snarveier",
 		"matchedBy": "Funnet på", "by.id": "id", "by.subscription": "abonnements-id", "by.invoice": "faktura-id",
 		"by.subscriberNumber": "abonnentnummer", "by.invoiceNumber": "fakturanummer", "by.kid": "KID", "by.email": "e-post",
-		"by.name": "navn",
+		"by.name": "navn", "by.externalId": "ekstern id",
 
 		"subscriberNumber": "Abonnentnummer", "name": "Navn", "phone": "Telefon", "address": "Adresse", "country": "Land",
 		"id": "Id", "subscriberAudit": "Endringer på abonnenten i endringsloggen", "subscriptions": "Abonnementer",
