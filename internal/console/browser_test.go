@@ -168,7 +168,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		invs, _, err := f.app.Invoices(tenancy.With(context.Background(), f.tenant.ID), store.DocumentFilter{SubscriberID: sub.SubscriberID},
+			store.Page{Limit: 1}, store.InvoiceParts{})
+		if err != nil || len(invs) == 0 {
+			t.Fatalf("the subscriber's invoices: %v %v", invs, err)
+		}
 		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/invoice/"+invs[0].ID),
+			chromedp.WaitVisible(`#lines`),
+			check("invoice"),
 			chromedp.Navigate(f.srv.URL+"/console/users?lang=en"),
 			chromedp.WaitVisible(`#new-email`),
 			check("users"),

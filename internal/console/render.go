@@ -96,6 +96,12 @@ func (c *Console) funcs() template.FuncMap {
 			}
 			return *t
 		},
+		"derefStr": func(s *string) string {
+			if s == nil {
+				return ""
+			}
+			return *s
+		},
 		"roles": func() []staff.Role { return []staff.Role{staff.RoleSupport, staff.RoleFinance, staff.RoleAdmin} },
 	}
 }

@@ -18,12 +18,12 @@ var texts = map[string]map[string]string{
 		"passwordRule": "At least 12 characters. A few unrelated words make a good one.",
 
 		"search": "Search", "searchLabel": "Find a subscriber",
-		"searchHint":   "Subscriber number, invoice number, KID, e-mail address, id, or part of the name.",
+		"searchHint":   "Subscriber number, invoice number, KID, e-mail address, external id, id, or part of the name.",
 		"searchButton": "Search", "results": "Results", "noHits": "No subscriber matches. Check the number or try part of the name.",
 		"moreHits": "Only the first 50 are shown: add more of the name to narrow the search.", "shortcuts": "Shortcuts",
 		"matchedBy": "Found by", "by.id": "id", "by.subscription": "subscription id", "by.invoice": "invoice id",
 		"by.subscriberNumber": "subscriber number", "by.invoiceNumber": "invoice number", "by.kid": "KID", "by.email": "e-mail",
-		"by.name": "name",
+		"by.name": "name", "by.externalId": "external id",
 
 		"subscriberNumber": "Subscriber number", "name": "Name", "phone": "Phone", "address": "Address", "country": "Country",
 		"id": "Id", "subscriberAudit": "Changes to this subscriber in the audit log", "subscriptions": "Subscriptions",
@@ -82,6 +82,8 @@ var texts = map[string]map[string]string{
 		"passwordsDiffer": "The two passwords differ. Type the same password twice.",
 		"passwordWeak":    "The password must be 12 to 1024 characters long.",
 		"linkBad":         "This link is invalid, used or expired. Ask an administrator for a new one.",
+
+		"subscription": "Subscription", "openSubscription": "Open the subscription", "invoicePDF": "The invoice as PDF", "lines": "Lines", "description": "Description", "quantity": "Quantity", "vatRate": "VAT rate", "net": "Net", "vat": "VAT", "total": "Total", "payments": "Payments", "paidAt": "Paid", "provider": "Via", "reference": "Reference", "payment.Succeeded": "Received", "payment.Failed": "Failed", "noPayments": "No payments yet.", "creditNotes": "Credit notes", "creditNote": "Credit note", "noCreditNotes": "No credit notes.", "reminders": "Reminders", "reminder": "Reminder", "fee": "fee", "recordPayment": "Record a payment", "bankReference": "Bank reference", "paidOn": "Paid on (date; empty: today)", "referenceHint": "The payment's reference from the bank statement. Recording the same reference again records nothing new.", "recordPaymentButton": "Record payment", "creditInvoice": "Credit the invoice", "creditReasonLabel": "Reason (shown on the credit note)", "creditButton": "Credit what is left of the invoice", "paymentRecorded": "The payment is recorded.", "creditIssued": "The credit note is issued.", "badAmount": "Write the amount as a number, such as 199 or 199,50.", "badReference": "Give the bank's reference (one line, at most 200 characters).", "badDate": "Choose the date with the date field.", "paymentRefused": "The payment could not be recorded against this invoice (check the amount and currency).", "referenceTaken": "That reference was recorded before with other details. Check the bank statement.", "creditReason": "Give a reason for the credit (one line, at most 500 characters).", "nothingToCredit": "Nothing is left to credit on this invoice.", "pendingChange": "Plan change waiting", "changeTo": "Changes to", "when.Immediately": "now", "when.OnRenewal": "at the next renewal", "when.OnScheduledTime": "at", "revokeChange": "Revoke the plan change", "changePlan": "Change plan", "newPackage": "New package", "changeWhenLegend": "When", "changeButton": "Change plan", "changeRegistered": "The plan change is registered.", "changeRevoked": "The plan change is revoked.", "changeWhen": "Choose when the change takes effect.", "changePackage": "Choose a package.", "changeRefused": "That plan change is not possible for this subscription (see its package and period).", "revokeRefused": "The plan change cannot be revoked any more (it ran, or was revoked).",
 	},
 	"nb": {
 		"skip": "Gå til innholdet", "navigation": "Hovedmeny", "home": "Søk", "audit": "Endringslogg", "users": "Brukere",
@@ -97,12 +99,12 @@ var texts = map[string]map[string]string{
 		"passwordRule": "Minst 12 tegn. Noen ord som ikke henger sammen, gir et godt passord.",
 
 		"search": "Søk", "searchLabel": "Finn en abonnent",
-		"searchHint":   "Abonnentnummer, fakturanummer, KID, e-postadresse, id eller en del av navnet.",
+		"searchHint":   "Abonnentnummer, fakturanummer, KID, e-postadresse, ekstern id, id eller en del av navnet.",
 		"searchButton": "Søk", "results": "Treff", "noHits": "Ingen abonnenter passer. Sjekk nummeret eller prøv en del av navnet.",
 		"moreHits": "Bare de 50 første vises: skriv mer av navnet for å snevre inn søket.", "shortcuts": "Snarveier",
 		"matchedBy": "Funnet på", "by.id": "id", "by.subscription": "abonnements-id", "by.invoice": "faktura-id",
 		"by.subscriberNumber": "abonnentnummer", "by.invoiceNumber": "fakturanummer", "by.kid": "KID", "by.email": "e-post",
-		"by.name": "navn",
+		"by.name": "navn", "by.externalId": "ekstern id",
 
 		"subscriberNumber": "Abonnentnummer", "name": "Navn", "phone": "Telefon", "address": "Adresse", "country": "Land",
 		"id": "Id", "subscriberAudit": "Endringer på abonnenten i endringsloggen", "subscriptions": "Abonnementer",
@@ -161,5 +163,7 @@ var texts = map[string]map[string]string{
 		"passwordsDiffer": "Passordene er ulike. Skriv det samme passordet to ganger.",
 		"passwordWeak":    "Passordet må ha 12 til 1024 tegn.",
 		"linkBad":         "Lenken er ugyldig, brukt eller utløpt. Be en administrator om en ny.",
+
+		"subscription": "Abonnement", "openSubscription": "Åpne abonnementet", "invoicePDF": "Fakturaen som PDF", "lines": "Linjer", "description": "Beskrivelse", "quantity": "Antall", "vatRate": "Mva-sats", "net": "Netto", "vat": "Mva", "total": "Sum", "payments": "Betalinger", "paidAt": "Betalt", "provider": "Via", "reference": "Referanse", "payment.Succeeded": "Mottatt", "payment.Failed": "Feilet", "noPayments": "Ingen betalinger ennå.", "creditNotes": "Kreditnotaer", "creditNote": "Kreditnota", "noCreditNotes": "Ingen kreditnotaer.", "reminders": "Purringer", "reminder": "Purring", "fee": "gebyr", "recordPayment": "Registrer en betaling", "bankReference": "Bankreferanse", "paidOn": "Betalt dato (tom: i dag)", "referenceHint": "Betalingens referanse fra kontoutskriften. Samme referanse en gang til registrerer ikke noe nytt.", "recordPaymentButton": "Registrer betaling", "creditInvoice": "Krediter fakturaen", "creditReasonLabel": "Årsak (vises på kreditnotaen)", "creditButton": "Krediter det som gjenstår av fakturaen", "paymentRecorded": "Betalingen er registrert.", "creditIssued": "Kreditnotaen er utstedt.", "badAmount": "Skriv beløpet som et tall, for eksempel 199 eller 199,50.", "badReference": "Oppgi bankens referanse (én linje, høyst 200 tegn).", "badDate": "Velg datoen med datofeltet.", "paymentRefused": "Betalingen kunne ikke registreres på denne fakturaen (sjekk beløp og valuta).", "referenceTaken": "Den referansen er registrert før med andre opplysninger. Sjekk kontoutskriften.", "creditReason": "Oppgi en årsak til krediteringen (én linje, høyst 500 tegn).", "nothingToCredit": "Det er ingenting igjen å kreditere på fakturaen.", "pendingChange": "Planendring venter", "changeTo": "Endres til", "when.Immediately": "nå", "when.OnRenewal": "ved neste fornyelse", "when.OnScheduledTime": "den", "revokeChange": "Trekk tilbake planendringen", "changePlan": "Endre plan", "newPackage": "Ny pakke", "changeWhenLegend": "Når", "changeButton": "Endre plan", "changeRegistered": "Planendringen er registrert.", "changeRevoked": "Planendringen er trukket tilbake.", "changeWhen": "Velg når endringen skal gjelde fra.", "changePackage": "Velg en pakke.", "changeRefused": "Den planendringen er ikke mulig for abonnementet (se pakken og perioden).", "revokeRefused": "Planendringen kan ikke trekkes tilbake lenger (den er gjennomført eller trukket tilbake).",
 	},
 }
