@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/ledger"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/substatus"
@@ -98,6 +100,14 @@ func (w *world) beginFor(subscriber, template string, start time.Time) store.Sub
 	w.subscriber = subscriber
 	defer func() { w.subscriber = keep }()
 	return w.begin(template, start)
+}
+
+func checkLedger(t *testing.T, e *apitest.Env) {
+	t.Helper()
+	report, err := ledger.Check(context.Background(), e.Store, ledger.Options{TenantID: e.Tenant.ID})
+	if err != nil || !report.Clean() {
+		t.Fatalf("ledger check: %v %+v", err, report.Problems)
+	}
 }
 
 // TestBindingEndOfBinding is the EndOfBinding rule end to end: a 12-month
@@ -268,6 +278,7 @@ func TestBindingChargeRemainder(t *testing.T) {
 				t.Errorf("%s: charged by rate %v, want 450.00 at 0 %% and 450.00 at 25 %%", c.name, rates)
 			}
 		}
+		checkLedger(t, e) // the charges' Binding source included
 	})
 }
 
@@ -412,5 +423,101 @@ func TestBindingPlanChanges(t *testing.T) {
 		if n2.BindingEndsAt == nil || !n2.BindingEndsAt.Equal(local(2028, 9, 10)) {
 			t.Fatalf("new binding ends %v, want 6 months from the change (10 September)", n2.BindingEndsAt)
 		}
+	})
+}
+
+// TestBindingChainAndRenewal: renewals carry the binding; a chain counts
+// it across its steps from the series start (a step's own contract starts
+// none); a cancellation on a later step still waits for the binding end.
+func TestBindingChainAndRenewal(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		w := newWorld(t, e, e.Tenant)
+		monthly := w.plan("Month", 0)
+		intro := w.boundPkg("Intro bound", "99", monthly, 6, "")
+		full := w.boundPkg("Full bound", "199", monthly, 12, "ChargeRemainder")
+		chain := w.create("/packagechain", map[string]any{"name": "Intro", "packageChain": map[string]any{"steps": []map[string]any{
+			{"step": 1, "nextPackageId": intro, "periods": 2}, {"step": 2, "nextPackageId": full}}}})
+		var tmpl map[string]any
+		w.tn.Do("GET", "/package/"+intro, nil).JSON(t, &tmpl)
+		tmpl["packageChainId"] = chain
+		if r := w.tn.Do("PUT", "/package/"+intro, tmpl); r.Status != http.StatusNoContent {
+			t.Fatalf("link template: %d %s", r.Status, r.Body)
+		}
+		start := local(2027, 1, 1)
+		bindingEnd := local(2027, 7, 1)
+		w.advance(start)
+		first := w.begin(intro, start)
+		w.advance(local(2027, 4, 10)) // month 4, on step 2 since 1 March
+		periods := w.series(first.ID)
+		if len(periods) != 4 || periods[3].Package.Name != "Full bound" {
+			t.Fatalf("%d periods, last on %s; want 4, the last on step 2", len(periods), periods[len(periods)-1].Package.Name)
+		}
+		for i, p := range periods {
+			if v := w.bview(p.ID); v.BindingEndsAt == nil || !v.BindingEndsAt.Equal(bindingEnd) {
+				t.Fatalf("period %d (%s): bindingEndsAt %v, want %s from the series start", i, p.Package.Name, v.BindingEndsAt, bindingEnd)
+			}
+		}
+		// The rule is the one the binding was started with (EndOfBinding).
+		status, v := w.cancel(periods[3].ID, map[string]any{"mode": "Immediately"})
+		if status != http.StatusOK || v.ScheduledCancelEffectiveAt == nil || !v.ScheduledCancelEffectiveAt.Equal(bindingEnd) {
+			t.Fatalf("cancel on step 2: %d scheduled %v, want scheduled for %s", status, v.ScheduledCancelEffectiveAt, bindingEnd)
+		}
+		w.advance(local(2027, 9, 1))
+		periods = w.series(first.ID)
+		if len(periods) != 6 || !periods[5].PeriodEnd.Equal(bindingEnd) || periods[5].DeactivatedAt == nil {
+			t.Fatalf("%d periods, want 6 ending at the binding end", len(periods))
+		}
+		if items := w.openCharges(w.subscriber); len(items) != 0 {
+			t.Fatalf("open items %+v, want none", items)
+		}
+	})
+}
+
+// TestBindingFree: once the binding has ended, or in its last bound
+// period, or without a contract, cancellations are ordinary: nothing waits
+// and nothing is charged.
+func TestBindingFree(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		w := newWorld(t, e, e.Tenant)
+		sd := w.tn.Seed(t)
+		monthly := w.plan("Month", 0)
+		short := w.boundPkg("Short charge", "100", monthly, 2, "ChargeRemainder")
+		lastBound := w.boundPkg("Three", "100", monthly, 3, "")
+		lastCharge := w.boundPkg("Three charge", "100", monthly, 3, "ChargeRemainder")
+		free := w.boundPkg("Free", "100", monthly, 0, "")
+		start := local(2027, 1, 1)
+		w.advance(start)
+		cases := []struct {
+			name, template string
+			body           map[string]any
+			ends           time.Time
+		}{
+			{"after the binding, Immediately", short, map[string]any{"mode": "Immediately"}, local(2027, 3, 10)},
+			{"after the binding, Date", short, map[string]any{"cancellationTime": local(2027, 3, 20).Format(time.RFC3339)}, local(2027, 3, 20)},
+			{"last bound period, EndOfBinding, Immediately", lastBound, map[string]any{"mode": "Immediately"}, local(2027, 4, 1)},
+			{"last bound period, ChargeRemainder, Immediately", lastCharge, map[string]any{"mode": "Immediately"}, local(2027, 3, 10)},
+			{"last bound period, ChargeRemainder, EndOfPeriod", lastCharge, map[string]any{"mode": "EndOfPeriod"}, local(2027, 4, 1)},
+			{"no contract", free, map[string]any{"mode": "Immediately"}, local(2027, 3, 10)},
+		}
+		subs := map[string]string{}
+		firsts := map[string]store.Subscription{}
+		for _, c := range cases {
+			subs[c.name] = sd.Subscriber(seed.Subscriber{Name: c.name})
+			firsts[c.name] = w.beginFor(subs[c.name], c.template, start)
+		}
+		w.advance(local(2027, 3, 10))
+		for _, c := range cases {
+			cur := w.last(firsts[c.name].ID)
+			status, v := w.cancel(cur.ID, c.body)
+			if status != http.StatusOK || v.CancelEffectiveAt == nil || !v.CancelEffectiveAt.Equal(c.ends) || v.ScheduledCancelEffectiveAt != nil {
+				t.Fatalf("%s: cancel %d effective %v scheduled %v, want effective %s", c.name, status, v.CancelEffectiveAt, v.ScheduledCancelEffectiveAt, c.ends)
+			}
+			if items := w.openCharges(subs[c.name]); len(items) != 0 {
+				t.Errorf("%s: open items %+v, want none", c.name, items)
+			}
+		}
+		checkLedger(t, e)
 	})
 }
