@@ -29,7 +29,9 @@ func TestBindingAPI(t *testing.T) {
 			t.Fatalf("bad rule: %s, want 400 naming contract.earlyCancellation", r.Body)
 		}
 		plain := create(t, e.Tenant, "/package", body("Default", "100", `, "contract": {"bindingPeriods": 12}`))
-		var pkg struct{ Contract struct{ EarlyCancellation string } }
+		var pkg struct {
+			Contract struct{ EarlyCancellation string }
+		}
 		e.Do("GET", "/package/"+plain, nil).JSON(t, &pkg)
 		if pkg.Contract.EarlyCancellation != "EndOfBinding" {
 			t.Fatalf("default rule %q, want EndOfBinding", pkg.Contract.EarlyCancellation)
