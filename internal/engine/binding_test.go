@@ -448,6 +448,13 @@ func TestBindingChainAndRenewal(t *testing.T) {
 		bindingEnd := local(2027, 7, 1)
 		w.advance(start)
 		first := w.begin(intro, start)
+		// A cancellation scheduled on step 1 goes through the chain step.
+		early := w.tn.Seed(t).Subscriber(seed.Subscriber{Name: "Early"})
+		earlyFirst := w.beginFor(early, intro, start)
+		w.advance(local(2027, 1, 10))
+		if status, v := w.cancel(earlyFirst.ID, map[string]any{"mode": "EndOfPeriod"}); status != http.StatusOK || v.ScheduledCancelEffectiveAt == nil {
+			t.Fatalf("cancel on step 1: %d %+v", status, v)
+		}
 		w.advance(local(2027, 4, 10)) // month 4, on step 2 since 1 March
 		periods := w.series(first.ID)
 		if len(periods) != 4 || periods[3].Package.Name != "Full bound" {
@@ -470,6 +477,10 @@ func TestBindingChainAndRenewal(t *testing.T) {
 		}
 		if items := w.openCharges(w.subscriber); len(items) != 0 {
 			t.Fatalf("open items %+v, want none", items)
+		}
+		earlyPeriods := w.series(earlyFirst.ID)
+		if len(earlyPeriods) != 6 || earlyPeriods[2].Package.Name != "Full bound" || !earlyPeriods[5].PeriodEnd.Equal(bindingEnd) || earlyPeriods[5].DeactivatedAt == nil {
+			t.Fatalf("cancelled on step 1: %d periods, want 6 through step 2 ending at the binding end", len(earlyPeriods))
 		}
 	})
 }
@@ -500,6 +511,7 @@ func TestBindingFree(t *testing.T) {
 			{"last bound period, ChargeRemainder, Immediately", lastCharge, map[string]any{"mode": "Immediately"}, local(2027, 3, 10)},
 			{"last bound period, ChargeRemainder, EndOfPeriod", lastCharge, map[string]any{"mode": "EndOfPeriod"}, local(2027, 4, 1)},
 			{"no contract", free, map[string]any{"mode": "Immediately"}, local(2027, 3, 10)},
+			{"last bound period, EndOfBinding, Date", lastBound, map[string]any{"cancellationTime": local(2027, 3, 20).Format(time.RFC3339)}, local(2027, 4, 1)},
 		}
 		subs := map[string]string{}
 		firsts := map[string]store.Subscription{}
@@ -519,5 +531,23 @@ func TestBindingFree(t *testing.T) {
 			}
 		}
 		checkLedger(t, e)
+
+		// In the last bound period a downward change may run at the
+		// renewal (the binding end), not before.
+		cheaper := w.boundPkg("Cheaper", "50", monthly, 0, "")
+		other := sd.Subscriber(seed.Subscriber{Name: "Changes"})
+		s := w.beginFor(other, lastBound, local(2027, 3, 10))
+		w.advance(local(2027, 5, 15)) // period 3 of 3: 10 May – 10 June
+		cur := w.last(s.ID)
+		if r := w.tn.Do("POST", "/subscription/"+cur.ID+"/scheduledchange", map[string]any{"processingType": "Immediately", "templatePackageId": cheaper}); r.Status != http.StatusBadRequest {
+			t.Fatalf("downward Immediately in the last bound period: %d", r.Status)
+		}
+		if _, status := change(t, w, cur.ID, map[string]any{"processingType": "OnRenewal", "templatePackageId": cheaper}); status != http.StatusCreated {
+			t.Fatalf("downward OnRenewal from the last bound period: %d", status)
+		}
+		w.advance(local(2027, 6, 15))
+		if after := w.last(s.ID); after.Package.Name != "Cheaper" || after.BindingEndsAt != nil {
+			t.Fatalf("after the binding: %s bound until %v, want Cheaper, free", after.Package.Name, after.BindingEndsAt)
+		}
 	})
 }
