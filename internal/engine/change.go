@@ -381,7 +381,11 @@ const (
 // Cancel cancels subscription id at now. Immediately ends it now;
 // EndOfPeriod lets it run to its period end and stops the renewal. A period
 // that has not started yet (created ahead by a renewal) is cancelled at
-// once either way, and never prorated.
+// once either way, and never prorated. During a binding period the
+// series' rule applies (docs/ORDERS.md, "Binding periods"): EndOfBinding
+// moves the cancellation to the binding end (cancelAtBindingEnd),
+// ChargeRemainder cancels as asked and charges the remaining bound periods
+// (Hooks.BindingRemainder) in the same transaction.
 func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.Time) (store.Subscription, error) {
 	if mode != CancelImmediately && mode != CancelEndOfPeriod {
 		return store.Subscription{}, validation.Field("mode", "must be Immediately or EndOfPeriod")
@@ -430,7 +434,8 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 // created ahead (it never starts); one inside the period ahead leaves the
 // named period running to its end. The cancelled period is prorated by the
 // proration policy as for any cancellation, from the effective date. The
-// field is reported as "cancellationTime".
+// field is reported as "cancellationTime". A date before the binding end
+// follows the binding's rule as in Cancel.
 func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason string, now time.Time) (store.Subscription, error) {
 	const field = "cancellationTime"
 	if _, err := tenancy.From(ctx); err != nil {
