@@ -1745,6 +1745,8 @@ type SubscriptionChainView struct {
 }
 
 type SubscriptionListItem struct {
+	// When the series' binding period ends; null when it has none or it has ended.
+	BindingEndsAt     *time.Time `json:"bindingEndsAt,omitempty"`
 	CancelEffectiveAt *time.Time `json:"cancelEffectiveAt,omitempty"`
 	CancelReason      string     `json:"cancelReason"`
 	CancelledAt       *time.Time `json:"cancelledAt,omitempty"`
@@ -1766,6 +1768,8 @@ type SubscriptionListItem struct {
 	PeriodStart            time.Time     `json:"periodStart"`
 	PreviousSubscriptionID *string       `json:"previousSubscriptionId,omitempty"`
 	RenewAt                *time.Time    `json:"renewAt,omitempty"`
+	// When a cancellation waiting for the binding end takes effect; null when none waits.
+	ScheduledCancelEffectiveAt *time.Time `json:"scheduledCancelEffectiveAt,omitempty"`
 	// The same as periodStart, under the name INFO-Subscription clients read.
 	StartTime time.Time `json:"startTime"`
 	// One of: Pending, Active, Completed, Cancelled.

@@ -30,14 +30,22 @@ type SubscriptionView struct {
 
 func view(sub store.Subscription, now time.Time) SubscriptionView {
 	v := SubscriptionView{Subscription: sub, Status: engine.Status(sub, now), StartTime: sub.PeriodStart, EndTime: endTime(&sub)}
+	v.BindingEndsAt, v.ScheduledCancelEffectiveAt = bindingTimes(&sub, now)
+	return v
+}
+
+// bindingTimes are the binding end while it is ahead of now and, when a
+// cancellation waits for it, the time that cancellation takes effect (the
+// same end); nil when there is none (docs/ORDERS.md, "Binding periods").
+func bindingTimes(sub *store.Subscription, now time.Time) (bindingEnd, scheduledCancel *time.Time) {
 	if b := sub.BindingEnd; b != nil && b.After(now) {
 		end := b.UTC()
-		v.BindingEndsAt = &end
+		bindingEnd = &end
 		if sub.ScheduledCancelAt != nil && sub.CancelledAt == nil {
-			v.ScheduledCancelEffectiveAt = &end
+			scheduledCancel = &end
 		}
 	}
-	return v
+	return bindingEnd, scheduledCancel
 }
 
 // endTime is when sub stops giving access.
