@@ -202,3 +202,63 @@ func mustFirstProduct(t *testing.T, a *app.App, ctx context.Context) string {
 	}
 	return ps[0].ID
 }
+
+// TestTimelineOneSeries: a subscriber with two subscriptions has two
+// timelines; each shows its own series' periods, invoices and events and
+// none of the other's, though both are read from the subscriber's lists.
+func TestTimelineOneSeries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, ctx, first, _ := timelineSetup(t, s)
+		sub, err := a.Subscription(ctx, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: sub.OrganizationID, TemplatePackageID: *sub.TemplatePackageID, SubscriberID: sub.SubscriberID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, err = a.CompleteOrder(ctx, o.ID); err != nil || o.SubscriptionID == nil {
+			t.Fatalf("complete the second order: %+v, %v", o, err)
+		}
+		second := *o.SubscriptionID
+		now, err := a.TestClock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.AdvanceTestClock(ctx, now.AddDate(0, 0, 50)); err != nil {
+			t.Fatal(err)
+		}
+		periodsOf := func(id string) map[string]bool {
+			t.Helper()
+			got, err := a.Timeline(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			periods := map[string]bool{}
+			for _, e := range got {
+				if e.Kind == app.TimelinePeriod {
+					periods[e.ID] = true
+				}
+			}
+			invoices := 0
+			for _, e := range got {
+				if !periods[e.PeriodID] {
+					t.Errorf("timeline of %s: %s %s belongs to period %s, not of this series", id, e.Kind, e.ID, e.PeriodID)
+				}
+				if e.Kind == app.TimelineInvoice {
+					invoices++
+				}
+			}
+			if len(periods) < 3 || invoices != len(periods) {
+				t.Errorf("timeline of %s: %d periods and %d invoices, want 3 or more and one invoice each", id, len(periods), invoices)
+			}
+			return periods
+		}
+		one, two := periodsOf(first), periodsOf(second)
+		for p := range one {
+			if two[p] {
+				t.Errorf("period %s is in both timelines", p)
+			}
+		}
+	})
+}
