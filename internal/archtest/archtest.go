@@ -121,7 +121,7 @@ var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "intern
 // (internal/ledger), whose item sources the wings register. They are no wings (anything above the store may import
 // them); the store imports none of them, or its core would link what it
 // moved out.
-var Records = []string{"internal/catalogdb/...", "internal/idempotency/...", "internal/ledger/..."}
+var Records = []string{"internal/catalogdb/...", "internal/idempotency/...", "internal/ledger/...", "internal/reporting/..."}
 
 // wingGroups are wings written as several packages, which may import each
 // other: the identity wing issues tokens (idp), keeps subscriber users and
