@@ -191,6 +191,7 @@ var routes = []route{
 	{"POST /console/subscription/{id}/cancel", supportWork, (*Console).cancel},
 	{"POST /console/subscription/{id}/change", supportWork, (*Console).changePlan},
 	{"POST /console/subscription/{id}/change/{change}/revoke", supportWork, (*Console).revokeChange},
+	{"GET /console/invoices", anyStaff, (*Console).invoices},
 	{"GET /console/invoice/{id}", anyStaff, (*Console).invoice},
 	{"GET /console/invoice/{id}/pdf", anyStaff, (*Console).invoicePDF},
 	{"POST /console/invoice/{id}/payment", financeWork, (*Console).recordPayment},

@@ -30,8 +30,8 @@ type Month struct {
 	Currency string
 	// MRRStart is the MRR at the month's start, MRREnd at its end (the
 	// next month's start; for the current month the time asked about).
-	MRRStart, MRREnd                                   int64
-	New, Expansion, Contraction, Churn, Reactivation   int64
+	MRRStart, MRREnd                                     int64
+	New, Expansion, Contraction, Churn, Reactivation     int64
 	SubscribersStart, SubscribersEnd, ChurnedSubscribers int64
 }
 
