@@ -186,6 +186,57 @@ func TestConsoleInBrowser(t *testing.T) {
 		); err != nil {
 			t.Fatal(err)
 		}
+		// The dashboard: every chart is an image with its title and
+		// description, its text stays inside its drawing at a phone's
+		// width, and the rows behind an age bucket open with their CSV.
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/?lang=nb"),
+			chromedp.WaitVisible(`svg.chart`),
+			check("dashboard (nb)"),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				res, err := chromedp.Evaluate[string](`JSON.stringify([...document.querySelectorAll('svg.chart')].map(s => {
+					const vb = s.viewBox.baseVal, r = s.getBoundingClientRect();
+					const out = [...s.querySelectorAll('text, rect')].filter(e => { const b = e.getBBox(); return b.x < -0.5 || b.x + b.width > vb.width + 0.5 || b.y + b.height > vb.height + 0.5; }).map(e => e.textContent);
+					return {id: s.querySelector('title') && s.querySelector('title').id, role: s.getAttribute('role'), desc: !!s.querySelector('desc'), right: r.right, width: window.innerWidth, out: out};
+				}))`)(ctx, tg)
+				if err != nil {
+					return err
+				}
+				var charts []struct {
+					ID, Role     string
+					Desc         bool
+					Right, Width float64
+					Out          []string
+				}
+				if err := json.Unmarshal([]byte(res), &charts); err != nil {
+					return err
+				}
+				if len(charts) < 4 {
+					t.Errorf("the dashboard draws %d charts, want MRR, packages, ages, payments and the funnel: %s", len(charts), res)
+				}
+				for _, c := range charts {
+					if c.Role != "img" || c.ID == "" || !c.Desc {
+						t.Errorf("chart %+v: want role img with a title and a description", c)
+					}
+					if c.Right > c.Width+1 || len(c.Out) > 0 {
+						t.Errorf("chart %s overflows at %v px: right edge %v, outside its drawing: %q", c.ID, c.Width, c.Right, c.Out)
+					}
+				}
+				return nil
+			}),
+			chromedp.Navigate(f.srv.URL+"/console/invoices?overdueFrom=0&overdueTo=0&lang=en"),
+			chromedp.WaitVisible(`main h1`),
+			check("outstanding invoices"),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if dir := os.Getenv("KADENS_CONSOLESHOT_DIR"); dir != "" { // the reviewed image, docs/console-dashboard.png
+			if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/console/?lang=nb"), chromedp.WaitVisible(`svg.chart`)); err == nil {
+				if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil { // 100: PNG
+					_ = os.WriteFile(filepath.Join(dir, "console-dashboard.png"), png, 0o644)
+				}
+			}
+		}
 		if !strings.Contains(body, "cancelled") {
 			t.Errorf("after cancelling with the keyboard the page says %q", body)
 		}
