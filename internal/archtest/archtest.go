@@ -117,7 +117,8 @@ var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "intern
 // and hold their SQL on the store's query kit, as a wing does, but own no
 // rules or integration of their own: the catalog's SQL (internal/catalogdb),
 // which the application layer, the engine and the tools that fill a
-// tenant use; the Idempotency-Key records; and the ledger check
+// tenant use; the Idempotency-Key records; the console dashboard's reports
+// (internal/reporting, read-only); and the ledger check
 // (internal/ledger), whose item sources the wings register. They are no wings (anything above the store may import
 // them); the store imports none of them, or its core would link what it
 // moved out.
