@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -186,14 +187,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		); err != nil {
 			t.Fatal(err)
 		}
-		// The dashboard: every chart is an image with its title and
-		// description, its text stays inside its drawing at a phone's
-		// width, and the rows behind an age bucket open with their CSV.
-		if err := chromedp.Do(ctx,
-			chromedp.Navigate(f.srv.URL+"/console/?lang=nb"),
-			chromedp.WaitVisible(`svg.chart`),
-			check("dashboard (nb)"),
-			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		// chartsFit checks every chart of the page: an image with a title
+		// and a description, its text and bars inside its drawing.
+		chartsFit := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 				res, err := chromedp.Evaluate[string](`JSON.stringify([...document.querySelectorAll('svg.chart')].map(s => {
 					const vb = s.viewBox.baseVal, r = s.getBoundingClientRect();
 					const out = [...s.querySelectorAll('text, rect')].filter(e => { const b = e.getBBox(); return b.x < -0.5 || b.x + b.width > vb.width + 0.5 || b.y + b.height > vb.height + 0.5; }).map(e => e.textContent);
@@ -223,10 +219,51 @@ func TestConsoleInBrowser(t *testing.T) {
 					}
 				}
 				return nil
-			}),
+			})
+		// The dashboard: every chart is an image with its title and
+		// description, its text stays inside its drawing at a phone's
+		// width, and the rows behind an age bucket open with their CSV.
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/?lang=nb"),
+			chromedp.WaitVisible(`svg.chart`),
+			check("dashboard (nb)"),
+			chartsFit,
 			chromedp.Navigate(f.srv.URL+"/console/invoices?overdueFrom=0&overdueTo=0&lang=en"),
 			chromedp.WaitVisible(`main h1`),
 			check("outstanding invoices"),
+		); err != nil {
+			t.Fatal(err)
+		}
+		// A hundred days on, with renewals, payments by two providers and
+		// unpaid invoices with reminders, the fuller dashboard holds too
+		// (this is the reviewed image).
+		tctx := tenancy.With(context.Background(), f.tenant.ID)
+		clock, err := f.app.TestClock(tctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step, provider := range []string{"Manual", "Bank", "Manual", "Bank"} {
+			if _, err := f.app.AdvanceTestClock(tctx, clock.AddDate(0, 0, 25*(step+1))); err != nil {
+				t.Fatal(err)
+			}
+			open, _, err := f.app.Invoices(tctx, store.DocumentFilter{Status: "Issued"}, store.Page{Limit: 100}, store.InvoiceParts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, inv := range open {
+				if i%2 == 0 {
+					if _, _, err := f.app.RecordPayment(tctx, app.NewPayment{InvoiceID: inv.ID, Status: store.PaymentSucceeded, Amount: inv.Gross.Minor,
+						Currency: inv.Currency, Provider: provider, ProviderReference: "shot-" + inv.ID}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/?lang=nb"),
+			chromedp.WaitVisible(`svg.chart`),
+			check("dashboard after 100 days"),
+			chartsFit,
 		); err != nil {
 			t.Fatal(err)
 		}
