@@ -190,36 +190,36 @@ func TestConsoleInBrowser(t *testing.T) {
 		// chartsFit checks every chart of the page: an image with a title
 		// and a description, its text and bars inside its drawing.
 		chartsFit := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				res, err := chromedp.Evaluate[string](`JSON.stringify([...document.querySelectorAll('svg.chart')].map(s => {
+			res, err := chromedp.Evaluate[string](`JSON.stringify([...document.querySelectorAll('svg.chart')].map(s => {
 					const vb = s.viewBox.baseVal, r = s.getBoundingClientRect();
 					const out = [...s.querySelectorAll('text, rect')].filter(e => { const b = e.getBBox(); return b.x < -0.5 || b.x + b.width > vb.width + 0.5 || b.y + b.height > vb.height + 0.5; }).map(e => e.textContent);
 					return {id: s.querySelector('title') && s.querySelector('title').id, role: s.getAttribute('role'), desc: !!s.querySelector('desc'), right: r.right, width: window.innerWidth, out: out};
 				}))`)(ctx, tg)
-				if err != nil {
-					return err
+			if err != nil {
+				return err
+			}
+			var charts []struct {
+				ID, Role     string
+				Desc         bool
+				Right, Width float64
+				Out          []string
+			}
+			if err := json.Unmarshal([]byte(res), &charts); err != nil {
+				return err
+			}
+			if len(charts) < 4 {
+				t.Errorf("the dashboard draws %d charts, want MRR, packages, ages, payments and the funnel: %s", len(charts), res)
+			}
+			for _, c := range charts {
+				if c.Role != "img" || c.ID == "" || !c.Desc {
+					t.Errorf("chart %+v: want role img with a title and a description", c)
 				}
-				var charts []struct {
-					ID, Role     string
-					Desc         bool
-					Right, Width float64
-					Out          []string
+				if c.Right > c.Width+1 || len(c.Out) > 0 {
+					t.Errorf("chart %s overflows at %v px: right edge %v, outside its drawing: %q", c.ID, c.Width, c.Right, c.Out)
 				}
-				if err := json.Unmarshal([]byte(res), &charts); err != nil {
-					return err
-				}
-				if len(charts) < 4 {
-					t.Errorf("the dashboard draws %d charts, want MRR, packages, ages, payments and the funnel: %s", len(charts), res)
-				}
-				for _, c := range charts {
-					if c.Role != "img" || c.ID == "" || !c.Desc {
-						t.Errorf("chart %+v: want role img with a title and a description", c)
-					}
-					if c.Right > c.Width+1 || len(c.Out) > 0 {
-						t.Errorf("chart %s overflows at %v px: right edge %v, outside its drawing: %q", c.ID, c.Width, c.Right, c.Out)
-					}
-				}
-				return nil
-			})
+			}
+			return nil
+		})
 		// The dashboard: every chart is an image with its title and
 		// description, its text stays inside its drawing at a phone's
 		// width, and the rows behind an age bucket open with their CSV.
