@@ -243,6 +243,38 @@ func check(t *testing.T, a *app.App, ctx context.Context, zone *time.Location) {
 			t.Errorf("bucket %d..%d lists %d rows of %d, the chart %d of %d", b.From, b.To, len(rows), sum, b.Count, b.Amount)
 		}
 	}
+	// The lists behind the MRR, package and payments charts hold what
+	// the charts sum.
+	act, err := a.ActiveSubscriptions(ctx, now, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actMRR, pkgMRR, pkgCount int64
+	for _, p := range act {
+		actMRR += p.MRR
+	}
+	for _, p := range got.Packages {
+		pkgMRR += p.MRR
+		pkgCount += p.Count
+		one, err := a.ActiveSubscriptions(ctx, now, p.Package, 1000)
+		if err != nil || int64(len(one)) != p.Count {
+			t.Errorf("active of %s: %d rows (%v), the chart %d", p.Package, len(one), err, p.Count)
+		}
+	}
+	last := got.Months[len(got.Months)-1]
+	if int64(len(act)) != pkgCount || actMRR != pkgMRR || actMRR != last.MRREnd {
+		t.Errorf("active list: %d rows of MRR %d; packages %d of %d; MRR now %d", len(act), actMRR, pkgCount, pkgMRR, last.MRREnd)
+	}
+	for _, p := range got.Payments {
+		rows, err := a.SucceededPayments(ctx, p.Start, reporting.Points(now, zone)[monthIndex(got, p.Start)+1], p.Provider, 1000)
+		var sum int64
+		for _, r := range rows {
+			sum += r.Amount
+		}
+		if err != nil || int64(len(rows)) != p.Count || sum != p.Amount {
+			t.Errorf("payments of %s in %s: %d rows of %d (%v), the chart %d of %d", p.Provider, p.Start, len(rows), sum, err, p.Count, p.Amount)
+		}
+	}
 	t.Logf("at %s: %d months, packages %+v, ages %+v, payments %d, funnel %+v", now.Format(time.DateOnly), len(got.Months), got.Packages, got.Ages, len(got.Payments), got.Funnel)
 }
 
@@ -474,4 +506,14 @@ func cmpString(x, y string) int {
 		return 1
 	}
 	return 0
+}
+
+// monthIndex is the index of the month starting at start.
+func monthIndex(d reporting.Dashboard, start time.Time) int {
+	for i, m := range d.Months {
+		if m.Start.Equal(start) {
+			return i
+		}
+	}
+	return -1
 }

@@ -264,6 +264,12 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.WaitVisible(`svg.chart`),
 			check("dashboard after 100 days"),
 			chartsFit,
+			chromedp.Navigate(f.srv.URL+"/console/subscriptions"),
+			chromedp.WaitVisible(`#list`),
+			check("active subscriptions"),
+			chromedp.Navigate(f.srv.URL+"/console/payments?lang=nb"),
+			chromedp.WaitVisible(`#list`),
+			check("payments (nb)"),
 		); err != nil {
 			t.Fatal(err)
 		}

@@ -192,6 +192,8 @@ var routes = []route{
 	{"POST /console/subscription/{id}/change", supportWork, (*Console).changePlan},
 	{"POST /console/subscription/{id}/change/{change}/revoke", supportWork, (*Console).revokeChange},
 	{"GET /console/invoices", anyStaff, (*Console).invoices},
+	{"GET /console/subscriptions", anyStaff, (*Console).subscriptionsList},
+	{"GET /console/payments", anyStaff, (*Console).paymentsList},
 	{"GET /console/invoice/{id}", anyStaff, (*Console).invoice},
 	{"GET /console/invoice/{id}/pdf", anyStaff, (*Console).invoicePDF},
 	{"POST /console/invoice/{id}/payment", financeWork, (*Console).recordPayment},

@@ -62,6 +62,8 @@ func newChart(id, title, desc string, rows []bar) chart {
 type monthRow struct {
 	reporting.Month
 	Label string
+	// Key is the month as YYYY-MM, for the list behind it.
+	Key string
 	// ChurnRate is churned MRR / MRR at the month's start, SubscriberChurn
 	// churned subscribers / subscribers at the start, as percentages with
 	// one decimal ("" when nothing was there at the start).
@@ -168,7 +170,7 @@ func (c *Console) dashboardView(d reporting.Dashboard, tx map[string]string) das
 			v.Months = append(v.Months, currencyMonths{Currency: m.Currency})
 		}
 		cm := &v.Months[len(v.Months)-1]
-		cm.Rows = append(cm.Rows, monthRow{Month: m, Label: c.monthLabel(m.Start, tx),
+		cm.Rows = append(cm.Rows, monthRow{Month: m, Label: c.monthLabel(m.Start, tx), Key: m.Start.In(c.zone).Format("2006-01"),
 			ChurnRate: percent(m.Churn, m.MRRStart), SubscriberChurn: percent(m.ChurnedSubscribers, m.SubscribersStart)})
 	}
 	for i := range v.Months {
@@ -288,24 +290,89 @@ func (c *Console) dashboardCSV(w http.ResponseWriter, r *http.Request, s *sessio
 	writeCSV(w, "kadens-"+table+"-"+day(d.At), rows)
 }
 
-// invoiceListLimit bounds the outstanding-invoice list: the page shows
-// this many, the CSV ten times as many.
-const invoiceListLimit = 1000
+// listLimit bounds a list behind a chart: the page shows this many, the
+// CSV ten times as many.
+const listLimit = 1000
 
-type invoiceListView struct {
-	Label      string
-	Rows       []reporting.Outstanding
-	More       bool
-	CSV        string
-	From, To   int
-	HasTo      bool
-	TotalCount int
+// cell is one cell of a list page: text, and the page it links to.
+type cell struct {
+	Text, Href string
+	Num        bool
+}
+
+// listView is a list page behind a chart: a title, a hint, the columns,
+// the rows, whether there were more, and the CSV of the same rows.
+type listView struct {
+	Title, Hint, CSV, Empty string
+	Head                    []cell
+	Rows                    [][]cell
+	More                    bool
+}
+
+// list is one list behind a chart: its columns, how to read it and how
+// each row shows on the page and in the CSV.
+type list[T any] struct {
+	title, hint, empty, file string
+	head                     []string // text keys; a "#" prefix marks a number column
+	load                     func(limit int) ([]T, error)
+	cells                    func(T) []cell
+	csv                      func(T) []string
+}
+
+// serveList answers l as its page, or with format=csv as a download of
+// the same rows (more of them). Any other format is a 400 page.
+func serveList[T any](c *Console, w http.ResponseWriter, r *http.Request, s *session, l list[T]) {
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "csv" {
+		c.fail(w, r, s, http.StatusBadRequest, "badFilter")
+		return
+	}
+	limit := listLimit
+	if format == "csv" {
+		limit *= 10
+	}
+	rows, err := l.load(limit + 1)
+	if err != nil {
+		c.log.ErrorContext(r.Context(), "console list", "list", l.file, "err", err)
+		c.fail(w, r, s, http.StatusInternalServerError, "failed")
+		return
+	}
+	more := len(rows) > limit
+	if more {
+		rows = rows[:limit]
+	}
+	tx := texts[c.language(w, r)]
+	var head []cell
+	var csvHead []string
+	for _, k := range l.head {
+		num := strings.HasPrefix(k, "#")
+		k = strings.TrimPrefix(k, "#")
+		head = append(head, cell{Text: tx[k], Num: num})
+		csvHead = append(csvHead, tx[k])
+	}
+	if format == "csv" {
+		out := [][]string{csvHead}
+		for _, row := range rows {
+			out = append(out, l.csv(row))
+		}
+		writeCSV(w, "kadens-"+l.file, out)
+		return
+	}
+	v := listView{Title: l.title, Hint: l.hint, Empty: tx[l.empty], Head: head, More: more}
+	for _, row := range rows {
+		v.Rows = append(v.Rows, l.cells(row))
+	}
+	q := r.URL.Query()
+	q.Del("lang")
+	q.Set("format", "csv")
+	v.CSV = r.URL.Path + "?" + q.Encode()
+	c.render(w, r, s, http.StatusOK, "list", page{Title: l.title, Data: v})
 }
 
 // invoices lists the invoices still to be paid by days overdue
 // (overdueFrom..overdueTo; no overdueTo: no upper bound; 0..0 not due
 // yet): the rows behind the dashboard's outstanding-by-age chart and its
-// funnel, as a page or (format=csv) a download.
+// funnel.
 func (c *Console) invoices(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
 	from, to := 0, -1
@@ -320,43 +387,47 @@ func (c *Console) invoices(w http.ResponseWriter, r *http.Request, s *session) {
 		bad = bad || err != nil || n < from || n > 100000
 		to = n
 	}
-	asCSV := q.Get("format") == "csv"
-	if bad || (q.Get("format") != "" && !asCSV) {
-		c.fail(w, r, s, http.StatusBadRequest, "badFilter")
+	now, ok := c.listTime(w, r, s, bad)
+	if !ok {
 		return
+	}
+	tx := texts[c.language(w, r)]
+	serveList(c, w, r, s, list[reporting.Outstanding]{
+		title: tx["invoicesOutstanding"] + ": " + ageLabel(from, to, tx), empty: "noOutstanding", file: "invoices-" + now.In(c.zone).Format("2006-01-02"),
+		head: []string{"invoiceNumber", "name", "due", "#daysOverdue", "currency", "#outstanding", "#reminders"},
+		load: func(limit int) ([]reporting.Outstanding, error) {
+			return c.app.OutstandingInvoices(r.Context(), now, from, to, limit)
+		},
+		cells: func(o reporting.Outstanding) []cell {
+			return []cell{{Text: strconv.FormatInt(o.InvoiceNumber, 10), Href: Prefix + "/invoice/" + o.InvoiceID},
+				{Text: o.Subscriber, Href: Prefix + "/subscriber/" + o.SubscriberID}, {Text: c.day(o.DueAt)},
+				{Text: strconv.Itoa(daysOverdue(o.DueAt, now)), Num: true}, {Text: o.Currency}, {Text: amount(o.Amount, o.Currency), Num: true},
+				{Text: strconv.FormatInt(o.Reminders, 10), Num: true}}
+		},
+		csv: func(o reporting.Outstanding) []string {
+			return []string{strconv.FormatInt(o.InvoiceNumber, 10), o.Subscriber, c.day(o.DueAt), strconv.Itoa(daysOverdue(o.DueAt, now)),
+				o.Currency, csvAmount(o.Amount, o.Currency), strconv.FormatInt(o.Reminders, 10)}
+		},
+	})
+}
+
+// listTime is the tenant's time for a list, or false when the request's
+// filters were bad (a 400 page) or the time could not be read (a 500).
+func (c *Console) listTime(w http.ResponseWriter, r *http.Request, s *session, bad bool) (time.Time, bool) {
+	if bad {
+		c.fail(w, r, s, http.StatusBadRequest, "badFilter")
+		return time.Time{}, false
 	}
 	now, err := c.app.Now(r.Context())
 	if err != nil {
+		c.log.ErrorContext(r.Context(), "console list time", "err", err)
 		c.fail(w, r, s, http.StatusInternalServerError, "failed")
-		return
+		return time.Time{}, false
 	}
-	limit := invoiceListLimit
-	if asCSV {
-		limit *= 10
-	}
-	rows, err := c.app.OutstandingInvoices(r.Context(), now, from, to, limit+1)
-	if err != nil {
-		c.log.ErrorContext(r.Context(), "console invoices", "err", err)
-		c.fail(w, r, s, http.StatusInternalServerError, "failed")
-		return
-	}
-	more := len(rows) > limit
-	if more {
-		rows = rows[:limit]
-	}
-	tx := texts[c.language(w, r)]
-	if asCSV {
-		out := [][]string{{tx["invoiceNumber"], tx["name"], tx["due"], tx["daysOverdue"], tx["currency"], tx["outstanding"], tx["reminders"], tx["id"]}}
-		for _, o := range rows {
-			out = append(out, []string{strconv.FormatInt(o.InvoiceNumber, 10), o.Subscriber, o.DueAt.In(c.zone).Format("2006-01-02"),
-				strconv.Itoa(daysOverdue(o.DueAt, now)), o.Currency, csvAmount(o.Amount, o.Currency), strconv.FormatInt(o.Reminders, 10), o.InvoiceID})
-		}
-		writeCSV(w, "kadens-invoices-"+now.In(c.zone).Format("2006-01-02"), out)
-		return
-	}
-	c.render(w, r, s, http.StatusOK, "invoices", page{Data: invoiceListView{Label: ageLabel(from, to, tx), Rows: rows, More: more,
-		CSV: ageHref(from, to, "csv"), From: from, To: to, HasTo: to >= 0}})
+	return now, true
 }
+
+func (c *Console) day(t time.Time) string { return t.In(c.zone).Format("2006-01-02") }
 
 // daysOverdue is 0 until due, then the days since due rounded up.
 func daysOverdue(due, now time.Time) int {
@@ -364,4 +435,99 @@ func daysOverdue(due, now time.Time) int {
 		return 0
 	}
 	return int((now.Sub(due) + 24*time.Hour - 1) / (24 * time.Hour))
+}
+
+// monthAnd reads a list's month=YYYY-MM (zero times when none) and the
+// filter named key (at most 200 bytes), with the tenant's time; false
+// when the page has answered (a 400 for a bad filter).
+func (c *Console) monthAnd(w http.ResponseWriter, r *http.Request, s *session, key string) (from, until, now time.Time, value string, ok bool) {
+	q := r.URL.Query()
+	good := true
+	if m := q.Get("month"); m != "" {
+		from, until, good = c.monthParam(m)
+	}
+	value = q.Get(key)
+	now, ok = c.listTime(w, r, s, !good || len(value) > 200)
+	return from, until, now, value, ok
+}
+
+// monthParam reads month=YYYY-MM: the month's first instant and the
+// next month's, in the console's zone; ok false when it is malformed.
+func (c *Console) monthParam(v string) (from, until time.Time, ok bool) {
+	t, err := time.ParseInLocation("2006-01", v, c.zone)
+	if err != nil {
+		return time.Time{}, time.Time{}, false
+	}
+	return t.UTC(), t.AddDate(0, 1, 0).UTC(), true
+}
+
+// subscriptionsList lists the periods active at an instant with their
+// MRR: now, or the end of month=YYYY-MM (now for the current month), of
+// package= or all: the rows behind the MRR chart (a month) and the
+// package chart (a package).
+func (c *Console) subscriptionsList(w http.ResponseWriter, r *http.Request, s *session) {
+	_, until, now, pkg, ok := c.monthAnd(w, r, s, "package")
+	if !ok {
+		return
+	}
+	tx := texts[c.language(w, r)]
+	at, title := now, tx["activeNow"]
+	if !until.IsZero() {
+		if until.Before(now) {
+			at = until
+		}
+		title = fmt.Sprintf(tx["activeAtEnd"], c.monthLabel(until.AddDate(0, 0, -1), tx))
+	}
+	if pkg != "" {
+		title += ": " + pkg
+	}
+	serveList(c, w, r, s, list[reporting.ActivePeriod]{
+		title: title, hint: tx["activeHint"] + " " + at.In(c.zone).Format("2006-01-02 15:04") + ".", empty: "noSubscriptions",
+		file: "subscriptions-" + c.day(at), head: []string{"name", "package", "periodStart", "periodEnd", "currency", "#mrr"},
+		load: func(limit int) ([]reporting.ActivePeriod, error) {
+			return c.app.ActiveSubscriptions(r.Context(), at, pkg, limit)
+		},
+		cells: func(p reporting.ActivePeriod) []cell {
+			return []cell{{Text: p.Subscriber, Href: Prefix + "/subscriber/" + p.SubscriberID}, {Text: p.Package, Href: Prefix + "/subscription/" + p.SubscriptionID},
+				{Text: c.day(p.PeriodStart)}, {Text: c.day(p.PeriodEnd)}, {Text: p.Currency}, {Text: amount(p.MRR, p.Currency), Num: true}}
+		},
+		csv: func(p reporting.ActivePeriod) []string {
+			return []string{p.Subscriber, p.Package, c.day(p.PeriodStart), c.day(p.PeriodEnd), p.Currency, csvAmount(p.MRR, p.Currency)}
+		},
+	})
+}
+
+// paymentsList lists the succeeded payments of month=YYYY-MM (or the
+// dashboard's 12 months), of provider= or all: the rows behind the
+// payments chart.
+func (c *Console) paymentsList(w http.ResponseWriter, r *http.Request, s *session) {
+	from, until, now, provider, ok := c.monthAnd(w, r, s, "provider")
+	if !ok {
+		return
+	}
+	tx := texts[c.language(w, r)]
+	title := tx["paymentsTitle"]
+	if from.IsZero() {
+		from, until = reporting.Points(now, c.zone)[0], now
+	} else {
+		title = tx["payments"] + " " + c.monthLabel(from, tx)
+	}
+	if provider != "" {
+		title += ": " + provider
+	}
+	stamp := func(t time.Time) string { return t.In(c.zone).Format("2006-01-02 15:04") }
+	serveList(c, w, r, s, list[reporting.PaymentRow]{
+		title: title, empty: "noPayments", file: "payments-" + from.In(c.zone).Format("2006-01"),
+		head: []string{"paidAt", "invoiceNumber", "name", "provider", "currency", "#amount"},
+		load: func(limit int) ([]reporting.PaymentRow, error) {
+			return c.app.SucceededPayments(r.Context(), from, until, provider, limit)
+		},
+		cells: func(p reporting.PaymentRow) []cell {
+			return []cell{{Text: stamp(p.PaidAt)}, {Text: strconv.FormatInt(p.InvoiceNumber, 10), Href: Prefix + "/invoice/" + p.InvoiceID},
+				{Text: p.Subscriber, Href: Prefix + "/subscriber/" + p.SubscriberID}, {Text: p.Provider}, {Text: p.Currency}, {Text: amount(p.Amount, p.Currency), Num: true}}
+		},
+		csv: func(p reporting.PaymentRow) []string {
+			return []string{stamp(p.PaidAt), strconv.FormatInt(p.InvoiceNumber, 10), p.Subscriber, p.Provider, p.Currency, csvAmount(p.Amount, p.Currency)}
+		},
+	})
 }

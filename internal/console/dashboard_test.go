@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,6 +93,30 @@ func TestDashboardPage(t *testing.T) {
 			}
 			if page := b.get(ageHref(bk.From, bk.To, "")); page.status != http.StatusOK || strings.Count(page.body, `href="/console/invoice/`) != int(bk.Count) {
 				t.Errorf("the list page of %d..%d: %d, want %d invoices", bk.From, bk.To, page.status, bk.Count)
+			}
+		}
+		// The lists behind the MRR and package charts and the payments.
+		for _, path := range []string{"/console/subscriptions", "/console/subscriptions?package=" + url.QueryEscape(d.Packages[0].Package),
+			"/console/subscriptions?month=" + d.Months[0].Start.In(f.console.zone).Format("2006-01"), "/console/payments"} {
+			if a := b.get(path); a.status != http.StatusOK || !strings.Contains(a.body, `format=csv`) {
+				t.Errorf("%s: %d %.300s", path, a.status, a.body)
+			}
+		}
+		a := b.get("/console/subscriptions?format=csv")
+		cr := csv.NewReader(strings.NewReader(strings.TrimPrefix(a.body, "\ufeff")))
+		cr.Comma = ';'
+		rows, err := cr.ReadAll()
+		var sum int64
+		for _, row := range rows[1:] {
+			minor, _ := strconv.ParseInt(strings.ReplaceAll(row[5], ",", ""), 10, 64)
+			sum += minor
+		}
+		if err != nil || sum != last.MRREnd {
+			t.Errorf("the active subscriptions' CSV sums to %d (%v), MRR now is %d", sum, err, last.MRREnd)
+		}
+		for _, q := range []string{"/console/subscriptions?month=2027-13", "/console/payments?month=x", "/console/payments?format=xlsx"} {
+			if a := b.get(q); a.status != http.StatusBadRequest {
+				t.Errorf("%s: %d, want 400", q, a.status)
 			}
 		}
 		for _, q := range []string{"overdueFrom=x", "overdueFrom=5&overdueTo=2", "overdueFrom=-1", "format=xlsx"} {

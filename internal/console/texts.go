@@ -5,6 +5,9 @@ package console
 // the templates and handlers use. Error texts say what to do next.
 var texts = map[string]map[string]string{
 	"en": {
+		"activeNow": "Active subscriptions now", "activeAtEnd": "Active subscriptions at the end of %s",
+		"activeHint": "The subscription periods active at", "periodStart": "Period start", "periodEnd": "Period end",
+		"rowsMRR": "The subscriptions behind the MRR now", "rowsPayments": "The payments of the 12 months",
 		"dashboard": "Dashboard", "dashboardHint": "Figures for the last 12 months, amounts net of VAT in minor-unit precision, as of",
 		"mrrTable": "The figures as a table", "asTable": "As a table", "perMonth": "Per month", "month": "Month", "currency": "Currency",
 		"mrr": "MRR", "mrrStart": "MRR at start", "mrrEnd": "MRR at end", "mov.new": "New", "mov.expansion": "Expansion",
@@ -106,6 +109,9 @@ var texts = map[string]map[string]string{
 		"subscription": "Subscription", "openSubscription": "Open the subscription", "invoicePDF": "The invoice as PDF", "lines": "Lines", "description": "Description", "quantity": "Quantity", "vatRate": "VAT rate", "net": "Net", "vat": "VAT", "total": "Total", "payments": "Payments", "paidAt": "Paid", "provider": "Via", "reference": "Reference", "payment.Succeeded": "Received", "payment.Failed": "Failed", "noPayments": "No payments yet.", "creditNotes": "Credit notes", "creditNote": "Credit note", "noCreditNotes": "No credit notes.", "reminders": "Reminders", "reminder": "Reminder", "fee": "fee", "recordPayment": "Record a payment", "bankReference": "Bank reference", "paidOn": "Paid on (date; empty: today)", "referenceHint": "The payment's reference from the bank statement. Recording the same reference again records nothing new.", "recordPaymentButton": "Record payment", "creditInvoice": "Credit the invoice", "creditReasonLabel": "Reason (shown on the credit note)", "creditButton": "Credit what is left of the invoice", "paymentRecorded": "The payment is recorded.", "creditIssued": "The credit note is issued.", "badAmount": "Write the amount as a number, such as 199 or 199,50.", "badReference": "Give the bank's reference (one line, at most 200 characters).", "badDate": "Choose the date with the date field.", "paymentRefused": "The payment could not be recorded against this invoice (check the amount and currency).", "referenceTaken": "That reference was recorded before with other details. Check the bank statement.", "creditReason": "Give a reason for the credit (one line, at most 500 characters).", "nothingToCredit": "Nothing is left to credit on this invoice.", "pendingChange": "Plan change waiting", "changeTo": "Changes to", "when.Immediately": "now", "when.OnRenewal": "at the next renewal", "when.OnScheduledTime": "at", "revokeChange": "Revoke the plan change", "changePlan": "Change plan", "newPackage": "New package", "changeWhenLegend": "When", "changeButton": "Change plan", "changeRegistered": "The plan change is registered.", "changeRevoked": "The plan change is revoked.", "changeWhen": "Choose when the change takes effect.", "changePackage": "Choose a package.", "changeRefused": "That plan change is not possible for this subscription (see its package and period).", "revokeRefused": "The plan change cannot be revoked any more (it ran, or was revoked).",
 	},
 	"nb": {
+		"activeNow": "Aktive abonnementer nå", "activeAtEnd": "Aktive abonnementer ved slutten av %s",
+		"activeHint": "Abonnementsperiodene som var aktive", "periodStart": "Periodestart", "periodEnd": "Periodeslutt",
+		"rowsMRR": "Abonnementene bak MRR nå", "rowsPayments": "Betalingene de 12 månedene",
 		"dashboard": "Oversikt", "dashboardHint": "Tall for de siste 12 månedene, beløp uten mva, nøyaktig til øret, per",
 		"mrrTable": "Tallene som tabell", "asTable": "Som tabell", "perMonth": "Per måned", "month": "Måned", "currency": "Valuta",
 		"mrr": "MRR", "mrrStart": "MRR ved start", "mrrEnd": "MRR ved slutt", "mov.new": "Nye", "mov.expansion": "Økning",

@@ -468,3 +468,82 @@ func (r *Reports) funnel(ctx context.Context, tenant string, from, at time.Time)
 	}
 	return f, nil
 }
+
+// ActivePeriod is one period active at an instant with its MRR, for the
+// lists behind the MRR and package charts.
+type ActivePeriod struct {
+	SubscriptionID string
+	SubscriberID   string
+	Subscriber     string
+	Package        string
+	Currency       string
+	PeriodStart    time.Time
+	PeriodEnd      time.Time
+	MRR            int64
+}
+
+// ActiveList is the periods active at at (of the package named pkg, or
+// all when pkg is ""), by subscriber name, at most limit: the rows whose
+// MRR the dashboard sums at that instant.
+func (r *Reports) ActiveList(ctx context.Context, tenant string, at time.Time, pkg string, limit int) ([]ActivePeriod, error) {
+	args := []any{tenant, store.TimeParam(at)}
+	cond := ""
+	if pkg != "" {
+		args = append(args, pkg)
+		cond = " AND p.name = $3"
+	}
+	args = append(args, limit)
+	q := `WITH ` + r.packagesCTE() + `
+SELECT s.id, s.subscriber_id, sb.name, COALESCE(p.name, ''), s.currency, s.period_start, s.period_end, ` + mrrExpr + `
+FROM subscriptions s` + periodJoins + ` JOIN subscribers sb ON sb.tenant_id = s.tenant_id AND sb.id = s.subscriber_id
+WHERE s.tenant_id = $1 AND ` + active("$2") + cond + ` ORDER BY sb.name, s.id LIMIT $` + fmt.Sprint(len(args))
+	return store.QueryAll(ctx, r.db, func(sc store.Scanner) (ActivePeriod, error) {
+		var a ActivePeriod
+		var start, end store.AnyTime
+		err := sc.Scan(&a.SubscriptionID, &a.SubscriberID, &a.Subscriber, &a.Package, &a.Currency, &start, &end, &a.MRR)
+		if start.T != nil && end.T != nil {
+			a.PeriodStart, a.PeriodEnd = start.T.UTC(), end.T.UTC()
+		}
+		return a, err
+	}, q, args...)
+}
+
+// PaymentRow is one succeeded payment, for the list behind the payments
+// chart.
+type PaymentRow struct {
+	PaymentID     string
+	InvoiceID     string
+	InvoiceNumber int64
+	SubscriberID  string
+	Subscriber    string
+	Provider      string
+	Currency      string
+	Amount        int64
+	PaidAt        time.Time
+}
+
+// PaymentList is the succeeded payments paid in [from, until) (of
+// provider, or all when ""), oldest first, at most limit.
+func (r *Reports) PaymentList(ctx context.Context, tenant string, from, until time.Time, provider string, limit int) ([]PaymentRow, error) {
+	args := []any{tenant, store.TimeParam(from), store.TimeParam(until)}
+	cond := ""
+	if provider != "" {
+		args = append(args, provider)
+		cond = " AND y.provider = $4"
+	}
+	args = append(args, limit)
+	q := `SELECT y.id, y.invoice_id, i.invoice_number, y.subscriber_id, sb.name, y.provider, y.currency, y.amount, y.paid_at
+FROM payments y JOIN invoices i ON i.tenant_id = y.tenant_id AND i.id = y.invoice_id
+JOIN subscribers sb ON sb.tenant_id = y.tenant_id AND sb.id = y.subscriber_id
+WHERE y.tenant_id = $1 AND y.status = 'Succeeded' AND y.paid_at >= $2 AND y.paid_at < $3` + cond + `
+ORDER BY y.paid_at, y.id LIMIT $` + fmt.Sprint(len(args))
+	return store.QueryAll(ctx, r.db, func(sc store.Scanner) (PaymentRow, error) {
+		var p PaymentRow
+		var paid store.AnyTime
+		err := sc.Scan(&p.PaymentID, &p.InvoiceID, &p.InvoiceNumber, &p.SubscriberID, &p.Subscriber, &p.Provider, &p.Currency, &p.Amount, &paid)
+		if paid.T != nil {
+			p.PaidAt = paid.T.UTC()
+		}
+		return p, err
+	}, q, args...)
+}
