@@ -58,42 +58,25 @@ func newChart(id, title, desc string, rows []bar) chart {
 	return chart{ID: id, Title: title, Desc: desc, Rows: rows, Height: len(rows)*chartRow + 4}
 }
 
-// monthRow is one month of the MRR table.
-type monthRow struct {
-	reporting.Month
-	Label string
-	// Key is the month as YYYY-MM, for the list behind it.
-	Key string
-	// ChurnRate is churned MRR / MRR at the month's start, SubscriberChurn
-	// churned subscribers / subscribers at the start, as percentages with
-	// one decimal ("" when nothing was there at the start).
-	ChurnRate, SubscriberChurn string
-}
-
-type currencyMonths struct {
-	Currency string
-	Chart    chart
-	Rows     []monthRow
+// section is one figure of the dashboard: its chart, the same numbers
+// as a table (folded into a <details> when long), and links to the rows
+// behind it and to its CSV.
+type section struct {
+	ID, Title, Empty string
+	Chart            chart
+	Head             []cell
+	Rows             [][]cell
+	// Folded puts the table in a <details> with Summary.
+	Folded  bool
+	Summary string
+	Links   []cell
 }
 
 type dashboardView struct {
 	// Query is the search form's (empty on the dashboard).
 	Query    string
 	At       time.Time
-	Months   []currencyMonths
-	Packages chart
-	Package  []reporting.PackageCount
-	Ages     chart
-	Age      []ageRow
-	Payments []reporting.ProviderMonth
-	PayChart chart
-	Funnel   chart
-	Window   time.Time
-}
-
-type ageRow struct {
-	reporting.AgeBucket
-	Label, Href string
+	Sections []section
 }
 
 func (c *Console) home(w http.ResponseWriter, r *http.Request, s *session) {
@@ -163,60 +146,103 @@ func ageLabel(from, to int, tx map[string]string) string {
 	return fmt.Sprintf(tx["age.range"], from, to)
 }
 
+// heads are the table headers of text keys; a "#" prefix marks a number.
+func heads(tx map[string]string, keys ...string) []cell {
+	out := make([]cell, len(keys))
+	for i, k := range keys {
+		out[i] = cell{Text: tx[strings.TrimPrefix(k, "#")], Num: strings.HasPrefix(k, "#")}
+	}
+	return out
+}
+
+func num(s string) cell { return cell{Text: s, Num: true} }
+
+func count(n int64) cell { return num(strconv.FormatInt(n, 10)) }
+
 func (c *Console) dashboardView(d reporting.Dashboard, tx map[string]string) dashboardView {
-	v := dashboardView{At: d.At, Window: d.WindowStart, Package: d.Packages, Payments: d.Payments}
+	v := dashboardView{At: d.At}
+	csvLink := func(table string) cell { return cell{Text: tx["downloadCSV"], Href: Prefix + "/?csv=" + table} }
+	// MRR, one section per currency.
+	var mrr *section
 	for _, m := range d.Months {
-		if len(v.Months) == 0 || v.Months[len(v.Months)-1].Currency != m.Currency {
-			v.Months = append(v.Months, currencyMonths{Currency: m.Currency})
+		if mrr == nil || mrr.ID != "mrr-"+m.Currency {
+			v.Sections = append(v.Sections, section{ID: "mrr-" + m.Currency, Title: fmt.Sprintf(tx["mrrChartTitle"], m.Currency), Folded: true,
+				Summary: tx["mrrTable"], Head: heads(tx, "month", "#mrrStart", "#mov.new", "#mov.expansion", "#mov.reactivation", "#mov.contraction",
+					"#mov.churn", "#mrrEnd", "#churnRate", "#subscriberChurn"),
+				Links: []cell{{Text: tx["rowsMRR"], Href: Prefix + "/subscriptions"}, {Text: tx["downloadMRR"], Href: Prefix + "/?csv=mrr"}}})
+			mrr = &v.Sections[len(v.Sections)-1]
+			mrr.Chart.ID = mrr.ID
 		}
-		cm := &v.Months[len(v.Months)-1]
-		cm.Rows = append(cm.Rows, monthRow{Month: m, Label: c.monthLabel(m.Start, tx), Key: m.Start.In(c.zone).Format("2006-01"),
-			ChurnRate: percent(m.Churn, m.MRRStart), SubscriberChurn: percent(m.ChurnedSubscribers, m.SubscribersStart)})
+		label, cur := c.monthLabel(m.Start, tx), m.Currency
+		mrr.Chart.Rows = append(mrr.Chart.Rows, bar{Label: label, Value: m.MRREnd, Text: amount(m.MRREnd, cur)})
+		mrr.Rows = append(mrr.Rows, []cell{{Text: label, Href: Prefix + "/subscriptions?month=" + m.Start.In(c.zone).Format("2006-01")},
+			num(amount(m.MRRStart, cur)), num(amount(m.New, cur)), num(amount(m.Expansion, cur)), num(amount(m.Reactivation, cur)),
+			num(amount(m.Contraction, cur)), num(amount(m.Churn, cur)), num(amount(m.MRREnd, cur)), num(percent(m.Churn, m.MRRStart)),
+			num(fmt.Sprintf("%s (%d/%d)", percent(m.ChurnedSubscribers, m.SubscribersStart), m.ChurnedSubscribers, m.SubscribersStart))})
 	}
-	for i := range v.Months {
-		cm := &v.Months[i]
-		var rows []bar
-		for _, m := range cm.Rows {
-			rows = append(rows, bar{Label: m.Label, Value: m.MRREnd, Text: amount(m.MRREnd, m.Currency)})
-		}
-		cm.Chart = newChart("mrr-"+cm.Currency, fmt.Sprintf(tx["mrrChartTitle"], cm.Currency), tx["mrrChartDesc"], rows)
+	for i := range v.Sections {
+		sc := &v.Sections[i]
+		sc.Chart = newChart(sc.ID, sc.Title, tx["mrrChartDesc"], sc.Chart.Rows)
 	}
-	var rows []bar
+	if len(v.Sections) == 0 {
+		v.Sections = append(v.Sections, section{ID: "mrr", Title: tx["mrr"], Empty: tx["noMRR"]})
+	}
+
+	pk := section{ID: "packages", Title: tx["packagesTitle"], Empty: tx["noSubscriptions"], Folded: true, Summary: tx["asTable"],
+		Head: heads(tx, "package", "#activeCount", "#mrr"), Links: []cell{{Text: tx["activeNow"], Href: Prefix + "/subscriptions"}, csvLink("packages")}}
+	var bars []bar
 	for _, p := range d.Packages {
-		rows = append(rows, bar{Label: p.Package + " (" + p.Currency + ")", Value: p.Count, Text: strconv.FormatInt(p.Count, 10)})
+		bars = append(bars, bar{Label: p.Package + " (" + p.Currency + ")", Value: p.Count, Text: strconv.FormatInt(p.Count, 10)})
+		pk.Rows = append(pk.Rows, []cell{{Text: p.Package, Href: Prefix + "/subscriptions?package=" + url.QueryEscape(p.Package)}, count(p.Count),
+			num(amount(p.MRR, p.Currency))})
 	}
-	v.Packages = newChart("packages", tx["packagesTitle"], tx["packagesDesc"], rows)
-	rows = nil
+	pk.Chart = newChart(pk.ID, pk.Title, tx["packagesDesc"], bars)
+
+	ages := section{ID: "ages", Title: tx["agesTitle"], Empty: tx["nothingOutstanding"], Summary: tx["asTable"], Head: heads(tx, "age", "#count", "#amount"),
+		Links: []cell{csvLink("ages")}}
+	bars = nil
 	for _, a := range d.Ages {
 		label := ageLabel(a.From, a.To, tx)
-		v.Age = append(v.Age, ageRow{AgeBucket: a, Label: label, Href: ageHref(a.From, a.To, "")})
-		rows = append(rows, bar{Label: label + " (" + a.Currency + ")", Value: a.Amount,
-			Text: fmt.Sprintf("%s · %d", amount(a.Amount, a.Currency), a.Count)})
+		bars = append(bars, bar{Label: label + " (" + a.Currency + ")", Value: a.Amount, Text: fmt.Sprintf("%s · %d", amount(a.Amount, a.Currency), a.Count)})
+		ages.Rows = append(ages.Rows, []cell{{Text: label, Href: ageHref(a.From, a.To, "")}, count(a.Count), num(amount(a.Amount, a.Currency))})
 	}
-	v.Ages = newChart("ages", tx["agesTitle"], tx["agesDesc"], rows)
-	rows = nil
-	type pk struct{ provider, currency string }
-	var order []pk
-	sums := map[pk]int64{}
+	ages.Chart = newChart(ages.ID, ages.Title, tx["agesDesc"], bars)
+
+	pay := section{ID: "payments", Title: tx["paymentsTitle"], Empty: tx["noPayments"], Folded: true, Summary: tx["perMonth"],
+		Head: heads(tx, "month", "provider", "#count", "#amount"), Links: []cell{{Text: tx["rowsPayments"], Href: Prefix + "/payments"}, csvLink("payments")}}
+	type key struct{ provider, currency string }
+	var order []key
+	sums := map[key]int64{}
 	for _, p := range d.Payments {
-		k := pk{p.Provider, p.Currency}
+		k := key{p.Provider, p.Currency}
 		if _, ok := sums[k]; !ok {
 			order = append(order, k)
 		}
 		sums[k] += p.Amount
+		month := p.Start.In(c.zone).Format("2006-01")
+		pay.Rows = append(pay.Rows, []cell{{Text: c.monthLabel(p.Start, tx)},
+			{Text: p.Provider, Href: Prefix + "/payments?" + url.Values{"provider": {p.Provider}, "month": {month}}.Encode()}, count(p.Count),
+			num(amount(p.Amount, p.Currency))})
 	}
+	bars = nil
 	for _, k := range order {
-		rows = append(rows, bar{Label: k.provider, Value: sums[k], Text: amount(sums[k], k.currency)})
+		bars = append(bars, bar{Label: k.provider, Value: sums[k], Text: amount(sums[k], k.currency)})
 	}
-	v.PayChart = newChart("payments", tx["paymentsTitle"], tx["paymentsDesc"], rows)
+	pay.Chart = newChart(pay.ID, pay.Title, tx["paymentsDesc"], bars)
+
 	f := d.Funnel
-	rows = []bar{{Label: tx["funnel.overdue"], Value: f.Overdue, Text: strconv.FormatInt(f.Overdue, 10), Href: ageHref(1, -1, "")}}
+	bars = []bar{{Label: tx["funnel.overdue"], Value: f.Overdue, Href: ageHref(1, -1, "")}}
 	for i, n := range f.Reminders {
-		rows = append(rows, bar{Label: fmt.Sprintf(tx["funnel.reminder"], i+1), Value: n, Text: strconv.FormatInt(n, 10)})
+		bars = append(bars, bar{Label: fmt.Sprintf(tx["funnel.reminder"], i+1), Value: n})
 	}
-	rows = append(rows, bar{Label: tx["funnel.paid"], Value: f.PaidAfterReminder, Text: strconv.FormatInt(f.PaidAfterReminder, 10)},
-		bar{Label: tx["funnel.stopped"], Value: f.PaymentStopped, Text: strconv.FormatInt(f.PaymentStopped, 10)})
-	v.Funnel = newChart("funnel", tx["funnelTitle"], tx["funnelDesc"], rows)
+	bars = append(bars, bar{Label: tx["funnel.paid"], Value: f.PaidAfterReminder}, bar{Label: tx["funnel.stopped"], Value: f.PaymentStopped})
+	fun := section{ID: "funnel", Title: tx["funnelTitle"], Summary: tx["asTable"], Head: heads(tx, "step", "#count"), Links: []cell{csvLink("funnel")}}
+	for i := range bars {
+		bars[i].Text = strconv.FormatInt(bars[i].Value, 10)
+		fun.Rows = append(fun.Rows, []cell{{Text: bars[i].Label, Href: bars[i].Href}, count(bars[i].Value)})
+	}
+	fun.Chart = newChart(fun.ID, fun.Title, tx["funnelDesc"], bars)
+	v.Sections = append(v.Sections, pk, ages, pay, fun)
 	return v
 }
 
