@@ -1,8 +1,8 @@
 package app_test
 
 import (
+	"cmp"
 	"context"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -13,13 +13,10 @@ import (
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/period"
-	"github.com/kadens/kadens/internal/provider"
-	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/reporting"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/substatus"
-	"github.com/kadens/kadens/internal/tenancy"
 )
 
 // TestDashboardFigures builds a known history on a test tenant's clock
@@ -32,18 +29,7 @@ import (
 // App.Payments, App.Reminders), to the øre, at several times.
 func TestDashboardFigures(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		bg := context.Background()
-		tn, err := s.CreateTenant(bg, "dashboard", true, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng := engine.New(s, slog.New(slog.DiscardHandler), "test")
-		eng.Hooks.PeriodsCreated = invoicing.IssuePeriods
-		eng.Hooks.Cancelled = invoicing.SettleCancellation
-		eng.Hooks.Dun = invoicing.DunCounts
-		eng.Hooks.NextDun = invoicing.NextDunningAt
-		a := app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)})
-		ctx := tenancy.With(bg, tn.ID)
+		a, ctx := billingApp(t, s, "dashboard", time.Now())
 		oslo, _ := time.LoadLocation("Europe/Oslo")
 
 		org, err := a.CreateOrganization(ctx, store.Organization{Name: "Nordavis AS", Country: "NO", Currency: "NOK", TimeZone: "Europe/Oslo",
@@ -393,16 +379,7 @@ func expectedDashboard(t *testing.T, a *app.App, ctx context.Context, now time.T
 		want.Packages = append(want.Packages, *c)
 	}
 	slices.SortFunc(want.Packages, func(x, y reporting.PackageCount) int {
-		if x.Count != y.Count {
-			return int(y.Count - x.Count)
-		}
-		if x.Package != y.Package {
-			if x.Package < y.Package {
-				return -1
-			}
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Package, y.Package), cmp.Compare(x.Currency, y.Currency))
 	})
 
 	demands, _, err := a.PaymentDemands(ctx, store.DocumentFilter{}, store.Page{Limit: 1000})
@@ -487,25 +464,9 @@ func expectedDashboard(t *testing.T, a *app.App, ctx context.Context, now time.T
 		want.Payments = append(want.Payments, *v)
 	}
 	slices.SortFunc(want.Payments, func(x, y reporting.ProviderMonth) int {
-		switch {
-		case x.Currency != y.Currency:
-			return cmpString(x.Currency, y.Currency)
-		case x.Provider != y.Provider:
-			return cmpString(x.Provider, y.Provider)
-		}
-		return x.Start.Compare(y.Start)
+		return cmp.Or(cmp.Compare(x.Currency, y.Currency), cmp.Compare(x.Provider, y.Provider), x.Start.Compare(y.Start))
 	})
 	return want
-}
-
-func cmpString(x, y string) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // monthIndex is the index of the month starting at start.

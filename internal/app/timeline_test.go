@@ -134,20 +134,7 @@ func TestTimeline(t *testing.T) {
 // tenant's context, the ordered period and the tenant's billing plan.
 func timelineSetup(t *testing.T, s *store.Store) (*app.App, context.Context, string, catalog.BillingPlan) {
 	t.Helper()
-	bg := context.Background()
-	tn, err := s.CreateTenant(bg, "timeline", true, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The engine billing as the server wires it: an invoice per period,
-	// credit notes on cancellation, reminders by dunning.
-	eng := engine.New(s, slog.New(slog.DiscardHandler), "test")
-	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods
-	eng.Hooks.Cancelled = invoicing.SettleCancellation
-	eng.Hooks.Dun = invoicing.DunCounts
-	eng.Hooks.NextDun = invoicing.NextDunningAt
-	a := app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)})
-	ctx := tenancy.With(bg, tn.ID)
+	a, ctx := billingApp(t, s, "timeline", time.Now())
 
 	org, plan, pkg := digitalCatalog(t, a, ctx)
 	o, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: org.ID, TemplatePackageID: pkg.ID,
@@ -201,4 +188,23 @@ func mustFirstProduct(t *testing.T, a *app.App, ctx context.Context) string {
 		t.Fatalf("products: %v, %v", ps, err)
 	}
 	return ps[0].ID
+}
+
+// billingApp is an App over s with the engine billing as the server wires
+// it (an invoice per period, credit notes on cancellation, reminders and
+// payment stops by dunning) and a new test tenant named name whose clock
+// starts at clock, in whose context it returns.
+func billingApp(t *testing.T, s *store.Store, name string, clock time.Time) (*app.App, context.Context) {
+	t.Helper()
+	bg := context.Background()
+	tn, err := s.CreateTenant(bg, name, true, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(s, slog.New(slog.DiscardHandler), "test")
+	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods
+	eng.Hooks.Cancelled = invoicing.SettleCancellation
+	eng.Hooks.Dun = invoicing.DunCounts
+	eng.Hooks.NextDun = invoicing.NextDunningAt
+	return app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)}), tenancy.With(bg, tn.ID)
 }

@@ -223,11 +223,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		// The dashboard: every chart is an image with its title and
 		// description, its text stays inside its drawing at a phone's
 		// width, and the rows behind an age bucket open with their CSV.
+		dashboard := func(name string) chromedp.Action[chromedp.Void] {
+			return chromedp.Steps(chromedp.Navigate(f.srv.URL+"/console/?lang=nb"), chromedp.WaitVisible(`svg.chart`), check(name), chartsFit)
+		}
 		if err := chromedp.Do(ctx,
-			chromedp.Navigate(f.srv.URL+"/console/?lang=nb"),
-			chromedp.WaitVisible(`svg.chart`),
-			check("dashboard (nb)"),
-			chartsFit,
+			dashboard("dashboard (nb)"),
 			chromedp.Navigate(f.srv.URL+"/console/invoices?overdueFrom=0&overdueTo=0&lang=en"),
 			chromedp.WaitVisible(`main h1`),
 			check("outstanding invoices"),
@@ -260,10 +260,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			}
 		}
 		if err := chromedp.Do(ctx,
-			chromedp.Navigate(f.srv.URL+"/console/?lang=nb"),
-			chromedp.WaitVisible(`svg.chart`),
-			check("dashboard after 100 days"),
-			chartsFit,
+			dashboard("dashboard after 100 days"),
 			chromedp.Navigate(f.srv.URL+"/console/subscriptions"),
 			chromedp.WaitVisible(`#list`),
 			check("active subscriptions"),
