@@ -23,7 +23,7 @@ import (
 // (orders on three packages, monthly and yearly, prices with 25 % VAT;
 // renewals; a plan change up and one down; a cancellation; a subscriber
 // who returns; payments by two providers; overdue invoices with
-// reminders) and checks every dashboard figure, computed in SQL, against
+// reminders and a payment stop) and checks every dashboard figure, computed in SQL, against
 // the same figure computed in Go from the API-level lists
 // (App.Subscriptions, App.Subscription, App.PaymentDemands,
 // App.Payments, App.Reminders), to the øre, at several times.
@@ -41,7 +41,8 @@ func TestDashboardFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dun, err := a.CreateDunningProcess(ctx, invoicing.DunningProcess{Name: "Purring", ReminderDays: []int{5, 15}, ReminderFee: "0"})
+		stop := 40
+		dun, err := a.CreateDunningProcess(ctx, invoicing.DunningProcess{Name: "Purring", ReminderDays: []int{5, 15}, ReminderFee: "0", PaymentStopDays: &stop})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,13 +156,15 @@ func TestDashboardFigures(t *testing.T) {
 		check(t, a, ctx, oslo)
 		pay("Card", 3)
 		advance(3)
-		check(t, a, ctx, oslo)
+		if d := check(t, a, ctx, oslo); d.Funnel.PaymentStopped == 0 {
+			t.Error("no payment stop in the funnel; the history should have one")
+		}
 	})
 }
 
 // check compares the dashboard at the tenant's time with the figures
-// computed in Go from the API's lists.
-func check(t *testing.T, a *app.App, ctx context.Context, zone *time.Location) {
+// computed in Go from the API's lists, and returns the dashboard.
+func check(t *testing.T, a *app.App, ctx context.Context, zone *time.Location) reporting.Dashboard {
 	t.Helper()
 	now, err := a.Now(ctx)
 	if err != nil {
@@ -262,6 +265,7 @@ func check(t *testing.T, a *app.App, ctx context.Context, zone *time.Location) {
 		}
 	}
 	t.Logf("at %s: %d months, packages %+v, ages %+v, payments %d, funnel %+v", now.Format(time.DateOnly), len(got.Months), got.Packages, got.Ages, len(got.Payments), got.Funnel)
+	return got
 }
 
 // expectedDashboard computes the dashboard in Go from the API's lists,
