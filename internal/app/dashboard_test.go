@@ -67,9 +67,10 @@ func TestDashboardFigures(t *testing.T) {
 		}
 		basic, plus, annual := pkg("Basis", 19900, monthly.ID), pkg("Pluss", 34900, monthly.ID), pkg("År", 199000, yearly.ID)
 
+		seller := org
 		order := func(p catalog.TemplatePackage, subscriber, name string) store.Order {
 			t.Helper()
-			in := app.NewOrder{OrganizationID: org.ID, TemplatePackageID: p.ID, SubscriberID: subscriber}
+			in := app.NewOrder{OrganizationID: seller.ID, TemplatePackageID: p.ID, SubscriberID: subscriber}
 			if subscriber == "" {
 				in.NewSubscriber = &app.OrderSubscriber{Subscriber: store.Subscriber{Name: name, Country: "NO", Contacts: []store.Contact{}}}
 			}
@@ -151,6 +152,12 @@ func TestDashboardFigures(t *testing.T) {
 		advance(40)
 		order(basic, *lise.SubscriberID, "") // Lise returns
 		order(plus, "", "Nils")
+		// A second seller whose prices are net: its MRR is the price.
+		if seller, err = a.CreateOrganization(ctx, store.Organization{Name: "Nordavis Bedrift AS", Country: "NO", Currency: "NOK",
+			TimeZone: "Europe/Oslo", KIDAlgorithm: "MOD10"}); err != nil {
+			t.Fatal(err)
+		}
+		order(annual, "", "Bedrift AS")
 		check(t, a, ctx, oslo)
 		advance(45) // invoices go unpaid and get their reminders
 		check(t, a, ctx, oslo)
