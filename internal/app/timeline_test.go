@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -12,9 +11,6 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
-	"github.com/kadens/kadens/internal/invoicing"
-	"github.com/kadens/kadens/internal/provider"
-	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -134,20 +130,7 @@ func TestTimeline(t *testing.T) {
 // tenant's context, the ordered period and the tenant's billing plan.
 func timelineSetup(t *testing.T, s *store.Store) (*app.App, context.Context, string, catalog.BillingPlan) {
 	t.Helper()
-	bg := context.Background()
-	tn, err := s.CreateTenant(bg, "timeline", true, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The engine billing as the server wires it: an invoice per period,
-	// credit notes on cancellation, reminders by dunning.
-	eng := engine.New(s, slog.New(slog.DiscardHandler), "test")
-	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods
-	eng.Hooks.Cancelled = invoicing.SettleCancellation
-	eng.Hooks.Dun = invoicing.DunCounts
-	eng.Hooks.NextDun = invoicing.NextDunningAt
-	a := app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)})
-	ctx := tenancy.With(bg, tn.ID)
+	a, ctx := billingApp(t, s, "timeline", time.Now())
 
 	org, plan, pkg := digitalCatalog(t, a, ctx)
 	o, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: org.ID, TemplatePackageID: pkg.ID,

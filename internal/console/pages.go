@@ -17,10 +17,6 @@ import (
 	"github.com/kadens/kadens/internal/validation"
 )
 
-func (c *Console) home(w http.ResponseWriter, r *http.Request, s *session) {
-	c.render(w, r, s, http.StatusOK, "home", page{})
-}
-
 // Hit is one search result: a subscriber and what matched.
 type Hit struct {
 	ID               string `json:"id"`

@@ -69,6 +69,9 @@ func (c *Console) funcs() template.FuncMap {
 		"minor": func(minor int64, currency string) string {
 			return formatMoney(catalog.Amount{Minor: minor, Digits: 2}, currency)
 		},
+		"amount":   amount,
+		"add":      func(a, b int) int { return a + b },
+		"monthKey": func(t time.Time) string { return t.In(c.zone).Format("2006-01") },
 		"datetime": func(t time.Time) string {
 			if t.IsZero() {
 				return ""
