@@ -362,28 +362,7 @@ const (
 // that has not started yet (created ahead by a renewal) is cancelled at
 // once either way, and never prorated.
 func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.Time) (store.Subscription, error) {
-	if mode != CancelImmediately && mode != CancelEndOfPeriod {
-		return store.Subscription{}, validation.Field("mode", "must be Immediately or EndOfPeriod")
-	}
-	if _, err := tenancy.From(ctx); err != nil {
-		return store.Subscription{}, err
-	}
-	var out store.Subscription
-	err := e.store.InTxRetrying(ctx, func(tx *store.Tx) error {
-		sub, err := tx.Subscription(ctx, id)
-		if err != nil {
-			return err
-		}
-		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
-			return validation.Field("id", "subscription %s is already cancelled or ended", id)
-		}
-		out, err = e.cancelIn(ctx, tx, sub, mode, reason, now)
-		return err
-	})
-	if err != nil {
-		return store.Subscription{}, fmt.Errorf("engine: cancel %s: %w", id, err)
-	}
-	return out, nil
+	return e.cancelSubscription(ctx, id, mode, nil, reason, now)
 }
 
 // CancelAt cancels subscription id at now with a chosen effective date:
@@ -396,51 +375,20 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 // proration policy as for any cancellation, from the effective date. The
 // field is reported as "cancellationTime".
 func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason string, now time.Time) (store.Subscription, error) {
-	const field = "cancellationTime"
+	return e.cancelSubscription(ctx, id, "", &at, reason, now)
+}
+
+func (e *Engine) cancelSubscription(ctx context.Context, id, mode string, at *time.Time, reason string, now time.Time) (store.Subscription, error) {
 	if _, err := tenancy.From(ctx); err != nil {
 		return store.Subscription{}, err
 	}
 	var out store.Subscription
 	err := e.store.InTxRetrying(ctx, func(tx *store.Tx) error {
-		sub, err := tx.Subscription(ctx, id)
+		p, err := planCancel(ctx, tx, id, mode, at, now)
 		if err != nil {
 			return err
 		}
-		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
-			return validation.Field("id", "subscription %s is already cancelled or ended", id)
-		}
-		loc, err := period.LoadZone(sub.TimeZone)
-		if err != nil {
-			return err
-		}
-		effective := period.StartOfDay(at, loc)
-		if !effective.After(now) {
-			return validation.Field(field, "must be a later day than today (%s in %s); to end the subscription now use mode Immediately",
-				period.StartOfDay(now, loc).In(loc).Format(time.DateOnly), loc)
-		}
-		if effective.Before(sub.PeriodStart) {
-			return validation.Field(field, "is before this period starts (%s)", sub.PeriodStart.In(loc).Format(time.DateOnly))
-		}
-		if !effective.After(sub.PeriodEnd) {
-			// Within the named period (its end is EndOfPeriod).
-			out, err = e.cancelInAt(ctx, tx, sub, effective, reason, now, loc)
-			return err
-		}
-		if sub.NextID == nil {
-			return validation.Field(field, "is after the end of the period billed so far (%s); cancel with mode EndOfPeriod, or again once the next period is created",
-				sub.PeriodEnd.In(loc).Format(time.DateOnly))
-		}
-		ahead, err := tx.Subscription(ctx, *sub.NextID)
-		if err != nil {
-			return err
-		}
-		if effective.After(ahead.PeriodEnd) || ahead.CancelledAt != nil {
-			return validation.Field(field, "is after the end of the period billed so far (%s)", ahead.PeriodEnd.In(loc).Format(time.DateOnly))
-		}
-		if _, err := tx.EndChanges(ctx, []string{ahead.ID}, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
-			return err
-		}
-		if err := e.cancel(ctx, tx, &ahead, now, effective, reason, loc); err != nil {
+		if err := e.runCancel(ctx, tx, p, reason, now); err != nil {
 			return err
 		}
 		out, err = tx.Subscription(ctx, id)
@@ -452,42 +400,145 @@ func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason s
 	return out, nil
 }
 
-// cancelIn cancels sub at now in tx (see Cancel), with the period created
-// ahead of it, if any, and returns sub as written.
-func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscription, mode, reason string, now time.Time) (store.Subscription, error) {
-	loc, err := period.LoadZone(sub.TimeZone)
+// PreviewCancel is what cancelling subscription id at now would do (as
+// Cancel with mode, or CancelAt with at when it is not nil), written
+// nowhere: each period the cancellation would cancel, with its
+// cancellation and deactivation as they would be written, is passed to
+// each in a transaction that writes nothing. The same decision
+// (planCancel) as the cancellation's, and the same refusals.
+func (e *Engine) PreviewCancel(ctx context.Context, id, mode string, at *time.Time, now time.Time, each func(tx *store.Tx, period store.Subscription) error) error {
+	if _, err := tenancy.From(ctx); err != nil {
+		return err
+	}
+	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+		p, err := planCancel(ctx, tx, id, mode, at, now)
+		if err != nil {
+			return err
+		}
+		for _, st := range p.steps {
+			sub := st.sub
+			cancelAt, effective := now, st.effective
+			sub.CancelledAt, sub.CancelEffectiveAt, sub.CancelReason = &cancelAt, &effective, ""
+			if !effective.After(now) {
+				sub.DeactivatedAt = &effective
+			}
+			if err := each(tx, sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return sub, err
+		return fmt.Errorf("engine: cancel %s: %w", id, err)
 	}
-	effective := now
-	if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
-		effective = sub.PeriodEnd
-	}
-	if now.Before(sub.PeriodStart) {
-		effective = now
-	}
-	return e.cancelInAt(ctx, tx, sub, effective, reason, now, loc)
+	return nil
 }
 
-// cancelInAt is cancelIn with the effective time decided.
-func (e *Engine) cancelInAt(ctx context.Context, tx *store.Tx, sub store.Subscription, effective time.Time, reason string, now time.Time, loc *time.Location) (store.Subscription, error) {
-	// What waits on the series will never run.
-	pendingOn := []string{sub.ID}
+// runCancel carries out plan p in tx at now.
+func (e *Engine) runCancel(ctx context.Context, tx *store.Tx, p cancelPlan, reason string, now time.Time) error {
+	for i, st := range p.steps {
+		if i == len(p.steps)-1 {
+			// What waits on the series will never run.
+			if _, err := tx.EndChanges(ctx, p.revoke, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
+				return err
+			}
+		}
+		sub := st.sub
+		if err := e.cancel(ctx, tx, &sub, now, st.effective, reason, p.loc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cancelStep is a period a cancellation cancels and when that takes
+// effect.
+type cancelStep struct {
+	sub       store.Subscription
+	effective time.Time
+}
+
+// cancelPlan is what cancelling a subscription does: the periods it
+// cancels, in order, and the periods whose waiting changes it revokes
+// (before the last step).
+type cancelPlan struct {
+	steps  []cancelStep
+	revoke []string
+	loc    *time.Location
+}
+
+// planCancel decides, in tx, what cancelling subscription id at now does:
+// with at nil by mode (Cancel), else with effect at the start of at's
+// local day (CancelAt). Refusals are validation errors naming the field.
+func planCancel(ctx context.Context, tx *store.Tx, id, mode string, at *time.Time, now time.Time) (cancelPlan, error) {
+	if at == nil && mode != CancelImmediately && mode != CancelEndOfPeriod {
+		return cancelPlan{}, validation.Field("mode", "must be Immediately or EndOfPeriod")
+	}
+	sub, err := tx.Subscription(ctx, id)
+	if err != nil {
+		return cancelPlan{}, err
+	}
+	if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
+		return cancelPlan{}, validation.Field("id", "subscription %s is already cancelled or ended", id)
+	}
+	loc, err := period.LoadZone(sub.TimeZone)
+	if err != nil {
+		return cancelPlan{}, err
+	}
+	var effective time.Time
+	if at == nil {
+		effective = now
+		if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
+			effective = sub.PeriodEnd
+		}
+		if now.Before(sub.PeriodStart) {
+			effective = now
+		}
+		return planCancelIn(ctx, tx, sub, effective, now, loc)
+	}
+	const field = "cancellationTime"
+	effective = period.StartOfDay(*at, loc)
+	if !effective.After(now) {
+		return cancelPlan{}, validation.Field(field, "must be a later day than today (%s in %s); to end the subscription now use mode Immediately",
+			period.StartOfDay(now, loc).In(loc).Format(time.DateOnly), loc)
+	}
+	if effective.Before(sub.PeriodStart) {
+		return cancelPlan{}, validation.Field(field, "is before this period starts (%s)", sub.PeriodStart.In(loc).Format(time.DateOnly))
+	}
+	if !effective.After(sub.PeriodEnd) {
+		// Within the named period (its end is EndOfPeriod).
+		return planCancelIn(ctx, tx, sub, effective, now, loc)
+	}
+	if sub.NextID == nil {
+		return cancelPlan{}, validation.Field(field, "is after the end of the period billed so far (%s); cancel with mode EndOfPeriod, or again once the next period is created",
+			sub.PeriodEnd.In(loc).Format(time.DateOnly))
+	}
+	ahead, err := tx.Subscription(ctx, *sub.NextID)
+	if err != nil {
+		return cancelPlan{}, err
+	}
+	if effective.After(ahead.PeriodEnd) || ahead.CancelledAt != nil {
+		return cancelPlan{}, validation.Field(field, "is after the end of the period billed so far (%s)", ahead.PeriodEnd.In(loc).Format(time.DateOnly))
+	}
+	return cancelPlan{steps: []cancelStep{{ahead, effective}}, revoke: []string{ahead.ID}, loc: loc}, nil
+}
+
+// planCancelIn is the plan that cancels sub with effect at effective,
+// with the period created ahead of it, if any (cancelled at once: it
+// never starts).
+func planCancelIn(ctx context.Context, tx *store.Tx, sub store.Subscription, effective, now time.Time, loc *time.Location) (cancelPlan, error) {
+	p := cancelPlan{revoke: []string{sub.ID}, loc: loc}
 	if sub.NextID != nil {
 		ahead, err := tx.Subscription(ctx, *sub.NextID)
 		if err != nil {
-			return sub, err
+			return cancelPlan{}, err
 		}
-		pendingOn = append(pendingOn, ahead.ID)
+		p.revoke = append(p.revoke, ahead.ID)
 		// The successor stays linked, as the record of what happened.
 		if ahead.CancelledAt == nil {
-			if err := e.cancel(ctx, tx, &ahead, now, now, reason, loc); err != nil {
-				return sub, err
-			}
+			p.steps = append(p.steps, cancelStep{ahead, now})
 		}
 	}
-	if _, err := tx.EndChanges(ctx, pendingOn, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
-		return sub, err
-	}
-	return sub, e.cancel(ctx, tx, &sub, now, effective, reason, loc)
+	p.steps = append(p.steps, cancelStep{sub, effective})
+	return p, nil
 }
