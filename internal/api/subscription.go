@@ -211,9 +211,24 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	c, err := cancellationOf(r)
+	if err != nil {
+		return err
+	}
+	sub, now, err := s.app.CancelSubscription(r.Context(), id, c)
+	if err != nil {
+		return err
+	}
+	apikit.WriteJSON(w, http.StatusOK, view(sub, now))
+	return nil
+}
+
+// cancellationOf reads a cancel request's body (POST
+// /subscription/{id}/cancel and its preview).
+func cancellationOf(r *http.Request) (app.Cancellation, error) {
 	var in CancelInput
 	if err := apikit.DecodeOptionalJSON(r, &in); err != nil {
-		return err
+		return app.Cancellation{}, err
 	}
 	var errs validation.Errors
 	mode := engine.CancelEndOfPeriod
@@ -229,14 +244,9 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 		errs.Add("cancellationTime", "give mode or cancellationTime, not both")
 	}
 	if err := errs.Err(); err != nil {
-		return err
+		return app.Cancellation{}, err
 	}
-	sub, now, err := s.app.CancelSubscription(r.Context(), id, app.Cancellation{Mode: mode, At: at, Reason: reason})
-	if err != nil {
-		return err
-	}
-	apikit.WriteJSON(w, http.StatusOK, view(sub, now))
-	return nil
+	return app.Cancellation{Mode: mode, At: at, Reason: reason}, nil
 }
 
 func (s *Server) createChange(w http.ResponseWriter, r *http.Request) error {
