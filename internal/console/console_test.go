@@ -227,21 +227,23 @@ func TestRoutesByRole(t *testing.T) {
 		if err != nil || len(invs) == 0 {
 			t.Fatalf("the demo subscription's invoice: %v %v", invs, err)
 		}
-		ids := map[string]string{"{id}": "", "{file}": "console.css", "{change}": store.NewID()}
+		ids := map[string]string{"{id}": "", "{file}": "console.css", "{change}": store.NewID(), "{delivery}": store.NewID()}
 		// Which id each route's {id} takes: a real one, so that an
 		// allowed role reaches the handler's own answer.
 		idFor := map[string]string{
-			"/console/subscriber/{id}":                          sub.SubscriberID,
-			"/console/subscription/{id}":                        sub.ID,
-			"/console/subscription/{id}/cancel":                 sub.ID,
-			"/console/subscription/{id}/change":                 sub.ID,
-			"/console/subscription/{id}/change/{change}/revoke": sub.ID,
-			"/console/invoice/{id}":                             invs[0].ID,
-			"/console/invoice/{id}/pdf":                         invs[0].ID,
-			"/console/invoice/{id}/payment":                     invs[0].ID,
-			"/console/invoice/{id}/credit":                      invs[0].ID,
-			"/console/users/{id}":                               f.users[staff.RoleFinance].ID,
-			"/console/users/{id}/link":                          f.users[staff.RoleFinance].ID,
+			"/console/subscriber/{id}":                               sub.SubscriberID,
+			"/console/subscription/{id}":                             sub.ID,
+			"/console/subscription/{id}/cancel":                      sub.ID,
+			"/console/subscription/{id}/cancel/preview":              sub.ID,
+			"/console/subscription/{id}/change":                      sub.ID,
+			"/console/webhooks/{id}/deliveries/{delivery}/redeliver": store.NewID(),
+			"/console/subscription/{id}/change/{change}/revoke":      sub.ID,
+			"/console/invoice/{id}":                                  invs[0].ID,
+			"/console/invoice/{id}/pdf":                              invs[0].ID,
+			"/console/invoice/{id}/payment":                          invs[0].ID,
+			"/console/invoice/{id}/credit":                           invs[0].ID,
+			"/console/users/{id}":                                    f.users[staff.RoleFinance].ID,
+			"/console/users/{id}/link":                               f.users[staff.RoleFinance].ID,
 		}
 		browsers := map[string]*browser{"none": f.browser(t)}
 		for _, r := range []staff.Role{staff.RoleAdmin, staff.RoleSupport, staff.RoleFinance} {

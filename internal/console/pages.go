@@ -359,17 +359,9 @@ func (c *Console) cancel(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	id := r.PathValue("id")
-	mode := r.PostFormValue("mode")
-	reason := strings.TrimSpace(r.PostFormValue("reason"))
-	var problem string
-	switch {
-	case mode != engine.CancelEndOfPeriod && mode != engine.CancelImmediately:
-		problem = "cancelMode"
-	case len(reason) > 500 || validation.TextProblem(reason, false) != "":
-		problem = "cancelReason"
-	}
+	_, cn, problem := c.cancellationOf(r)
 	if problem == "" {
-		_, _, err := c.app.CancelSubscription(r.Context(), id, app.Cancellation{Mode: mode, Reason: reason})
+		_, _, err := c.app.CancelSubscription(r.Context(), id, cn)
 		var invalid validation.Errors
 		switch {
 		case err == nil:

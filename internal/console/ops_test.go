@@ -1,0 +1,247 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kadens/kadens/internal/actor"
+	"github.com/kadens/kadens/internal/app"
+	"github.com/kadens/kadens/internal/catalog"
+	"github.com/kadens/kadens/internal/egress"
+	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/staff"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/store/storetest"
+	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/webhook"
+)
+
+// otherAdmin is a browser logged in as an administrator of the fixture's
+// second tenant (on real time, without webhooks).
+func (f *fixture) otherAdmin(t *testing.T) *browser {
+	t.Helper()
+	if _, err := f.staff.CreateUser(context.Background(), f.other.ID, staff.NewUser{Email: "boss@annen.no", Role: staff.RoleAdmin, Password: password}); err != nil {
+		t.Fatal(err)
+	}
+	ob := f.browser(t)
+	if a := ob.login(f.other.Name, "boss@annen.no", password); a.status != http.StatusSeeOther {
+		t.Fatalf("the other tenant's admin logs in: %d", a.status)
+	}
+	return ob
+}
+
+// TestCancelWithPreview: the cancel form leads to a confirmation page
+// showing the cancellation's own preview (the credit note's lines, or the
+// allowance), which changes nothing; confirming cancels, and what it
+// credits or gives back is what the page showed. A refused choice (a day
+// in the past) is a 400 on the subscription page; another tenant's admin
+// gets a 404.
+func TestCancelWithPreview(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		sub := f.demoSubscription(t)
+		ctx := tenancy.With(context.Background(), f.tenant.ID)
+		b := f.as(t, staff.RoleSupport)
+		path := "/console/subscription/" + sub.ID + "/cancel/preview"
+		if a := b.post(path, url.Values{"mode": {"OnDate"}, "at": {"2001-01-01"}}); a.status != http.StatusBadRequest || !strings.Contains(a.body, texts["en"]["cancelDateRefused"]) {
+			t.Errorf("a day in the past: %d %.300s", a.status, a.body)
+		}
+		if a := b.post(path, url.Values{"mode": {"OnDate"}, "at": {"soon"}}); a.status != http.StatusBadRequest {
+			t.Errorf("no date: %d", a.status)
+		}
+		want, err := f.app.CancellationPreview(ctx, sub.ID, app.Cancellation{Mode: engine.CancelImmediately})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := b.post(path, url.Values{"mode": {"Immediately"}, "reason": {"moving"}})
+		if a.status != http.StatusOK || !strings.Contains(a.body, `id="confirm-cancel"`) || !strings.Contains(a.body, `name="mode" value="Immediately"`) {
+			t.Fatalf("preview page: %d %.500s", a.status, a.body)
+		}
+		var shown string
+		for _, p := range want.Periods {
+			if set := p.Settlement; set != nil && set.Note != nil {
+				shown = formatMoney(catalogMinor(set.Note.Gross), set.Currency)
+			} else if set != nil && len(set.Allowances) > 0 {
+				shown = formatMoney(catalogMinor(set.Allowances[0].Gross), set.Currency)
+			}
+		}
+		if shown == "" || !strings.Contains(a.body, shown) {
+			t.Errorf("the preview page lacks the amount %q: %.2000s", shown, a.body)
+		}
+		if got, err := f.app.Subscription(ctx, sub.ID); err != nil || got.CancelledAt != nil {
+			t.Fatalf("the preview cancelled: %+v %v", got.CancelledAt, err)
+		}
+		if a := f.otherAdmin(t).post(path, url.Values{"mode": {"Immediately"}}); a.status != http.StatusNotFound {
+			t.Errorf("another tenant's admin previews: %d, want 404", a.status)
+		}
+		if a := b.post("/console/subscription/"+sub.ID+"/cancel", url.Values{"mode": {"Immediately"}, "reason": {"moving"}}); a.status != http.StatusSeeOther {
+			t.Fatalf("confirm: %d %.300s", a.status, a.body)
+		}
+		got, err := f.app.Subscription(ctx, sub.ID)
+		if err != nil || got.CancelledAt == nil || got.DeactivatedAt == nil {
+			t.Fatalf("after confirming: %+v %v", got, err)
+		}
+		notes, _, err := f.app.CreditNotes(ctx, store.CreditNoteFilter{SubscriberID: sub.SubscriberID}, store.Page{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range want.Periods {
+			if set := p.Settlement; set != nil && set.Note != nil {
+				found := false
+				for _, n := range notes {
+					found = found || (n.InvoiceID == set.InvoiceID && n.Gross.Minor == set.Note.Gross && n.Reason == set.Reason)
+				}
+				if !found {
+					t.Errorf("no credit note of %d on invoice %s as previewed; notes %+v", set.Note.Gross, set.InvoiceID, notes)
+				}
+			}
+		}
+	})
+}
+
+// TestWebhookPage: an admin sees the tenant's webhooks with their delivery
+// log; a delivery a real receiver refused is Failed with the receiver's
+// answer, the redeliver button sends it again (App.RedeliverWebhook, the
+// API's function) and the receiver, now answering, gets it: Delivered.
+// Support and finance get 403, another tenant's admin 404.
+func TestWebhookPage(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		sub := f.demoSubscription(t)
+		ctx := tenancy.With(context.Background(), f.tenant.ID)
+		var calls atomic.Int32
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if calls.Add(1) == 1 {
+				http.Error(w, "not yet", http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		}))
+		defer rcv.Close()
+		hook, err := webhook.Create(ctx, st, webhook.Webhook{URL: rcv.URL + "/hook", EventTypes: []string{store.EventSubscriptionCancelled},
+			Format: webhook.FormatCloudEvents, Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := webhook.New(webhook.Options{Store: st, Schedule: []time.Duration{}, Timeout: 2 * time.Second, Egress: egress.Policy{Private: true},
+			Poll: 50 * time.Millisecond})
+		d.Start()
+		defer func() { _ = d.Stop(context.Background()) }()
+		if _, _, err := f.app.CancelSubscription(actor.With(ctx, actor.Actor{Kind: actor.System}), sub.ID, app.Cancellation{Mode: engine.CancelEndOfPeriod}); err != nil {
+			t.Fatal(err)
+		}
+		wait := func(status string) webhook.WebhookDelivery {
+			t.Helper()
+			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				ds, _, err := f.app.WebhookDeliveries(ctx, hook.ID, webhook.DeliveryFilter{Status: status}, store.Page{Limit: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ds) > 0 {
+					return ds[0]
+				}
+			}
+			t.Fatalf("no %s delivery", status)
+			return webhook.WebhookDelivery{}
+		}
+		failed := wait(webhook.DeliveryFailed)
+		admin := f.as(t, staff.RoleAdmin)
+		a := admin.get("/console/webhooks")
+		if a.status != http.StatusOK || !strings.Contains(a.body, rcv.URL+"/hook") || !strings.Contains(a.body, "HTTP 503") ||
+			!strings.Contains(a.body, texts["en"]["delivery.Failed"]) || !strings.Contains(a.body, `id="delivery-`+failed.ID+`"`) {
+			t.Fatalf("webhook page: %d %.3000s", a.status, a.body)
+		}
+		redeliver := "/console/webhooks/" + hook.ID + "/deliveries/" + failed.ID + "/redeliver"
+		for _, r := range []staff.Role{staff.RoleSupport, staff.RoleFinance} {
+			b := f.as(t, r)
+			if a := b.get("/console/webhooks"); a.status != http.StatusForbidden {
+				t.Errorf("%s reads the webhooks: %d, want 403", r, a.status)
+			}
+			if a := b.post(redeliver, nil); a.status != http.StatusForbidden {
+				t.Errorf("%s redelivers: %d, want 403", r, a.status)
+			}
+		}
+		other := f.otherAdmin(t)
+		if a := other.post(redeliver, nil); a.status != http.StatusNotFound {
+			t.Errorf("another tenant's admin redelivers: %d, want 404", a.status)
+		}
+		if a := other.get("/console/webhooks"); a.status != http.StatusOK || strings.Contains(a.body, rcv.URL) {
+			t.Errorf("another tenant's admin sees this tenant's webhooks: %d", a.status)
+		}
+		if a := admin.post("/console/webhooks/"+hook.ID+"/deliveries/"+store.NewID()+"/redeliver", nil); a.status != http.StatusNotFound {
+			t.Errorf("an unknown delivery: %d, want 404", a.status)
+		}
+		if a := admin.post(redeliver, nil); a.status != http.StatusSeeOther {
+			t.Fatalf("redeliver: %d %.300s", a.status, a.body)
+		}
+		done := wait(webhook.DeliveryDelivered)
+		if done.ID != failed.ID || len(done.Attempts) != 2 {
+			t.Errorf("delivered %s after %d attempts; want %s after 2", done.ID, len(done.Attempts), failed.ID)
+		}
+		if a := admin.get("/console/webhooks"); !strings.Contains(a.body, texts["en"]["delivery.Delivered"]) || !strings.Contains(a.body, "HTTP 200") {
+			t.Errorf("after the redelivery the page lacks Delivered: %.3000s", a.body)
+		}
+	})
+}
+
+// TestTestClock: a test tenant's admin moves its clock from the console
+// (App.AdvanceTestClock) and sees what was done; a day before the clock is
+// a 400, support gets 403, and a tenant on real time has no clock: its
+// admin gets 404 on the page and the form, and no link to it.
+func TestTestClock(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := tenancy.With(context.Background(), f.tenant.ID)
+		admin := f.as(t, staff.RoleAdmin)
+		a := admin.get("/console/clock")
+		if a.status != http.StatusOK || !strings.Contains(a.body, `id="advance"`) || !strings.Contains(admin.get("/console/account").body, `href="/console/clock"`) {
+			t.Fatalf("clock page: %d %.300s", a.status, a.body)
+		}
+		before, err := f.app.Now(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := admin.post("/console/clock", url.Values{"to": {"2001-01-01"}}); a.status != http.StatusBadRequest {
+			t.Errorf("a day in the past: %d", a.status)
+		}
+		if a := admin.post("/console/clock", url.Values{"to": {"tomorrow"}}); a.status != http.StatusBadRequest {
+			t.Errorf("no date: %d", a.status)
+		}
+		to := before.In(f.console.zone).AddDate(0, 0, 40).Format(time.DateOnly)
+		a = admin.post("/console/clock", url.Values{"to": {to}})
+		if a.status != http.StatusOK || !strings.Contains(a.body, texts["en"]["clockAdvanced"]) || !strings.Contains(a.body, texts["en"]["clock.renewals"]) {
+			t.Fatalf("advance: %d %.500s", a.status, a.body)
+		}
+		after, err := f.app.Now(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := after.In(f.console.zone).Format(time.DateOnly); got != to {
+			t.Errorf("the clock is at %s, want %s", after, to)
+		}
+		if a := f.as(t, staff.RoleSupport).get("/console/clock"); a.status != http.StatusForbidden {
+			t.Errorf("support: %d, want 403", a.status)
+		}
+		other := f.otherAdmin(t)
+		if a := other.get("/console/clock"); a.status != http.StatusNotFound {
+			t.Errorf("a tenant on real time: %d, want 404", a.status)
+		}
+		if a := other.post("/console/clock", url.Values{"to": {to}}); a.status != http.StatusNotFound {
+			t.Errorf("a tenant on real time moves its clock: %d, want 404", a.status)
+		}
+		if strings.Contains(other.get("/console/account").body, `href="/console/clock"`) {
+			t.Error("a tenant on real time is shown the clock link")
+		}
+	})
+}
+
+func catalogMinor(m int64) catalog.Amount { return catalog.Amount{Minor: m, Digits: 2} }
