@@ -3,17 +3,14 @@ package console
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kadens/kadens/internal/actor"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/catalog"
-	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
@@ -117,45 +114,16 @@ func TestWebhookPage(t *testing.T) {
 		f := newFixture(t, st)
 		sub := f.demoSubscription(t)
 		ctx := tenancy.With(context.Background(), f.tenant.ID)
-		var calls atomic.Int32
-		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if calls.Add(1) == 1 {
-				http.Error(w, "not yet", http.StatusServiceUnavailable)
-				return
-			}
-			w.WriteHeader(http.StatusOK)
-		}))
-		defer rcv.Close()
-		hook, err := webhook.Create(ctx, st, webhook.Webhook{URL: rcv.URL + "/hook", EventTypes: []string{store.EventSubscriptionCancelled},
-			Format: webhook.FormatCloudEvents, Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := webhook.New(webhook.Options{Store: st, Schedule: []time.Duration{}, Timeout: 2 * time.Second, Egress: egress.Policy{Private: true},
-			Poll: 50 * time.Millisecond})
-		d.Start()
-		defer func() { _ = d.Stop(context.Background()) }()
+		h := newFlakyHook(t, f)
+		hook := h.hook
 		if _, _, err := f.app.CancelSubscription(actor.With(ctx, actor.Actor{Kind: actor.System}), sub.ID, app.Cancellation{Mode: engine.CancelEndOfPeriod}); err != nil {
 			t.Fatal(err)
 		}
-		wait := func(status string) webhook.WebhookDelivery {
-			t.Helper()
-			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				ds, _, err := f.app.WebhookDeliveries(ctx, hook.ID, webhook.DeliveryFilter{Status: status}, store.Page{Limit: 10})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(ds) > 0 {
-					return ds[0]
-				}
-			}
-			t.Fatalf("no %s delivery", status)
-			return webhook.WebhookDelivery{}
-		}
+		wait := func(status string) webhook.WebhookDelivery { t.Helper(); return h.wait(t, status) }
 		failed := wait(webhook.DeliveryFailed)
 		admin := f.as(t, staff.RoleAdmin)
 		a := admin.get("/console/webhooks")
-		if a.status != http.StatusOK || !strings.Contains(a.body, rcv.URL+"/hook") || !strings.Contains(a.body, "HTTP 503") ||
+		if a.status != http.StatusOK || !strings.Contains(a.body, hook.URL) || !strings.Contains(a.body, "HTTP 503") ||
 			!strings.Contains(a.body, texts["en"]["delivery.Failed"]) || !strings.Contains(a.body, `id="delivery-`+failed.ID+`"`) {
 			t.Fatalf("webhook page: %d %.3000s", a.status, a.body)
 		}
@@ -173,7 +141,7 @@ func TestWebhookPage(t *testing.T) {
 		if a := other.post(redeliver, nil); a.status != http.StatusNotFound {
 			t.Errorf("another tenant's admin redelivers: %d, want 404", a.status)
 		}
-		if a := other.get("/console/webhooks"); a.status != http.StatusOK || strings.Contains(a.body, rcv.URL) {
+		if a := other.get("/console/webhooks"); a.status != http.StatusOK || strings.Contains(a.body, hook.URL) {
 			t.Errorf("another tenant's admin sees this tenant's webhooks: %d", a.status)
 		}
 		if a := admin.post("/console/webhooks/"+hook.ID+"/deliveries/"+store.NewID()+"/redeliver", nil); a.status != http.StatusNotFound {
