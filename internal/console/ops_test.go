@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,3 +214,53 @@ func TestTestClock(t *testing.T) {
 }
 
 func catalogMinor(m int64) catalog.Amount { return catalog.Amount{Minor: m, Digits: 2} }
+
+// TestPartialCredit: finance credits part of one line of an invoice from
+// its page (App.CreditInvoice with the line and the amount), and the credit
+// note takes that amount off that line; more than is left, or an amount
+// that is no amount, is a 400 with the problem beside the line's field.
+func TestPartialCredit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := tenancy.With(context.Background(), f.tenant.ID)
+		invs, _, err := f.app.Invoices(ctx, store.DocumentFilter{}, store.Page{Limit: 100}, store.InvoiceParts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inv store.Invoice
+		for _, i := range invs {
+			if full, err := f.app.Invoice(ctx, i.ID); err == nil && full.Status != "Credited" && len(full.Lines) > 0 && full.Lines[0].Gross.Minor > 1000 {
+				inv = full
+				break
+			}
+		}
+		if inv.ID == "" {
+			t.Fatal("no demo invoice to credit")
+		}
+		b := f.as(t, staff.RoleFinance)
+		path := "/console/invoice/" + inv.ID + "/credit"
+		n := strconv.Itoa(inv.Lines[0].LineNumber)
+		if a := b.get("/console/invoice/" + inv.ID); !strings.Contains(a.body, `id="amount-`+n+`"`) || !strings.Contains(a.body, `name="line" value="`+n+`"`) {
+			t.Fatalf("the invoice page lacks the per-line credit fields: %.2000s", a.body)
+		}
+		a := b.post(path, url.Values{"reason": {"goodwill"}, "line": {n}, "amount-" + n: {"999 999,00"}})
+		if a.status != http.StatusBadRequest || !strings.Contains(a.body, `id="amount-`+n+`-error"`) || !strings.Contains(a.body, "left to credit") ||
+			!strings.Contains(a.body, `aria-invalid="true"`) || !strings.Contains(a.body, `value="999 999,00"`) {
+			t.Errorf("more than is left: %d %.3000s", a.status, a.body)
+		}
+		if a := b.post(path, url.Values{"reason": {"goodwill"}, "amount-" + n: {"ten"}}); a.status != http.StatusBadRequest || !strings.Contains(a.body, `id="amount-`+n+`-error"`) {
+			t.Errorf("an amount that is no amount: %d", a.status)
+		}
+		if a := b.post(path, url.Values{"reason": {"goodwill"}, "line": {n}, "amount-" + n: {"10,00"}}); a.status != http.StatusSeeOther {
+			t.Fatalf("credit 10,00 of line %s: %d %.500s", n, a.status, a.body)
+		}
+		notes, _, err := f.app.CreditNotes(ctx, store.CreditNoteFilter{InvoiceID: inv.ID}, store.Page{Limit: 10})
+		if err != nil || len(notes) != 1 || notes[0].Gross.Minor != 1000 || len(notes[0].Lines) != 1 || notes[0].Lines[0].InvoiceLineNumber != inv.Lines[0].LineNumber {
+			t.Fatalf("credit notes %+v %v; want one of 10,00 on line %s", notes, err, n)
+		}
+		if a := b.get("/console/invoice/" + inv.ID); !strings.Contains(a.body, formatMoney(catalogMinor(1000), inv.Currency)) {
+			t.Errorf("the invoice page does not show the 10,00 credited")
+		}
+	})
+}

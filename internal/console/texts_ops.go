@@ -39,7 +39,10 @@ var opsTexts = map[string]map[string]string{
 		"remaining": "Remaining", "agreements": "Payment agreements and mandates", "noAgreements": "No payment agreements.",
 		"agreementType": "Type", "mandate": "Mandate", "payments": "Payments", "noPayments": "No payments.", "reminders": "Reminders",
 		"noReminders": "No reminders.", "creditNotes": "Credit notes", "noCreditNotes": "No credit notes.",
-		"subscriberUsers": "Users and entitlements", "noSubscriberUsers": "No users.", "entitlements": "Entitlements",
+		"creditLinesHint": "Choose the lines to credit, and type an amount to credit part of a line (empty: all that is left of it). Choose none to credit all that is left of the invoice.",
+		"creditLines":     "Lines to credit", "creditChoose": "Line", "credited": "Credited so far", "creditAmount": "Amount to credit",
+		"creditLineProblem": "Some lines cannot be credited as asked: see the message beside each.",
+		"subscriberUsers":   "Users and entitlements", "noSubscriberUsers": "No users.", "entitlements": "Entitlements",
 	},
 	"nb": {
 		"cancelOnDate": "Fra en valgt dag", "cancelAtLabel": "Dagen tilgangen slutter (for «Fra en valgt dag»)",
@@ -76,7 +79,10 @@ var opsTexts = map[string]map[string]string{
 		"remaining": "Gjenstår", "agreements": "Betalingsavtaler og fullmakter", "noAgreements": "Ingen betalingsavtaler.",
 		"agreementType": "Type", "mandate": "Fullmakt", "payments": "Betalinger", "noPayments": "Ingen betalinger.", "reminders": "Purringer",
 		"noReminders": "Ingen purringer.", "creditNotes": "Kreditnotaer", "noCreditNotes": "Ingen kreditnotaer.",
-		"subscriberUsers": "Brukere og tilganger", "noSubscriberUsers": "Ingen brukere.", "entitlements": "Tilganger",
+		"creditLinesHint": "Velg linjene som skal krediteres, og skriv et beløp for å kreditere deler av en linje (tomt: alt som gjenstår av den). Velg ingen for å kreditere alt som gjenstår av fakturaen.",
+		"creditLines":     "Linjer som krediteres", "creditChoose": "Linje", "credited": "Kreditert hittil", "creditAmount": "Beløp som krediteres",
+		"creditLineProblem": "Noen linjer kan ikke krediteres slik: se meldingen ved hver av dem.",
+		"subscriberUsers":   "Brukere og tilganger", "noSubscriberUsers": "Ingen brukere.", "entitlements": "Tilganger",
 	},
 }
 
