@@ -264,3 +264,38 @@ func TestPartialCredit(t *testing.T) {
 		}
 	})
 }
+
+// TestSubscriberDetails: the subscriber page shows the contacts, the
+// account's balance and open items (an allowance booked through the API's
+// function appears), payment agreements, payments, credit notes,
+// reminders and the subscriber's users with their entitlements.
+func TestSubscriberDetails(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		sub := f.demoSubscription(t)
+		ctx := tenancy.With(context.Background(), f.tenant.ID)
+		accounts, _, err := f.app.SubscriberAccounts(ctx, store.AccountFilter{SubscriberID: sub.SubscriberID}, store.Page{Limit: 10})
+		if err != nil || len(accounts) == 0 {
+			t.Fatalf("the demo subscriber's accounts: %v %v", accounts, err)
+		}
+		rate := catalog.PercentOf(0)
+		if _, err := f.app.AddAccountItem(ctx, app.NewAccountItem{AccountID: accounts[0].ID, Kind: "Allowance", Amount: 4200,
+			Description: "Goodwill for a late paper", VATRate: &rate}); err != nil {
+			t.Fatal(err)
+		}
+		a := f.as(t, staff.RoleSupport).get("/console/subscriber/" + sub.SubscriberID)
+		if a.status != http.StatusOK {
+			t.Fatalf("subscriber page: %d %.300s", a.status, a.body)
+		}
+		for _, want := range []string{`id="contacts"`, `id="accounts"`, `id="agreements"`, `id="payments"`, `id="notes"`, `id="reminders"`,
+			`id="users"`, "Goodwill for a late paper", formatMoney(catalogMinor(4200), ""), texts["en"]["balance"]} {
+			if !strings.Contains(a.body, want) {
+				t.Errorf("the subscriber page lacks %q", want)
+			}
+		}
+		if a := f.otherAdmin(t).get("/console/subscriber/" + sub.SubscriberID); a.status != http.StatusNotFound {
+			t.Errorf("another tenant's admin: %d, want 404", a.status)
+		}
+	})
+}
