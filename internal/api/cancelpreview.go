@@ -67,11 +67,7 @@ func (s *Server) cancelPreviewRoutes() {
 }
 
 func (s *Server) previewCancellation(w http.ResponseWriter, r *http.Request) error {
-	id, err := apikit.PathID(r, "id")
-	if err != nil {
-		return err
-	}
-	c, err := cancellationOf(r)
+	id, c, err := cancellationOf(r)
 	if err != nil {
 		return err
 	}

@@ -207,11 +207,7 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
-	id, err := apikit.PathID(r, "id")
-	if err != nil {
-		return err
-	}
-	c, err := cancellationOf(r)
+	id, c, err := cancellationOf(r)
 	if err != nil {
 		return err
 	}
@@ -223,12 +219,16 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// cancellationOf reads a cancel request's body (POST
+// cancellationOf reads a cancel request's path id and body (POST
 // /subscription/{id}/cancel and its preview).
-func cancellationOf(r *http.Request) (app.Cancellation, error) {
+func cancellationOf(r *http.Request) (string, app.Cancellation, error) {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return "", app.Cancellation{}, err
+	}
 	var in CancelInput
 	if err := apikit.DecodeOptionalJSON(r, &in); err != nil {
-		return app.Cancellation{}, err
+		return "", app.Cancellation{}, err
 	}
 	var errs validation.Errors
 	mode := engine.CancelEndOfPeriod
@@ -244,9 +244,9 @@ func cancellationOf(r *http.Request) (app.Cancellation, error) {
 		errs.Add("cancellationTime", "give mode or cancellationTime, not both")
 	}
 	if err := errs.Err(); err != nil {
-		return app.Cancellation{}, err
+		return "", app.Cancellation{}, err
 	}
-	return app.Cancellation{Mode: mode, At: at, Reason: reason}, nil
+	return id, app.Cancellation{Mode: mode, At: at, Reason: reason}, nil
 }
 
 func (s *Server) createChange(w http.ResponseWriter, r *http.Request) error {

@@ -112,18 +112,9 @@ func cancelsAsPreviewed(t *testing.T, s *store.Store, a *app.App, ctx context.Co
 // nothing is settled.
 func TestCancellationPreview(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		oslo, err := time.LoadLocation("Europe/Oslo")
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, ctx, org, _, pkg := upcomingApp(t, s, time.Date(2027, 1, 20, 10, 0, 0, 0, time.UTC))
-		start := time.Date(2027, 1, 31, 0, 0, 0, 0, oslo)
+		a, ctx, oslo, order := monthEndApp(t, s)
 		mid := time.Date(2027, 2, 10, 12, 0, 0, 0, time.UTC)
-
-		unpaid := orderOf(t, a, ctx, org.ID, pkg.ID, &start)
-		paid := orderOf(t, a, ctx, org.ID, pkg.ID, &start)
-		atDate := orderOf(t, a, ctx, org.ID, pkg.ID, &start)
-		endOf := orderOf(t, a, ctx, org.ID, pkg.ID, &start)
+		unpaid, paid, atDate, endOf := order(), order(), order(), order()
 		inv := firstInvoice(t, a, ctx, paid.ID)
 		if _, _, err := a.RecordPayment(ctx, app.NewPayment{InvoiceID: inv.ID, Status: store.PaymentSucceeded, Amount: inv.Gross.Minor,
 			Currency: inv.Currency, Provider: "Manual", ProviderReference: "bank-1"}); err != nil {

@@ -322,11 +322,7 @@ func (c *Console) changePlan(w http.ResponseWriter, r *http.Request, s *session)
 			return
 		}
 	}
-	v, err := c.subscriptionView(r, id)
-	if c.notFound(w, r, s, err) {
-		return
-	}
-	c.render(w, r, s, http.StatusBadRequest, "subscription", page{Title: v.Subscription.Package.Name, Data: v, Error: problem})
+	c.refused(w, r, s, id, problem)
 }
 
 // revokeChange revokes the plan change registered on a subscription.
@@ -342,11 +338,7 @@ func (c *Console) revokeChange(w http.ResponseWriter, r *http.Request, s *sessio
 	err := c.app.RevokeChange(r.Context(), id, change)
 	var invalid validation.Errors
 	if errors.As(err, &invalid) {
-		v, err := c.subscriptionView(r, id)
-		if c.notFound(w, r, s, err) {
-			return
-		}
-		c.render(w, r, s, http.StatusBadRequest, "subscription", page{Title: v.Subscription.Package.Name, Data: v, Error: "revokeRefused"})
+		c.refused(w, r, s, id, "revokeRefused")
 		return
 	}
 	if c.notFound(w, r, s, err) {

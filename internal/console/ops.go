@@ -86,11 +86,7 @@ func (c *Console) cancelPreview(w http.ResponseWriter, r *http.Request, s *sessi
 			return
 		}
 	}
-	v, err := c.subscriptionView(r, id)
-	if c.notFound(w, r, s, err) {
-		return
-	}
-	c.render(w, r, s, http.StatusBadRequest, "subscription", page{Title: v.Subscription.Package.Name, Data: v, Error: problem})
+	c.refused(w, r, s, id, problem)
 }
 
 // webhookRow is a webhook with its delivery log.

@@ -20,6 +20,16 @@ import (
 	"github.com/kadens/kadens/internal/webhook"
 )
 
+// eachDemo runs fn in parallel on both engines with a fixture, its demo
+// subscription and a context in the demo tenant.
+func eachDemo(t *testing.T, fn func(t *testing.T, f *fixture, sub store.Subscription, ctx context.Context)) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		fn(t, f, f.demoSubscription(t), tenancy.With(context.Background(), f.tenant.ID))
+	})
+}
+
 // otherAdmin is a browser logged in as an administrator of the fixture's
 // second tenant (on real time, without webhooks).
 func (f *fixture) otherAdmin(t *testing.T) *browser {
@@ -41,11 +51,7 @@ func (f *fixture) otherAdmin(t *testing.T) *browser {
 // in the past) is a 400 on the subscription page; another tenant's admin
 // gets a 404.
 func TestCancelWithPreview(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		f := newFixture(t, st)
-		sub := f.demoSubscription(t)
-		ctx := tenancy.With(context.Background(), f.tenant.ID)
+	eachDemo(t, func(t *testing.T, f *fixture, sub store.Subscription, ctx context.Context) {
 		b := f.as(t, staff.RoleSupport)
 		path := "/console/subscription/" + sub.ID + "/cancel/preview"
 		if a := b.post(path, url.Values{"mode": {"OnDate"}, "at": {"2001-01-01"}}); a.status != http.StatusBadRequest || !strings.Contains(a.body, texts["en"]["cancelDateRefused"]) {
@@ -110,11 +116,7 @@ func TestCancelWithPreview(t *testing.T) {
 // API's function) and the receiver, now answering, gets it: Delivered.
 // Support and finance get 403, another tenant's admin 404.
 func TestWebhookPage(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		f := newFixture(t, st)
-		sub := f.demoSubscription(t)
-		ctx := tenancy.With(context.Background(), f.tenant.ID)
+	eachDemo(t, func(t *testing.T, f *fixture, sub store.Subscription, ctx context.Context) {
 		h := newFlakyHook(t, f)
 		hook := h.hook
 		if _, _, err := f.app.CancelSubscription(actor.With(ctx, actor.Actor{Kind: actor.System}), sub.ID, app.Cancellation{Mode: engine.CancelEndOfPeriod}); err != nil {
@@ -166,10 +168,7 @@ func TestWebhookPage(t *testing.T) {
 // a 400, support gets 403, and a tenant on real time has no clock: its
 // admin gets 404 on the page and the form, and no link to it.
 func TestTestClock(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		f := newFixture(t, st)
-		ctx := tenancy.With(context.Background(), f.tenant.ID)
+	eachDemo(t, func(t *testing.T, f *fixture, sub store.Subscription, ctx context.Context) {
 		admin := f.as(t, staff.RoleAdmin)
 		a := admin.get("/console/clock")
 		if a.status != http.StatusOK || !strings.Contains(a.body, `id="advance"`) || !strings.Contains(admin.get("/console/account").body, `href="/console/clock"`) {
@@ -220,10 +219,7 @@ func catalogMinor(m int64) catalog.Amount { return catalog.Amount{Minor: m, Digi
 // note takes that amount off that line; more than is left, or an amount
 // that is no amount, is a 400 with the problem beside the line's field.
 func TestPartialCredit(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		f := newFixture(t, st)
-		ctx := tenancy.With(context.Background(), f.tenant.ID)
+	eachDemo(t, func(t *testing.T, f *fixture, sub store.Subscription, ctx context.Context) {
 		invs, _, err := f.app.Invoices(ctx, store.DocumentFilter{}, store.Page{Limit: 100}, store.InvoiceParts{})
 		if err != nil {
 			t.Fatal(err)
@@ -270,11 +266,7 @@ func TestPartialCredit(t *testing.T) {
 // function appears), payment agreements, payments, credit notes,
 // reminders and the subscriber's users with their entitlements.
 func TestSubscriberDetails(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		f := newFixture(t, st)
-		sub := f.demoSubscription(t)
-		ctx := tenancy.With(context.Background(), f.tenant.ID)
+	eachDemo(t, func(t *testing.T, f *fixture, sub store.Subscription, ctx context.Context) {
 		accounts, _, err := f.app.SubscriberAccounts(ctx, store.AccountFilter{SubscriberID: sub.SubscriberID}, store.Page{Limit: 10})
 		if err != nil || len(accounts) == 0 {
 			t.Fatalf("the demo subscriber's accounts: %v %v", accounts, err)

@@ -426,6 +426,12 @@ func (c *Console) cancel(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
+	c.refused(w, r, s, id, problem)
+}
+
+// refused answers a subscription form that could not be carried out:
+// the subscription's page again, a 400 with the text of problem.
+func (c *Console) refused(w http.ResponseWriter, r *http.Request, s *session, id, problem string) {
 	v, err := c.subscriptionView(r, id)
 	if c.notFound(w, r, s, err) {
 		return
