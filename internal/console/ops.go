@@ -59,15 +59,37 @@ type cancelPreviewView struct {
 // and a form that confirms it. A cancellation the engine would refuse is
 // refused here already.
 func (c *Console) cancelPreview(w http.ResponseWriter, r *http.Request, s *session) {
+	c.cancelling(w, r, s, true)
+}
+
+// cancel cancels a subscription (the confirmation page's form) through
+// the same application function as the API's cancel; the staff user is
+// the events' actor.
+func (c *Console) cancel(w http.ResponseWriter, r *http.Request, s *session) {
+	c.cancelling(w, r, s, false)
+}
+
+func (c *Console) cancelling(w http.ResponseWriter, r *http.Request, s *session, preview bool) {
 	if c.badID(w, r, s) {
 		return
 	}
 	id := r.PathValue("id")
 	f, cn, problem := c.cancellationOf(r)
 	if problem == "" {
-		p, err := c.app.CancellationPreview(r.Context(), id, cn)
+		var (
+			p   app.CancellationPreview
+			err error
+		)
+		if preview {
+			p, err = c.app.CancellationPreview(r.Context(), id, cn)
+		} else {
+			_, _, err = c.app.CancelSubscription(r.Context(), id, cn)
+		}
 		var invalid validation.Errors
 		switch {
+		case err == nil && !preview:
+			http.Redirect(w, r, Prefix+"/subscription/"+id+"?done=cancelled", http.StatusSeeOther)
+			return
 		case err == nil:
 			sub, err := c.app.Subscription(r.Context(), id)
 			if c.notFound(w, r, s, err) {

@@ -404,31 +404,6 @@ func (c *Console) subscription(w http.ResponseWriter, r *http.Request, s *sessio
 	c.render(w, r, s, http.StatusOK, "subscription", p)
 }
 
-// cancel cancels a subscription at the end of its period or at once,
-// through the same application function as the API's cancel; the staff
-// user is the events' actor.
-func (c *Console) cancel(w http.ResponseWriter, r *http.Request, s *session) {
-	if c.badID(w, r, s) {
-		return
-	}
-	id := r.PathValue("id")
-	_, cn, problem := c.cancellationOf(r)
-	if problem == "" {
-		_, _, err := c.app.CancelSubscription(r.Context(), id, cn)
-		var invalid validation.Errors
-		switch {
-		case err == nil:
-			http.Redirect(w, r, Prefix+"/subscription/"+id+"?done=cancelled", http.StatusSeeOther)
-			return
-		case errors.As(err, &invalid):
-			problem = "cancelRefused"
-		case c.notFound(w, r, s, err):
-			return
-		}
-	}
-	c.refused(w, r, s, id, problem)
-}
-
 // refused answers a subscription form that could not be carried out:
 // the subscription's page again, a 400 with the text of problem.
 func (c *Console) refused(w http.ResponseWriter, r *http.Request, s *session, id, problem string) {
