@@ -259,7 +259,11 @@ func (c *Console) creditInvoice(w http.ResponseWriter, r *http.Request, s *sessi
 		for _, fe := range invalid {
 			var i int
 			if _, err := fmt.Sscanf(fe.Field, "lines[%d]", &i); err == nil && i >= 0 && i < len(lines) {
-				f.Errors[*lines[i].LineNumber] = fe.Message
+				key := "creditLineAmount"
+				if strings.HasSuffix(fe.Field, ".lineNumber") {
+					key = "creditLineNumber"
+				}
+				f.Errors[*lines[i].LineNumber] = texts[c.language(w, r)][key]
 				msg = "creditLineProblem"
 			}
 		}

@@ -85,6 +85,8 @@ var opsTexts = [][3]string{
 	{"creditChoose", "Line", "Linje"},
 	{"credited", "Credited so far", "Kreditert hittil"},
 	{"creditAmount", "Amount to credit", "Beløp som krediteres"},
+	{"creditLineAmount", "Give an amount above zero and at most what is left of this line (its amount less what is credited so far).", "Oppgi et beløp over null og høyst det som gjenstår av linjen (beløpet minus det som er kreditert hittil)."},
+	{"creditLineNumber", "This line cannot be credited.", "Denne linjen kan ikke krediteres."},
 	{"creditLineProblem", "Some lines cannot be credited as asked: see the message beside each.", "Noen linjer kan ikke krediteres slik: se meldingen ved hver av dem."},
 	{"subscriberUsers", "Users and entitlements", "Brukere og tilganger"},
 	{"noSubscriberUsers", "No users.", "Ingen brukere."},
