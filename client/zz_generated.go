@@ -202,6 +202,12 @@ type AgreementParamsInput struct {
 	ProviderType *string `json:"providerType,omitempty"`
 }
 
+type AllowancePreviewView struct {
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Gross   Decimal `json:"gross"`
+	VATRate Percent `json:"vatRate"`
+}
+
 type AllowedChoices struct {
 	DiscountOverride bool  `json:"discountOverride"`
 	MaxUnits         int64 `json:"maxUnits"`
@@ -449,6 +455,41 @@ type CancelRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+type CancellationPreviewView struct {
+	// The tenant's time the preview was computed at; a cancellation sent later may settle fewer unused days.
+	At time.Time `json:"at"`
+	// Each period the cancellation would cancel, in the order it cancels them: a period a renewal created ahead first, then the one named.
+	Periods []CancelledPeriodView `json:"periods"`
+}
+
+type CancellationSettlementView struct {
+	// The allowances booked, one per VAT rate.
+	Allowances []AllowancePreviewView `json:"allowances"`
+	// The credit note's lines and totals as it will be issued (without its number).
+	CreditNote    *CreditNotePreviewView `json:"creditNote,omitempty"`
+	InvoiceID     string                 `json:"invoiceId"`
+	InvoiceNumber int64                  `json:"invoiceNumber"`
+	// CreditNote: the invoice is credited (a period that never started, or an unpaid one down to the used days); Allowance: a paid period's unused days become allowances on the subscriber account, applied to the next invoices. One of: CreditNote, Allowance.
+	Kind string `json:"kind"`
+	// The credit note's reason. One of: Cancellation, Proration.
+	Reason    *string `json:"reason,omitempty"`
+	TotalDays int64   `json:"totalDays"`
+	// Days of the period used before the cancellation takes effect (0: it never started).
+	UsedDays int64 `json:"usedDays"`
+}
+
+type CancelledPeriodView struct {
+	// Access ends at once (SubscriptionDeactivated is recorded with the cancellation).
+	Deactivated bool `json:"deactivated"`
+	// When access ends.
+	EffectiveAt time.Time `json:"effectiveAt"`
+	PeriodEnd   time.Time `json:"periodEnd"`
+	PeriodStart time.Time `json:"periodStart"`
+	// What settling the period's invoice credits or gives back; null when nothing (an effect at the period's end, no invoice, NoProration, an invoice already credited).
+	Settlement     *CancellationSettlementView `json:"settlement,omitempty"`
+	SubscriptionID string                      `json:"subscriptionId"`
+}
+
 type Chain struct {
 	CreatedAt    time.Time  `json:"createdAt"`
 	Description  string     `json:"description"`
@@ -621,6 +662,18 @@ type CreditNote struct {
 	SubscriptionID      *string `json:"subscriptionId,omitempty"`
 	// The part beyond what was owed (the invoice was paid): an allowance on the subscriber account.
 	Surplus Decimal `json:"surplus"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	VAT       Decimal    `json:"vat"`
+	VATTotals []VATTotal `json:"vatTotals"`
+}
+
+type CreditNotePreviewView struct {
+	Currency string `json:"currency"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Gross Decimal      `json:"gross"`
+	Lines []CreditLine `json:"lines"`
+	// Money in the package currency, with up to the currency's minor-unit decimals.
+	Net Decimal `json:"net"`
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	VAT       Decimal    `json:"vat"`
 	VATTotals []VATTotal `json:"vatTotals"`
@@ -4553,6 +4606,15 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, o
 	var out []Webhook
 	next, err := c.do(ctx, http.MethodGet, "/webhook", params.values(), nil, &out, opts)
 	return Page[Webhook]{Items: out, Next: next}, err
+}
+
+// PreviewCancellation is POST /subscription/{id}/cancel/preview: What a cancellation would credit or charge.
+//
+// Takes the body of POST /subscription/{id}/cancel and answers, writing nothing, what that cancellation would do now: each period it cancels, when access ends, and what settling the period's invoice credits (a credit note's lines per VAT rate) or gives back (allowances per VAT rate), computed by the same code the cancellation runs. The same refusals as the cancellation (400, 404).
+func (c *Client) PreviewCancellation(ctx context.Context, id string, body CancelRequest, opts ...RequestOption) (CancellationPreviewView, error) {
+	var out CancellationPreviewView
+	_, err := c.do(ctx, http.MethodPost, "/subscription/"+url.PathEscape(id)+"/cancel/preview", nil, body, &out, opts)
+	return out, err
 }
 
 // PreviewPackage is POST /package/{id}/preview: Preview the subscription package an order would get.

@@ -133,6 +133,7 @@ func New(o Options) (*Server, error) {
 	s.subscriptionChainRoutes()
 	s.timelineRoutes()
 	s.upcomingRoutes()
+	s.cancelPreviewRoutes()
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()

@@ -227,13 +227,28 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) error {
-	id, err := apikit.PathID(r, "id")
+	id, c, err := cancellationOf(r)
 	if err != nil {
 		return err
 	}
+	sub, now, err := s.app.CancelSubscription(r.Context(), id, c)
+	if err != nil {
+		return err
+	}
+	apikit.WriteJSON(w, http.StatusOK, view(sub, now))
+	return nil
+}
+
+// cancellationOf reads a cancel request's path id and body (POST
+// /subscription/{id}/cancel and its preview).
+func cancellationOf(r *http.Request) (string, app.Cancellation, error) {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return "", app.Cancellation{}, err
+	}
 	var in CancelInput
 	if err := apikit.DecodeOptionalJSON(r, &in); err != nil {
-		return err
+		return "", app.Cancellation{}, err
 	}
 	var errs validation.Errors
 	mode := engine.CancelEndOfPeriod
@@ -249,14 +264,9 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 		errs.Add("cancellationTime", "give mode or cancellationTime, not both")
 	}
 	if err := errs.Err(); err != nil {
-		return err
+		return "", app.Cancellation{}, err
 	}
-	sub, now, err := s.app.CancelSubscription(r.Context(), id, app.Cancellation{Mode: mode, At: at, Reason: reason})
-	if err != nil {
-		return err
-	}
-	apikit.WriteJSON(w, http.StatusOK, view(sub, now))
-	return nil
+	return id, app.Cancellation{Mode: mode, At: at, Reason: reason}, nil
 }
 
 func (s *Server) createChange(w http.ResponseWriter, r *http.Request) error {

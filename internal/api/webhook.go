@@ -133,7 +133,7 @@ func (s *Server) webhookRoutes() {
 	s.add(route{method: http.MethodGet, path: "/webhook/{id}", id: "getWebhook", tag: tag,
 		summary: "Get a webhook registration", desc: "The secret is never shown again.", request: new(apikit.IDParam),
 		responses: common(response{status: http.StatusOK, body: new(webhook.Webhook)}, respNotFound), handle: apikit.GetOne(func(ctx context.Context, id string) (webhook.Webhook, error) {
-			return webhook.Registration(ctx, s.store, id)
+			return s.app.Webhook(ctx, id)
 		})})
 	s.add(route{method: http.MethodPut, path: "/webhook/{id}", id: "updateWebhook", tag: tag,
 		summary: "Replace a webhook registration",
@@ -328,7 +328,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	hooks, next, err := webhook.List(r.Context(), s.store, p)
+	hooks, next, err := s.app.Webhooks(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -409,7 +409,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	list, next, err := webhook.ListDeliveries(r.Context(), s.store, id, f, p)
+	list, next, err := s.app.WebhookDeliveries(r.Context(), id, f, p)
 	if err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ func (s *Server) redeliverWebhookDelivery(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	if err := webhook.Redeliver(r.Context(), s.store, id, deliveryID, s.now()); err != nil {
+	if err := s.app.RedeliverWebhook(r.Context(), id, deliveryID); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -93,4 +94,55 @@ func (a *App) RevokeChange(ctx context.Context, id, changeID string) error {
 		return err
 	}
 	return a.engine.RevokeChange(ctx, id, changeID, now)
+}
+
+// CancellationPreview is what a cancellation would do, written nowhere:
+// each period it would cancel, when that takes effect, and what settling
+// it would credit or give back (invoicing.PreviewCancellation).
+type CancellationPreview struct {
+	// At is the tenant's time the preview was made at: a cancellation
+	// sent later may settle other amounts (fewer unused days).
+	At      time.Time
+	Periods []CancelledPeriod
+}
+
+// CancelledPeriod is one period a cancellation cancels.
+type CancelledPeriod struct {
+	SubscriptionID string
+	PeriodStart    time.Time
+	PeriodEnd      time.Time
+	// EffectiveAt is when access ends; Deactivated says it ends at once.
+	EffectiveAt time.Time
+	Deactivated bool
+	// Settlement is nil when the cancellation settles nothing on the
+	// period's invoice (an effect at the period end, no invoice).
+	Settlement *invoicing.CancellationPreview
+}
+
+// CancellationPreview previews cancelling subscription id as c would
+// (CancelSubscription; c.Reason is not used) at the tenant's time: the
+// engine's own decision of which periods are cancelled and when
+// (engine.PreviewCancel) and billing's own decision of what that credits
+// or gives back. It answers the same refusals as the cancellation:
+// store.ErrNotFound, validation.Errors.
+func (a *App) CancellationPreview(ctx context.Context, id string, c Cancellation) (CancellationPreview, error) {
+	now, err := a.Now(ctx)
+	if err != nil {
+		return CancellationPreview{}, err
+	}
+	out := CancellationPreview{At: now, Periods: []CancelledPeriod{}}
+	err = a.engine.PreviewCancel(ctx, id, c.Mode, c.At, now, func(tx *store.Tx, p store.Subscription) error {
+		cp := CancelledPeriod{SubscriptionID: p.ID, PeriodStart: p.PeriodStart, PeriodEnd: p.PeriodEnd, EffectiveAt: *p.CancelEffectiveAt,
+			Deactivated: p.DeactivatedAt != nil}
+		s, ok, err := invoicing.PreviewCancellation(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		if ok {
+			cp.Settlement = &s
+		}
+		out.Periods = append(out.Periods, cp)
+		return nil
+	})
+	return out, err
 }

@@ -307,18 +307,26 @@ func TestUpcomingInvoiceYearly(t *testing.T) {
 	})
 }
 
+// monthEndApp is upcomingApp on 20 January 2027 with order, which orders
+// the monthly package starting on 31 January (Oslo).
+func monthEndApp(t *testing.T, s *store.Store) (*app.App, context.Context, *time.Location, func() store.Subscription) {
+	t.Helper()
+	oslo, err := time.LoadLocation("Europe/Oslo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ctx, org, _, pkg := upcomingApp(t, s, time.Date(2027, 1, 20, 10, 0, 0, 0, time.UTC))
+	start := time.Date(2027, 1, 31, 0, 0, 0, 0, oslo)
+	return a, ctx, oslo, func() store.Subscription { return orderOf(t, a, ctx, org.ID, pkg.ID, &start) }
+}
+
 // TestUpcomingInvoiceMonthEnd: a series anchored on 31 January renews on
 // 28 February for a period that ends on 31 March (the anchor's day, not
 // the 28th), and the renewal bills that period.
 func TestUpcomingInvoiceMonthEnd(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		oslo, err := time.LoadLocation("Europe/Oslo")
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, ctx, org, _, pkg := upcomingApp(t, s, time.Date(2027, 1, 20, 10, 0, 0, 0, time.UTC))
-		start := time.Date(2027, 1, 31, 0, 0, 0, 0, oslo)
-		first := orderOf(t, a, ctx, org.ID, pkg.ID, &start)
+		a, ctx, oslo, order := monthEndApp(t, s)
+		first := order()
 		if want := time.Date(2027, 2, 28, 0, 0, 0, 0, oslo); !first.PeriodEnd.Equal(want) {
 			t.Fatalf("first period ends %s, want %s", first.PeriodEnd, want)
 		}

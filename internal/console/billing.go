@@ -36,6 +36,19 @@ type invoiceView struct {
 	Creditable bool
 	// PaymentForm is the payment form as given, after a refusal.
 	PaymentForm paymentForm
+	// Credited is what credit notes took off each line so far, by line
+	// number; CreditForm the credit form as given, after a refusal.
+	Credited   map[int]int64
+	CreditForm creditForm
+}
+
+// creditForm is the credit form as given: the lines chosen, the amounts
+// typed (by line number), and what is wrong beside each field.
+type creditForm struct {
+	Reason  string
+	Chosen  map[int]bool
+	Amounts map[int]string
+	Errors  map[int]string
 }
 
 type paymentForm struct {
@@ -62,8 +75,12 @@ func (c *Console) invoiceView(r *http.Request, id string) (invoiceView, error) {
 		return invoiceView{}, err
 	}
 	credited := int64(0)
+	v.Credited = map[int]int64{}
 	for _, n := range v.CreditNotes {
 		credited += n.Gross.Minor
+		for _, l := range n.Lines {
+			v.Credited[l.InvoiceLineNumber] += l.Gross.Minor
+		}
 	}
 	v.Creditable = credited < inv.Gross.Minor
 	return v, nil
@@ -185,31 +202,72 @@ func (c *Console) recordPayment(w http.ResponseWriter, r *http.Request, s *sessi
 	http.Redirect(w, r, Prefix+"/invoice/"+id+"?done=payment", http.StatusSeeOther)
 }
 
-// creditInvoice credits what is left of an invoice, with a reason,
-// through the API's own function. Crediting twice credits once: the
-// second finds nothing left.
+// creditInvoice credits an invoice, with a reason, through the API's own
+// function (App.CreditInvoice): the lines chosen, each with the amount
+// typed or, without one, all that is left of it; no line chosen credits
+// what is left of the whole invoice. A line with an amount typed counts as
+// chosen. What cannot be credited is shown beside the line's field.
+// Crediting the whole invoice twice credits once: the second finds
+// nothing left.
 func (c *Console) creditInvoice(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.badID(w, r, s) {
 		return
 	}
 	id := r.PathValue("id")
-	reason := strings.TrimSpace(r.PostFormValue("reason"))
+	f := creditForm{Reason: strings.TrimSpace(r.PostFormValue("reason")), Chosen: map[int]bool{}, Amounts: map[int]string{}, Errors: map[int]string{}}
 	fail := func(status int, msg string) {
 		v, err := c.invoiceView(r, id)
 		if c.notFound(w, r, s, err) {
 			return
 		}
+		v.CreditForm = f
 		c.render(w, r, s, status, "invoice", page{Data: v, Error: msg})
 	}
-	if reason == "" || len(reason) > 500 || validation.TextProblem(reason, false) != "" {
+	inv, err := c.app.Invoice(r.Context(), id)
+	if c.notFound(w, r, s, err) {
+		return
+	}
+	for _, v := range r.PostForm["line"] {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			c.fail(w, r, s, http.StatusBadRequest, "badForm")
+			return
+		}
+		f.Chosen[n] = true
+	}
+	var lines []app.CreditLine
+	for _, l := range inv.Lines {
+		amt := strings.TrimSpace(r.PostFormValue("amount-" + strconv.Itoa(l.LineNumber)))
+		f.Amounts[l.LineNumber] = amt
+		if amt != "" {
+			f.Chosen[l.LineNumber] = true
+		}
+		if f.Chosen[l.LineNumber] {
+			n := l.LineNumber
+			lines = append(lines, app.CreditLine{LineNumber: &n, Amount: strings.ReplaceAll(strings.ReplaceAll(amt, " ", ""), ",", ".")})
+		}
+	}
+	if f.Reason == "" || len(f.Reason) > 500 || validation.TextProblem(f.Reason, false) != "" {
 		fail(http.StatusBadRequest, "creditReason")
 		return
 	}
-	_, err := c.app.CreditInvoice(r.Context(), app.NewCredit{InvoiceID: id, Reason: reason})
+	_, err = c.app.CreditInvoice(r.Context(), app.NewCredit{InvoiceID: id, Reason: f.Reason, Lines: lines})
 	var invalid validation.Errors
 	switch {
 	case errors.As(err, &invalid):
-		fail(http.StatusBadRequest, "nothingToCredit")
+		msg := "nothingToCredit"
+		for _, fe := range invalid {
+			var i int
+			if _, err := fmt.Sscanf(fe.Field, "lines[%d]", &i); err == nil && i >= 0 && i < len(lines) {
+				key := "creditLineAmount"
+				if strings.HasSuffix(fe.Field, ".lineNumber") {
+					key = "creditLineNumber"
+				}
+				f.Errors[*lines[i].LineNumber] = texts[c.language(w, r)][key]
+				msg = "creditLineProblem"
+			}
+		}
+		fail(http.StatusBadRequest, msg)
 		return
 	case c.notFound(w, r, s, err):
 		return
@@ -268,11 +326,7 @@ func (c *Console) changePlan(w http.ResponseWriter, r *http.Request, s *session)
 			return
 		}
 	}
-	v, err := c.subscriptionView(r, id)
-	if c.notFound(w, r, s, err) {
-		return
-	}
-	c.render(w, r, s, http.StatusBadRequest, "subscription", page{Title: v.Subscription.Package.Name, Data: v, Error: problem})
+	c.refused(w, r, s, id, problem)
 }
 
 // revokeChange revokes the plan change registered on a subscription.
@@ -288,11 +342,7 @@ func (c *Console) revokeChange(w http.ResponseWriter, r *http.Request, s *sessio
 	err := c.app.RevokeChange(r.Context(), id, change)
 	var invalid validation.Errors
 	if errors.As(err, &invalid) {
-		v, err := c.subscriptionView(r, id)
-		if c.notFound(w, r, s, err) {
-			return
-		}
-		c.render(w, r, s, http.StatusBadRequest, "subscription", page{Title: v.Subscription.Package.Name, Data: v, Error: "revokeRefused"})
+		c.refused(w, r, s, id, "revokeRefused")
 		return
 	}
 	if c.notFound(w, r, s, err) {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,10 +19,12 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/kadens/kadens/internal/app"
+	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/webhook"
 )
 
 // axeScript is axe-core, installed by `npm ci` in testdata/axe (.ci/run
@@ -28,7 +33,10 @@ const axeScript = "testdata/axe/node_modules/axe-core/axe.min.js"
 
 // TestConsoleInBrowser drives the console in headless Chromium the way a
 // customer-service agent without a mouse would: log in, search, open the
-// subscriber and the subscription, cancel it, read the audit log. Every
+// subscriber and the subscription, cancel it through the confirmation
+// page that shows what the cancellation credits, read the audit log,
+// redeliver the webhook delivery the cancellation's refused event made,
+// and move the test clock. Every
 // field and button is reached with Tab and used with the keyboard. Each
 // page is checked by axe-core (WCAG 2.1 A and AA, best practices) at a
 // phone's size and must not scroll sideways.
@@ -57,6 +65,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		f := newFixture(t, st)
 		sub := f.demoSubscription(t)
 		admin := f.users[staff.RoleAdmin]
+		hooks := newFlakyHook(t, f)
 
 		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
 			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
@@ -146,8 +155,27 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(`.timeline`),
 			check("subscription"),
+			// A radio group is one Tab stop; the arrow key chooses in it.
+			tabTo(`input[name="mode"][value="EndOfPeriod"]`),
+			chromedp.KeyEvent(kb.ArrowDown),
 			typeInto(`#reason`, "moving"),
-			tabTo(`button.danger`),
+			tabTo(`#preview-cancel`),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(`#confirm-cancel`),
+			check("cancel preview"),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#main input[name="mode"]').value`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode != "Immediately" {
+			t.Errorf("the confirmation page confirms mode %q, want the Immediately chosen with the arrow key", mode)
+		}
+		err = chromedp.Do(ctx,
+			tabTo(`#confirm-cancel`),
 			chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(`.notice`),
 		)
@@ -231,6 +259,37 @@ func TestConsoleInBrowser(t *testing.T) {
 		); err != nil {
 			t.Fatal(err)
 		}
+		// The cancellation's event reached the webhook, whose receiver
+		// refused it: the admin sends it again from the delivery log.
+		failed := hooks.wait(t, webhook.DeliveryFailed)
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/webhooks"),
+			chromedp.WaitVisible(`#delivery-`+failed.ID),
+			check("webhooks"),
+			tabTo(`#delivery-`+failed.ID+` button.redeliver`),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(`.notice`),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if done := hooks.wait(t, webhook.DeliveryDelivered); done.ID != failed.ID {
+			t.Errorf("delivered %s, redelivered %s", done.ID, failed.ID)
+		}
+		// The test clock: the form offers tomorrow; Enter moves it there.
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/clock"),
+			chromedp.WaitVisible(`#to`),
+			check("clock"),
+			tabTo(`#advance`),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(`#done`),
+			check("clock moved"),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if now, err := f.app.Now(tenancy.With(context.Background(), f.tenant.ID)); err != nil || !now.After(f.clock()) {
+			t.Errorf("after moving the clock it is %s (%v)", now, err)
+		}
 		// A hundred days on, with renewals, payments by two providers and
 		// unpaid invoices with reminders, the fuller dashboard holds too
 		// (this is the reviewed image).
@@ -288,6 +347,55 @@ func TestConsoleInBrowser(t *testing.T) {
 			}
 		}
 	})
+}
+
+// flakyHook is a webhook of the fixture's tenant whose receiver refuses
+// the first delivery and takes the rest, with a dispatcher that does not
+// retry (the first refusal fails the delivery).
+type flakyHook struct {
+	f    *fixture
+	hook webhook.Webhook
+}
+
+func newFlakyHook(t *testing.T, f *fixture) *flakyHook {
+	t.Helper()
+	var calls atomic.Int32
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			http.Error(w, "not yet", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(rcv.Close)
+	ctx := tenancy.With(context.Background(), f.tenant.ID)
+	hook, err := webhook.Create(ctx, f.st, webhook.Webhook{URL: rcv.URL + "/hook", EventTypes: []string{store.EventSubscriptionCancelled},
+		Format: webhook.FormatCloudEvents, Secret: webhook.NewSecret(), DisableValidation: true}, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := webhook.New(webhook.Options{Store: f.st, Schedule: []time.Duration{}, Timeout: 2 * time.Second, Egress: egress.Policy{Private: true},
+		Poll: 50 * time.Millisecond})
+	d.Start()
+	t.Cleanup(func() { _ = d.Stop(context.Background()) })
+	return &flakyHook{f: f, hook: hook}
+}
+
+// wait is the hook's first delivery with status, waiting for it.
+func (h *flakyHook) wait(t *testing.T, status string) webhook.WebhookDelivery {
+	t.Helper()
+	ctx := tenancy.With(context.Background(), h.f.tenant.ID)
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ds, _, err := h.f.app.WebhookDeliveries(ctx, h.hook.ID, webhook.DeliveryFilter{Status: status}, store.Page{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) > 0 {
+			return ds[0]
+		}
+	}
+	t.Fatalf("no %s delivery", status)
+	return webhook.WebhookDelivery{}
 }
 
 func mustSubscriberName(t *testing.T, f *fixture, id string) string {

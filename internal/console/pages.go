@@ -13,6 +13,7 @@ import (
 	"github.com/kadens/kadens/internal/actor"
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -182,6 +183,55 @@ type subscriberView struct {
 	Subscriptions []subscriptionRow
 	Invoices      []store.Invoice
 	MoreInvoices  bool
+	// Accounts are the subscriber's accounts (one per currency) with
+	// their balances and open items.
+	Accounts    []accountRow
+	Agreements  []store.PaymentAgreement
+	Payments    []store.Payment
+	CreditNotes []store.CreditNote
+	Reminders   []invoicing.Reminder
+	Users       []app.SubscriberUser
+	MoreUsers   bool
+}
+
+// accountRow is a subscriber account with its open charges and
+// allowances.
+type accountRow struct {
+	store.SubscriberAccount
+	Items []store.OpenItem
+}
+
+// subscriberDetails fills in the subscriber page's money and access
+// sections: accounts and open items, payment agreements, payments, credit
+// notes, reminders, and the subscriber's users with their entitlements.
+func (c *Console) subscriberDetails(r *http.Request, v *subscriberView) error {
+	ctx := r.Context()
+	id := v.Subscriber.ID
+	accounts, _, err := c.app.SubscriberAccounts(ctx, store.AccountFilter{SubscriberID: id}, store.Page{Limit: pageLimit})
+	if err != nil {
+		return err
+	}
+	for _, acc := range accounts {
+		_, items, err := c.app.OpenAccountItems(ctx, id, acc.Currency)
+		if err != nil {
+			return err
+		}
+		v.Accounts = append(v.Accounts, accountRow{SubscriberAccount: acc, Items: items})
+	}
+	if v.Agreements, _, err = c.app.PaymentAgreements(ctx, store.AgreementFilter{SubscriberID: id}, store.Page{Limit: pageLimit}); err != nil {
+		return err
+	}
+	if v.Payments, _, err = c.app.Payments(ctx, store.PaymentFilter{SubscriberID: id}, store.Page{Limit: pageLimit}); err != nil {
+		return err
+	}
+	if v.CreditNotes, _, err = c.app.CreditNotes(ctx, store.CreditNoteFilter{SubscriberID: id}, store.Page{Limit: pageLimit}); err != nil {
+		return err
+	}
+	if v.Reminders, _, err = c.app.Reminders(ctx, invoicing.ReminderFilter{SubscriberID: id}, store.Page{Limit: pageLimit}); err != nil {
+		return err
+	}
+	v.Users, v.MoreUsers, err = c.app.SubscriberUsers(ctx, id, 20)
+	return err
 }
 
 type subscriptionRow struct {
@@ -245,6 +295,9 @@ func (c *Console) subscriber(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	slices.Reverse(invs)
 	v.Invoices, v.MoreInvoices = invs, next != ""
+	if c.failed(w, r, s, c.subscriberDetails(r, &v)) {
+		return
+	}
 	c.render(w, r, s, http.StatusOK, "subscriber", page{Title: sub.Name, Data: v})
 }
 
@@ -347,36 +400,9 @@ func (c *Console) subscription(w http.ResponseWriter, r *http.Request, s *sessio
 	c.render(w, r, s, http.StatusOK, "subscription", p)
 }
 
-// cancel cancels a subscription at the end of its period or at once,
-// through the same application function as the API's cancel; the staff
-// user is the events' actor.
-func (c *Console) cancel(w http.ResponseWriter, r *http.Request, s *session) {
-	if c.badID(w, r, s) {
-		return
-	}
-	id := r.PathValue("id")
-	mode := r.PostFormValue("mode")
-	reason := strings.TrimSpace(r.PostFormValue("reason"))
-	var problem string
-	switch {
-	case mode != engine.CancelEndOfPeriod && mode != engine.CancelImmediately:
-		problem = "cancelMode"
-	case len(reason) > 500 || validation.TextProblem(reason, false) != "":
-		problem = "cancelReason"
-	}
-	if problem == "" {
-		_, _, err := c.app.CancelSubscription(r.Context(), id, app.Cancellation{Mode: mode, Reason: reason})
-		var invalid validation.Errors
-		switch {
-		case err == nil:
-			http.Redirect(w, r, Prefix+"/subscription/"+id+"?done=cancelled", http.StatusSeeOther)
-			return
-		case errors.As(err, &invalid):
-			problem = "cancelRefused"
-		case c.notFound(w, r, s, err):
-			return
-		}
-	}
+// refused answers a subscription form that could not be carried out:
+// the subscription's page again, a 400 with the text of problem.
+func (c *Console) refused(w http.ResponseWriter, r *http.Request, s *session, id, problem string) {
 	v, err := c.subscriptionView(r, id)
 	if c.notFound(w, r, s, err) {
 		return

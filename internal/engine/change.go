@@ -387,43 +387,7 @@ const (
 // ChargeRemainder cancels as asked and charges the remaining bound periods
 // (Hooks.BindingRemainder) in the same transaction.
 func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.Time) (store.Subscription, error) {
-	if mode != CancelImmediately && mode != CancelEndOfPeriod {
-		return store.Subscription{}, validation.Field("mode", "must be Immediately or EndOfPeriod")
-	}
-	if _, err := tenancy.From(ctx); err != nil {
-		return store.Subscription{}, err
-	}
-	var out store.Subscription
-	err := e.store.InTxRetrying(ctx, func(tx *store.Tx) error {
-		sub, err := tx.Subscription(ctx, id)
-		if err != nil {
-			return err
-		}
-		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
-			return validation.Field("id", "subscription %s is already cancelled or ended", id)
-		}
-		if err := notScheduled(ctx, tx, sub); err != nil {
-			return err
-		}
-		effective := cancelEffective(sub, mode, now)
-		switch {
-		case !bound(sub, effective):
-		case sub.BindingRule != catalog.ChargeRemainder:
-			out, err = e.cancelAtBindingEnd(ctx, tx, sub, reason, now)
-			return err
-		default:
-			if out, err = e.cancelIn(ctx, tx, sub, mode, reason, now); err != nil {
-				return err
-			}
-			return e.chargeRemainder(ctx, tx, sub, effective, now)
-		}
-		out, err = e.cancelIn(ctx, tx, sub, mode, reason, now)
-		return err
-	})
-	if err != nil {
-		return store.Subscription{}, fmt.Errorf("engine: cancel %s: %w", id, err)
-	}
-	return out, nil
+	return e.cancelSubscription(ctx, id, mode, nil, reason, now)
 }
 
 // CancelAt cancels subscription id at now with a chosen effective date:
@@ -437,69 +401,21 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 // field is reported as "cancellationTime". A date before the binding end
 // follows the binding's rule as in Cancel.
 func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason string, now time.Time) (store.Subscription, error) {
-	const field = "cancellationTime"
+	return e.cancelSubscription(ctx, id, "", &at, reason, now)
+}
+
+func (e *Engine) cancelSubscription(ctx context.Context, id, mode string, at *time.Time, reason string, now time.Time) (store.Subscription, error) {
 	if _, err := tenancy.From(ctx); err != nil {
 		return store.Subscription{}, err
 	}
 	var out store.Subscription
 	err := e.store.InTxRetrying(ctx, func(tx *store.Tx) error {
-		sub, err := tx.Subscription(ctx, id)
+		p, err := planCancel(ctx, tx, id, mode, at, now, true)
 		if err != nil {
 			return err
 		}
-		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
-			return validation.Field("id", "subscription %s is already cancelled or ended", id)
-		}
-		if err := notScheduled(ctx, tx, sub); err != nil {
+		if err := e.runCancel(ctx, tx, p, reason, now); err != nil {
 			return err
-		}
-		loc, err := period.LoadZone(sub.TimeZone)
-		if err != nil {
-			return err
-		}
-		effective := period.StartOfDay(at, loc)
-		if !effective.After(now) {
-			return validation.Field(field, "must be a later day than today (%s in %s); to end the subscription now use mode Immediately",
-				period.StartOfDay(now, loc).In(loc).Format(time.DateOnly), loc)
-		}
-		if effective.Before(sub.PeriodStart) {
-			return validation.Field(field, "is before this period starts (%s)", sub.PeriodStart.In(loc).Format(time.DateOnly))
-		}
-		// A date inside an EndOfBinding binding moves to its end; one
-		// inside a ChargeRemainder binding holds and charges the rest.
-		charge := bound(sub, effective) && sub.BindingRule == catalog.ChargeRemainder
-		if bound(sub, effective) && !charge {
-			out, err = e.cancelAtBindingEnd(ctx, tx, sub, reason, now)
-			return err
-		}
-		if !effective.After(sub.PeriodEnd) {
-			// Within the named period (its end is EndOfPeriod).
-			if out, err = e.cancelInAt(ctx, tx, sub, effective, reason, now, loc); err != nil || !charge {
-				return err
-			}
-			return e.chargeRemainder(ctx, tx, sub, effective, now)
-		}
-		if sub.NextID == nil {
-			return validation.Field(field, "is after the end of the period billed so far (%s); cancel with mode EndOfPeriod, or again once the next period is created",
-				sub.PeriodEnd.In(loc).Format(time.DateOnly))
-		}
-		ahead, err := tx.Subscription(ctx, *sub.NextID)
-		if err != nil {
-			return err
-		}
-		if effective.After(ahead.PeriodEnd) || ahead.CancelledAt != nil {
-			return validation.Field(field, "is after the end of the period billed so far (%s)", ahead.PeriodEnd.In(loc).Format(time.DateOnly))
-		}
-		if _, err := tx.EndChanges(ctx, []string{ahead.ID}, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
-			return err
-		}
-		if err := e.cancel(ctx, tx, &ahead, now, effective, reason, loc); err != nil {
-			return err
-		}
-		if charge {
-			if err := e.chargeRemainder(ctx, tx, ahead, effective, now); err != nil {
-				return err
-			}
 		}
 		out, err = tx.Subscription(ctx, id)
 		return err
@@ -510,23 +426,38 @@ func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason s
 	return out, nil
 }
 
-// cancelIn cancels sub at now in tx (see Cancel), with the period created
-// ahead of it, if any, and returns sub as written.
-func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscription, mode, reason string, now time.Time) (store.Subscription, error) {
-	loc, err := period.LoadZone(sub.TimeZone)
+// PreviewCancel is what cancelling subscription id at now would do (as
+// Cancel with mode, or CancelAt with at when it is not nil), written
+// nowhere: each period the cancellation would cancel, with its
+// cancellation and deactivation as they would be written, is passed to
+// each in a transaction that writes nothing. The same decision
+// (planCancel) as the cancellation's, and the same refusals.
+func (e *Engine) PreviewCancel(ctx context.Context, id, mode string, at *time.Time, now time.Time, each func(tx *store.Tx, period store.Subscription) error) error {
+	if _, err := tenancy.From(ctx); err != nil {
+		return err
+	}
+	err := e.store.InTx(ctx, func(tx *store.Tx) error {
+		p, err := planCancel(ctx, tx, id, mode, at, now, true)
+		if err != nil {
+			return err
+		}
+		for _, st := range p.steps {
+			sub := st.sub
+			cancelAt, effective := now, st.effective
+			sub.CancelledAt, sub.CancelEffectiveAt, sub.CancelReason = &cancelAt, &effective, ""
+			if !effective.After(now) {
+				sub.DeactivatedAt = &effective
+			}
+			if err := each(tx, sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return sub, err
+		return fmt.Errorf("engine: cancel %s: %w", id, err)
 	}
-	return e.cancelInAt(ctx, tx, sub, cancelEffective(sub, mode, now), reason, now, loc)
-}
-
-// cancelEffective is when a cancellation of sub by mode at now takes
-// effect: now, or sub's end for EndOfPeriod once sub has started.
-func cancelEffective(sub store.Subscription, mode string, now time.Time) time.Time {
-	if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
-		return sub.PeriodEnd
-	}
-	return now
+	return nil
 }
 
 // notScheduled refuses to cancel sub again when a cancellation already
@@ -548,57 +479,6 @@ func notScheduled(ctx context.Context, tx *store.Tx, sub store.Subscription) err
 	return nil
 }
 
-// cancelAtBindingEnd cancels sub, asked at now during an EndOfBinding
-// binding, for the binding end: the period that ends there is cancelled
-// with effect at its end if it exists (sub, or the period created ahead of
-// it); otherwise the cancellation waits on the series' last period and the
-// renewal that creates the last bound period creates it cancelled
-// (planRenewal). Either way the plan change waiting on the series is
-// revoked, and sub is returned as it is now.
-func (e *Engine) cancelAtBindingEnd(ctx context.Context, tx *store.Tx, sub store.Subscription, reason string, now time.Time) (store.Subscription, error) {
-	loc, err := period.LoadZone(sub.TimeZone)
-	if err != nil {
-		return sub, err
-	}
-	end := *sub.BindingEnd
-	if !end.After(sub.PeriodEnd) {
-		return e.cancelInAt(ctx, tx, sub, sub.PeriodEnd, reason, now, loc)
-	}
-	last, waiting := sub, []string{sub.ID}
-	if sub.NextID != nil {
-		ahead, err := tx.Subscription(ctx, *sub.NextID)
-		if err != nil {
-			return sub, err
-		}
-		if ahead.CancelledAt != nil {
-			return sub, validation.Field("id", "subscription %s is already cancelled or ended", sub.ID)
-		}
-		last, waiting = ahead, append(waiting, ahead.ID)
-	}
-	if _, err := tx.EndChanges(ctx, waiting, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
-		return sub, err
-	}
-	if !end.After(last.PeriodEnd) {
-		if err := e.cancel(ctx, tx, &last, now, last.PeriodEnd, reason, loc); err != nil {
-			return sub, err
-		}
-		return tx.Subscription(ctx, sub.ID)
-	}
-	// The mark goes on the period asked about too (a period ahead of it
-	// carries it on), so that it shows the cancellation.
-	asked := now.UTC()
-	for _, p := range []store.Subscription{sub, last} {
-		p.ScheduledCancelAt, p.ScheduledCancelReason = &asked, reason
-		if err := tx.UpdateSubscription(ctx, p); err != nil {
-			return sub, err
-		}
-		if p.ID == last.ID {
-			break
-		}
-	}
-	return tx.Subscription(ctx, sub.ID)
-}
-
 // chargeRemainder charges, through Hooks.BindingRemainder, the bound
 // periods that follow p's cancellation taking effect at effective.
 func (e *Engine) chargeRemainder(ctx context.Context, tx *store.Tx, p store.Subscription, effective, now time.Time) error {
@@ -613,25 +493,204 @@ func (e *Engine) chargeRemainder(ctx context.Context, tx *store.Tx, p store.Subs
 	return e.Hooks.BindingRemainder(ctx, tx, p, n, now)
 }
 
-// cancelInAt is cancelIn with the effective time decided.
-func (e *Engine) cancelInAt(ctx context.Context, tx *store.Tx, sub store.Subscription, effective time.Time, reason string, now time.Time, loc *time.Location) (store.Subscription, error) {
-	// What waits on the series will never run.
-	pendingOn := []string{sub.ID}
+// runCancel carries out plan p in tx at now: the periods it cancels, the
+// changes it revokes, the cancellation it leaves waiting for the binding
+// end, the remaining bound periods it charges.
+func (e *Engine) runCancel(ctx context.Context, tx *store.Tx, p cancelPlan, reason string, now time.Time) error {
+	if len(p.steps) == 0 && len(p.revoke) > 0 {
+		if _, err := tx.EndChanges(ctx, p.revoke, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
+			return err
+		}
+	}
+	for i, st := range p.steps {
+		if i == len(p.steps)-1 {
+			// What waits on the series will never run.
+			if _, err := tx.EndChanges(ctx, p.revoke, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
+				return err
+			}
+		}
+		sub := st.sub
+		if err := e.cancel(ctx, tx, &sub, now, st.effective, reason, p.loc); err != nil {
+			return err
+		}
+	}
+	// The mark goes on the period asked about too (a period ahead of it
+	// carries it on), so that it shows the cancellation; the renewal that
+	// creates the last bound period creates it cancelled (planRenewal).
+	asked := now.UTC()
+	for _, w := range p.wait {
+		w.ScheduledCancelAt, w.ScheduledCancelReason = &asked, reason
+		if err := tx.UpdateSubscription(ctx, w); err != nil {
+			return err
+		}
+	}
+	if p.charge != nil {
+		return e.chargeRemainder(ctx, tx, *p.charge, p.chargeFrom, now)
+	}
+	return nil
+}
+
+// cancelStep is a period a cancellation cancels and when that takes
+// effect.
+type cancelStep struct {
+	sub       store.Subscription
+	effective time.Time
+}
+
+// cancelPlan is what cancelling a subscription does: the periods it
+// cancels, in order, and the periods whose waiting changes it revokes
+// (before the last step).
+type cancelPlan struct {
+	steps  []cancelStep
+	revoke []string
+	loc    *time.Location
+	// wait are the periods that carry a cancellation waiting for an
+	// EndOfBinding binding's end beyond the periods billed so far (no
+	// step then).
+	wait []store.Subscription
+	// charge is the period from whose cancellation at chargeFrom a
+	// ChargeRemainder binding's remaining periods are charged; nil when
+	// none are.
+	charge     *store.Subscription
+	chargeFrom time.Time
+}
+
+// planCancel decides, in tx, what cancelling subscription id at now does:
+// with at nil by mode (Cancel), else with effect at the start of at's
+// local day (CancelAt). Refusals are validation errors naming the field.
+// With binding, a subscriber's cancellation, the series' binding period
+// applies (docs/ORDERS.md, "Binding periods"): EndOfBinding moves it to
+// the binding end (planAtBindingEnd), ChargeRemainder keeps it and charges
+// the remaining bound periods; a payment stop passes false.
+func planCancel(ctx context.Context, tx *store.Tx, id, mode string, at *time.Time, now time.Time, binding bool) (cancelPlan, error) {
+	if at == nil && mode != CancelImmediately && mode != CancelEndOfPeriod {
+		return cancelPlan{}, validation.Field("mode", "must be Immediately or EndOfPeriod")
+	}
+	sub, err := tx.Subscription(ctx, id)
+	if err != nil {
+		return cancelPlan{}, err
+	}
+	if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
+		return cancelPlan{}, validation.Field("id", "subscription %s is already cancelled or ended", id)
+	}
+	if binding {
+		if err := notScheduled(ctx, tx, sub); err != nil {
+			return cancelPlan{}, err
+		}
+	}
+	loc, err := period.LoadZone(sub.TimeZone)
+	if err != nil {
+		return cancelPlan{}, err
+	}
+	var effective time.Time
+	if at == nil {
+		effective = now
+		if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
+			effective = sub.PeriodEnd
+		}
+		if now.Before(sub.PeriodStart) {
+			effective = now
+		}
+		switch {
+		case !binding || !bound(sub, effective):
+		case sub.BindingRule != catalog.ChargeRemainder:
+			return planAtBindingEnd(ctx, tx, sub, now, loc)
+		default:
+			p, err := planCancelIn(ctx, tx, sub, effective, now, loc)
+			p.charge, p.chargeFrom = &sub, effective
+			return p, err
+		}
+		return planCancelIn(ctx, tx, sub, effective, now, loc)
+	}
+	const field = "cancellationTime"
+	effective = period.StartOfDay(*at, loc)
+	if !effective.After(now) {
+		return cancelPlan{}, validation.Field(field, "must be a later day than today (%s in %s); to end the subscription now use mode Immediately",
+			period.StartOfDay(now, loc).In(loc).Format(time.DateOnly), loc)
+	}
+	if effective.Before(sub.PeriodStart) {
+		return cancelPlan{}, validation.Field(field, "is before this period starts (%s)", sub.PeriodStart.In(loc).Format(time.DateOnly))
+	}
+	// A date inside an EndOfBinding binding moves to its end; one inside
+	// a ChargeRemainder binding holds and charges the rest.
+	charge := binding && bound(sub, effective) && sub.BindingRule == catalog.ChargeRemainder
+	if binding && bound(sub, effective) && !charge {
+		return planAtBindingEnd(ctx, tx, sub, now, loc)
+	}
+	if !effective.After(sub.PeriodEnd) {
+		// Within the named period (its end is EndOfPeriod).
+		p, err := planCancelIn(ctx, tx, sub, effective, now, loc)
+		if charge {
+			p.charge, p.chargeFrom = &sub, effective
+		}
+		return p, err
+	}
+	if sub.NextID == nil {
+		return cancelPlan{}, validation.Field(field, "is after the end of the period billed so far (%s); cancel with mode EndOfPeriod, or again once the next period is created",
+			sub.PeriodEnd.In(loc).Format(time.DateOnly))
+	}
+	ahead, err := tx.Subscription(ctx, *sub.NextID)
+	if err != nil {
+		return cancelPlan{}, err
+	}
+	if effective.After(ahead.PeriodEnd) || ahead.CancelledAt != nil {
+		return cancelPlan{}, validation.Field(field, "is after the end of the period billed so far (%s)", ahead.PeriodEnd.In(loc).Format(time.DateOnly))
+	}
+	p := cancelPlan{steps: []cancelStep{{ahead, effective}}, revoke: []string{ahead.ID}, loc: loc}
+	if charge {
+		p.charge, p.chargeFrom = &ahead, effective
+	}
+	return p, nil
+}
+
+// planAtBindingEnd plans the cancellation of sub, asked at now during an
+// EndOfBinding binding, for the binding end: the period that ends there is
+// cancelled with effect at its end if it exists (sub, or the period
+// created ahead of it); otherwise the cancellation waits on the series'
+// last period. Either way the plan change waiting on the series is
+// revoked.
+func planAtBindingEnd(ctx context.Context, tx *store.Tx, sub store.Subscription, now time.Time, loc *time.Location) (cancelPlan, error) {
+	end := *sub.BindingEnd
+	if !end.After(sub.PeriodEnd) {
+		return planCancelIn(ctx, tx, sub, sub.PeriodEnd, now, loc)
+	}
+	last, waiting := sub, []string{sub.ID}
 	if sub.NextID != nil {
 		ahead, err := tx.Subscription(ctx, *sub.NextID)
 		if err != nil {
-			return sub, err
+			return cancelPlan{}, err
 		}
-		pendingOn = append(pendingOn, ahead.ID)
+		if ahead.CancelledAt != nil {
+			return cancelPlan{}, validation.Field("id", "subscription %s is already cancelled or ended", sub.ID)
+		}
+		last, waiting = ahead, append(waiting, ahead.ID)
+	}
+	if !end.After(last.PeriodEnd) {
+		return cancelPlan{steps: []cancelStep{{last, last.PeriodEnd}}, revoke: waiting, loc: loc}, nil
+	}
+	p := cancelPlan{revoke: waiting, loc: loc, wait: []store.Subscription{sub}}
+	if last.ID != sub.ID {
+		p.wait = append(p.wait, last)
+	}
+	return p, nil
+}
+
+// planCancelIn is the plan that cancels sub with effect at effective,
+// with the period created ahead of it, if any (cancelled at once: it
+// never starts).
+func planCancelIn(ctx context.Context, tx *store.Tx, sub store.Subscription, effective, now time.Time, loc *time.Location) (cancelPlan, error) {
+	p := cancelPlan{revoke: []string{sub.ID}, loc: loc}
+	if sub.NextID != nil {
+		ahead, err := tx.Subscription(ctx, *sub.NextID)
+		if err != nil {
+			return cancelPlan{}, err
+		}
+		p.revoke = append(p.revoke, ahead.ID)
 		// The successor stays linked, as the record of what happened.
 		if ahead.CancelledAt == nil {
-			if err := e.cancel(ctx, tx, &ahead, now, now, reason, loc); err != nil {
-				return sub, err
-			}
+			p.steps = append(p.steps, cancelStep{ahead, now})
 		}
 	}
-	if _, err := tx.EndChanges(ctx, pendingOn, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
-		return sub, err
-	}
-	return sub, e.cancel(ctx, tx, &sub, now, effective, reason, loc)
+	p.steps = append(p.steps, cancelStep{sub, effective})
+	return p, nil
 }

@@ -42,6 +42,9 @@ func (e *Engine) paymentStop(ctx context.Context, tx *store.Tx, subscriptionID s
 	if sub.CancelledAt != nil || sub.DeactivatedAt != nil || !at.Before(sub.PeriodEnd) {
 		return false, nil
 	}
-	_, err = e.cancelIn(ctx, tx, sub, CancelImmediately, CancelReasonPaymentStop, at)
-	return true, err
+	p, err := planCancel(ctx, tx, sub.ID, CancelImmediately, nil, at, false)
+	if err != nil {
+		return false, err
+	}
+	return true, e.runCancel(ctx, tx, p, CancelReasonPaymentStop, at)
 }

@@ -174,57 +174,148 @@ func SettleCancellation(ctx context.Context, tx *store.Tx, sub store.Subscriptio
 		return err
 	}
 	demand.Status = locked.Status
-	loc, err := period.LoadZone(sub.TimeZone)
-	if err != nil {
-		return err
-	}
-	used, total := billing.ProrationDays(sub.PeriodStart, sub.PeriodEnd, *sub.CancelEffectiveAt, loc)
-	if used == 0 {
-		_, err := Credit(ctx, tx, demand.InvoiceID, store.CreditReasonCancellation, at, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
-			return billing.PeriodCredit(inv.Lines, credited, 0, total)
-		})
-		return err
-	}
 	policy, err := prorationPolicyOf(ctx, tx, demand.ProcessID)
 	if err != nil {
 		return err
 	}
-	switch demand.Status {
-	case billing.DemandCredited:
-		return nil
-	case billing.DemandPaid:
-		if policy.Paid != billing.ProrateAllowanceForRemaining {
-			return nil
-		}
-		inv, err := tx.Invoice(ctx, demand.InvoiceID)
-		if err != nil {
-			return err
-		}
-		credited, err := givenBack(ctx, tx, inv)
-		if err != nil {
-			return err
-		}
-		amounts, err := billing.PeriodAllowance(inv.Lines, credited, used, total)
-		if err != nil {
-			return err
-		}
-		for _, a := range amounts {
-			desc := fmt.Sprintf("Unused time of invoice %d (%d of %d days)", inv.InvoiceNumber, total-used, total)
-			if _, err := BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemAllowance, desc, a.Gross, a.VATRate, at,
-				store.ItemSource{Kind: store.ItemSourceProration, ID: inv.ID}); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		if policy.NotPaid != billing.ProrateChargeForConsumed {
-			return nil
-		}
-		_, err := Credit(ctx, tx, demand.InvoiceID, store.CreditReasonProration, at, func(inv store.Invoice, credited map[int]int64) ([]billing.CreditRequest, error) {
-			return billing.PeriodCredit(inv.Lines, credited, used, total)
+	inv, err := tx.Invoice(ctx, demand.InvoiceID)
+	if err != nil {
+		return err
+	}
+	credited, err := givenBack(ctx, tx, inv)
+	if err != nil {
+		return err
+	}
+	plan, err := settlementOf(sub, demand.Status, policy, inv, credited)
+	if err != nil {
+		return err
+	}
+	if len(plan.Credit) > 0 {
+		// Credit reads what was given back again, under the lock held
+		// since: the same as read here.
+		_, err := Credit(ctx, tx, inv.ID, plan.Reason, at, func(store.Invoice, map[int]int64) ([]billing.CreditRequest, error) {
+			return plan.Credit, nil
 		})
 		return err
 	}
+	for _, a := range plan.Allowances {
+		desc := fmt.Sprintf("Unused time of invoice %d (%d of %d days)", inv.InvoiceNumber, plan.TotalDays-plan.UsedDays, plan.TotalDays)
+		if _, err := BookItem(ctx, tx, inv.SubscriberAccountID, billing.ItemAllowance, desc, a.Gross, a.VATRate, at,
+			store.ItemSource{Kind: store.ItemSourceProration, ID: inv.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CancellationSettlement is what cancelling a period settles on its
+// invoice (SettleCancellation): a credit note of Credit's requests with
+// Reason, or allowances for the unused days of a paid period, or nothing.
+type CancellationSettlement struct {
+	InvoiceID     string
+	InvoiceNumber int64
+	// UsedDays of TotalDays are the days of the period used before the
+	// cancellation takes effect.
+	UsedDays, TotalDays int
+	// Reason is the credit note's (store.CreditReasonCancellation or
+	// store.CreditReasonProration) when Credit is not empty.
+	Reason string
+	Credit []billing.CreditRequest
+	// Allowances are the account items booked, per VAT rate.
+	Allowances []billing.RateAmount
+}
+
+// settlementOf decides what cancelling sub (CancelEffectiveAt set, before
+// its period end) settles on its period's invoice inv, whose demand has
+// status and whose lines have had credited given back, under the dunning
+// process's proration policy. It is the one decision SettleCancellation
+// writes and PreviewCancellation shows.
+//
+//   - a period that never started has its period lines credited whole;
+//   - a period ending early: paid → an allowance for the remaining days
+//     (ProrateAllowanceForRemaining), not paid → a credit down to the used
+//     days (ProrateChargeForConsumed); credited, or NoProration → nothing.
+func settlementOf(sub store.Subscription, status string, policy billing.Policy, inv store.Invoice, credited map[int]int64) (CancellationSettlement, error) {
+	loc, err := period.LoadZone(sub.TimeZone)
+	if err != nil {
+		return CancellationSettlement{}, err
+	}
+	used, total := billing.ProrationDays(sub.PeriodStart, sub.PeriodEnd, *sub.CancelEffectiveAt, loc)
+	out := CancellationSettlement{InvoiceID: inv.ID, InvoiceNumber: inv.InvoiceNumber, UsedDays: used, TotalDays: total}
+	switch {
+	case used == 0:
+		out.Reason = store.CreditReasonCancellation
+		out.Credit, err = billing.PeriodCredit(inv.Lines, credited, 0, total)
+	case status == billing.DemandCredited:
+	case status == billing.DemandPaid:
+		if policy.Paid == billing.ProrateAllowanceForRemaining {
+			out.Allowances, err = billing.PeriodAllowance(inv.Lines, credited, used, total)
+		}
+	default:
+		if policy.NotPaid == billing.ProrateChargeForConsumed {
+			out.Reason = store.CreditReasonProration
+			out.Credit, err = billing.PeriodCredit(inv.Lines, credited, used, total)
+		}
+	}
+	return out, err
+}
+
+// CancellationPreview is a cancelled period's settlement as
+// PreviewCancellation shows it: the decision, and the credit note it
+// would issue built as Credit builds it.
+type CancellationPreview struct {
+	CancellationSettlement
+	Currency string
+	// Note is the credit note's lines and totals (nil without Credit).
+	Note *billing.CreditDocument
+}
+
+// PreviewCancellation is what SettleCancellation would settle for sub as
+// a cancellation would write it (CancelEffectiveAt set), read in tx and
+// written nowhere: the same reads, without the lock, and the same
+// decision (settlementOf). ok is false when nothing is settled (an
+// effect at the period end, a period without an invoice).
+func PreviewCancellation(ctx context.Context, tx *store.Tx, sub store.Subscription) (CancellationPreview, bool, error) {
+	if sub.CancelEffectiveAt == nil || !sub.CancelEffectiveAt.Before(sub.PeriodEnd) {
+		return CancellationPreview{}, false, nil
+	}
+	demand, ok, err := tx.PeriodDemandOf(ctx, sub.ID)
+	if err != nil || !ok {
+		return CancellationPreview{}, false, err
+	}
+	state, err := tx.Demand(ctx, demand.ID)
+	if err != nil {
+		return CancellationPreview{}, false, err
+	}
+	policy, err := prorationPolicyOf(ctx, tx, demand.ProcessID)
+	if err != nil {
+		return CancellationPreview{}, false, err
+	}
+	inv, err := tx.Invoice(ctx, demand.InvoiceID)
+	if err != nil {
+		return CancellationPreview{}, false, err
+	}
+	credited, err := givenBack(ctx, tx, inv)
+	if err != nil {
+		return CancellationPreview{}, false, err
+	}
+	plan, err := settlementOf(sub, state.Status, policy, inv, credited)
+	if err != nil {
+		return CancellationPreview{}, false, err
+	}
+	out := CancellationPreview{CancellationSettlement: plan, Currency: inv.Currency}
+	if len(plan.Credit) > 0 {
+		cur, err := currency(inv.Currency)
+		if err != nil {
+			return CancellationPreview{}, false, err
+		}
+		doc, err := billing.BuildCredit(cur, inv.Lines, credited, plan.Credit)
+		if err != nil {
+			return CancellationPreview{}, false, err
+		}
+		out.Note = &doc
+	}
+	return out, true, nil
 }
 
 // prorationPolicyOf returns the proration policy of dunning process id
