@@ -172,35 +172,38 @@ func TestLayers(t *testing.T) {
 		}
 		handlerCalls += len(calls)
 	}
-	// The console is a surface under the same rules: it opens no
-	// transaction and writes nothing to the store itself; it reads only
-	// the tenant a login names (maxConsoleStoreCalls).
-	consoleSrc := sources(t, find(t, pkgs, "internal/console"))
-	vs, err = CheckNoTx("internal/console", consoleSrc, entry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range vs {
-		t.Error(v)
-	}
-	consoleCalls, err := StoreCalls(consoleSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range CheckNoStoreWrites("internal/console", consoleCalls, writes) {
-		t.Error(v)
-	}
-	if len(consoleCalls) > maxConsoleStoreCalls {
-		t.Errorf("the console calls the store directly %d times (at most %d); read through internal/app", len(consoleCalls), maxConsoleStoreCalls)
+	// The console and Min side are surfaces under the same rules: they
+	// open no transaction and write nothing to the store themselves; they
+	// read only the tenant a login names (maxSurfaceStoreCalls).
+	for _, surface := range []string{"internal/console", "internal/minside"} {
+		src := sources(t, find(t, pkgs, surface))
+		vs, err := CheckNoTx(surface, src, entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			t.Error(v)
+		}
+		calls, err := StoreCalls(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range CheckNoStoreWrites(surface, calls, writes) {
+			t.Error(v)
+		}
+		if len(calls) > maxSurfaceStoreCalls[surface] {
+			t.Errorf("%s calls the store directly %d times (at most %d); read through internal/app", surface, len(calls), maxSurfaceStoreCalls[surface])
+		}
 	}
 	if handlerCalls > maxAPIStoreCalls {
 		t.Errorf("the handlers call the store directly %d times (at most %d); read through internal/app or the wing", handlerCalls, maxAPIStoreCalls)
 	}
 }
 
-// maxConsoleStoreCalls bounds the console's direct store reads: the
-// tenant of a login (by name, or id) and of a session, by id.
-const maxConsoleStoreCalls = 5
+// maxSurfaceStoreCalls bound the console's and Min side's direct store
+// reads: the console's the tenant of a login (by name, or id) and of a
+// session, by id; Min side's the tenant a login names.
+var maxSurfaceStoreCalls = map[string]int{"internal/console": 5, "internal/minside": 1}
 
 // maxAPIStoreCalls bounds the handlers' direct store reads (issue 28: at
 // most 40); there are two today, the readiness ping and the subscriber's

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -32,6 +31,7 @@ import (
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/throttle"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // Options configure a Console.
@@ -90,7 +90,7 @@ type Console struct {
 // Prefix is where the console is served on the main listener.
 const Prefix = "/console"
 
-//go:embed templates/*.html static/*
+//go:embed templates/*.html
 var assets embed.FS
 
 // New returns a console over o.
@@ -115,7 +115,7 @@ func New(o Options) (*Console, error) {
 	}
 	c.byAccount = throttle.New(l.AccountEvery, l.AccountBurst, 100_000)
 	c.byAddress = throttle.New(l.AddressEvery, l.AddressBurst, 100_000)
-	pages, err := parsePages(c.funcs())
+	pages, err := webui.ParsePages(assets, c.funcs())
 	if err != nil {
 		return nil, err
 	}
@@ -231,24 +231,7 @@ func (c *Console) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, http.StatusForbidden, "crossOrigin")
 	}))
-	return headers(cop.Handler(mux))
-}
-
-// headers sets what every console answer carries: no framing, no
-// sniffing, no scripts or outside resources, no caching of pages that show
-// a tenant's data.
-func headers(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("X-Frame-Options", "DENY")
-		hd.Set("Referrer-Policy", "no-referrer")
-		if !strings.HasPrefix(r.URL.Path, Prefix+"/static/") {
-			hd.Set("Cache-Control", "no-store")
-		}
-		h.ServeHTTP(w, r)
-	})
+	return webui.Headers(cop.Handler(mux), Prefix+"/static/")
 }
 
 // guard admits a request to rt when its session may use it: no session on
@@ -346,16 +329,11 @@ func (c *Console) clearSession(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: c.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: c.secure, SameSite: http.SameSiteLaxMode})
 }
 
-// static serves the embedded style sheet.
+// static serves the shared style sheet (internal/webui).
 func (c *Console) static(w http.ResponseWriter, r *http.Request, _ *session) {
-	sub, _ := fs.Sub(assets, "static")
-	name := r.PathValue("file")
-	b, err := fs.ReadFile(sub, name)
-	if err != nil || !strings.HasSuffix(name, ".css") {
+	if r.PathValue("file") != "console.css" {
 		c.fail(w, r, nil, http.StatusNotFound, "notFound")
 		return
 	}
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=3600")
-	_, _ = w.Write(b)
+	webui.ServeCSS(w)
 }

@@ -1,0 +1,306 @@
+// Package minside is Min side, the subscribers' own pages (issue 30):
+// served by `kadens serve` at /my/, where a newspaper's reader logs in
+// with the tenant's subscriber login (Kadens' own OpenID provider at
+// /idp, the authorization code flow with PKCE) and sees their
+// subscriptions, the next invoice, invoices, credit notes and payments,
+// cancels, and keeps their contact details and invoice address. It is a
+// surface like internal/api and internal/console: its handlers decode a
+// form, call the application layer (internal/app) and render a page; it
+// opens no transaction of its own. Every request of a logged-in
+// subscriber runs in a context with the tenant and the subscriber user as
+// the actor (internal/actor), so each change is recorded as theirs.
+// docs/MINSIDE.md describes the login, the session and the pages.
+package minside
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/gorilla/securecookie"
+
+	"github.com/kadens/kadens/internal/actor"
+	"github.com/kadens/kadens/internal/app"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/tenancy"
+	"github.com/kadens/kadens/internal/webui"
+)
+
+// Prefix is where Min side is served.
+const Prefix = "/my"
+
+// Client is the tenant's Min side login client at the identity provider.
+type Client struct{ ID, Secret string }
+
+// Options configure Min side.
+type Options struct {
+	App *app.App
+	// Store resolves the tenant a login names (by name); nothing else is
+	// read from it here.
+	Store *store.Store
+	Log   *slog.Logger
+	// BaseURL is Min side's public origin: the login's redirect address is
+	// BaseURL/my/callback, the logout's BaseURL/my/login.
+	BaseURL string
+	// Issuer is the identity provider's URL (config: idp URL) and
+	// ClaimsNamespace the prefix of its tenant and subscriber claims.
+	Issuer          string
+	ClaimsNamespace string
+	// Client returns the tenant's Min side login client, registering it
+	// on first use (internal/server does, through internal/idp).
+	Client func(ctx context.Context, tenantID string) (Client, error)
+	// User reports the subscriber a subscriber user acts for now, and
+	// false when the user is gone or disabled: a session ends with it.
+	User func(ctx context.Context, tenantID, userID string) (subscriberID string, ok bool, err error)
+	// SealKeys seal the session cookie (a 32-byte key to authenticate, a
+	// 32-byte key to encrypt; internal/server derives them from the
+	// master key).
+	HashKey, BlockKey []byte
+	// HTTP is the client for the identity provider's endpoints (discovery,
+	// key set, token); nil is a client with a 10 s timeout.
+	HTTP *http.Client
+	// TimeZone is how times are shown (default Europe/Oslo).
+	TimeZone *time.Location
+}
+
+// SessionTTL is how long a Min side session lasts after the login, as
+// the identity provider's own login session (idp.SessionTTL).
+const SessionTTL = 12 * time.Hour
+
+// loginTTL bounds the time from the redirect to the login page to the
+// callback (the identity provider's login request lives 15 minutes).
+const loginTTL = 15 * time.Minute
+
+// MinSide serves the pages.
+type MinSide struct {
+	o       Options
+	log     *slog.Logger
+	secure  bool
+	base    string
+	zone    *time.Location
+	http    *http.Client
+	seal    *securecookie.SecureCookie
+	flow    *securecookie.SecureCookie
+	pages   map[string]*template.Template
+	handler http.Handler
+
+	mu       sync.Mutex
+	provider *oidc.Provider
+}
+
+//go:embed templates/*.html
+var assets embed.FS
+
+// New returns Min side over o.
+func New(o Options) (*MinSide, error) {
+	m := &MinSide{o: o, log: o.Log, base: strings.TrimSuffix(o.BaseURL, "/"), zone: o.TimeZone, http: o.HTTP}
+	m.secure = strings.HasPrefix(m.base, "https://")
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	if m.http == nil {
+		m.http = &http.Client{Timeout: 10 * time.Second}
+	}
+	if m.zone == nil {
+		z, err := time.LoadLocation("Europe/Oslo")
+		if err != nil {
+			return nil, fmt.Errorf("minside: time zone: %w", err)
+		}
+		m.zone = z
+	}
+	if len(o.HashKey) < 32 || len(o.BlockKey) != 32 {
+		return nil, errors.New("minside: the cookie keys must have 32 bytes each")
+	}
+	// gorilla/securecookie seals with AES-CTR and authenticates with
+	// HMAC-SHA256 over the name, the time and the value, and refuses a
+	// value older than its MaxAge: a session cannot be read, changed or
+	// kept beyond its time by the browser.
+	m.seal = securecookie.New(o.HashKey, o.BlockKey).MaxAge(int(SessionTTL / time.Second))
+	m.flow = securecookie.New(o.HashKey, o.BlockKey).MaxAge(int(loginTTL / time.Second))
+	pages, err := webui.ParsePages(assets, m.funcs())
+	if err != nil {
+		return nil, fmt.Errorf("minside: %w", err)
+	}
+	m.pages = pages
+	m.handler = m.routes()
+	return m, nil
+}
+
+// Handler serves Min side under Prefix (mounted without stripping it).
+func (m *MinSide) Handler() http.Handler { return m.handler }
+
+// RedirectURI and LogoutURI are what the login client registers.
+func RedirectURI(base string) string { return strings.TrimSuffix(base, "/") + Prefix + "/callback" }
+
+// LogoutURI is where the identity provider sends the browser after a
+// logout.
+func LogoutURI(base string) string { return strings.TrimSuffix(base, "/") + Prefix + "/login" }
+
+// route is one page or form; public ones need no session.
+type route struct {
+	pattern string
+	public  bool
+	handle  func(m *MinSide, w http.ResponseWriter, r *http.Request, s *session)
+}
+
+// routes is every route of Min side; TestRoutesBySession walks it.
+var routes = []route{
+	{"GET /my/static/{file}", true, (*MinSide).static},
+	{"GET /my/login", true, (*MinSide).login},
+	{"GET /my/callback", true, (*MinSide).callback},
+	{"POST /my/logout", false, (*MinSide).logout},
+	{"GET /my/{$}", false, (*MinSide).overview},
+	{"GET /my/invoices", false, (*MinSide).invoices},
+	{"GET /my/invoice/{id}", false, (*MinSide).invoice},
+	{"POST /my/subscription/{id}/cancel", false, (*MinSide).cancel},
+	{"GET /my/profile", false, (*MinSide).profile},
+	{"POST /my/profile", false, (*MinSide).saveProfile},
+}
+
+// session is the logged-in subscriber user: what the sealed cookie holds.
+type session struct {
+	TenantID     string
+	TenantName   string
+	UserID       string
+	Email        string
+	SubscriberID string
+	// IDToken is the login's ID token, the hint the identity provider's
+	// logout needs to end its own session too.
+	IDToken string
+	// CSRF is this session's form token.
+	CSRF string
+}
+
+// maxForm bounds a form body: Min side's forms are a few fields.
+const maxForm = 64 << 10
+
+func (m *MinSide) routes() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		mux.Handle(rt.pattern, m.guard(rt))
+	}
+	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+		m.fail(w, r, nil, http.StatusNotFound, "notFound")
+	})
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.fail(w, r, nil, http.StatusForbidden, "crossOrigin")
+	}))
+	return webui.Headers(cop.Handler(mux), Prefix+"/static/")
+}
+
+// guard admits a request to rt: without a session a page leads to the
+// login and a form is a 401 page; a session's form must carry its token.
+// The request's context gets the tenant and the subscriber user as the
+// actor.
+func (m *MinSide) guard(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+			if err := r.ParseForm(); err != nil {
+				m.fail(w, r, nil, http.StatusBadRequest, "badForm")
+				return
+			}
+		}
+		if rt.public {
+			rt.handle(m, w, r, nil)
+			return
+		}
+		s, err := m.session(r)
+		if err != nil {
+			m.log.ErrorContext(r.Context(), "minside session", "err", err)
+			m.fail(w, r, nil, http.StatusInternalServerError, "failed")
+			return
+		}
+		if s == nil {
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, Prefix+"/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			} else {
+				m.fail(w, r, nil, http.StatusUnauthorized, "loggedOut")
+			}
+			return
+		}
+		if r.Method == http.MethodPost && !webui.TokenMatches(r.PostFormValue("csrf"), s.CSRF) {
+			m.fail(w, r, s, http.StatusForbidden, "badToken")
+			return
+		}
+		ctx := tenancy.With(r.Context(), s.TenantID)
+		ctx = actor.With(ctx, actor.Actor{Kind: actor.Subscriber, ID: s.UserID, Label: s.Email})
+		rt.handle(m, w, r.WithContext(ctx), s)
+	})
+}
+
+// cookieName is the session cookie; behind https with the __Host- prefix
+// (only from a secure origin, for the whole host).
+func (m *MinSide) cookieName() string {
+	if m.secure {
+		return "__Host-kadens-my"
+	}
+	return "kadens-my"
+}
+
+func (m *MinSide) flowCookie() string {
+	if m.secure {
+		return "__Host-kadens-my-login"
+	}
+	return "kadens-my-login"
+}
+
+// session opens the request's session cookie; nil when there is none,
+// it is not ours, it is older than SessionTTL, or its user is disabled,
+// deleted or now acts for another subscriber.
+func (m *MinSide) session(r *http.Request) (*session, error) {
+	ck, err := r.Cookie(m.cookieName())
+	if err != nil || ck.Value == "" {
+		return nil, nil
+	}
+	var s session
+	if err := m.seal.Decode(m.cookieName(), ck.Value, &s); err != nil {
+		return nil, nil
+	}
+	sub, ok, err := m.o.User(r.Context(), s.TenantID, s.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || sub != s.SubscriberID {
+		return nil, nil
+	}
+	if _, ok, err := m.o.App.Tenant(r.Context(), s.TenantID); err != nil || !ok {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// setCookie sets a sealed cookie: HttpOnly, SameSite=Lax (a cross-site
+// form post does not carry it), Secure behind https, no Max-Age (it ends
+// with the browser; the seal's time ends it in any case).
+func (m *MinSide) setCookie(w http.ResponseWriter, sc *securecookie.SecureCookie, name string, v any) error {
+	enc, err := sc.Encode(name, v)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: name, Value: enc, Path: "/", HttpOnly: true, Secure: m.secure, SameSite: http.SameSiteLaxMode})
+	return nil
+}
+
+func (m *MinSide) clearCookie(w http.ResponseWriter, name string) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: m.secure, SameSite: http.SameSiteLaxMode})
+}
+
+// static serves the shared style sheet (internal/webui).
+func (m *MinSide) static(w http.ResponseWriter, r *http.Request, _ *session) {
+	if r.PathValue("file") != "minside.css" {
+		m.fail(w, r, nil, http.StatusNotFound, "notFound")
+		return
+	}
+	webui.ServeCSS(w)
+}

@@ -1,0 +1,307 @@
+package minside
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kadens/kadens/internal/app"
+	"github.com/kadens/kadens/internal/billing"
+	"github.com/kadens/kadens/internal/engine"
+	"github.com/kadens/kadens/internal/invoicedoc"
+	"github.com/kadens/kadens/internal/period"
+	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/validation"
+)
+
+// listLimit bounds each list a page shows (the newest first).
+const listLimit = 100
+
+// subscriptionView is one current subscription with its next invoice.
+type subscriptionView struct {
+	Subscription store.Subscription
+	Status       string
+	Cancellable  bool
+	Upcoming     *app.UpcomingInvoice
+}
+
+type overviewView struct {
+	Subscriber    store.Subscriber
+	Subscriptions []subscriptionView
+}
+
+// linked answers the page for a user who acts for no subscriber (the
+// merchant has not linked one yet) and reports whether there is one.
+func (m *MinSide) linked(w http.ResponseWriter, r *http.Request, s *session) bool {
+	if s.SubscriberID != "" {
+		return true
+	}
+	m.render(w, r, s, http.StatusOK, "error", page{Title: s.Email, Data: "noSubscriber"})
+	return false
+}
+
+// overview lists the subscriber's current subscriptions (the latest
+// period of each series), what each includes and costs, and the invoice
+// its next renewal will issue (App.UpcomingInvoice).
+func (m *MinSide) overview(w http.ResponseWriter, r *http.Request, s *session) {
+	if !m.linked(w, r, s) {
+		return
+	}
+	ctx := r.Context()
+	sub, err := m.o.App.Subscriber(ctx, s.SubscriberID)
+	if m.notFound(w, r, s, err) {
+		return
+	}
+	now, err := m.o.App.Now(ctx)
+	if m.failed(w, r, s, err) {
+		return
+	}
+	v := overviewView{Subscriber: sub}
+	list, _, err := m.o.App.Subscriptions(ctx, store.SubscriptionFilter{SubscriberID: s.SubscriberID}, store.Page{Limit: listLimit}, false)
+	if m.failed(w, r, s, err) {
+		return
+	}
+	for _, l := range list {
+		if l.NextID != nil {
+			continue
+		}
+		full, err := m.o.App.Subscription(ctx, l.ID)
+		if m.failed(w, r, s, err) {
+			return
+		}
+		status := engine.Status(full, now)
+		sv := subscriptionView{Subscription: full, Status: status,
+			Cancellable: full.CancelledAt == nil && full.DeactivatedAt == nil && status != "Completed" && status != "Cancelled"}
+		if status != "Completed" && status != "Cancelled" {
+			up, err := m.o.App.UpcomingInvoice(ctx, l.ID)
+			if m.failed(w, r, s, err) {
+				return
+			}
+			sv.Upcoming = &up
+		}
+		v.Subscriptions = append(v.Subscriptions, sv)
+	}
+	p := page{Data: v}
+	if r.URL.Query().Get("done") == "cancelled" {
+		p.Notice = "cancelled"
+	}
+	m.render(w, r, s, http.StatusOK, "overview", p)
+}
+
+type invoicesView struct {
+	Invoices    []store.Invoice
+	CreditNotes []store.CreditNote
+	Payments    []store.Payment
+}
+
+// invoices lists the subscriber's invoices (status as of now), credit
+// notes and payments, newest first.
+func (m *MinSide) invoices(w http.ResponseWriter, r *http.Request, s *session) {
+	if !m.linked(w, r, s) {
+		return
+	}
+	ctx := r.Context()
+	now, err := m.o.App.Now(ctx)
+	if m.failed(w, r, s, err) {
+		return
+	}
+	var v invoicesView
+	v.Invoices, _, err = m.o.App.Invoices(ctx, store.DocumentFilter{SubscriberID: s.SubscriberID, Now: now}, store.Page{Limit: listLimit}, store.InvoiceParts{})
+	if m.failed(w, r, s, err) {
+		return
+	}
+	v.CreditNotes, _, err = m.o.App.CreditNotes(ctx, store.CreditNoteFilter{SubscriberID: s.SubscriberID}, store.Page{Limit: listLimit})
+	if m.failed(w, r, s, err) {
+		return
+	}
+	v.Payments, _, err = m.o.App.Payments(ctx, store.PaymentFilter{SubscriberID: s.SubscriberID}, store.Page{Limit: listLimit})
+	if m.failed(w, r, s, err) {
+		return
+	}
+	slices.Reverse(v.Invoices)
+	slices.Reverse(v.CreditNotes)
+	slices.Reverse(v.Payments)
+	m.render(w, r, s, http.StatusOK, "invoices", page{Data: v})
+}
+
+// ownID reads the route's id: a 400 page when it is no id.
+func (m *MinSide) ownID(w http.ResponseWriter, r *http.Request, s *session) (string, bool) {
+	id := r.PathValue("id")
+	if !store.ValidID(id) {
+		m.fail(w, r, s, http.StatusBadRequest, "badID")
+		return "", false
+	}
+	return id, m.linked(w, r, s)
+}
+
+// invoice is one of the subscriber's invoices as the printable page
+// (?format=html, the default) or the PDF (?format=pdf), as the API's
+// invoice document routes render it (internal/invoicedoc). Another
+// subscriber's invoice is a 404, as a missing one.
+func (m *MinSide) invoice(w http.ResponseWriter, r *http.Request, s *session) {
+	id, ok := m.ownID(w, r, s)
+	if !ok {
+		return
+	}
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "html" && format != "pdf" {
+		m.fail(w, r, s, http.StatusBadRequest, "badFormat")
+		return
+	}
+	ctx := r.Context()
+	inv, err := m.o.App.Invoice(ctx, id)
+	if err == nil && inv.SubscriberID != s.SubscriberID {
+		err = store.ErrNotFound
+	}
+	if m.notFound(w, r, s, err) {
+		return
+	}
+	now, err := m.o.App.Now(ctx)
+	if m.failed(w, r, s, err) {
+		return
+	}
+	inv.Status = billing.Status(inv.Status, inv.DueAt, now)
+	opts := invoicedoc.Options{Lang: invoicedoc.English, Location: time.UTC}
+	if l := m.language(w, r); l == "nb" || l == "nn" {
+		opts.Lang = invoicedoc.Norwegian
+	}
+	if org, err := m.o.App.Organization(ctx, inv.OrganizationID); err == nil {
+		if loc, err := period.LoadZone(org.TimeZone); err == nil {
+			opts.Location = loc
+		}
+	} else if m.notFound(w, r, s, err) {
+		return
+	}
+	var buf bytes.Buffer
+	h := w.Header()
+	if format == "pdf" {
+		err = invoicedoc.PDF(&buf, inv, opts)
+		h.Set("Content-Disposition", fmt.Sprintf(`inline; filename="invoice-%d.pdf"`, inv.InvoiceNumber))
+		h.Set("Content-Type", invoicedoc.PDFContentType)
+	} else {
+		err = invoicedoc.HTML(&buf, inv, opts)
+		h.Set("Content-Type", invoicedoc.HTMLContentType)
+		// The document's inline style sheet and the organisation's logo.
+		h.Set("Content-Security-Policy", "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	}
+	if err != nil {
+		h.Del("Content-Disposition")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'")
+		m.failed(w, r, s, err)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	_, _ = buf.WriteTo(w)
+}
+
+// cancel ends one of the subscriber's subscriptions at the end of its
+// paid period, through App.CancelSubscription (the API's and the
+// console's); another subscriber's is a 404.
+func (m *MinSide) cancel(w http.ResponseWriter, r *http.Request, s *session) {
+	id, ok := m.ownID(w, r, s)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	sub, err := m.o.App.Subscription(ctx, id)
+	if err == nil && sub.SubscriberID != s.SubscriberID {
+		err = store.ErrNotFound
+	}
+	if m.notFound(w, r, s, err) {
+		return
+	}
+	_, _, err = m.o.App.CancelSubscription(ctx, id, app.Cancellation{Mode: engine.CancelEndOfPeriod, Reason: "Cancelled by the subscriber on Min side"})
+	var invalid validation.Errors
+	switch {
+	case err == nil:
+		http.Redirect(w, r, Prefix+"/?done=cancelled", http.StatusSeeOther)
+	case errors.As(err, &invalid):
+		m.fail(w, r, s, http.StatusConflict, "cancelRefused")
+	default:
+		m.notFound(w, r, s, err)
+	}
+}
+
+// profileForm is the contact and address form's fields.
+type profileForm struct {
+	Name, Email, Phone, Line1, Line2, PostalCode, City, Country string
+}
+
+func formOf(sub store.Subscriber) profileForm {
+	return profileForm{Name: sub.Name, Email: sub.Email, Phone: sub.Phone, Line1: sub.Address.Line1, Line2: sub.Address.Line2,
+		PostalCode: sub.Address.PostalCode, City: sub.Address.City, Country: sub.Address.Country}
+}
+
+func (m *MinSide) profile(w http.ResponseWriter, r *http.Request, s *session) {
+	if !m.linked(w, r, s) {
+		return
+	}
+	sub, err := m.o.App.Subscriber(r.Context(), s.SubscriberID)
+	if m.notFound(w, r, s, err) {
+		return
+	}
+	p := page{Data: formOf(sub)}
+	if r.URL.Query().Get("done") == "saved" {
+		p.Notice = "saved"
+	}
+	m.render(w, r, s, http.StatusOK, "profile", p)
+}
+
+// profileFields map the form's fields to the names App.UpdateSubscriber's
+// validation.Errors use.
+var profileFields = map[string]string{"name": "name", "email": "email", "phone": "phone", "line1": "address.line1",
+	"line2": "address.line2", "postalCode": "address.postalCode", "city": "address.city", "country": "address.country"}
+
+// saveProfile updates the subscriber's contact details and invoice
+// address through App.UpdateSubscriber; its problems are shown beside the
+// fields (400).
+func (m *MinSide) saveProfile(w http.ResponseWriter, r *http.Request, s *session) {
+	if !m.linked(w, r, s) {
+		return
+	}
+	ctx := r.Context()
+	sub, err := m.o.App.Subscriber(ctx, s.SubscriberID)
+	if m.notFound(w, r, s, err) {
+		return
+	}
+	get := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
+	f := profileForm{Name: get("name"), Email: get("email"), Phone: get("phone"), Line1: get("line1"), Line2: get("line2"),
+		PostalCode: get("postalCode"), City: get("city"), Country: strings.ToUpper(get("country"))}
+	fields := map[string]string{}
+	for k := range profileFields {
+		if v := get(k); len(v) > 200 || validation.TextProblem(v, false) != "" {
+			fields[k] = "fieldText"
+		}
+	}
+	if len(fields) == 0 {
+		sub.Name, sub.Email, sub.Phone = f.Name, f.Email, f.Phone
+		sub.Address = store.Address{Line1: f.Line1, Line2: f.Line2, PostalCode: f.PostalCode, City: f.City, Country: f.Country}
+		_, err = m.o.App.UpdateSubscriber(ctx, sub)
+		var invalid validation.Errors
+		switch {
+		case err == nil:
+			http.Redirect(w, r, Prefix+"/profile?done=saved", http.StatusSeeOther)
+			return
+		case errors.As(err, &invalid):
+			for k, name := range profileFields {
+				for _, fe := range invalid {
+					if fe.Field == name || strings.HasPrefix(fe.Field, name+".") {
+						fields[k] = "fieldInvalid"
+					}
+				}
+			}
+			if len(fields) == 0 {
+				fields["name"] = "fieldInvalid"
+			}
+		default:
+			m.notFound(w, r, s, err)
+			return
+		}
+	}
+	m.render(w, r, s, http.StatusBadRequest, "profile", page{Error: "profileProblems", Fields: fields, Data: f})
+}
