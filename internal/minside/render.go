@@ -60,7 +60,7 @@ func (m *MinSide) funcs() template.FuncMap {
 
 // formField is one labelled input of a form, with its problem.
 type formField struct {
-	Page                                page
+	Page                             page
 	Name, Value, Auto, Type, Problem string
 }
 

@@ -29,7 +29,9 @@ const MinSideClientName = "Min side"
 // secret of the tenant's Min side login client, which therefore needs no
 // place to be kept and is the same in every process and after a restart.
 func newMinSide(cfg *config.Config, st *store.Store, application *app.App, master []byte, log *slog.Logger) (*minside.MinSide, error) {
-	derive := func(label string) ([]byte, error) { return hkdf.Key(sha256.New, master, nil, "kadens minside "+label, 32) }
+	derive := func(label string) ([]byte, error) {
+		return hkdf.Key(sha256.New, master, nil, "kadens minside "+label, 32)
+	}
 	hashKey, err := derive("cookie authentication")
 	if err != nil {
 		return nil, err
