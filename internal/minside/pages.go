@@ -111,7 +111,7 @@ func (m *MinSide) invoices(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	var v invoicesView
-	v.Invoices, _, err = m.o.App.Invoices(ctx, store.DocumentFilter{SubscriberID: s.SubscriberID, Now: now}, store.Page{Limit: listLimit}, store.InvoiceParts{})
+	v.Invoices, _, err = m.o.App.Invoices(ctx, store.DocumentFilter{SubscriberID: s.SubscriberID, Now: now}, store.Page{Limit: listLimit}, store.InvoiceParts{Seller: true})
 	if m.failed(w, r, s, err) {
 		return
 	}
@@ -281,8 +281,10 @@ func (m *MinSide) saveProfile(w http.ResponseWriter, r *http.Request, s *session
 	if len(fields) == 0 {
 		sub.Name, sub.Email, sub.Phone = f.Name, f.Email, f.Phone
 		sub.Address = store.Address{Line1: f.Line1, Line2: f.Line2, PostalCode: f.PostalCode, City: f.City, Country: f.Country}
-		_, err = m.o.App.UpdateSubscriber(ctx, sub)
 		var invalid validation.Errors
+		if err = app.CheckContactDetails(sub).Err(); err == nil {
+			_, err = m.o.App.UpdateSubscriber(ctx, sub)
+		}
 		switch {
 		case err == nil:
 			http.Redirect(w, r, Prefix+"/profile?done=saved", http.StatusSeeOther)
