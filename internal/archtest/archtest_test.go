@@ -147,6 +147,25 @@ func TestLayers(t *testing.T) {
 		t.Error(v)
 	}
 	handlerCalls := len(calls)
+	// checkHandlers holds handler source src (named name) to the rules: no
+	// transaction, no store write; it returns how many store calls it makes.
+	checkHandlers := func(name string, src map[string][]byte) int {
+		vs, err := CheckNoTx(name, src, entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			t.Error(v)
+		}
+		calls, err := StoreCalls(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range CheckNoStoreWrites(name, calls, writes) {
+			t.Error(v)
+		}
+		return len(calls)
+	}
 
 	// The wings' API files are handlers too.
 	for _, f := range WingAPIFiles {
@@ -156,43 +175,14 @@ func TestLayers(t *testing.T) {
 			t.Fatalf("%s is not among %s's files %v", name, p.ImportPath, p.GoFiles)
 		}
 		src := map[string][]byte{name: sources(t, p)[name]}
-		vs, err := CheckNoTx(f, src, entry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range vs {
-			t.Error(v)
-		}
-		calls, err := StoreCalls(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range CheckNoStoreWrites(f, calls, writes) {
-			t.Error(v)
-		}
-		handlerCalls += len(calls)
+		handlerCalls += checkHandlers(f, src)
 	}
 	// The console and Min side are surfaces under the same rules: they
 	// open no transaction and write nothing to the store themselves; they
 	// read only the tenant a login names (maxSurfaceStoreCalls).
 	for _, surface := range []string{"internal/console", "internal/minside"} {
-		src := sources(t, find(t, pkgs, surface))
-		vs, err := CheckNoTx(surface, src, entry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range vs {
-			t.Error(v)
-		}
-		calls, err := StoreCalls(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range CheckNoStoreWrites(surface, calls, writes) {
-			t.Error(v)
-		}
-		if len(calls) > maxSurfaceStoreCalls[surface] {
-			t.Errorf("%s calls the store directly %d times (at most %d); read through internal/app", surface, len(calls), maxSurfaceStoreCalls[surface])
+		if n := checkHandlers(surface, sources(t, find(t, pkgs, surface))); n > maxSurfaceStoreCalls[surface] {
+			t.Errorf("%s calls the store directly %d times (at most %d); read through internal/app", surface, n, maxSurfaceStoreCalls[surface])
 		}
 	}
 	if handlerCalls > maxAPIStoreCalls {

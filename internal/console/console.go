@@ -220,18 +220,13 @@ func (c *Console) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 	})
-	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
-		c.fail(w, r, nil, http.StatusNotFound, "notFound")
+	// webui.Surface adds the 404 page, Go's cross-origin protection (a
+	// state-changing request a browser marks as cross-site, or from
+	// another Origin, is refused; the session's own token in every form,
+	// checkToken, covers older browsers) and the security headers.
+	return webui.Surface(mux, Prefix, func(w http.ResponseWriter, r *http.Request, status int, key string) {
+		c.fail(w, r, nil, status, key)
 	})
-	// Go's cross-origin protection refuses a state-changing request that
-	// a browser marks as cross-site (Sec-Fetch-Site) or whose Origin is
-	// another host; the session's own token in every form (checkToken)
-	// covers older browsers that send neither.
-	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.fail(w, r, nil, http.StatusForbidden, "crossOrigin")
-	}))
-	return webui.Headers(cop.Handler(mux), Prefix+"/static/")
 }
 
 // guard admits a request to rt when its session may use it: no session on
@@ -242,27 +237,15 @@ func (c *Console) routes() http.Handler {
 // on every POST that has a session.
 func (c *Console) guard(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-			if err := r.ParseForm(); err != nil {
-				c.fail(w, r, nil, http.StatusBadRequest, "badForm")
-				return
-			}
-		}
-		s, err := c.session(r)
-		if err != nil {
-			c.log.ErrorContext(r.Context(), "console session", "err", err)
-			c.fail(w, r, nil, http.StatusInternalServerError, "failed")
+		failed := func(status int, key string) { c.fail(w, r, nil, status, key) }
+		s, ok := webui.Admit(w, r, c.log, maxForm, c.session, failed)
+		if !ok {
 			return
 		}
 		switch {
 		case rt.access&public != 0:
 		case s == nil:
-			if r.Method == http.MethodGet {
-				http.Redirect(w, r, Prefix+"/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			} else {
-				c.fail(w, r, nil, http.StatusUnauthorized, "loggedOut")
-			}
+			webui.ToLogin(w, r, Prefix+"/login", failed)
 			return
 		case s.SecondFactorPending && rt.access&pending == 0:
 			http.Redirect(w, r, Prefix+"/login/code", http.StatusSeeOther)
@@ -287,20 +270,15 @@ func (c *Console) guard(rt route) http.Handler {
 // cookieName is the session cookie. With Secure cookies it carries the
 // __Host- prefix, which a browser only accepts from a secure origin for
 // the whole host, so no other path or subdomain can plant or shadow it.
-func (c *Console) cookieName() string {
-	if c.secure {
-		return "__Host-kadens-console"
-	}
-	return "kadens-console"
-}
+func (c *Console) cookieName() string { return webui.CookieName("kadens-console", c.secure) }
 
 // session reads the request's session; nil when it has none or it ended.
 func (c *Console) session(r *http.Request) (*session, error) {
-	ck, err := r.Cookie(c.cookieName())
-	if err != nil || ck.Value == "" {
+	token := webui.CookieValue(r, c.cookieName())
+	if token == "" {
 		return nil, nil
 	}
-	sess, u, err := c.staff.Session(r.Context(), ck.Value)
+	sess, u, err := c.staff.Session(r.Context(), token)
 	if errors.Is(err, staff.ErrNoSession) {
 		return nil, nil
 	}

@@ -5,6 +5,7 @@ package console
 // the templates and handlers use. Error texts say what to do next.
 var texts = map[string]map[string]string{
 	"en": {
+		"product": "Kadens",
 		"skip": "Skip to content", "navigation": "Main", "home": "Search", "audit": "Audit log", "users": "Staff users",
 		"account": "My account", "logout": "Log out", "backHome": "Back to the console",
 		"role.admin": "Administrator", "role.support": "Customer service", "role.finance": "Finance",
@@ -84,6 +85,7 @@ var texts = map[string]map[string]string{
 		"linkBad":         "This link is invalid, used or expired. Ask an administrator for a new one.",
 	},
 	"nb": {
+		"product": "Kadens",
 		"skip": "Gå til innholdet", "navigation": "Hovedmeny", "home": "Søk", "audit": "Endringslogg", "users": "Brukere",
 		"account": "Min konto", "logout": "Logg ut", "backHome": "Tilbake til konsollet",
 		"role.admin": "Administrator", "role.support": "Kundeservice", "role.finance": "Økonomi",

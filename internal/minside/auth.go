@@ -13,6 +13,7 @@ import (
 
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // flow is what the browser carries, sealed, from the redirect to the
@@ -70,16 +71,16 @@ func (m *MinSide) login(w http.ResponseWriter, r *http.Request, _ *session) {
 	name := strings.TrimSpace(q.Get("tenant"))
 	next := safeNext(q.Get("next"))
 	if name == "" {
-		m.render(w, r, nil, http.StatusOK, "login", page{Data: loginView{Next: next}})
+		m.render(w, r, nil, http.StatusOK, "login", page{Page: webui.Page{Data: loginView{Next: next}}})
 		return
 	}
 	if len(name) > 200 || validation.TextProblem(name, false) != "" {
-		m.render(w, r, nil, http.StatusBadRequest, "login", page{Error: "badTenant", Data: loginView{Next: next}})
+		m.render(w, r, nil, http.StatusBadRequest, "login", page{Page: webui.Page{Error: "badTenant", Data: loginView{Next: next}}})
 		return
 	}
 	t, err := m.o.Store.TenantByName(r.Context(), name)
 	if errors.Is(err, store.ErrNotFound) {
-		m.render(w, r, nil, http.StatusNotFound, "login", page{Error: "noTenant", Data: loginView{Tenant: name, Next: next}})
+		m.render(w, r, nil, http.StatusNotFound, "login", page{Page: webui.Page{Error: "noTenant", Data: loginView{Tenant: name, Next: next}}})
 		return
 	}
 	if m.failed(w, r, nil, err) {
@@ -93,7 +94,7 @@ func (m *MinSide) login(w http.ResponseWriter, r *http.Request, _ *session) {
 	if m.failed(w, r, nil, m.setCookie(w, m.flow, m.flowCookie(), f)) {
 		return
 	}
-	lang := m.language(w, r)
+	lang := m.languages().Choose(w, r)
 	http.Redirect(w, r, cfg.AuthCodeURL(f.State, oauth2.S256ChallengeOption(f.Verifier), oidc.Nonce(f.Nonce),
 		oauth2.SetAuthURLParam("connection", t.Name), oauth2.SetAuthURLParam("language", lang),
 		oauth2.SetAuthURLParam("orgname", t.Name)), http.StatusSeeOther)

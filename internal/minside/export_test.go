@@ -18,9 +18,12 @@ type Route struct {
 
 // Routes lists the route table.
 func Routes() []Route {
-	out := make([]Route, len(routes))
-	for i, r := range routes {
-		out[i] = Route{r.pattern, r.public}
+	var out []Route
+	for p := range publicRoutes {
+		out = append(out, Route{p, true})
+	}
+	for p := range sessionRoutes {
+		out = append(out, Route{p, false})
 	}
 	return out
 }

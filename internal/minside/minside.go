@@ -20,7 +20,6 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -145,25 +144,26 @@ func RedirectURI(base string) string { return strings.TrimSuffix(base, "/") + Pr
 // logout.
 func LogoutURI(base string) string { return strings.TrimSuffix(base, "/") + Prefix + "/login" }
 
-// route is one page or form; public ones need no session.
-type route struct {
-	pattern string
-	public  bool
-	handle  func(m *MinSide, w http.ResponseWriter, r *http.Request, s *session)
+// handler serves one route; s is nil on the public ones.
+type handler func(m *MinSide, w http.ResponseWriter, r *http.Request, s *session)
+
+// publicRoutes need no session: the style sheet and the login's two
+// steps. Every other route (sessionRoutes) needs a logged-in subscriber;
+// TestMinSide's route × session walk goes through both.
+var publicRoutes = map[string]handler{
+	"GET /my/static/{file}": (*MinSide).static,
+	"GET /my/login":         (*MinSide).login,
+	"GET /my/callback":      (*MinSide).callback,
 }
 
-// routes is every route of Min side; TestRoutesBySession walks it.
-var routes = []route{
-	{"GET /my/static/{file}", true, (*MinSide).static},
-	{"GET /my/login", true, (*MinSide).login},
-	{"GET /my/callback", true, (*MinSide).callback},
-	{"POST /my/logout", false, (*MinSide).logout},
-	{"GET /my/{$}", false, (*MinSide).overview},
-	{"GET /my/invoices", false, (*MinSide).invoices},
-	{"GET /my/invoice/{id}", false, (*MinSide).invoice},
-	{"POST /my/subscription/{id}/cancel", false, (*MinSide).cancel},
-	{"GET /my/profile", false, (*MinSide).profile},
-	{"POST /my/profile", false, (*MinSide).saveProfile},
+var sessionRoutes = map[string]handler{
+	"POST /my/logout":                   (*MinSide).logout,
+	"GET /my/{$}":                       (*MinSide).overview,
+	"GET /my/invoices":                  (*MinSide).invoices,
+	"GET /my/invoice/{id}":              (*MinSide).invoice,
+	"POST /my/subscription/{id}/cancel": (*MinSide).cancel,
+	"GET /my/profile":                   (*MinSide).profile,
+	"POST /my/profile":                  (*MinSide).saveProfile,
 }
 
 // session is the logged-in subscriber user: what the sealed cookie holds.
@@ -185,48 +185,38 @@ const maxForm = 64 << 10
 
 func (m *MinSide) routes() http.Handler {
 	mux := http.NewServeMux()
-	for _, rt := range routes {
-		mux.Handle(rt.pattern, m.guard(rt))
+	for pattern, h := range publicRoutes {
+		mux.Handle(pattern, m.guard(h, true))
 	}
-	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
-		m.fail(w, r, nil, http.StatusNotFound, "notFound")
+	for pattern, h := range sessionRoutes {
+		mux.Handle(pattern, m.guard(h, false))
+	}
+	return webui.Surface(mux, Prefix, func(w http.ResponseWriter, r *http.Request, status int, key string) {
+		m.fail(w, r, nil, status, key)
 	})
-	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.fail(w, r, nil, http.StatusForbidden, "crossOrigin")
-	}))
-	return webui.Headers(cop.Handler(mux), Prefix+"/static/")
 }
 
 // guard admits a request to rt: without a session a page leads to the
 // login and a form is a 401 page; a session's form must carry its token.
 // The request's context gets the tenant and the subscriber user as the
 // actor.
-func (m *MinSide) guard(rt route) http.Handler {
+func (m *MinSide) guard(h handler, public bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-			if err := r.ParseForm(); err != nil {
-				m.fail(w, r, nil, http.StatusBadRequest, "badForm")
-				return
+		failed := func(status int, key string) { m.fail(w, r, nil, status, key) }
+		if public {
+			if webui.ReadForm(w, r, maxForm) {
+				h(m, w, r, nil)
+			} else {
+				failed(http.StatusBadRequest, "badForm")
 			}
-		}
-		if rt.public {
-			rt.handle(m, w, r, nil)
 			return
 		}
-		s, err := m.session(r)
-		if err != nil {
-			m.log.ErrorContext(r.Context(), "minside session", "err", err)
-			m.fail(w, r, nil, http.StatusInternalServerError, "failed")
+		s, ok := webui.Admit(w, r, m.log, maxForm, m.session, failed)
+		if !ok {
 			return
 		}
 		if s == nil {
-			if r.Method == http.MethodGet {
-				http.Redirect(w, r, Prefix+"/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			} else {
-				m.fail(w, r, nil, http.StatusUnauthorized, "loggedOut")
-			}
+			webui.ToLogin(w, r, Prefix+"/login", failed)
 			return
 		}
 		if r.Method == http.MethodPost && !webui.TokenMatches(r.PostFormValue("csrf"), s.CSRF) {
@@ -235,36 +225,23 @@ func (m *MinSide) guard(rt route) http.Handler {
 		}
 		ctx := tenancy.With(r.Context(), s.TenantID)
 		ctx = actor.With(ctx, actor.Actor{Kind: actor.Subscriber, ID: s.UserID, Label: s.Email})
-		rt.handle(m, w, r.WithContext(ctx), s)
+		h(m, w, r.WithContext(ctx), s)
 	})
 }
 
 // cookieName is the session cookie; behind https with the __Host- prefix
 // (only from a secure origin, for the whole host).
-func (m *MinSide) cookieName() string {
-	if m.secure {
-		return "__Host-kadens-my"
-	}
-	return "kadens-my"
-}
+func (m *MinSide) cookieName() string { return webui.CookieName("kadens-my", m.secure) }
 
-func (m *MinSide) flowCookie() string {
-	if m.secure {
-		return "__Host-kadens-my-login"
-	}
-	return "kadens-my-login"
-}
+// flowCookie carries a login under way (flow).
+func (m *MinSide) flowCookie() string { return webui.CookieName("kadens-my-login", m.secure) }
 
 // session opens the request's session cookie; nil when there is none,
 // it is not ours, it is older than SessionTTL, or its user is disabled,
 // deleted or now acts for another subscriber.
 func (m *MinSide) session(r *http.Request) (*session, error) {
-	ck, err := r.Cookie(m.cookieName())
-	if err != nil || ck.Value == "" {
-		return nil, nil
-	}
 	var s session
-	if err := m.seal.Decode(m.cookieName(), ck.Value, &s); err != nil {
+	if v := webui.CookieValue(r, m.cookieName()); v == "" || m.seal.Decode(m.cookieName(), v, &s) != nil {
 		return nil, nil
 	}
 	sub, ok, err := m.o.User(r.Context(), s.TenantID, s.UserID)

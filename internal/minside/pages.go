@@ -1,22 +1,18 @@
 package minside
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicedoc"
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // listLimit bounds each list a page shows (the newest first).
@@ -41,7 +37,7 @@ func (m *MinSide) linked(w http.ResponseWriter, r *http.Request, s *session) boo
 	if s.SubscriberID != "" {
 		return true
 	}
-	m.render(w, r, s, http.StatusOK, "error", page{Title: s.Email, Data: "noSubscriber"})
+	m.render(w, r, s, http.StatusOK, "error", page{Page: webui.Page{Title: s.Email, Data: "noSubscriber"}})
 	return false
 }
 
@@ -86,7 +82,7 @@ func (m *MinSide) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		v.Subscriptions = append(v.Subscriptions, sv)
 	}
-	p := page{Data: v}
+	p := page{Page: webui.Page{Data: v}}
 	if r.URL.Query().Get("done") == "cancelled" {
 		p.Notice = "cancelled"
 	}
@@ -126,7 +122,16 @@ func (m *MinSide) invoices(w http.ResponseWriter, r *http.Request, s *session) {
 	slices.Reverse(v.Invoices)
 	slices.Reverse(v.CreditNotes)
 	slices.Reverse(v.Payments)
-	m.render(w, r, s, http.StatusOK, "invoices", page{Data: v})
+	m.render(w, r, s, http.StatusOK, "invoices", page{Page: webui.Page{Data: v}})
+}
+
+// mine is err, or store.ErrNotFound when the record read is another
+// subscriber's: to this subscriber it does not exist.
+func (s *session) mine(subscriberID string, err error) error {
+	if err == nil && subscriberID != s.SubscriberID {
+		return store.ErrNotFound
+	}
+	return err
 }
 
 // ownID reads the route's id: a 400 page when it is no id.
@@ -155,10 +160,7 @@ func (m *MinSide) invoice(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	ctx := r.Context()
 	inv, err := m.o.App.Invoice(ctx, id)
-	if err == nil && inv.SubscriberID != s.SubscriberID {
-		err = store.ErrNotFound
-	}
-	if m.notFound(w, r, s, err) {
+	if m.notFound(w, r, s, s.mine(inv.SubscriberID, err)) {
 		return
 	}
 	now, err := m.o.App.Now(ctx)
@@ -166,37 +168,16 @@ func (m *MinSide) invoice(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	inv.Status = billing.Status(inv.Status, inv.DueAt, now)
-	opts := invoicedoc.Options{Lang: invoicedoc.English, Location: time.UTC}
-	if l := m.language(w, r); l == "nb" || l == "nn" {
+	opts := invoicedoc.Options{Lang: invoicedoc.English}
+	if l := m.languages().Choose(w, r); l == "nb" || l == "nn" {
 		opts.Lang = invoicedoc.Norwegian
 	}
-	if org, err := m.o.App.Organization(ctx, inv.OrganizationID); err == nil {
-		if loc, err := period.LoadZone(org.TimeZone); err == nil {
-			opts.Location = loc
-		}
-	} else if m.notFound(w, r, s, err) {
+	if opts.Location, err = m.o.App.OrganizationZone(ctx, inv.OrganizationID); m.failed(w, r, s, err) {
 		return
 	}
-	var buf bytes.Buffer
-	h := w.Header()
-	if format == "pdf" {
-		err = invoicedoc.PDF(&buf, inv, opts)
-		h.Set("Content-Disposition", fmt.Sprintf(`inline; filename="invoice-%d.pdf"`, inv.InvoiceNumber))
-		h.Set("Content-Type", invoicedoc.PDFContentType)
-	} else {
-		err = invoicedoc.HTML(&buf, inv, opts)
-		h.Set("Content-Type", invoicedoc.HTMLContentType)
-		// The document's inline style sheet and the organisation's logo.
-		h.Set("Content-Security-Policy", "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	}
-	if err != nil {
-		h.Del("Content-Disposition")
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'")
+	if err := invoicedoc.Serve(w, inv, opts, format == "pdf"); err != nil {
 		m.failed(w, r, s, err)
-		return
 	}
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	_, _ = buf.WriteTo(w)
 }
 
 // cancel ends one of the subscriber's subscriptions at the end of its
@@ -209,10 +190,7 @@ func (m *MinSide) cancel(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	ctx := r.Context()
 	sub, err := m.o.App.Subscription(ctx, id)
-	if err == nil && sub.SubscriberID != s.SubscriberID {
-		err = store.ErrNotFound
-	}
-	if m.notFound(w, r, s, err) {
+	if m.notFound(w, r, s, s.mine(sub.SubscriberID, err)) {
 		return
 	}
 	_, _, err = m.o.App.CancelSubscription(ctx, id, app.Cancellation{Mode: engine.CancelEndOfPeriod, Reason: "Cancelled by the subscriber on Min side"})
@@ -245,7 +223,7 @@ func (m *MinSide) profile(w http.ResponseWriter, r *http.Request, s *session) {
 	if m.notFound(w, r, s, err) {
 		return
 	}
-	p := page{Data: formOf(sub)}
+	p := page{Page: webui.Page{Data: formOf(sub)}}
 	if r.URL.Query().Get("done") == "saved" {
 		p.Notice = "saved"
 	}
@@ -305,5 +283,5 @@ func (m *MinSide) saveProfile(w http.ResponseWriter, r *http.Request, s *session
 			return
 		}
 	}
-	m.render(w, r, s, http.StatusBadRequest, "profile", page{Error: "profileProblems", Fields: fields, Data: f})
+	m.render(w, r, s, http.StatusBadRequest, "profile", page{Page: webui.Page{Error: "profileProblems", Fields: fields, Data: f}})
 }

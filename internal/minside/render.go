@@ -9,35 +9,18 @@ import (
 	"github.com/kadens/kadens/internal/webui"
 )
 
-// page is what every template gets.
+// page is what every template gets: the shared part (internal/webui)
+// and the logged-in subscriber (nil on the public pages).
 type page struct {
-	Lang    string
-	Title   string
-	Path    string
+	webui.Page
 	Session *session
-	CSRF    string
-	Error   string
-	Notice  string
-	// Fields are a form's problems by field (validation.Errors).
-	Fields map[string]string
-	Data   any
-	texts  map[string]string
-}
-
-// T is the text key in the page's language (the key itself when missing,
-// which TestTextsComplete keeps from happening).
-func (p page) T(key string) string {
-	if s, ok := p.texts[key]; ok {
-		return s
-	}
-	return key
 }
 
 // Languages are the page's language links, each in its own language.
 func (p page) Languages() []langLink {
 	out := make([]langLink, 0, len(languages))
 	for _, l := range languages {
-		out = append(out, langLink{Code: l, Name: texts[l]["languageName"], Href: webui.LangLink(p.Path, Prefix+"/", l), Current: l == p.Lang})
+		out = append(out, langLink{Code: l, Name: texts[l]["languageName"], Href: p.LangLink(l), Current: l == p.Lang})
 	}
 	return out
 }
@@ -64,28 +47,25 @@ type formField struct {
 	Name, Value, Auto, Type, Problem string
 }
 
-func (m *MinSide) language(w http.ResponseWriter, r *http.Request) string {
+func (m *MinSide) languages() webui.Languages {
 	return webui.Languages{Cookie: "kadens-my-lang", Path: Prefix + "/", Secure: m.secure,
-		Of: map[string]string{"nb": "nb", "no": "nb", "nn": "nn", "sv": "sv", "da": "da", "fi": "fi", "en": "en"}, Default: "nb"}.Choose(w, r)
+		Of: map[string]string{"nb": "nb", "no": "nb", "nn": "nn", "sv": "sv", "da": "da", "fi": "fi", "en": "en"}, Default: "nb"}
 }
 
+// render shows page name; a session's pages carry its form token.
 func (m *MinSide) render(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p page) {
-	p.Lang = m.language(w, r)
-	p.texts = texts[p.Lang]
-	p.Session = s
+	var token string
 	if s != nil {
-		p.CSRF = s.CSRF
+		token = s.CSRF
 	}
-	if p.Title == "" {
-		p.Title = p.T(name)
-	}
-	p.Path = webui.PagePath(r, Prefix+"/")
+	p.Session = s
+	p.Prepare(w, r, m.languages(), texts, webui.Frame{Home: Prefix + "/", Style: "minside.css", Product: "product"}, name, token)
 	webui.Render(w, r, m.log, m.pages[name], status, p)
 }
 
 // fail renders the error page with the text of key.
 func (m *MinSide) fail(w http.ResponseWriter, r *http.Request, s *session, status int, key string) {
-	m.render(w, r, s, status, "error", page{Title: http.StatusText(status), Data: key})
+	m.render(w, r, s, status, "error", page{Page: webui.Page{Title: http.StatusText(status), Data: key}})
 }
 
 // failed answers a failure (logged, a 500 page) and reports whether there

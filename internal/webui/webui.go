@@ -10,7 +10,7 @@ package webui
 import (
 	"bytes"
 	"crypto/subtle"
-	_ "embed"
+	"embed"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -28,6 +28,13 @@ import (
 //
 //go:embed static/kadens.css
 var CSS []byte
+
+// shared holds the templates every surface's layout uses: "head" (the
+// document's start, the style sheet and the skip link) and "main" (the
+// page's error and notice, then its "content", and the document's end).
+//
+//go:embed templates/*.html
+var shared embed.FS
 
 // CSP admits the page's own style sheet and nothing else: no script runs,
 // nothing is loaded from elsewhere, forms post only to the page's origin,
@@ -125,7 +132,8 @@ func FormatMoney(a catalog.Amount, currency string) string {
 }
 
 // ParsePages parses each templates/*.html of assets but layout.html
-// together with layout.html, by the page's base name.
+// together with layout.html and the shared templates, by the page's base
+// name.
 func ParsePages(assets fs.FS, funcs template.FuncMap) (map[string]*template.Template, error) {
 	names, err := fs.Glob(assets, "templates/*.html")
 	if err != nil {
@@ -137,7 +145,10 @@ func ParsePages(assets fs.FS, funcs template.FuncMap) (map[string]*template.Temp
 		if base == "layout" {
 			continue
 		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(assets, "templates/layout.html", n)
+		t, err := template.New(base).Funcs(funcs).ParseFS(shared, "templates/*.html")
+		if err == nil {
+			t, err = t.ParseFS(assets, "templates/layout.html", n)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("template %s: %w", base, err)
 		}
@@ -236,4 +247,130 @@ func (ls Languages) Choose(w http.ResponseWriter, r *http.Request) string {
 // the same time wherever they differ.
 func TokenMatches(form, session string) bool {
 	return form != "" && subtle.ConstantTimeCompare([]byte(form), []byte(session)) == 1
+}
+
+// Page is what every page of a surface carries; a surface's own page type
+// embeds it beside its session.
+type Page struct {
+	Lang  string
+	Title string
+	// Path is the page's path and query without lang, for the language
+	// links.
+	Path string
+	Frame
+	CSRF       string
+	Error      string
+	Notice     string
+	// Fields are a form's problems by field (text keys).
+	Fields map[string]string
+	Data   any
+	texts  map[string]string
+}
+
+// T is the text key in the page's language (the key itself when a text
+// is missing, which each surface's completeness test keeps from
+// happening).
+func (p Page) T(key string) string {
+	if s, ok := p.texts[key]; ok {
+		return s
+	}
+	return key
+}
+
+// LangLink is the page's path in language l.
+func (p Page) LangLink(l string) string { return LangLink(p.Path, p.Home, l) }
+
+// Frame is what a surface's pages share: the start page (its prefix and
+// a slash), the style sheet's file name under Home+"static/", and the
+// text key of the product's name for the window title.
+type Frame struct{ Home, Style, Product string }
+
+// Prepare fills in what the handler did not: the language (ls) and its
+// texts, the form token, the title (the text of the page's name when it
+// has none) and the path for the language links.
+func (p *Page) Prepare(w http.ResponseWriter, r *http.Request, ls Languages, texts map[string]map[string]string, f Frame, name, csrf string) {
+	p.Lang = ls.Choose(w, r)
+	p.texts = texts[p.Lang]
+	p.CSRF = csrf
+	if p.Title == "" {
+		p.Title = p.T(name)
+	}
+	p.Frame = f
+	p.Path = PagePath(r, f.Home)
+}
+
+// Surface wraps a surface's routes: a page-not-found for every other path
+// under prefix, Go's cross-origin protection (a state-changing request a
+// browser marks as cross-site, or whose Origin is another host, is
+// refused; the session's own form token covers older browsers), and the
+// security headers. fail answers a refused request with the surface's
+// error page and text key.
+func Surface(mux *http.ServeMux, prefix string, fail func(w http.ResponseWriter, r *http.Request, status int, key string)) http.Handler {
+	mux.HandleFunc(prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+		fail(w, r, http.StatusNotFound, "notFound")
+	})
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fail(w, r, http.StatusForbidden, "crossOrigin")
+	}))
+	return Headers(cop.Handler(mux), prefix+"/static/")
+}
+
+// ReadForm bounds a POST's body to max bytes and parses its form; false
+// when it cannot be read (the caller answers 400).
+func ReadForm(w http.ResponseWriter, r *http.Request, max int64) bool {
+	if r.Method != http.MethodPost {
+		return true
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, max)
+	return r.ParseForm() == nil
+}
+
+// Admit is the start of a surface's guard: it bounds and reads a POST's
+// form (a 400 page, badForm, when it cannot) and then the request's
+// session (a 500 page, failed, when reading it failed; the zero S when
+// there is none). ok is false when the request has been answered.
+func Admit[S any](w http.ResponseWriter, r *http.Request, log *slog.Logger, max int64, session func(*http.Request) (S, error),
+	fail func(status int, key string)) (s S, ok bool) {
+	if !ReadForm(w, r, max) {
+		fail(http.StatusBadRequest, "badForm")
+		return s, false
+	}
+	s, err := session(r)
+	if err != nil {
+		log.ErrorContext(r.Context(), "session", "path", r.URL.Path, "err", err)
+		fail(http.StatusInternalServerError, "failed")
+		return s, false
+	}
+	return s, true
+}
+
+// ToLogin answers a request that needs a session and has none: a page
+// (GET) leads to the login page at login with next= (the surface follows
+// only its own paths), a form answers 401 (loggedOut).
+func ToLogin(w http.ResponseWriter, r *http.Request, login string, fail func(status int, key string)) {
+	if r.Method == http.MethodGet {
+		http.Redirect(w, r, login+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		return
+	}
+	fail(http.StatusUnauthorized, "loggedOut")
+}
+
+// CookieName is a surface's cookie called base: behind https with the
+// __Host- prefix, which a browser accepts only from a secure origin for
+// the whole host, so no other path or subdomain can plant or shadow it.
+func CookieName(base string, secure bool) string {
+	if secure {
+		return "__Host-" + base
+	}
+	return base
+}
+
+// CookieValue is the request's cookie name; "" when it has none.
+func CookieValue(r *http.Request, name string) string {
+	ck, err := r.Cookie(name)
+	if err != nil {
+		return ""
+	}
+	return ck.Value
 }
