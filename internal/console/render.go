@@ -33,7 +33,6 @@ func (c *Console) funcs() template.FuncMap {
 	return f
 }
 
-
 // render writes page name with status (webui.Render: buffered, so a
 // template error is a clean 500).
 func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p page) {

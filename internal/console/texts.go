@@ -6,7 +6,7 @@ package console
 var texts = map[string]map[string]string{
 	"en": {
 		"product": "Kadens",
-		"skip": "Skip to content", "navigation": "Main", "home": "Search", "audit": "Audit log", "users": "Staff users",
+		"skip":    "Skip to content", "navigation": "Main", "home": "Search", "audit": "Audit log", "users": "Staff users",
 		"account": "My account", "logout": "Log out", "backHome": "Back to the console",
 		"role.admin": "Administrator", "role.support": "Customer service", "role.finance": "Finance",
 
@@ -86,7 +86,7 @@ var texts = map[string]map[string]string{
 	},
 	"nb": {
 		"product": "Kadens",
-		"skip": "Gå til innholdet", "navigation": "Hovedmeny", "home": "Søk", "audit": "Endringslogg", "users": "Brukere",
+		"skip":    "Gå til innholdet", "navigation": "Hovedmeny", "home": "Søk", "audit": "Endringslogg", "users": "Brukere",
 		"account": "Min konto", "logout": "Logg ut", "backHome": "Tilbake til konsollet",
 		"role.admin": "Administrator", "role.support": "Kundeservice", "role.finance": "Økonomi",
 

@@ -15,7 +15,6 @@ package minside
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -117,7 +116,7 @@ func New(o Options) (*MinSide, error) {
 		m.zone = z
 	}
 	if len(o.HashKey) < 32 || len(o.BlockKey) != 32 {
-		return nil, errors.New("minside: the cookie keys must have 32 bytes each")
+		return nil, fmt.Errorf("minside: the cookie keys must have 32 bytes each, not %d and %d", len(o.HashKey), len(o.BlockKey))
 	}
 	// gorilla/securecookie seals with AES-CTR and authenticates with
 	// HMAC-SHA256 over the name, the time and the value, and refuses a

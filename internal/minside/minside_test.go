@@ -1,8 +1,8 @@
 package minside_test
 
 import (
+	"bytes"
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -101,7 +101,7 @@ func (b *browser) do(method, path string, form url.Values) (int, string) {
 	if !strings.HasPrefix(u, "http") {
 		u = b.e.base + path
 	}
-	var body io.Reader
+	body := strings.NewReader("")
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
@@ -118,12 +118,13 @@ func (b *browser) do(method, path string, form url.Values) (int, string) {
 		b.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	var raw bytes.Buffer
+	_, _ = raw.ReadFrom(resp.Body)
 	b.last = resp
 	if resp.StatusCode >= 500 {
-		b.t.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+		b.t.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw.String())
 	}
-	return resp.StatusCode, string(raw)
+	return resp.StatusCode, raw.String()
 }
 
 var (

@@ -41,18 +41,25 @@ func (m *MinSide) linked(w http.ResponseWriter, r *http.Request, s *session) boo
 	return false
 }
 
+// subscriber is the session's subscriber, or false when the request has
+// been answered (no subscriber linked, or it is gone).
+func (m *MinSide) subscriber(w http.ResponseWriter, r *http.Request, s *session) (store.Subscriber, bool) {
+	if !m.linked(w, r, s) {
+		return store.Subscriber{}, false
+	}
+	sub, err := m.o.App.Subscriber(r.Context(), s.SubscriberID)
+	return sub, !m.notFound(w, r, s, err)
+}
+
 // overview lists the subscriber's current subscriptions (the latest
 // period of each series), what each includes and costs, and the invoice
 // its next renewal will issue (App.UpcomingInvoice).
 func (m *MinSide) overview(w http.ResponseWriter, r *http.Request, s *session) {
-	if !m.linked(w, r, s) {
+	sub, ok := m.subscriber(w, r, s)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
-	sub, err := m.o.App.Subscriber(ctx, s.SubscriberID)
-	if m.notFound(w, r, s, err) {
-		return
-	}
 	now, err := m.o.App.Now(ctx)
 	if m.failed(w, r, s, err) {
 		return
@@ -216,11 +223,8 @@ func formOf(sub store.Subscriber) profileForm {
 }
 
 func (m *MinSide) profile(w http.ResponseWriter, r *http.Request, s *session) {
-	if !m.linked(w, r, s) {
-		return
-	}
-	sub, err := m.o.App.Subscriber(r.Context(), s.SubscriberID)
-	if m.notFound(w, r, s, err) {
+	sub, ok := m.subscriber(w, r, s)
+	if !ok {
 		return
 	}
 	p := page{Page: webui.Page{Data: formOf(sub)}}
@@ -239,14 +243,11 @@ var profileFields = map[string]string{"name": "name", "email": "email", "phone":
 // address through App.UpdateSubscriber; its problems are shown beside the
 // fields (400).
 func (m *MinSide) saveProfile(w http.ResponseWriter, r *http.Request, s *session) {
-	if !m.linked(w, r, s) {
+	sub, ok := m.subscriber(w, r, s)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
-	sub, err := m.o.App.Subscriber(ctx, s.SubscriberID)
-	if m.notFound(w, r, s, err) {
-		return
-	}
 	get := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
 	f := profileForm{Name: get("name"), Email: get("email"), Phone: get("phone"), Line1: get("line1"), Line2: get("line2"),
 		PostalCode: get("postalCode"), City: get("city"), Country: strings.ToUpper(get("country"))}
@@ -260,7 +261,8 @@ func (m *MinSide) saveProfile(w http.ResponseWriter, r *http.Request, s *session
 		sub.Name, sub.Email, sub.Phone = f.Name, f.Email, f.Phone
 		sub.Address = store.Address{Line1: f.Line1, Line2: f.Line2, PostalCode: f.PostalCode, City: f.City, Country: f.Country}
 		var invalid validation.Errors
-		if err = app.CheckContactDetails(sub).Err(); err == nil {
+		err := app.CheckContactDetails(sub).Err()
+		if err == nil {
 			_, err = m.o.App.UpdateSubscriber(ctx, sub)
 		}
 		switch {

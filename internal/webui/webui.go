@@ -258,9 +258,9 @@ type Page struct {
 	// links.
 	Path string
 	Frame
-	CSRF       string
-	Error      string
-	Notice     string
+	CSRF   string
+	Error  string
+	Notice string
 	// Fields are a form's problems by field (text keys).
 	Fields map[string]string
 	Data   any
