@@ -163,6 +163,7 @@ var sessionRoutes = map[string]handler{
 	"POST /my/subscription/{id}/cancel": (*MinSide).cancel,
 	"GET /my/profile":                   (*MinSide).profile,
 	"POST /my/profile":                  (*MinSide).saveProfile,
+	"GET /my/export":                    (*MinSide).export,
 }
 
 // session is the logged-in subscriber user: what the sealed cookie holds.

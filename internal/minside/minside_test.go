@@ -3,6 +3,7 @@ package minside_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -232,6 +233,24 @@ func TestMinSide(t *testing.T) {
 					f.Set(field, bad)
 					if status, page := b.do("POST", "/my/profile", f); status != http.StatusBadRequest || !strings.Contains(page, `aria-invalid="true"`) {
 						t.Errorf("%s=%q: %d, want 400 with the field marked", field, bad, status)
+					}
+				}
+
+				// The GDPR export: the subscriber's own data, nobody else's.
+				status, doc = b.do("GET", "/my/export", nil)
+				var exp struct {
+					Subscriber    store.Subscriber     `json:"subscriber"`
+					Subscriptions []store.Subscription `json:"subscriptions"`
+					Invoices      []store.Invoice      `json:"invoices"`
+					Payments      []store.Payment      `json:"payments"`
+				}
+				if status != http.StatusOK || !strings.HasPrefix(b.last.Header.Get("Content-Disposition"), "attachment") ||
+					json.Unmarshal([]byte(doc), &exp) != nil || exp.Subscriber.ID != e.kari.ID || len(exp.Subscriptions) == 0 || len(exp.Invoices) != len(kariInvs) {
+					t.Errorf("the export: %d %s", status, doc)
+				}
+				for _, inv := range exp.Invoices {
+					if inv.SubscriberID != e.kari.ID || len(inv.Lines) == 0 {
+						t.Errorf("the export has invoice %s of %s with %d lines", inv.ID, inv.SubscriberID, len(inv.Lines))
 					}
 				}
 

@@ -1,10 +1,13 @@
 package minside
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/billing"
@@ -286,4 +289,88 @@ func (m *MinSide) saveProfile(w http.ResponseWriter, r *http.Request, s *session
 		}
 	}
 	m.render(w, r, s, http.StatusBadRequest, "profile", page{Page: webui.Page{Error: "profileProblems", Fields: fields, Data: f}})
+}
+
+// export is the subscriber's own data as JSON (GDPR, art. 15 and 20): the
+// subscriber record, every subscription period with its package, the
+// invoices, credit notes and payments, and the user who asked, as a file
+// to download. Only the session's subscriber's records are read.
+func (m *MinSide) export(w http.ResponseWriter, r *http.Request, s *session) {
+	sub, ok := m.subscriber(w, r, s)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	now, err := m.o.App.Now(ctx)
+	if m.failed(w, r, s, err) {
+		return
+	}
+	out := dataExport{ExportedAt: now, User: exportUser{ID: s.UserID, Email: s.Email}, Subscriber: sub,
+		Subscriptions: []store.Subscription{}}
+	list, err := allPages(func(p store.Page) ([]store.ListedSubscription, string, error) {
+		return m.o.App.Subscriptions(ctx, store.SubscriptionFilter{SubscriberID: sub.ID}, p, false)
+	})
+	if m.failed(w, r, s, err) {
+		return
+	}
+	for _, l := range list {
+		full, err := m.o.App.Subscription(ctx, l.ID)
+		if m.failed(w, r, s, err) {
+			return
+		}
+		out.Subscriptions = append(out.Subscriptions, full)
+	}
+	if out.Invoices, err = allPages(func(p store.Page) ([]store.Invoice, string, error) {
+		return m.o.App.Invoices(ctx, store.DocumentFilter{SubscriberID: sub.ID, Now: now}, p, store.InvoiceParts{Seller: true, Buyer: true, Lines: true, VATTotals: true})
+	}); m.failed(w, r, s, err) {
+		return
+	}
+	if out.CreditNotes, err = allPages(func(p store.Page) ([]store.CreditNote, string, error) {
+		return m.o.App.CreditNotes(ctx, store.CreditNoteFilter{SubscriberID: sub.ID}, p)
+	}); m.failed(w, r, s, err) {
+		return
+	}
+	if out.Payments, err = allPages(func(p store.Page) ([]store.Payment, string, error) {
+		return m.o.App.Payments(ctx, store.PaymentFilter{SubscriberID: sub.ID}, p)
+	}); m.failed(w, r, s, err) {
+		return
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if m.failed(w, r, s, err) {
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="my-data-%d.json"`, sub.SubscriberNumber))
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// dataExport is the file export writes.
+type dataExport struct {
+	ExportedAt    time.Time            `json:"exportedAt"`
+	User          exportUser           `json:"user"`
+	Subscriber    store.Subscriber     `json:"subscriber"`
+	Subscriptions []store.Subscription `json:"subscriptions"`
+	Invoices      []store.Invoice      `json:"invoices"`
+	CreditNotes   []store.CreditNote   `json:"creditNotes"`
+	Payments      []store.Payment      `json:"payments"`
+}
+
+type exportUser struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+}
+
+// allPages reads every page of a list.
+func allPages[T any](list func(store.Page) ([]T, string, error)) ([]T, error) {
+	out := []T{}
+	for p := (store.Page{Limit: listLimit}); ; {
+		items, next, err := list(p)
+		if err != nil {
+			return nil, err
+		}
+		if out = append(out, items...); next == "" {
+			return out, nil
+		}
+		p.After = next
+	}
 }

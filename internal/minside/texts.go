@@ -6,6 +6,7 @@ package minside
 // language lacks. Error texts say what to do next.
 var texts = map[string]map[string]string{
 	"nb": {
+		"exportTitle": "Dine data", "exportHint": "Last ned alt vi har lagret om deg og kundeforholdet ditt: kontaktinformasjon, abonnementer, fakturaer, kreditnotaer og betalinger, som en JSON-fil.", "exportLink": "Last ned dataene mine",
 		"languageName": "Bokmål", "product": "Min side", "skip": "Gå til innholdet", "navigation": "Meny",
 		"overview": "Mine abonnementer", "invoices": "Fakturaer og betalinger", "profile": "Kontaktinformasjon", "logout": "Logg ut",
 		"backHome": "Tilbake til Min side", "login": "Logg inn på Min side", "loginHint": "Skriv navnet på avisen eller forlaget du abonnerer hos. Du logger inn med e-postadressen og passordet ditt på neste side.",
@@ -39,6 +40,7 @@ var texts = map[string]map[string]string{
 		"cancelRefused": "Abonnementet kan ikke sies opp nå (det kan allerede være sagt opp eller avsluttet). Last inn siden på nytt.",
 	},
 	"nn": {
+		"exportTitle": "Dataa dine", "exportHint": "Last ned alt vi har lagra om deg og kundeforholdet ditt: kontaktinformasjon, abonnement, fakturaer, kreditnotaer og betalingar, som ei JSON-fil.", "exportLink": "Last ned dataa mine",
 		"languageName": "Nynorsk", "product": "Mi side", "skip": "Gå til innhaldet", "navigation": "Meny",
 		"overview": "Abonnementa mine", "invoices": "Fakturaer og betalingar", "profile": "Kontaktinformasjon", "logout": "Logg ut",
 		"backHome": "Tilbake til Mi side", "login": "Logg inn på Mi side", "loginHint": "Skriv namnet på avisa eller forlaget du abonnerer hjå. Du loggar inn med e-postadressa og passordet ditt på neste side.",
@@ -72,6 +74,7 @@ var texts = map[string]map[string]string{
 		"cancelRefused": "Abonnementet kan ikkje seiast opp no (det kan alt vere sagt opp eller avslutta). Last inn sida på nytt.",
 	},
 	"sv": {
+		"exportTitle": "Dina uppgifter", "exportHint": "Ladda ner allt vi har sparat om dig och ditt kundkonto: kontaktuppgifter, prenumerationer, fakturor, kreditnotor och betalningar, som en JSON-fil.", "exportLink": "Ladda ner mina uppgifter",
 		"languageName": "Svenska", "product": "Mina sidor", "skip": "Gå till innehållet", "navigation": "Meny",
 		"overview": "Mina prenumerationer", "invoices": "Fakturor och betalningar", "profile": "Kontaktuppgifter", "logout": "Logga ut",
 		"backHome": "Tillbaka till Mina sidor", "login": "Logga in på Mina sidor", "loginHint": "Skriv namnet på tidningen eller förlaget du prenumererar hos. Du loggar in med din e-postadress och ditt lösenord på nästa sida.",
@@ -105,6 +108,7 @@ var texts = map[string]map[string]string{
 		"cancelRefused": "Prenumerationen kan inte sägas upp nu (den kan redan vara uppsagd eller avslutad). Ladda om sidan.",
 	},
 	"da": {
+		"exportTitle": "Dine data", "exportHint": "Download alt, hvad vi har gemt om dig og dit kundeforhold: kontaktoplysninger, abonnementer, fakturaer, kreditnotaer og betalinger, som en JSON-fil.", "exportLink": "Download mine data",
 		"languageName": "Dansk", "product": "Min side", "skip": "Gå til indholdet", "navigation": "Menu",
 		"overview": "Mine abonnementer", "invoices": "Fakturaer og betalinger", "profile": "Kontaktoplysninger", "logout": "Log ud",
 		"backHome": "Tilbage til Min side", "login": "Log ind på Min side", "loginHint": "Skriv navnet på avisen eller forlaget, du abonnerer hos. Du logger ind med din e-mailadresse og din adgangskode på næste side.",
@@ -138,6 +142,7 @@ var texts = map[string]map[string]string{
 		"cancelRefused": "Abonnementet kan ikke opsiges nu (det kan allerede være opsagt eller afsluttet). Genindlæs siden.",
 	},
 	"fi": {
+		"exportTitle": "Tietosi", "exportHint": "Lataa kaikki, mitä olemme tallentaneet sinusta ja asiakkuudestasi: yhteystiedot, tilaukset, laskut, hyvityslaskut ja maksut JSON-tiedostona.", "exportLink": "Lataa tietoni",
 		"languageName": "Suomi", "product": "Omat sivut", "skip": "Siirry sisältöön", "navigation": "Valikko",
 		"overview": "Tilaukseni", "invoices": "Laskut ja maksut", "profile": "Yhteystiedot", "logout": "Kirjaudu ulos",
 		"backHome": "Takaisin omille sivuille", "login": "Kirjaudu omille sivuille", "loginHint": "Kirjoita sen lehden tai kustantajan nimi, jonka tilaaja olet. Kirjaudut seuraavalla sivulla sähköpostiosoitteellasi ja salasanallasi.",
@@ -171,6 +176,7 @@ var texts = map[string]map[string]string{
 		"cancelRefused": "Tilausta ei voi irtisanoa nyt (se voi olla jo irtisanottu tai päättynyt). Lataa sivu uudelleen.",
 	},
 	"en": {
+		"exportTitle": "Your data", "exportHint": "Download everything we keep about you and your customer account: contact details, subscriptions, invoices, credit notes and payments, as a JSON file.", "exportLink": "Download my data",
 		"languageName": "English", "product": "My page", "skip": "Skip to content", "navigation": "Menu",
 		"overview": "My subscriptions", "invoices": "Invoices and payments", "profile": "Contact details", "logout": "Log out",
 		"backHome": "Back to My page", "login": "Log in to My page", "loginHint": "Enter the name of the newspaper or publisher you subscribe to. You log in with your e-mail address and password on the next page.",
