@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -128,11 +127,6 @@ func (b *browser) do(method, path string, form url.Values) (int, string) {
 	return resp.StatusCode, raw.String()
 }
 
-var (
-	hiddenID   = regexp.MustCompile(`name="id" value="([^"]+)"`)
-	hiddenCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-)
-
 // login goes through the real login page of the identity provider: Min
 // side's redirect, the HTML form posted with the e-mail and password, the
 // callback, and back to Min side's overview.
@@ -142,12 +136,12 @@ func (b *browser) login(tenant, email, password string) string {
 	if status != http.StatusOK || !strings.Contains(b.last.Request.URL.Path, "/idp/login") {
 		b.t.Fatalf("login: landed at %s with %d, not the identity provider's login page", b.last.Request.URL, status)
 	}
-	id, csrf := hiddenID.FindStringSubmatch(page), hiddenCSRF.FindStringSubmatch(page)
-	if id == nil || csrf == nil {
+	id, csrf := apitest.FormValue(page, "id"), apitest.FormValue(page, "csrf")
+	if id == "" || csrf == "" {
 		b.t.Fatalf("login page without its form: %s", page)
 	}
 	action := b.last.Request.URL.ResolveReference(&url.URL{Path: "login"})
-	status, page = b.do("POST", action.String(), url.Values{"id": {id[1]}, "csrf": {csrf[1]}, "email": {email}, "password": {password}})
+	status, page = b.do("POST", action.String(), url.Values{"id": {id}, "csrf": {csrf}, "email": {email}, "password": {password}})
 	if status != http.StatusOK || b.last.Request.URL.Path != "/my/" {
 		b.t.Fatalf("after login: %d at %s: %s", status, b.last.Request.URL, page)
 	}
@@ -157,11 +151,11 @@ func (b *browser) login(tenant, email, password string) string {
 // csrf is the form token of the last page.
 func (b *browser) csrf(page string) string {
 	b.t.Helper()
-	m := hiddenCSRF.FindStringSubmatch(page)
-	if m == nil {
+	token := apitest.FormValue(page, "csrf")
+	if token == "" {
 		b.t.Fatal("no form token on the page")
 	}
-	return m[1]
+	return token
 }
 
 func TestMinSide(t *testing.T) {

@@ -54,19 +54,25 @@ func (m *MinSide) subscriber(w http.ResponseWriter, r *http.Request, s *session)
 	return sub, !m.notFound(w, r, s, err)
 }
 
+// subscriberNow is subscriber and the tenant's time.
+func (m *MinSide) subscriberNow(w http.ResponseWriter, r *http.Request, s *session) (store.Subscriber, time.Time, bool) {
+	sub, ok := m.subscriber(w, r, s)
+	if !ok {
+		return sub, time.Time{}, false
+	}
+	now, err := m.o.App.Now(r.Context())
+	return sub, now, !m.failed(w, r, s, err)
+}
+
 // overview lists the subscriber's current subscriptions (the latest
 // period of each series), what each includes and costs, and the invoice
 // its next renewal will issue (App.UpcomingInvoice).
 func (m *MinSide) overview(w http.ResponseWriter, r *http.Request, s *session) {
-	sub, ok := m.subscriber(w, r, s)
+	sub, now, ok := m.subscriberNow(w, r, s)
 	if !ok {
 		return
 	}
 	ctx := r.Context()
-	now, err := m.o.App.Now(ctx)
-	if m.failed(w, r, s, err) {
-		return
-	}
 	v := overviewView{Subscriber: sub}
 	list, _, err := m.o.App.Subscriptions(ctx, store.SubscriptionFilter{SubscriberID: s.SubscriberID}, store.Page{Limit: listLimit}, false)
 	if m.failed(w, r, s, err) {
@@ -296,15 +302,11 @@ func (m *MinSide) saveProfile(w http.ResponseWriter, r *http.Request, s *session
 // invoices, credit notes and payments, and the user who asked, as a file
 // to download. Only the session's subscriber's records are read.
 func (m *MinSide) export(w http.ResponseWriter, r *http.Request, s *session) {
-	sub, ok := m.subscriber(w, r, s)
+	sub, now, ok := m.subscriberNow(w, r, s)
 	if !ok {
 		return
 	}
 	ctx := r.Context()
-	now, err := m.o.App.Now(ctx)
-	if m.failed(w, r, s, err) {
-		return
-	}
 	out := dataExport{ExportedAt: now, User: exportUser{ID: s.UserID, Email: s.Email}, Subscriber: sub,
 		Subscriptions: []store.Subscription{}}
 	list, err := allPages(func(p store.Page) ([]store.ListedSubscription, string, error) {
