@@ -552,14 +552,18 @@ type ContactInput struct {
 }
 
 type Contract struct {
-	BindingPeriods int64  `json:"bindingPeriods"`
-	Terms          string `json:"terms"`
+	BindingPeriods int64 `json:"bindingPeriods"`
+	// What a cancellation during the binding period does: EndOfBinding (default) schedules it for the binding end, ChargeRemainder lets it take effect and charges the remaining bound periods. One of: EndOfBinding, ChargeRemainder.
+	EarlyCancellation *string `json:"earlyCancellation,omitempty"`
+	Terms             string  `json:"terms"`
 }
 
 type ContractInput struct {
 	// Billing periods the subscriber is bound for.
-	BindingPeriods *int64  `json:"bindingPeriods,omitempty"`
-	Terms          *string `json:"terms,omitempty"`
+	BindingPeriods *int64 `json:"bindingPeriods,omitempty"`
+	// What a cancellation during the binding period does: EndOfBinding (default) lets the subscription renew until the binding ends and ends it then; ChargeRemainder ends it as asked and charges the remaining bound periods (docs/ORDERS.md, "Binding periods"). One of: EndOfBinding, ChargeRemainder.
+	EarlyCancellation *string `json:"earlyCancellation,omitempty"`
+	Terms             *string `json:"terms,omitempty"`
 }
 
 type Counts struct {
@@ -1741,6 +1745,8 @@ type SubscriptionChainView struct {
 }
 
 type SubscriptionListItem struct {
+	// When the series' binding period ends; null when it has none or it has ended.
+	BindingEndsAt     *time.Time `json:"bindingEndsAt,omitempty"`
 	CancelEffectiveAt *time.Time `json:"cancelEffectiveAt,omitempty"`
 	CancelReason      string     `json:"cancelReason"`
 	CancelledAt       *time.Time `json:"cancelledAt,omitempty"`
@@ -1762,6 +1768,8 @@ type SubscriptionListItem struct {
 	PeriodStart            time.Time     `json:"periodStart"`
 	PreviousSubscriptionID *string       `json:"previousSubscriptionId,omitempty"`
 	RenewAt                *time.Time    `json:"renewAt,omitempty"`
+	// When a cancellation waiting for the binding end takes effect; null when none waits.
+	ScheduledCancelEffectiveAt *time.Time `json:"scheduledCancelEffectiveAt,omitempty"`
 	// The same as periodStart, under the name INFO-Subscription clients read.
 	StartTime time.Time `json:"startTime"`
 	// One of: Pending, Active, Completed, Cancelled.
@@ -1797,6 +1805,8 @@ type SubscriptionPackage struct {
 }
 
 type SubscriptionView struct {
+	// When the series' binding period ends; null when it has none or it has ended. A cancellation before then follows the package's contract.earlyCancellation.
+	BindingEndsAt     *time.Time `json:"bindingEndsAt,omitempty"`
 	CancelEffectiveAt *time.Time `json:"cancelEffectiveAt,omitempty"`
 	CancelReason      string     `json:"cancelReason"`
 	CancelledAt       *time.Time `json:"cancelledAt,omitempty"`
@@ -1817,6 +1827,8 @@ type SubscriptionView struct {
 	PeriodStart            time.Time           `json:"periodStart"`
 	PreviousSubscriptionID *string             `json:"previousSubscriptionId,omitempty"`
 	RenewAt                *time.Time          `json:"renewAt,omitempty"`
+	// A cancellation asked during an EndOfBinding binding waits for the binding end: the series renews until then and ends at this time (the binding end). null when none waits.
+	ScheduledCancelEffectiveAt *time.Time `json:"scheduledCancelEffectiveAt,omitempty"`
 	// The same as periodStart, under the name INFO-Subscription clients read.
 	StartTime time.Time `json:"startTime"`
 	// One of: Pending, Active, Completed, Cancelled.
@@ -1935,6 +1947,17 @@ type TransactionView struct {
 	UpdatedAt  time.Time `json:"updatedAt"`
 }
 
+type UpcomingBindingView struct {
+	// A cancellation waits for endsAt (EndOfBinding): the series renews until then and ends then.
+	CancellationScheduled bool `json:"cancellationScheduled"`
+	// What a cancellation before endsAt does. One of: EndOfBinding, ChargeRemainder.
+	EarlyCancellation string `json:"earlyCancellation"`
+	// When the binding period ends (the end of its last bound period).
+	EndsAt time.Time `json:"endsAt"`
+	// Bound periods after the series' current last period: what a ChargeRemainder cancellation at its end charges (each at the package's price per period).
+	PeriodsAfter int64 `json:"periodsAfter"`
+}
+
 type UpcomingChangeView struct {
 	// When it takes effect: a plan change's scheduledTime, or the renewal for an OnRenewal change that runs at it; a cancellation's effect. null for an OnRenewal change that waits for a later renewal (notBefore).
 	At *time.Time `json:"at,omitempty"`
@@ -1956,6 +1979,8 @@ type UpcomingChangeView struct {
 }
 
 type UpcomingInvoiceView struct {
+	// The series' binding period while it lasts; null when none or ended.
+	Binding *UpcomingBindingView `json:"binding,omitempty"`
 	// The chain step the new period is on, when the renewal moves the series to its chain's next step; else null.
 	ChainStep *int64     `json:"chainStep,omitempty"`
 	Currency  string     `json:"currency"`
@@ -1974,7 +1999,7 @@ type UpcomingInvoiceView struct {
 	Net *Decimal `json:"net,omitempty"`
 	// The new period's package: the current one, the next chain step's, or a plan change's target.
 	PackageName *string `json:"packageName,omitempty"`
-	// What waits on the series: its registered plan change and a cancellation that has not taken effect yet.
+	// What waits on the series: its registered plan change and a cancellation that has not taken effect yet (one waiting for the binding end included).
 	PendingChanges []UpcomingChangeView `json:"pendingChanges"`
 	// End of that period (exclusive).
 	PeriodEnd *time.Time `json:"periodEnd,omitempty"`

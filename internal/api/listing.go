@@ -34,11 +34,16 @@ type SubscriptionListItem struct {
 	Status    string        `json:"status" enum:"Pending,Active,Completed,Cancelled"`
 	StartTime time.Time     `json:"startTime" description:"The same as periodStart, under the name INFO-Subscription clients read."`
 	EndTime   time.Time     `json:"endTime" description:"When this period stops giving access: periodEnd, or cancelEffectiveAt when a cancellation ends it earlier."`
+	// The binding, as GET /subscription/{id} shows it.
+	BindingEndsAt              *time.Time `json:"bindingEndsAt" description:"When the series' binding period ends; null when it has none or it has ended."`
+	ScheduledCancelEffectiveAt *time.Time `json:"scheduledCancelEffectiveAt" description:"When a cancellation waiting for the binding end takes effect; null when none waits."`
 }
 
 func subscriptionListItem(sub store.ListedSubscription, now time.Time) SubscriptionListItem {
-	return SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{raw: sub.PackageJSON},
+	it := SubscriptionListItem{Subscription: sub.Subscription, Package: ListedPackage{raw: sub.PackageJSON},
 		Status: engine.Status(sub.Subscription, now), StartTime: sub.PeriodStart, EndTime: endTime(&sub.Subscription)}
+	it.BindingEndsAt, it.ScheduledCancelEffectiveAt = bindingTimes(&sub.Subscription, now)
+	return it
 }
 
 // ListedPackage is the package JSON of a list item, as the store rendered
@@ -128,12 +133,14 @@ func (s *Server) writeSubscriptionList(w http.ResponseWriter, r *http.Request, s
 		}
 		b = append(b, row.head...)
 		b = appendSubscriptionMiddle(b, sub, now)
-		return append(b, row.tail...)
+		b = append(b, row.tail...)
+		return appendSubscriptionBinding(b, sub, now)
 	}, next)
 }
 
 // renderedSubscription is a list row's JSON around what each request
-// decides: the package (summary or whole) and the status at its time.
+// decides: the package (summary or whole), the status and the binding at
+// its time.
 // List rows come with the version they were read at (the store's lists
 // set it), so a row whose version is cached is not rendered again: its
 // timestamps and ids were a quarter of a page's CPU.
@@ -260,14 +267,24 @@ func appendSubscriptionMiddle(b []byte, sub *store.ListedSubscription, now time.
 	return appendJSONString(b, engine.Status(sub.Subscription, now))
 }
 
-// appendSubscriptionTail appends the INFO-Subscription times and closes
-// the object; the row's version fixes them.
+// appendSubscriptionBinding appends the binding fields, which the
+// request's time decides, and closes the object.
+func appendSubscriptionBinding(b []byte, sub *store.ListedSubscription, now time.Time) []byte {
+	end, scheduled := bindingTimes(&sub.Subscription, now)
+	b = append(b, `,"bindingEndsAt":`...)
+	b = appendJSONNullTime(b, end)
+	b = append(b, `,"scheduledCancelEffectiveAt":`...)
+	b = appendJSONNullTime(b, scheduled)
+	return append(b, '}')
+}
+
+// appendSubscriptionTail appends the INFO-Subscription times, which the
+// row's version fixes (appendSubscriptionBinding then closes the object).
 func appendSubscriptionTail(b []byte, sub *store.ListedSubscription) []byte {
 	b = append(b, `,"startTime":`...)
 	b = appendJSONTime(b, sub.PeriodStart)
 	b = append(b, `,"endTime":`...)
-	b = appendJSONTime(b, endTime(&sub.Subscription))
-	return append(b, '}')
+	return appendJSONTime(b, endTime(&sub.Subscription))
 }
 
 // appendInvoiceItem appends inv as encoding/json would write its
@@ -356,7 +373,7 @@ var renderedFields = map[reflect.Type][]string{
 	reflect.TypeFor[SubscriptionListItem](): {"id", "subscriberId", "organizationId", "orderId", "paymentAgreementId", "currency",
 		"subscriptionPackageChainId", "chainStepOrder", "chainStepPeriod", "timeZone", "periodStart", "periodEnd", "renewAt",
 		"previousSubscriptionId", "nextSubscriptionId", "cancelledAt", "cancelEffectiveAt", "cancelReason", "deactivatedAt",
-		"createdAt", "package", "status", "startTime", "endTime"},
+		"createdAt", "package", "status", "startTime", "endTime", "bindingEndsAt", "scheduledCancelEffectiveAt"},
 	reflect.TypeFor[InvoiceListItem](): {"id", "invoiceNumber", "number", "organizationId", "paymentDemandId", "subscriberAccountId",
 		"subscriberId", "subscriptionId", "paymentAgreementId", "currency", "pricesIncludeVat", "status", "issuedAt", "dueAt",
 		"issueDate", "dueDate", "periodStart", "periodEnd", "net", "vat", "gross", "kid", "createdAt",

@@ -70,6 +70,17 @@ func TestListEncoders(t *testing.T) {
 		sub.StepPeriod = rng.IntN(100) - 50
 		sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = times[rng.IntN(len(times))], times[rng.IntN(len(times))], times[rng.IntN(len(times))]
 		sub.RenewAt, sub.CancelledAt, sub.CancelEffectiveAt, sub.DeactivatedAt = tptr(), tptr(), tptr(), tptr()
+		// A binding ahead of now, one passed, or none; a cancellation
+		// waiting for it or not.
+		switch rng.IntN(3) {
+		case 0:
+			end := now.AddDate(0, rng.IntN(12)+1, 0)
+			sub.BindingEnd = &end
+		case 1:
+			end := now.AddDate(0, -1, 0)
+			sub.BindingEnd = &end
+		}
+		sub.ScheduledCancelAt = tptr()
 		want, err := json.Marshal(subscriptionListItem(sub, now))
 		if err != nil {
 			t.Fatal(err)
@@ -186,10 +197,11 @@ func FuzzAppendJSONTime(f *testing.F) {
 }
 
 // appendSubscriptionItem is a list row as writeSubscriptionList puts it
-// together (head, package and status, tail): what encoding/json writes for
+// together (head, package and status, tail, binding): what encoding/json writes for
 // SubscriptionListItem.
 func appendSubscriptionItem(b []byte, sub *store.ListedSubscription, now time.Time) []byte {
 	b = appendSubscriptionHead(b, sub)
 	b = appendSubscriptionMiddle(b, sub, now)
-	return appendSubscriptionTail(b, sub)
+	b = appendSubscriptionTail(b, sub)
+	return appendSubscriptionBinding(b, sub, now)
 }

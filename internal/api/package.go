@@ -63,6 +63,9 @@ type AdditionalProductInput struct {
 type ContractInput struct {
 	BindingPeriods *int    `json:"bindingPeriods" required:"true" minimum:"1" maximum:"1200" description:"Billing periods the subscriber is bound for." example:"12"`
 	Terms          *string `json:"terms" maxLength:"2000" example:"Binding for 12 months."`
+	// EarlyCancellation is checked by catalog.CheckTemplate (400 naming
+	// contract.earlyCancellation).
+	EarlyCancellation *string `json:"earlyCancellation" enum:"EndOfBinding,ChargeRemainder" description:"What a cancellation during the binding period does: EndOfBinding (default) lets the subscription renew until the binding ends and ends it then; ChargeRemainder ends it as asked and charges the remaining bound periods (docs/ORDERS.md, \"Binding periods\")."`
 }
 
 // AllowedChoicesInput says what an order may choose or override.
@@ -171,6 +174,10 @@ func (in PackageInput) template() (catalog.TemplatePackage, validation.Errors) {
 			errs.Add("contract.bindingPeriods", "is required")
 		} else {
 			t.Contract.BindingPeriods = *c.BindingPeriods
+		}
+		t.Contract.EarlyCancellation = catalog.EndOfBinding
+		if c.EarlyCancellation != nil {
+			t.Contract.EarlyCancellation = *c.EarlyCancellation
 		}
 	}
 	if id := normID(in.PackageChainID); id != "" {

@@ -151,7 +151,7 @@ func TestPackageContractBodyIsAcceptedAndReadBack(t *testing.T) {
 			"additionalProducts": `[{"price":49.00,"productId":"` + c.magazine + `","selectedByDefault":false},` +
 				`{"price":29.50,"productId":"` + c.sunday + `","selectedByDefault":true}]`,
 			"billingPlans":   `["` + c.monthly + `","` + c.avtale + `"]`,
-			"contract":       `{"bindingPeriods":12,"terms":"Bindingstid 12 måneder"}`,
+			"contract":       `{"bindingPeriods":12,"earlyCancellation":"EndOfBinding","terms":"Bindingstid 12 måneder"}`, // the default rule, shown
 			"allowedChoices": `{"discountOverride":false,"maxUnits":5,"minUnits":1,"priceOverride":true}`,
 		}
 		for k, v := range want {

@@ -22,10 +22,30 @@ type SubscriptionView struct {
 	// (docs/MIGRATION.md).
 	StartTime time.Time `json:"startTime" description:"The same as periodStart, under the name INFO-Subscription clients read."`
 	EndTime   time.Time `json:"endTime" description:"When this period stops giving access: periodEnd, or cancelEffectiveAt when a cancellation ends it earlier."`
+	// BindingEndsAt and ScheduledCancelEffectiveAt show the series'
+	// binding period (docs/ORDERS.md, "Binding periods").
+	BindingEndsAt              *time.Time `json:"bindingEndsAt" description:"When the series' binding period ends; null when it has none or it has ended. A cancellation before then follows the package's contract.earlyCancellation."`
+	ScheduledCancelEffectiveAt *time.Time `json:"scheduledCancelEffectiveAt" description:"A cancellation asked during an EndOfBinding binding waits for the binding end: the series renews until then and ends at this time (the binding end). null when none waits."`
 }
 
 func view(sub store.Subscription, now time.Time) SubscriptionView {
-	return SubscriptionView{Subscription: sub, Status: engine.Status(sub, now), StartTime: sub.PeriodStart, EndTime: endTime(&sub)}
+	v := SubscriptionView{Subscription: sub, Status: engine.Status(sub, now), StartTime: sub.PeriodStart, EndTime: endTime(&sub)}
+	v.BindingEndsAt, v.ScheduledCancelEffectiveAt = bindingTimes(&sub, now)
+	return v
+}
+
+// bindingTimes are the binding end while it is ahead of now and, when a
+// cancellation waits for it, the time that cancellation takes effect (the
+// same end); nil when there is none (docs/ORDERS.md, "Binding periods").
+func bindingTimes(sub *store.Subscription, now time.Time) (bindingEnd, scheduledCancel *time.Time) {
+	if b := sub.BindingEnd; b != nil && b.After(now) {
+		end := b.UTC()
+		bindingEnd = &end
+		if sub.ScheduledCancelAt != nil && sub.CancelledAt == nil {
+			scheduledCancel = &end
+		}
+	}
+	return bindingEnd, scheduledCancel
 }
 
 // endTime is when sub stops giving access.
@@ -285,7 +305,7 @@ func prefixChoiceErrors(err error) error {
 	out := make(validation.Errors, len(verrs))
 	for i, fe := range verrs {
 		switch fe.Field {
-		case "processingType", "scheduledTime", "templatePackageId", "id", "changeId":
+		case "processingType", "scheduledTime", "templatePackageId", "id", "changeId", "bindingPeriod":
 			out[i] = fe
 		default:
 			out[i] = validation.FieldError{Field: "templatePackageChoices." + fe.Field, Message: fe.Message}

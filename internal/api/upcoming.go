@@ -35,7 +35,16 @@ type UpcomingInvoiceView struct {
 	Net              *catalog.Amount      `json:"net"`
 	VAT              *catalog.Amount      `json:"vat"`
 	Gross            *catalog.Amount      `json:"gross"`
-	PendingChanges   []UpcomingChangeView `json:"pendingChanges" description:"What waits on the series: its registered plan change and a cancellation that has not taken effect yet."`
+	PendingChanges   []UpcomingChangeView `json:"pendingChanges" description:"What waits on the series: its registered plan change and a cancellation that has not taken effect yet (one waiting for the binding end included)."`
+	Binding          *UpcomingBindingView `json:"binding" description:"The series' binding period while it lasts; null when none or ended."`
+}
+
+// UpcomingBindingView is a series' running binding period.
+type UpcomingBindingView struct {
+	EndsAt                time.Time `json:"endsAt" description:"When the binding period ends (the end of its last bound period)."`
+	EarlyCancellation     string    `json:"earlyCancellation" enum:"EndOfBinding,ChargeRemainder" description:"What a cancellation before endsAt does."`
+	PeriodsAfter          int       `json:"periodsAfter" description:"Bound periods after the series' current last period: what a ChargeRemainder cancellation at its end charges (each at the package's price per period)."`
+	CancellationScheduled bool      `json:"cancellationScheduled" description:"A cancellation waits for endsAt (EndOfBinding): the series renews until then and ends then."`
 }
 
 // UpcomingChangeView is a change pending on a series.
@@ -100,6 +109,10 @@ func upcomingView(up app.UpcomingInvoice) UpcomingInvoiceView {
 		}
 	} else {
 		v.Reason = up.Reason
+	}
+	if b := up.Binding; b != nil {
+		v.Binding = &UpcomingBindingView{EndsAt: b.EndsAt.UTC(), EarlyCancellation: b.EarlyCancellation, PeriodsAfter: b.PeriodsAfter,
+			CancellationScheduled: b.CancellationScheduled}
 	}
 	for i, c := range up.PendingChanges {
 		cv := UpcomingChangeView{Kind: c.Kind, ID: c.ID, Path: c.Path, At: utcPtr(c.At), AtRenewal: c.AtRenewal, NotBefore: utcPtr(c.NotBefore)}

@@ -14,8 +14,8 @@ func (a *App) Events(ctx context.Context, f store.EventFilter, p store.Page) ([]
 
 // SubscriberEvents lists the tenant's events matching f about subscriber
 // id's resources: the subscriber itself, every period of its
-// subscriptions and its invoices (the subjects those events name), oldest
-// first, a page at a time. It is the audit log's filter by subscriber.
+// subscriptions, its invoices, payments and credit notes (the subjects
+// those events name), oldest first, a page at a time. It is the audit log's filter by subscriber.
 // store.ErrNotFound when the tenant has no such subscriber. A subscriber
 // with more resources than one query can name (store.MaxEventSubjects)
 // is searched over its first ones.
@@ -45,6 +45,32 @@ func (a *App) SubscriberEvents(ctx context.Context, id string, f store.EventFilt
 		}
 		for _, inv := range invs {
 			subjects = append(subjects, "/invoice/"+inv.ID)
+		}
+		if next == "" {
+			break
+		}
+		pg.After = next
+	}
+	for pg := (store.Page{Limit: timelinePage}); !full(); {
+		pays, next, err := a.store.ListPayments(ctx, store.PaymentFilter{SubscriberID: id}, pg)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, p := range pays {
+			subjects = append(subjects, "/payment/"+p.ID)
+		}
+		if next == "" {
+			break
+		}
+		pg.After = next
+	}
+	for pg := (store.Page{Limit: timelinePage}); !full(); {
+		notes, next, err := a.store.ListCreditNotes(ctx, store.CreditNoteFilter{SubscriberID: id}, pg)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, n := range notes {
+			subjects = append(subjects, "/creditnote/"+n.ID)
 		}
 		if next == "" {
 			break

@@ -3,8 +3,10 @@ package app
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kadens/kadens/internal/invoicing"
@@ -127,16 +129,14 @@ func (a *App) Timeline(ctx context.Context, subscriptionID string) ([]TimelineEn
 			out = append(out, TimelineEntry{At: *p.CancelledAt, Kind: TimelineCancellation, ID: p.ID, Path: path, PeriodID: p.ID,
 				Label: label, Cause: p.CancelReason})
 		}
-		evs, err := readAll(func(pg store.Page) ([]store.Event, string, error) {
-			return a.store.ListEvents(ctx, store.EventFilter{Subject: path}, pg)
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range evs {
-			out = append(out, TimelineEntry{At: e.EventTime, Kind: TimelineEvent, ID: e.ID, Path: e.Subject, PeriodID: p.ID,
-				Label: e.EventType, Cause: e.EventType})
-		}
+	}
+	evs, err := a.periodEvents(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range evs {
+		out = append(out, TimelineEntry{At: e.EventTime, Kind: TimelineEvent, ID: e.ID, Path: e.Subject,
+			PeriodID: strings.TrimPrefix(e.Subject, "/subscription/"), Label: e.EventType, Cause: e.EventType})
 	}
 	docs, err := a.periodDocuments(ctx, periods, causeOf)
 	if err != nil {
@@ -149,56 +149,110 @@ func (a *App) Timeline(ctx context.Context, subscriptionID string) ([]TimelineEn
 	return out, nil
 }
 
-// periodDocuments are the invoices of periods and the payments, credit
-// notes and reminders on each; an invoice is caused by what caused its
-// period (the order, a renewal or a plan change).
-func (a *App) periodDocuments(ctx context.Context, periods []store.Subscription, causeOf map[string]string) ([]TimelineEntry, error) {
-	now, err := a.Now(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []TimelineEntry
-	for _, p := range periods {
-		invs, err := readAll(func(pg store.Page) ([]store.Invoice, string, error) {
-			return a.store.ListInvoiceItems(ctx, store.DocumentFilter{SubscriptionID: p.ID, Now: now}, pg, store.InvoiceParts{})
+// periodEvents are the events whose subject is one of the periods ids,
+// read with as few queries as the subjects allow (store.MaxEventSubjects
+// a query), not one per period.
+func (a *App) periodEvents(ctx context.Context, ids []string) ([]store.Event, error) {
+	var out []store.Event
+	for chunk := range slices.Chunk(ids, store.MaxEventSubjects) {
+		subjects := make([]string, len(chunk))
+		for i, id := range chunk {
+			subjects[i] = "/subscription/" + id
+		}
+		evs, err := readAll(func(pg store.Page) ([]store.Event, string, error) {
+			return a.store.ListEvents(ctx, store.EventFilter{Subjects: subjects}, pg)
 		})
 		if err != nil {
 			return nil, err
 		}
-		for _, inv := range invs {
-			out = append(out, TimelineEntry{At: inv.IssuedAt, Kind: TimelineInvoice, ID: inv.ID, Path: "/invoice/" + inv.ID, PeriodID: p.ID,
-				Cause: causeOf[p.ID], Label: fmt.Sprintf("invoice %d, %s %s", inv.InvoiceNumber, inv.Gross, p.Currency)})
-			pays, err := readAll(func(pg store.Page) ([]store.Payment, string, error) {
-				return a.store.ListPayments(ctx, store.PaymentFilter{InvoiceID: inv.ID}, pg)
-			})
-			if err != nil {
-				return nil, err
-			}
-			for _, pay := range pays {
-				out = append(out, TimelineEntry{At: pay.PaidAt, Kind: TimelinePayment, ID: pay.ID, Path: "/payment/" + pay.ID, PeriodID: p.ID,
-					Cause: "invoice " + inv.ID, Label: fmt.Sprintf("payment %s %s on invoice %d (%s)", pay.Amount, p.Currency, inv.InvoiceNumber, pay.Status)})
-			}
-			notes, err := readAll(func(pg store.Page) ([]store.CreditNote, string, error) {
-				return a.store.ListCreditNotes(ctx, store.CreditNoteFilter{InvoiceID: inv.ID}, pg)
-			})
-			if err != nil {
-				return nil, err
-			}
-			for _, n := range notes {
-				out = append(out, TimelineEntry{At: n.IssuedAt, Kind: TimelineCreditNote, ID: n.ID, Path: "/creditnote/" + n.ID, PeriodID: p.ID,
-					Cause: n.Reason, Label: fmt.Sprintf("credit note %d, %s %s on invoice %d", n.CreditNoteNumber, n.Gross, p.Currency, inv.InvoiceNumber)})
-			}
-			rems, err := readAll(func(pg store.Page) ([]invoicing.Reminder, string, error) {
-				return invoicing.ListReminders(ctx, a.store, invoicing.ReminderFilter{InvoiceID: inv.ID}, pg)
-			})
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rems {
-				out = append(out, TimelineEntry{At: r.IssuedAt, Kind: TimelineReminder, ID: r.ID, Path: "/reminder/" + r.ID, PeriodID: p.ID,
-					Cause: "dunning", Label: fmt.Sprintf("reminder on invoice %d, fee %s", inv.InvoiceNumber, r.FeeAmount)})
-			}
+		out = append(out, evs...)
+	}
+	return out, nil
+}
+
+// periodDocuments are the invoices of periods and the payments, credit
+// notes and reminders on each; an invoice is caused by what caused its
+// period (the order, a renewal or a plan change). Each kind is one list of
+// the subscriber's documents, kept to the series' here: a series belongs
+// to one subscriber, whose documents are a bounded few, while a read per
+// period and per invoice grows with the series' age.
+func (a *App) periodDocuments(ctx context.Context, periods []store.Subscription, causeOf map[string]string) ([]TimelineEntry, error) {
+	if len(periods) == 0 {
+		return nil, nil
+	}
+	now, err := a.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	subscriber := periods[0].SubscriberID
+	currency := map[string]string{}
+	for _, p := range periods {
+		currency[p.ID] = p.Currency
+	}
+	allInvs, err := readAll(func(pg store.Page) ([]store.Invoice, string, error) {
+		return a.store.ListInvoiceItems(ctx, store.DocumentFilter{SubscriberID: subscriber, Now: now}, pg, store.InvoiceParts{})
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []TimelineEntry
+	invs := map[string]store.Invoice{}
+	periodOf := map[string]string{}
+	for _, inv := range allInvs {
+		if inv.SubscriptionID == nil {
+			continue
 		}
+		cur, ok := currency[*inv.SubscriptionID]
+		if !ok {
+			continue // another series of the subscriber
+		}
+		invs[inv.ID], periodOf[inv.ID] = inv, *inv.SubscriptionID
+		out = append(out, TimelineEntry{At: inv.IssuedAt, Kind: TimelineInvoice, ID: inv.ID, Path: "/invoice/" + inv.ID, PeriodID: *inv.SubscriptionID,
+			Cause: causeOf[*inv.SubscriptionID], Label: fmt.Sprintf("invoice %d, %s %s", inv.InvoiceNumber, inv.Gross, cur)})
+	}
+	pays, err := readAll(func(pg store.Page) ([]store.Payment, string, error) {
+		return a.store.ListPayments(ctx, store.PaymentFilter{SubscriberID: subscriber}, pg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, pay := range pays {
+		inv, ok := invs[pay.InvoiceID]
+		if !ok {
+			continue
+		}
+		p := periodOf[inv.ID]
+		out = append(out, TimelineEntry{At: pay.PaidAt, Kind: TimelinePayment, ID: pay.ID, Path: "/payment/" + pay.ID, PeriodID: p,
+			Cause: "invoice " + inv.ID, Label: fmt.Sprintf("payment %s %s on invoice %d (%s)", pay.Amount, currency[p], inv.InvoiceNumber, pay.Status)})
+	}
+	notes, err := readAll(func(pg store.Page) ([]store.CreditNote, string, error) {
+		return a.store.ListCreditNotes(ctx, store.CreditNoteFilter{SubscriberID: subscriber}, pg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		inv, ok := invs[n.InvoiceID]
+		if !ok {
+			continue
+		}
+		p := periodOf[inv.ID]
+		out = append(out, TimelineEntry{At: n.IssuedAt, Kind: TimelineCreditNote, ID: n.ID, Path: "/creditnote/" + n.ID, PeriodID: p,
+			Cause: n.Reason, Label: fmt.Sprintf("credit note %d, %s %s on invoice %d", n.CreditNoteNumber, n.Gross, currency[p], inv.InvoiceNumber)})
+	}
+	rems, err := readAll(func(pg store.Page) ([]invoicing.Reminder, string, error) {
+		return invoicing.ListReminders(ctx, a.store, invoicing.ReminderFilter{SubscriberID: subscriber}, pg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rems {
+		inv, ok := invs[r.InvoiceID]
+		if !ok {
+			continue
+		}
+		out = append(out, TimelineEntry{At: r.IssuedAt, Kind: TimelineReminder, ID: r.ID, Path: "/reminder/" + r.ID, PeriodID: periodOf[inv.ID],
+			Cause: "dunning", Label: fmt.Sprintf("reminder on invoice %d, fee %s", inv.InvoiceNumber, r.FeeAmount)})
 	}
 	return out, nil
 }
@@ -222,27 +276,53 @@ func periodCause(p store.Subscription, byID map[string]store.Subscription, fromC
 	return "renewal"
 }
 
-// series are the periods linked to period id, first to last. It walks the
-// links on the read pool rather than through engine.SeriesIDs, which
-// opens a write transaction: a query should not queue behind SQLite's one
-// writer, and it needs the periods themselves, which that walk reads and
-// drops. A renewal committed during the walk may or may not be included,
-// as in any read of a moving series.
+// series are the periods linked to period id, first to last. It reads
+// the subscriber's periods in one list (a series belongs to one
+// subscriber) and follows the links among them, instead of one read per
+// period; a link to a period the list lacks (one created during the read)
+// is read on its own. It reads on the read pool rather than through
+// engine.SeriesIDs, which opens a write transaction: a query should not
+// queue behind SQLite's one writer. A renewal committed during the read
+// may or may not be included, as in any read of a moving series. The
+// periods' packages are the list's summary: name, price and total.
 func (a *App) series(ctx context.Context, id string) ([]store.Subscription, error) {
 	sub, err := a.store.Subscription(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	listed, err := readAll(func(pg store.Page) ([]store.ListedSubscription, string, error) {
+		return a.store.ListSubscriptionItems(ctx, store.SubscriptionFilter{SubscriberID: sub.SubscriberID}, pg, false)
+	})
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]store.Subscription, len(listed))
+	for _, l := range listed {
+		var sum store.PackageSummary
+		if err := json.Unmarshal(l.PackageJSON, &sum); err != nil {
+			return nil, fmt.Errorf("app: period %s: package: %w", l.ID, err)
+		}
+		p := l.Subscription
+		p.Package.Name, p.Package.Price, p.Package.TotalPrice = sum.Name, sum.Price, sum.TotalPrice
+		byID[p.ID] = p
+	}
+	byID[sub.ID] = sub
+	get := func(id string) (store.Subscription, error) {
+		if p, ok := byID[id]; ok {
+			return p, nil
+		}
+		return a.store.Subscription(ctx, id)
+	}
 	out := []store.Subscription{sub}
 	for cur := sub; cur.PreviousID != nil; {
-		if cur, err = a.store.Subscription(ctx, *cur.PreviousID); err != nil {
+		if cur, err = get(*cur.PreviousID); err != nil {
 			return nil, err
 		}
 		out = append(out, cur)
 	}
 	slices.Reverse(out)
 	for cur := sub; cur.NextID != nil; {
-		if cur, err = a.store.Subscription(ctx, *cur.NextID); err != nil {
+		if cur, err = get(*cur.NextID); err != nil {
 			return nil, err
 		}
 		out = append(out, cur)

@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -12,9 +11,6 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/catalogdb"
 	"github.com/kadens/kadens/internal/engine"
-	"github.com/kadens/kadens/internal/invoicing"
-	"github.com/kadens/kadens/internal/provider"
-	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -134,20 +130,7 @@ func TestTimeline(t *testing.T) {
 // tenant's context, the ordered period and the tenant's billing plan.
 func timelineSetup(t *testing.T, s *store.Store) (*app.App, context.Context, string, catalog.BillingPlan) {
 	t.Helper()
-	bg := context.Background()
-	tn, err := s.CreateTenant(bg, "timeline", true, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The engine billing as the server wires it: an invoice per period,
-	// credit notes on cancellation, reminders by dunning.
-	eng := engine.New(s, slog.New(slog.DiscardHandler), "test")
-	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods
-	eng.Hooks.Cancelled = invoicing.SettleCancellation
-	eng.Hooks.Dun = invoicing.DunCounts
-	eng.Hooks.NextDun = invoicing.NextDunningAt
-	a := app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)})
-	ctx := tenancy.With(bg, tn.ID)
+	a, ctx := billingApp(t, s, "timeline", time.Now())
 
 	org, plan, pkg := digitalCatalog(t, a, ctx)
 	o, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: org.ID, TemplatePackageID: pkg.ID,
@@ -201,4 +184,64 @@ func mustFirstProduct(t *testing.T, a *app.App, ctx context.Context) string {
 		t.Fatalf("products: %v, %v", ps, err)
 	}
 	return ps[0].ID
+}
+
+// TestTimelineOneSeries: a subscriber with two subscriptions has two
+// timelines; each shows its own series' periods, invoices and events and
+// none of the other's, though both are read from the subscriber's lists.
+func TestTimelineOneSeries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a, ctx, first, _ := timelineSetup(t, s)
+		sub, err := a.Subscription(ctx, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := a.PlaceOrder(ctx, app.NewOrder{OrganizationID: sub.OrganizationID, TemplatePackageID: *sub.TemplatePackageID, SubscriberID: sub.SubscriberID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, err = a.CompleteOrder(ctx, o.ID); err != nil || o.SubscriptionID == nil {
+			t.Fatalf("complete the second order: %+v, %v", o, err)
+		}
+		second := *o.SubscriptionID
+		now, err := a.TestClock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.AdvanceTestClock(ctx, now.AddDate(0, 0, 50)); err != nil {
+			t.Fatal(err)
+		}
+		periodsOf := func(id string) map[string]bool {
+			t.Helper()
+			got, err := a.Timeline(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			periods := map[string]bool{}
+			for _, e := range got {
+				if e.Kind == app.TimelinePeriod {
+					periods[e.ID] = true
+				}
+			}
+			invoices := 0
+			for _, e := range got {
+				if !periods[e.PeriodID] {
+					t.Errorf("timeline of %s: %s %s belongs to period %s, not of this series", id, e.Kind, e.ID, e.PeriodID)
+				}
+				if e.Kind == app.TimelineInvoice {
+					invoices++
+				}
+			}
+			if len(periods) < 3 || invoices != len(periods) {
+				t.Errorf("timeline of %s: %d periods and %d invoices, want 3 or more and one invoice each", id, len(periods), invoices)
+			}
+			return periods
+		}
+		one, two := periodsOf(first), periodsOf(second)
+		for p := range one {
+			if two[p] {
+				t.Errorf("period %s is in both timelines", p)
+			}
+		}
+	})
 }

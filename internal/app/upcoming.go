@@ -74,6 +74,23 @@ type UpcomingInvoice struct {
 	VAT              catalog.Amount
 	Gross            catalog.Amount
 	PendingChanges   []UpcomingChange
+	// Binding is the series' binding period while it lasts (nil when none
+	// or ended).
+	Binding *UpcomingBinding
+}
+
+// UpcomingBinding is a series' running binding period (docs/ORDERS.md,
+// "Binding periods").
+type UpcomingBinding struct {
+	EndsAt time.Time
+	// EarlyCancellation is the rule of a cancellation before EndsAt
+	// (catalog.EndOfBinding or catalog.ChargeRemainder).
+	EarlyCancellation string
+	// PeriodsAfter counts the bound periods after the series' last
+	// period: what a ChargeRemainder cancellation at its end charges.
+	PeriodsAfter int
+	// CancellationScheduled is set when a cancellation waits for EndsAt.
+	CancellationScheduled bool
 }
 
 // UpcomingChange is a change waiting on a series: a registered plan change
@@ -140,6 +157,23 @@ func (a *App) UpcomingInvoice(ctx context.Context, id string) (UpcomingInvoice, 
 			return UpcomingInvoice{}, err
 		}
 		prev = &p
+	}
+	if b := last.BindingEnd; b != nil && b.After(now) {
+		n, err := engine.BoundPeriodsAfter(last)
+		if err != nil {
+			return UpcomingInvoice{}, err
+		}
+		rule := last.BindingRule
+		if rule == "" {
+			rule = catalog.EndOfBinding
+		}
+		out.Binding = &UpcomingBinding{EndsAt: *b, EarlyCancellation: rule, PeriodsAfter: n, CancellationScheduled: last.ScheduledCancelAt != nil}
+		if last.ScheduledCancelAt != nil {
+			// The series renews until the binding ends, and ends then.
+			end := *b
+			out.PendingChanges = append(out.PendingChanges, UpcomingChange{Kind: UpcomingCancellation, ID: last.ID,
+				Path: "/subscription/" + last.ID, At: &end, Reason: last.ScheduledCancelReason})
+		}
 	}
 	ends := cancelEnd(last, prev)
 	if ends != nil && ends.After(now) {

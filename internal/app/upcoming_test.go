@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -12,10 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/engine"
-	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/period"
-	"github.com/kadens/kadens/internal/provider"
-	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
@@ -26,17 +22,7 @@ import (
 // 199.00 NOK package.
 func upcomingApp(t *testing.T, s *store.Store, clock time.Time) (*app.App, context.Context, store.Organization, catalog.BillingPlan, catalog.TemplatePackage) {
 	t.Helper()
-	tn, err := s.CreateTenant(context.Background(), "upcoming", true, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := engine.New(s, slog.New(slog.DiscardHandler), "test")
-	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods
-	eng.Hooks.Cancelled = invoicing.SettleCancellation
-	eng.Hooks.Dun = invoicing.DunCounts
-	eng.Hooks.NextDun = invoicing.NextDunningAt
-	a := app.New(app.Options{Store: s, Engine: eng, Providers: provider.NewRegistry(invoice.Provider)})
-	ctx := tenancy.With(context.Background(), tn.ID)
+	a, ctx := billingApp(t, s, "upcoming", clock)
 	org, plan, pkg := digitalCatalog(t, a, ctx)
 	return a, ctx, org, plan, pkg
 }

@@ -117,11 +117,12 @@ var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "intern
 // and hold their SQL on the store's query kit, as a wing does, but own no
 // rules or integration of their own: the catalog's SQL (internal/catalogdb),
 // which the application layer, the engine and the tools that fill a
-// tenant use; the Idempotency-Key records; and the ledger check
+// tenant use; the Idempotency-Key records; the console dashboard's reports
+// (internal/reporting, read-only); and the ledger check
 // (internal/ledger), whose item sources the wings register. They are no wings (anything above the store may import
 // them); the store imports none of them, or its core would link what it
 // moved out.
-var Records = []string{"internal/catalogdb/...", "internal/idempotency/...", "internal/ledger/..."}
+var Records = []string{"internal/catalogdb/...", "internal/idempotency/...", "internal/ledger/...", "internal/reporting/..."}
 
 // wingGroups are wings written as several packages, which may import each
 // other: the identity wing issues tokens (idp), keeps subscriber users and

@@ -77,10 +77,31 @@ type AdditionalProduct struct {
 
 // Contract is a package's optional restriction: a binding period of
 // BindingPeriods billing periods during which the subscriber has committed
-// to pay, with Terms shown to the subscriber.
+// to pay, with Terms shown to the subscriber. EarlyCancellation says what
+// a cancellation during the binding period does (docs/ORDERS.md, "Binding
+// periods"): EndOfBinding (the default, also what "" means) schedules it
+// for the binding end; ChargeRemainder lets it take effect as asked and
+// charges the remaining bound periods. It is left out of the JSON when ""
+// so that subscription packages copied before it existed keep their text
+// (and their hash in subscription_packages).
 type Contract struct {
-	BindingPeriods int    `json:"bindingPeriods"`
-	Terms          string `json:"terms"`
+	BindingPeriods    int    `json:"bindingPeriods"`
+	Terms             string `json:"terms"`
+	EarlyCancellation string `json:"earlyCancellation,omitempty" enum:"EndOfBinding,ChargeRemainder" description:"What a cancellation during the binding period does: EndOfBinding (default) schedules it for the binding end, ChargeRemainder lets it take effect and charges the remaining bound periods."`
+}
+
+// The rules of Contract.EarlyCancellation.
+const (
+	EndOfBinding    = "EndOfBinding"
+	ChargeRemainder = "ChargeRemainder"
+)
+
+// Rule is the contract's early-cancellation rule, EndOfBinding when unset.
+func (c Contract) Rule() string {
+	if c.EarlyCancellation == "" {
+		return EndOfBinding
+	}
+	return c.EarlyCancellation
 }
 
 // AllowedChoices says what an order may choose beyond the billing plan and
@@ -139,6 +160,9 @@ func CheckTemplate(t TemplatePackage, refs Refs) validation.Errors {
 	checkBillingPlans(t, refs, &errs)
 	if c := t.Contract; c != nil && (c.BindingPeriods < 1 || c.BindingPeriods > MaxBindingPeriods) {
 		errs.Add("contract.bindingPeriods", "must be from 1 to %d billing periods", MaxBindingPeriods)
+	}
+	if c := t.Contract; c != nil && c.EarlyCancellation != "" && c.EarlyCancellation != EndOfBinding && c.EarlyCancellation != ChargeRemainder {
+		errs.Add("contract.earlyCancellation", "must be %s or %s", EndOfBinding, ChargeRemainder)
 	}
 	if id := t.PackageChainID; id != nil {
 		switch {

@@ -19,7 +19,8 @@ import (
 
 const packageColumns = `id, name, description, currency, price, units, min_units, max_units,
 	allow_price_override, allow_discount_override, number_of_editions, automatic_stop, permanent_discount,
-	contract_binding_periods, contract_terms, package_chain_id, archived_at, created_at, updated_at`
+	contract_binding_periods, contract_terms, package_chain_id, archived_at, created_at, updated_at,
+	contract_early_cancellation`
 
 func scanPackage(row store.Scanner) (catalog.TemplatePackage, error) {
 	var (
@@ -27,13 +28,14 @@ func scanPackage(row store.Scanner) (catalog.TemplatePackage, error) {
 		price             int64
 		editions, binding sql.NullInt64
 		discount, terms   string
+		early             string
 		chain             sql.NullString
 		archived          sql.NullTime
 	)
 	ac := &t.AllowedChoices
 	if err := row.Scan(&t.ID, &t.Name, &t.Description, &t.Currency, &price, &t.Units, &ac.MinUnits, &ac.MaxUnits,
 		&ac.PriceOverride, &ac.DiscountOverride, &editions, &t.AutomaticStop, &discount,
-		&binding, &terms, &chain, &archived, &t.CreatedAt, &t.UpdatedAt); err != nil {
+		&binding, &terms, &chain, &archived, &t.CreatedAt, &t.UpdatedAt, &early); err != nil {
 		return catalog.TemplatePackage{}, err
 	}
 	cur, ok := money.LookupCurrency(t.Currency)
@@ -51,7 +53,8 @@ func scanPackage(row store.Scanner) (catalog.TemplatePackage, error) {
 	}
 	t.PermanentDiscount = d
 	if binding.Valid {
-		t.Contract = &catalog.Contract{BindingPeriods: int(binding.Int64), Terms: terms}
+		t.Contract = &catalog.Contract{BindingPeriods: int(binding.Int64), Terms: terms, EarlyCancellation: early}
+		t.Contract.EarlyCancellation = t.Contract.Rule() // '' on templates stored before the rule
 	}
 	if chain.Valid {
 		t.PackageChainID = &chain.String
@@ -85,6 +88,15 @@ func packageArgs(t catalog.TemplatePackage) []any {
 		binding, terms, chain}
 }
 
+// earlyCancellation is the stored rule of t's contract: the rule, or ”
+// without a contract.
+func earlyCancellation(t catalog.TemplatePackage) string {
+	if t.Contract == nil {
+		return ""
+	}
+	return t.Contract.Rule()
+}
+
 // CreatePackage stores template package t under the context's tenant
 // with a new id and returns it as stored. The caller has checked it with
 // catalog.CheckTemplate; a reference that vanished meanwhile is
@@ -97,9 +109,9 @@ func CreatePackage(ctx context.Context, st *store.Store, t catalog.TemplatePacka
 	var out catalog.TemplatePackage
 	err := st.InTx(ctx, func(tx *store.Tx) error {
 		args := append([]any{tx.TenantID(), t.ID}, packageArgs(t)...)
-		args = append(args, nil, ts(t.CreatedAt), ts(t.UpdatedAt))
+		args = append(args, nil, ts(t.CreatedAt), ts(t.UpdatedAt), earlyCancellation(t))
 		if _, err := tx.Exec(ctx, `INSERT INTO template_packages (tenant_id, `+packageColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`, args...); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`, args...); err != nil {
 			return err
 		}
 		if err := insertPackageChildren(ctx, tx, t); err != nil {
@@ -352,12 +364,12 @@ func UpdatePackage(ctx context.Context, st *store.Store, t catalog.TemplatePacka
 	err := st.InTx(ctx, func(tx *store.Tx) error {
 		tenant := tx.TenantID()
 		args := append([]any{tenant, t.ID}, packageArgs(t)...)
-		args = append(args, ts(now))
+		args = append(args, ts(now), earlyCancellation(t))
 		res, err := tx.Exec(ctx, `UPDATE template_packages SET
 			name = $3, description = $4, currency = $5, price = $6, units = $7, min_units = $8, max_units = $9,
 			allow_price_override = $10, allow_discount_override = $11, number_of_editions = $12,
 			automatic_stop = $13, permanent_discount = $14, contract_binding_periods = $15, contract_terms = $16,
-			package_chain_id = $17, updated_at = $18
+			package_chain_id = $17, updated_at = $18, contract_early_cancellation = $19
 			WHERE tenant_id = $1 AND id = $2`, args...)
 		if err != nil {
 			return err

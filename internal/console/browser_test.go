@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
@@ -83,15 +85,110 @@ func TestConsoleInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		invs, _, err := f.app.Invoices(tenancy.With(context.Background(), f.tenant.ID), store.DocumentFilter{SubscriberID: sub.SubscriberID},
+			store.Page{Limit: 1}, store.InvoiceParts{})
+		if err != nil || len(invs) == 0 {
+			t.Fatalf("the subscriber's invoices: %v %v", invs, err)
+		}
+		// chartsFit checks every chart of the page: an image with a title
+		// and a description, its text and bars inside its drawing.
+		chartsFit := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			res, err := chromedp.Evaluate[string](`JSON.stringify([...document.querySelectorAll('svg.chart')].map(s => {
+					const vb = s.viewBox.baseVal, r = s.getBoundingClientRect();
+					const out = [...s.querySelectorAll('text, rect')].filter(e => { const b = e.getBBox(); return b.x < -0.5 || b.x + b.width > vb.width + 0.5 || b.y + b.height > vb.height + 0.5; }).map(e => e.textContent);
+					return {id: s.querySelector('title') && s.querySelector('title').id, role: s.getAttribute('role'), desc: !!s.querySelector('desc'), right: r.right, width: window.innerWidth, out: out};
+				}))`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			var charts []struct {
+				ID, Role     string
+				Desc         bool
+				Right, Width float64
+				Out          []string
+			}
+			if err := json.Unmarshal([]byte(res), &charts); err != nil {
+				return err
+			}
+			if len(charts) < 4 {
+				t.Errorf("the dashboard draws %d charts, want MRR, packages, ages, payments and the funnel: %s", len(charts), res)
+			}
+			for _, c := range charts {
+				if c.Role != "img" || c.ID == "" || !c.Desc {
+					t.Errorf("chart %+v: want role img with a title and a description", c)
+				}
+				if c.Right > c.Width+1 || len(c.Out) > 0 {
+					t.Errorf("chart %s overflows at %v px: right edge %v, outside its drawing: %q", c.ID, c.Width, c.Right, c.Out)
+				}
+			}
+			return nil
+		})
+		// dashboard opens the dashboard and checks it and its charts.
+		dashboard := func(name string) chromedp.Action[chromedp.Void] {
+			return chromedp.Steps(chromedp.Navigate(f.srv.URL+"/console/?lang=nb"), chromedp.WaitVisible(`svg.chart`), check(name), chartsFit)
+		}
+		// The invoice, user and account pages; the dashboard, every chart
+		// an image with its title and description whose text stays inside
+		// its drawing at a phone's width; the rows behind an age bucket.
 		if err := chromedp.Do(ctx,
+			chromedp.Navigate(f.srv.URL+"/console/invoice/"+invs[0].ID),
+			chromedp.WaitVisible(`#lines`),
+			check("invoice"),
 			chromedp.Navigate(f.srv.URL+"/console/users?lang=en"),
 			chromedp.WaitVisible(`#new-email`),
 			check("users"),
 			chromedp.Navigate(f.srv.URL+"/console/account"),
 			chromedp.WaitVisible(`main h1`),
 			check("account"),
+			dashboard("dashboard (nb)"),
+			chromedp.Navigate(f.srv.URL+"/console/invoices?overdueFrom=0&overdueTo=0&lang=en"),
+			chromedp.WaitVisible(`main h1`),
+			check("outstanding invoices"),
 		); err != nil {
 			t.Fatal(err)
+		}
+		// A hundred days on, with renewals, payments by two providers and
+		// unpaid invoices with reminders, the fuller dashboard holds too
+		// (this is the reviewed image).
+		tctx := tenancy.With(context.Background(), f.tenant.ID)
+		clock, err := f.app.TestClock(tctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step, provider := range []string{"Manual", "Bank", "Manual", "Bank"} {
+			if _, err := f.app.AdvanceTestClock(tctx, clock.AddDate(0, 0, 25*(step+1))); err != nil {
+				t.Fatal(err)
+			}
+			open, _, err := f.app.Invoices(tctx, store.DocumentFilter{Status: "Issued"}, store.Page{Limit: 100}, store.InvoiceParts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, inv := range open {
+				if i%2 == 0 {
+					if _, _, err := f.app.RecordPayment(tctx, app.NewPayment{InvoiceID: inv.ID, Status: store.PaymentSucceeded, Amount: inv.Gross.Minor,
+						Currency: inv.Currency, Provider: provider, ProviderReference: "shot-" + inv.ID}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		if err := chromedp.Do(ctx,
+			dashboard("dashboard after 100 days"),
+			chromedp.Navigate(f.srv.URL+"/console/subscriptions"),
+			chromedp.WaitVisible(`#list`),
+			check("active subscriptions"),
+			chromedp.Navigate(f.srv.URL+"/console/payments?lang=nb"),
+			chromedp.WaitVisible(`#list`),
+			check("payments (nb)"),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if dir := os.Getenv("KADENS_CONSOLESHOT_DIR"); dir != "" { // the reviewed image, docs/console-dashboard.png
+			if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/console/?lang=nb"), chromedp.WaitVisible(`svg.chart`)); err == nil {
+				if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil { // 100: PNG
+					_ = os.WriteFile(filepath.Join(dir, "console-dashboard.png"), png, 0o644)
+				}
+			}
 		}
 		if !strings.Contains(body, "cancelled") {
 			t.Errorf("after cancelling with the keyboard the page says %q", body)

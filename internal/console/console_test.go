@@ -222,15 +222,26 @@ func TestRoutesByRole(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		f := newFixture(t, st)
 		sub := f.demoSubscription(t)
-		ids := map[string]string{"{id}": "", "{file}": "console.css"}
+		invs, _, err := f.app.Invoices(tenancy.With(context.Background(), f.tenant.ID), store.DocumentFilter{SubscriptionID: sub.ID},
+			store.Page{Limit: 1}, store.InvoiceParts{})
+		if err != nil || len(invs) == 0 {
+			t.Fatalf("the demo subscription's invoice: %v %v", invs, err)
+		}
+		ids := map[string]string{"{id}": "", "{file}": "console.css", "{change}": store.NewID()}
 		// Which id each route's {id} takes: a real one, so that an
 		// allowed role reaches the handler's own answer.
 		idFor := map[string]string{
-			"/console/subscriber/{id}":          sub.SubscriberID,
-			"/console/subscription/{id}":        sub.ID,
-			"/console/subscription/{id}/cancel": sub.ID,
-			"/console/users/{id}":               f.users[staff.RoleFinance].ID,
-			"/console/users/{id}/link":          f.users[staff.RoleFinance].ID,
+			"/console/subscriber/{id}":                          sub.SubscriberID,
+			"/console/subscription/{id}":                        sub.ID,
+			"/console/subscription/{id}/cancel":                 sub.ID,
+			"/console/subscription/{id}/change":                 sub.ID,
+			"/console/subscription/{id}/change/{change}/revoke": sub.ID,
+			"/console/invoice/{id}":                             invs[0].ID,
+			"/console/invoice/{id}/pdf":                         invs[0].ID,
+			"/console/invoice/{id}/payment":                     invs[0].ID,
+			"/console/invoice/{id}/credit":                      invs[0].ID,
+			"/console/users/{id}":                               f.users[staff.RoleFinance].ID,
+			"/console/users/{id}/link":                          f.users[staff.RoleFinance].ID,
 		}
 		browsers := map[string]*browser{"none": f.browser(t)}
 		for _, r := range []staff.Role{staff.RoleAdmin, staff.RoleSupport, staff.RoleFinance} {
@@ -502,6 +513,10 @@ func TestSearchAndPages(t *testing.T) {
 		if err != nil || len(invs) == 0 {
 			t.Fatalf("the demo subscriber's invoices: %v %v", invs, err)
 		}
+		owner.ExternalID = "CRM-4711"
+		if owner, err = f.app.UpdateSubscriber(ctx, owner); err != nil {
+			t.Fatal(err)
+		}
 		b := f.as(t, staff.RoleSupport)
 		search := func(q string) searchResult {
 			t.Helper()
@@ -520,6 +535,7 @@ func TestSearchAndPages(t *testing.T) {
 			itoa(invs[0].InvoiceNumber):  "invoiceNumber",
 			invs[0].KID:                  "kid",
 			owner.ID:                     "id",
+			"CRM-4711":                   "externalId",
 			sub.ID:                       "subscription",
 			invs[0].ID:                   "invoice",
 		} {
@@ -802,4 +818,161 @@ func totpCode(t *testing.T, secret string, at time.Time) string {
 		t.Fatal(err)
 	}
 	return code
+}
+
+// TestFinanceActions: a finance user opens an invoice, downloads its PDF,
+// records a payment and credits another invoice. The same payment form
+// sent from eight browsers at once records one payment, and eight
+// credits at once issue one credit note (on PostgreSQL, where they really
+// run at once); the events name the finance user.
+func TestFinanceActions(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := tenancy.With(context.Background(), f.tenant.ID)
+		invs, _, err := f.app.Invoices(ctx, store.DocumentFilter{}, store.Page{Limit: 10}, store.InvoiceParts{})
+		if err != nil || len(invs) < 2 {
+			t.Fatalf("the demo's invoices: %d %v", len(invs), err)
+		}
+		pay, credit := invs[0], invs[1]
+		fin := f.as(t, staff.RoleFinance)
+		finUser := f.users[staff.RoleFinance]
+		a := fin.get("/console/invoice/" + pay.ID)
+		if a.status != http.StatusOK || !strings.Contains(a.body, pay.KID) || !strings.Contains(a.body, `action="/console/invoice/`+pay.ID+`/payment"`) {
+			t.Fatalf("invoice page: %d", a.status)
+		}
+		if a := f.as(t, staff.RoleSupport).get("/console/invoice/" + pay.ID); strings.Contains(a.body, "/payment\"") {
+			t.Error("a support user is shown the payment form")
+		}
+		if a := fin.get("/console/invoice/" + pay.ID + "/pdf"); a.status != http.StatusOK || a.header.Get("Content-Type") != "application/pdf" ||
+			!strings.HasPrefix(a.body, "%PDF-") {
+			t.Errorf("invoice PDF: %d %q", a.status, a.header.Get("Content-Type"))
+		}
+		for form, want := range map[string]int{
+			"amount=abc&reference=r1":                         http.StatusBadRequest,
+			"amount=-5&reference=r1":                          http.StatusBadRequest,
+			"amount=10&reference=":                            http.StatusBadRequest,
+			"amount=10&reference=r1&paidOn=2026-13-01":        http.StatusBadRequest,
+			"amount=10&reference=" + strings.Repeat("x", 201): http.StatusBadRequest,
+		} {
+			v, _ := url.ParseQuery(form)
+			if a := fin.post("/console/invoice/"+pay.ID+"/payment", v); a.status != want {
+				t.Errorf("payment %s: %d, want %d", form, a.status, want)
+			}
+		}
+		amount := formatMoney(pay.Gross, "")
+		token := fin.csrf("/console/account")
+		var wg sync.WaitGroup
+		codes := make([]int, 8)
+		for i := range codes {
+			wg.Go(func() {
+				codes[i] = fin.do("POST", "/console/invoice/"+pay.ID+"/payment", url.Values{"csrf": {token}, "amount": {amount},
+					"reference": {"bank-ref-1"}, "paidOn": {f.now.Format("2006-01-02")}}).status
+			})
+		}
+		wg.Wait()
+		for _, c := range codes {
+			if c != http.StatusSeeOther {
+				t.Errorf("concurrent payment forms: %v, want every one answered as recorded", codes)
+				break
+			}
+		}
+		payments, _, err := f.app.Payments(ctx, store.PaymentFilter{InvoiceID: pay.ID}, store.Page{Limit: 10})
+		if err != nil || len(payments) != 1 || payments[0].Amount.Minor != pay.Gross.Minor || payments[0].Provider != "Manual" {
+			t.Fatalf("payments after eight forms: %+v %v, want one of %d", payments, err, pay.Gross.Minor)
+		}
+		if got, _ := f.app.Invoice(ctx, pay.ID); got.Status != "Paid" {
+			t.Errorf("the invoice after the payment: %s, want Paid", got.Status)
+		}
+		if a := fin.post("/console/invoice/"+credit.ID+"/credit", url.Values{"reason": {""}}); a.status != http.StatusBadRequest {
+			t.Errorf("a credit without a reason: %d, want 400", a.status)
+		}
+		for i := range codes {
+			wg.Go(func() {
+				codes[i] = fin.do("POST", "/console/invoice/"+credit.ID+"/credit", url.Values{"csrf": {token}, "reason": {"goodwill"}}).status
+			})
+		}
+		wg.Wait()
+		notes, _, err := f.app.CreditNotes(ctx, store.CreditNoteFilter{InvoiceID: credit.ID}, store.Page{Limit: 10})
+		if err != nil || len(notes) != 1 || notes[0].Gross.Minor != credit.Gross.Minor {
+			t.Fatalf("credit notes after eight credits: %+v %v (answers %v), want one of %d", notes, err, codes, credit.Gross.Minor)
+		}
+		for _, subject := range []string{"/payment/" + payments[0].ID, "/creditnote/" + notes[0].ID} {
+			evs, _, err := f.app.Events(ctx, store.EventFilter{Subject: subject, ActorKind: "staff", ActorID: finUser.ID}, store.Page{Limit: 10})
+			if err != nil || len(evs) == 0 {
+				t.Errorf("%s: no event by %s: %v", subject, finUser.Email, err)
+			}
+		}
+		// The audit log by subscriber shows the payment and the credit.
+		adm := f.as(t, staff.RoleAdmin)
+		if a := adm.get("/console/audit?actorKind=staff&subscriber=" + pay.SubscriberID); !strings.Contains(a.body, "/payment/"+payments[0].ID) {
+			t.Errorf("the audit log of the payer lacks the payment")
+		}
+		if a := adm.get("/console/audit?actorKind=staff&subscriber=" + credit.SubscriberID); !strings.Contains(a.body, "/creditnote/"+notes[0].ID) {
+			t.Errorf("the audit log of the credited subscriber lacks the credit note")
+		}
+		// Another tenant's admin reaches none of it.
+		if _, err := f.staff.CreateUser(context.Background(), f.other.ID, staff.NewUser{Email: "boss@annen.no", Role: staff.RoleAdmin, Password: password}); err != nil {
+			t.Fatal(err)
+		}
+		ob := f.browser(t)
+		ob.login(f.other.Name, "boss@annen.no", password)
+		for _, path := range []string{"/console/invoice/" + pay.ID, "/console/invoice/" + pay.ID + "/pdf"} {
+			if a := ob.get(path); a.status != http.StatusNotFound {
+				t.Errorf("another tenant's admin, %s: %d, want 404", path, a.status)
+			}
+		}
+		if a := ob.post("/console/invoice/"+credit.ID+"/credit", url.Values{"reason": {"x"}}); a.status != http.StatusNotFound {
+			t.Errorf("another tenant's admin credits: %d, want 404", a.status)
+		}
+	})
+}
+
+// TestPlanChange: a support user registers a plan change for the next
+// renewal from the subscription page, sees it waiting, and revokes it; a
+// change to no package is a 400.
+func TestPlanChange(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := tenancy.With(context.Background(), f.tenant.ID)
+		sub := f.demoSubscription(t)
+		b := f.as(t, staff.RoleSupport)
+		page := b.get("/console/subscription/" + sub.ID)
+		m := regexp.MustCompile(`<option value="([0-9a-f-]{36})">([^<(]+) \(`).FindAllStringSubmatch(page.body, -1)
+		var target, name string
+		for _, o := range m {
+			if strings.TrimSpace(o[2]) != sub.Package.Name {
+				target, name = o[1], strings.TrimSpace(o[2])
+			}
+		}
+		if target == "" {
+			t.Fatalf("no other package offered on the subscription page: %v", m)
+		}
+		if a := b.post("/console/subscription/"+sub.ID+"/change", url.Values{"package": {"x"}, "when": {"OnRenewal"}}); a.status != http.StatusBadRequest {
+			t.Errorf("a change to no package: %d, want 400", a.status)
+		}
+		if a := b.post("/console/subscription/"+sub.ID+"/change", url.Values{"package": {target}, "when": {"Sometime"}}); a.status != http.StatusBadRequest {
+			t.Errorf("a change at no time: %d, want 400", a.status)
+		}
+		if a := b.post("/console/subscription/"+sub.ID+"/change", url.Values{"package": {target}, "when": {"OnRenewal"}}); a.status != http.StatusSeeOther {
+			t.Fatalf("register the change: %d %.400s", a.status, a.body)
+		}
+		changes, err := f.app.ChangesOfSeries(ctx, sub.ID)
+		if err != nil || len(changes) != 1 || changes[0].Status != store.ChangeRegistered || changes[0].TemplatePackageID != target {
+			t.Fatalf("changes: %+v %v", changes, err)
+		}
+		if a := b.get("/console/subscription/" + sub.ID); !strings.Contains(a.body, name) || !strings.Contains(a.body, "/revoke") {
+			t.Errorf("the page does not show the waiting change to %s", name)
+		}
+		if a := b.post("/console/subscription/"+sub.ID+"/change/"+changes[0].ID+"/revoke", nil); a.status != http.StatusSeeOther {
+			t.Fatalf("revoke: %d", a.status)
+		}
+		if a := b.post("/console/subscription/"+sub.ID+"/change/"+changes[0].ID+"/revoke", nil); a.status != http.StatusBadRequest {
+			t.Errorf("revoke again: %d, want 400", a.status)
+		}
+		if got, _ := f.app.Change(ctx, sub.ID, changes[0].ID); got.Status != store.ChangeRevoked {
+			t.Errorf("after revoking: %s", got.Status)
+		}
+	})
 }

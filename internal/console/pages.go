@@ -18,10 +18,6 @@ import (
 	"github.com/kadens/kadens/internal/webui"
 )
 
-func (c *Console) home(w http.ResponseWriter, r *http.Request, s *session) {
-	c.render(w, r, s, http.StatusOK, "home", page{})
-}
-
 // Hit is one search result: a subscriber and what matched.
 type Hit struct {
 	ID               string `json:"id"`
@@ -29,7 +25,7 @@ type Hit struct {
 	Name             string `json:"name"`
 	Email            string `json:"email"`
 	// MatchedBy is what the query matched: id, subscriberNumber, email,
-	// name, invoiceNumber, kid or subscription.
+	// name, externalId, invoiceNumber, kid, subscription or invoice.
 	MatchedBy string `json:"matchedBy"`
 	URL       string `json:"url"`
 }
@@ -47,8 +43,8 @@ const searchLimit = 50
 
 // search finds subscribers by what a customer gives on the phone: a
 // subscriber number or an invoice number or KID (digits), an e-mail
-// address, a subscriber's, subscription's or invoice's id, or part of the
-// name. It answers the page, or JSON when the request asks for it
+// address, a subscriber's, subscription's or invoice's id, the merchant's
+// external id, or part of the name. It answers the page, or JSON when the request asks for it
 // (Accept: application/json or format=json), for a search-as-you-type
 // field or a script.
 func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
@@ -160,6 +156,11 @@ func (c *Console) find(r *http.Request, q string) ([]Hit, bool, error) {
 			return nil, false, err
 		}
 	default:
+		// An external id (the merchant's own customer number) matches
+		// whole; anything else is part of a name.
+		if _, err := list(store.SubscriberFilter{ExternalID: q}, "externalId"); err != nil {
+			return nil, false, err
+		}
 		more, err := list(store.SubscriberFilter{Name: q}, "name")
 		return hits, more, err
 	}
@@ -254,10 +255,29 @@ type subscriptionView struct {
 	Subscription store.Subscription
 	Subscriber   store.Subscriber
 	Status       string
-	Timeline     []app.TimelineEntry
+	Timeline     []timelineRow
 	// Cancellable: the subscription has neither ended nor been cancelled.
 	Cancellable bool
+	// Change is the plan change registered on the series and waiting to
+	// run (nil when none), ChangeTo its target's name; Options are the
+	// packages it could be changed to.
+	Change   *store.ScheduledChange
+	ChangeTo string
+	Options  []changeOption
 }
+
+// Link is the console page of a timeline entry's record, "" when the
+// console has none.
+func (e timelineRow) Link() string {
+	for _, kind := range []string{"/invoice/", "/subscription/"} {
+		if strings.HasPrefix(e.Path, kind) {
+			return Prefix + e.Path
+		}
+	}
+	return ""
+}
+
+type timelineRow struct{ app.TimelineEntry }
 
 func (c *Console) subscriptionView(r *http.Request, id string) (subscriptionView, error) {
 	ctx := r.Context()
@@ -277,10 +297,34 @@ func (c *Console) subscriptionView(r *http.Request, id string) (subscriptionView
 	if err != nil {
 		return subscriptionView{}, err
 	}
-	slices.Reverse(tl) // newest first: what happened last is what a caller asks about
+	rows := make([]timelineRow, len(tl))
+	for i, e := range tl {
+		rows[len(tl)-1-i] = timelineRow{e} // newest first: what happened last is what a caller asks about
+	}
 	status := engine.Status(sub, now)
-	return subscriptionView{Subscription: sub, Subscriber: owner, Status: status, Timeline: tl,
-		Cancellable: sub.CancelledAt == nil && sub.DeactivatedAt == nil && status != "Completed" && status != "Cancelled"}, nil
+	v := subscriptionView{Subscription: sub, Subscriber: owner, Status: status, Timeline: rows,
+		Cancellable: sub.CancelledAt == nil && sub.DeactivatedAt == nil && status != "Completed" && status != "Cancelled"}
+	changes, err := c.app.ChangesOfSeries(ctx, id)
+	if err != nil {
+		return subscriptionView{}, err
+	}
+	for i := range changes {
+		if changes[i].Status == store.ChangeRegistered {
+			v.Change = &changes[i]
+		}
+	}
+	if v.Options, err = c.changeOptions(r, sub); err != nil {
+		return subscriptionView{}, err
+	}
+	if v.Change != nil {
+		v.ChangeTo = v.Change.TemplatePackageID
+		for _, o := range v.Options {
+			if o.ID == v.Change.TemplatePackageID {
+				v.ChangeTo = o.Name
+			}
+		}
+	}
+	return v, nil
 }
 
 // subscription shows a subscription with its timeline.
@@ -293,8 +337,13 @@ func (c *Console) subscription(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	p := page{Page: webui.Page{Title: v.Subscription.Package.Name, Data: v}}
-	if r.URL.Query().Get("done") == "cancelled" {
+	switch r.URL.Query().Get("done") {
+	case "cancelled":
 		p.Notice = "cancelled"
+	case "changed":
+		p.Notice = "changeRegistered"
+	case "revoked":
+		p.Notice = "changeRevoked"
 	}
 	c.render(w, r, s, http.StatusOK, "subscription", p)
 }

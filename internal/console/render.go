@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/webui"
@@ -29,9 +30,21 @@ func (p page) Can(what string) bool {
 
 func (c *Console) funcs() template.FuncMap {
 	f := webui.Funcs(c.zone)
+	f["amount"] = amount
+	f["add"] = func(a, b int) int { return a + b }
+	f["monthKey"] = func(t time.Time) string { return t.In(c.zone).Format("2006-01") }
+	f["derefStr"] = func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
 	f["roles"] = func() []staff.Role { return []staff.Role{staff.RoleSupport, staff.RoleFinance, staff.RoleAdmin} }
 	return f
 }
+
+// formatMoney writes an amount the Nordic way ("1 234,50 NOK").
+var formatMoney = webui.FormatMoney
 
 // render writes page name with status (webui.Render: buffered, so a
 // template error is a clean 500).

@@ -77,7 +77,11 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 			}
 			return err
 		}
-		if err := changeCanRun(req, last, target); err != nil {
+		if last.ScheduledCancelAt != nil {
+			return validation.Field("id", "subscription %s is cancelled: it ends when its binding period ends (%s); it cannot change plan",
+				subID, last.BindingEnd.Format(time.RFC3339))
+		}
+		if err := changeCanRun(req, last, target, now); err != nil {
 			return err
 		}
 		pending, err := tx.PendingChanges(ctx, []string{last.ID})
@@ -122,8 +126,25 @@ func (e *Engine) RegisterChange(ctx context.Context, subID string, req ChangeReq
 // changeCanRun refuses a change that could never run on a series whose last
 // period is last: one into another currency, an OnRenewal change of a
 // series that never renews, an OnScheduledTime change after it ends.
-func changeCanRun(req ChangeRequest, last store.Subscription, target catalog.SubscriptionPackage) error {
+func changeCanRun(req ChangeRequest, last store.Subscription, target catalog.SubscriptionPackage, now time.Time) error {
 	var errs validation.Errors
+	// During the binding period a plan may only go up: a change to a
+	// lower price per period (both spread over a month) must take effect
+	// at or after the binding end.
+	effect := now
+	switch req.ProcessingType {
+	case store.ChangeOnScheduledTime:
+		effect = *req.ScheduledAt
+	case store.ChangeOnRenewal:
+		effect = last.PeriodEnd
+	}
+	if bound(last, effect) {
+		from, to := monthly(last.Package.TotalPrice, last.Package.BillingPlan), monthly(target.TotalPrice, target.BillingPlan)
+		if to.LessThan(from) {
+			errs.Add("bindingPeriod", "the subscription is bound until %s: a change to a package with a lower price per period takes effect at or after then (OnScheduledTime, or OnRenewal from the last bound period)",
+				last.BindingEnd.Format(time.RFC3339))
+		}
+	}
 	if target.Currency != last.Currency {
 		errs.Add("templatePackageId", "the template is in %s and the subscription in %s: a plan change keeps the currency (cancel the subscription and order anew to switch currency)",
 			target.Currency, last.Currency)
@@ -292,7 +313,7 @@ func (e *Engine) executeChange(ctx context.Context, tx *store.Tx, cache *catalog
 	next, err := Begin(NewSeries{
 		SubscriberID: cur.SubscriberID, OrganizationID: cur.OrganizationID, TimeZone: cur.TimeZone, OrderID: cur.OrderID,
 		PaymentAgreementID: cur.PaymentAgreementID, PreviousID: &cur.ID, Package: pkg, Choices: c.Choices, Start: start,
-		TemplatePackageID: c.TemplatePackageID,
+		TemplatePackageID: c.TemplatePackageID, BindingEnd: cur.BindingEnd, BindingRule: cur.BindingRule,
 	}, at)
 	if err != nil {
 		return err
@@ -360,7 +381,11 @@ const (
 // Cancel cancels subscription id at now. Immediately ends it now;
 // EndOfPeriod lets it run to its period end and stops the renewal. A period
 // that has not started yet (created ahead by a renewal) is cancelled at
-// once either way, and never prorated.
+// once either way, and never prorated. During a binding period the
+// series' rule applies (docs/ORDERS.md, "Binding periods"): EndOfBinding
+// moves the cancellation to the binding end (cancelAtBindingEnd),
+// ChargeRemainder cancels as asked and charges the remaining bound periods
+// (Hooks.BindingRemainder) in the same transaction.
 func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.Time) (store.Subscription, error) {
 	if mode != CancelImmediately && mode != CancelEndOfPeriod {
 		return store.Subscription{}, validation.Field("mode", "must be Immediately or EndOfPeriod")
@@ -376,6 +401,21 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 		}
 		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
 			return validation.Field("id", "subscription %s is already cancelled or ended", id)
+		}
+		if err := notScheduled(ctx, tx, sub); err != nil {
+			return err
+		}
+		effective := cancelEffective(sub, mode, now)
+		switch {
+		case !bound(sub, effective):
+		case sub.BindingRule != catalog.ChargeRemainder:
+			out, err = e.cancelAtBindingEnd(ctx, tx, sub, reason, now)
+			return err
+		default:
+			if out, err = e.cancelIn(ctx, tx, sub, mode, reason, now); err != nil {
+				return err
+			}
+			return e.chargeRemainder(ctx, tx, sub, effective, now)
 		}
 		out, err = e.cancelIn(ctx, tx, sub, mode, reason, now)
 		return err
@@ -394,7 +434,8 @@ func (e *Engine) Cancel(ctx context.Context, id, mode, reason string, now time.T
 // created ahead (it never starts); one inside the period ahead leaves the
 // named period running to its end. The cancelled period is prorated by the
 // proration policy as for any cancellation, from the effective date. The
-// field is reported as "cancellationTime".
+// field is reported as "cancellationTime". A date before the binding end
+// follows the binding's rule as in Cancel.
 func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason string, now time.Time) (store.Subscription, error) {
 	const field = "cancellationTime"
 	if _, err := tenancy.From(ctx); err != nil {
@@ -409,6 +450,9 @@ func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason s
 		if sub.CancelledAt != nil || sub.DeactivatedAt != nil || (sub.NextID != nil && !now.Before(sub.PeriodEnd)) {
 			return validation.Field("id", "subscription %s is already cancelled or ended", id)
 		}
+		if err := notScheduled(ctx, tx, sub); err != nil {
+			return err
+		}
 		loc, err := period.LoadZone(sub.TimeZone)
 		if err != nil {
 			return err
@@ -421,10 +465,19 @@ func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason s
 		if effective.Before(sub.PeriodStart) {
 			return validation.Field(field, "is before this period starts (%s)", sub.PeriodStart.In(loc).Format(time.DateOnly))
 		}
+		// A date inside an EndOfBinding binding moves to its end; one
+		// inside a ChargeRemainder binding holds and charges the rest.
+		charge := bound(sub, effective) && sub.BindingRule == catalog.ChargeRemainder
+		if bound(sub, effective) && !charge {
+			out, err = e.cancelAtBindingEnd(ctx, tx, sub, reason, now)
+			return err
+		}
 		if !effective.After(sub.PeriodEnd) {
 			// Within the named period (its end is EndOfPeriod).
-			out, err = e.cancelInAt(ctx, tx, sub, effective, reason, now, loc)
-			return err
+			if out, err = e.cancelInAt(ctx, tx, sub, effective, reason, now, loc); err != nil || !charge {
+				return err
+			}
+			return e.chargeRemainder(ctx, tx, sub, effective, now)
 		}
 		if sub.NextID == nil {
 			return validation.Field(field, "is after the end of the period billed so far (%s); cancel with mode EndOfPeriod, or again once the next period is created",
@@ -443,6 +496,11 @@ func (e *Engine) CancelAt(ctx context.Context, id string, at time.Time, reason s
 		if err := e.cancel(ctx, tx, &ahead, now, effective, reason, loc); err != nil {
 			return err
 		}
+		if charge {
+			if err := e.chargeRemainder(ctx, tx, ahead, effective, now); err != nil {
+				return err
+			}
+		}
 		out, err = tx.Subscription(ctx, id)
 		return err
 	})
@@ -459,14 +517,100 @@ func (e *Engine) cancelIn(ctx context.Context, tx *store.Tx, sub store.Subscript
 	if err != nil {
 		return sub, err
 	}
-	effective := now
+	return e.cancelInAt(ctx, tx, sub, cancelEffective(sub, mode, now), reason, now, loc)
+}
+
+// cancelEffective is when a cancellation of sub by mode at now takes
+// effect: now, or sub's end for EndOfPeriod once sub has started.
+func cancelEffective(sub store.Subscription, mode string, now time.Time) time.Time {
 	if mode == CancelEndOfPeriod && now.After(sub.PeriodStart) {
-		effective = sub.PeriodEnd
+		return sub.PeriodEnd
 	}
-	if now.Before(sub.PeriodStart) {
-		effective = now
+	return now
+}
+
+// notScheduled refuses to cancel sub again when a cancellation already
+// waits for the binding end on it or on the period created ahead of it.
+func notScheduled(ctx context.Context, tx *store.Tx, sub store.Subscription) error {
+	last := sub
+	if sub.NextID != nil {
+		var err error
+		if last, err = tx.Subscription(ctx, *sub.NextID); err != nil {
+			return err
+		}
 	}
-	return e.cancelInAt(ctx, tx, sub, effective, reason, now, loc)
+	for _, p := range []store.Subscription{sub, last} {
+		if p.ScheduledCancelAt != nil {
+			return validation.Field("id", "subscription %s is already cancelled: it ends when its binding period ends (%s)",
+				sub.ID, p.BindingEnd.Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+// cancelAtBindingEnd cancels sub, asked at now during an EndOfBinding
+// binding, for the binding end: the period that ends there is cancelled
+// with effect at its end if it exists (sub, or the period created ahead of
+// it); otherwise the cancellation waits on the series' last period and the
+// renewal that creates the last bound period creates it cancelled
+// (planRenewal). Either way the plan change waiting on the series is
+// revoked, and sub is returned as it is now.
+func (e *Engine) cancelAtBindingEnd(ctx context.Context, tx *store.Tx, sub store.Subscription, reason string, now time.Time) (store.Subscription, error) {
+	loc, err := period.LoadZone(sub.TimeZone)
+	if err != nil {
+		return sub, err
+	}
+	end := *sub.BindingEnd
+	if !end.After(sub.PeriodEnd) {
+		return e.cancelInAt(ctx, tx, sub, sub.PeriodEnd, reason, now, loc)
+	}
+	last, waiting := sub, []string{sub.ID}
+	if sub.NextID != nil {
+		ahead, err := tx.Subscription(ctx, *sub.NextID)
+		if err != nil {
+			return sub, err
+		}
+		if ahead.CancelledAt != nil {
+			return sub, validation.Field("id", "subscription %s is already cancelled or ended", sub.ID)
+		}
+		last, waiting = ahead, append(waiting, ahead.ID)
+	}
+	if _, err := tx.EndChanges(ctx, waiting, store.ChangeRevoked, store.ReasonSubscriptionCancelled, now); err != nil {
+		return sub, err
+	}
+	if !end.After(last.PeriodEnd) {
+		if err := e.cancel(ctx, tx, &last, now, last.PeriodEnd, reason, loc); err != nil {
+			return sub, err
+		}
+		return tx.Subscription(ctx, sub.ID)
+	}
+	// The mark goes on the period asked about too (a period ahead of it
+	// carries it on), so that it shows the cancellation.
+	asked := now.UTC()
+	for _, p := range []store.Subscription{sub, last} {
+		p.ScheduledCancelAt, p.ScheduledCancelReason = &asked, reason
+		if err := tx.UpdateSubscription(ctx, p); err != nil {
+			return sub, err
+		}
+		if p.ID == last.ID {
+			break
+		}
+	}
+	return tx.Subscription(ctx, sub.ID)
+}
+
+// chargeRemainder charges, through Hooks.BindingRemainder, the bound
+// periods that follow p's cancellation taking effect at effective.
+func (e *Engine) chargeRemainder(ctx context.Context, tx *store.Tx, p store.Subscription, effective, now time.Time) error {
+	loc, err := period.LoadZone(p.TimeZone)
+	if err != nil {
+		return err
+	}
+	n := remainingBound(p, effective, loc)
+	if n == 0 || e.Hooks.BindingRemainder == nil {
+		return nil
+	}
+	return e.Hooks.BindingRemainder(ctx, tx, p, n, now)
 }
 
 // cancelInAt is cancelIn with the effective time decided.

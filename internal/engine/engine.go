@@ -59,6 +59,12 @@ type Hooks struct {
 	// cancellation of the old period included (its proration happens
 	// here; the new period comes through PeriodsCreated).
 	Cancelled func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error
+	// BindingRemainder follows a cancellation during a ChargeRemainder
+	// binding (docs/ORDERS.md, "Binding periods"), in the cancelling
+	// transaction: it charges periods billing periods of sub's package,
+	// sub being the period the cancellation cuts short (or that never
+	// starts), at at.
+	BindingRemainder func(ctx context.Context, tx *store.Tx, sub store.Subscription, periods int, at time.Time) error
 	// Dun performs the dunning actions due at at, for at most limit
 	// demands: reminders, and payment stops, which it carries out through
 	// stop (the engine cancels the subscription at once). It reports how
@@ -462,6 +468,21 @@ func (e *Engine) planRenewal(ctx context.Context, read instanceReader, cache *ca
 	if next.ChainID == nil {
 		next.ChainStep, next.StepPeriod = nil, 1
 	}
+	// The binding: renewals and chain steps keep the series' (successor
+	// copied it); a plan change onto a package with a contract of its own
+	// starts a new one with the new period, unless a price change
+	// registered it (a new price binds nobody anew).
+	if run != nil && run.PriceChangeID == nil && pkg.Contract != nil && pkg.Contract.BindingPeriods > 0 {
+		startBinding(&next, loc)
+	}
+	// A cancellation asked during an EndOfBinding binding: the period
+	// that reaches the binding end is the last, cancelled with effect at
+	// its end.
+	if c := next.ScheduledCancelAt; c != nil && !bound(next, next.PeriodEnd) {
+		asked, end := *c, next.PeriodEnd
+		next.CancelledAt, next.CancelEffectiveAt, next.CancelReason = &asked, &end, next.ScheduledCancelReason
+		next.ScheduledCancelAt, next.ScheduledCancelReason = nil, ""
+	}
 	schedule(&next, loc)
 	p.Next, p.Pending = next, pending
 	return p, nil
@@ -490,9 +511,14 @@ func (e *Engine) created(ctx context.Context, tx *store.Tx, periods []store.NewP
 	if len(periods) == 0 {
 		return nil
 	}
-	events := make([]store.NewEvent, len(periods))
-	for i, p := range periods {
-		events[i] = store.NewEvent{Type: store.EventSubscriptionCreated, Subject: subject(p.Sub.ID), Data: subscriptionData(p.Sub), At: p.At}
+	events := make([]store.NewEvent, 0, len(periods))
+	for _, p := range periods {
+		events = append(events, store.NewEvent{Type: store.EventSubscriptionCreated, Subject: subject(p.Sub.ID), Data: subscriptionData(p.Sub), At: p.At})
+		if p.Sub.CancelledAt != nil {
+			// The last bound period of a cancellation scheduled for the
+			// binding end is created cancelled (planRenewal).
+			events = append(events, store.NewEvent{Type: store.EventSubscriptionCancelled, Subject: subject(p.Sub.ID), Data: subscriptionData(p.Sub), At: p.At})
+		}
 	}
 	if err := tx.AddEvents(ctx, events); err != nil {
 		return err

@@ -33,6 +33,12 @@ type NewSeries struct {
 	// local midnight of Start's date, so the first period ends where the
 	// billing plan's calendar arithmetic says (31 Jan + 1 month = 28 Feb).
 	Start time.Time
+	// BindingEnd and BindingRule are the binding a plan change carries
+	// over from the series it replaces: kept while it has not ended, unless
+	// Package has a contract of its own, which starts a new binding at
+	// Start (docs/ORDERS.md, "Binding periods").
+	BindingEnd  *time.Time
+	BindingRule string
 }
 
 // Begin returns the first subscription of a new series.
@@ -58,8 +64,60 @@ func Begin(n NewSeries, now time.Time) (store.Subscription, error) {
 		id := n.TemplatePackageID
 		sub.TemplatePackageID = &id
 	}
+	switch {
+	case n.Package.Contract != nil && n.Package.Contract.BindingPeriods > 0:
+		startBinding(&sub, loc)
+	case n.BindingEnd != nil && n.BindingEnd.After(sub.PeriodStart):
+		end := n.BindingEnd.UTC()
+		sub.BindingEnd, sub.BindingRule = &end, n.BindingRule
+	}
 	schedule(&sub, loc)
 	return sub, nil
+}
+
+// startBinding starts the binding of sub's package contract at sub's
+// period start: it ends bindingPeriods billing periods later, on the
+// series' calendar (a 12-month binding from 31 January ends on 31 January
+// of the next year, through 28 February and 31 March).
+func startBinding(sub *store.Subscription, loc *time.Location) {
+	c := sub.Package.Contract
+	end := period.Boundary(sub.Anchor, sub.Package.BillingPlan.Interval(), sub.PeriodIndex+c.BindingPeriods, loc)
+	sub.BindingEnd, sub.BindingRule = &end, c.Rule()
+}
+
+// bound reports whether sub's binding runs past t: a cancellation or a
+// plan change taking effect at t falls inside the binding period.
+func bound(sub store.Subscription, t time.Time) bool {
+	return sub.BindingEnd != nil && t.Before(*sub.BindingEnd)
+}
+
+// BoundPeriodsAfter is how many billing periods of sub's binding follow
+// sub: what a ChargeRemainder cancellation at sub's end would charge.
+func BoundPeriodsAfter(sub store.Subscription) (int, error) {
+	loc, err := period.LoadZone(sub.TimeZone)
+	if err != nil {
+		return 0, err
+	}
+	return remainingBound(sub, sub.PeriodEnd, loc), nil
+}
+
+// remainingBound counts the billing periods of the binding that follow a
+// cancellation of p taking effect at effective: the whole periods of p's
+// calendar after the one it cuts short (p itself too when it never starts),
+// up to the binding end.
+func remainingBound(p store.Subscription, effective time.Time, loc *time.Location) int {
+	if p.BindingEnd == nil {
+		return 0
+	}
+	iv := p.Package.BillingPlan.Interval()
+	j := p.PeriodIndex + 1
+	if !effective.After(p.PeriodStart) {
+		j = p.PeriodIndex
+	}
+	n := 0
+	for ; n <= catalog.MaxBindingPeriods && !period.Boundary(p.Anchor, iv, j+n+1, loc).After(*p.BindingEnd); n++ {
+	}
+	return n
 }
 
 // successor returns the next period of sub with package pkg. A package on
@@ -72,6 +130,8 @@ func successor(sub store.Subscription, pkg catalog.SubscriptionPackage, choices 
 		PaymentAgreementID: sub.PaymentAgreementID, PreviousID: &sub.ID, Currency: pkg.Currency, Package: pkg,
 		Choices: choices, TimeZone: sub.TimeZone, ChainID: pkg.SubscriptionPackageChainID, ChainStep: pkg.ChainStepOrder,
 		StepPeriod: 1, PeriodStart: sub.PeriodEnd, CreatedAt: now.UTC(), TemplatePackageID: sub.TemplatePackageID,
+		BindingEnd: sub.BindingEnd, BindingRule: sub.BindingRule,
+		ScheduledCancelAt: sub.ScheduledCancelAt, ScheduledCancelReason: sub.ScheduledCancelReason,
 	}
 	iv := pkg.BillingPlan.Interval()
 	if iv == sub.Package.BillingPlan.Interval() {

@@ -760,6 +760,10 @@ func (r *ledgerRun) itemSources(ctx context.Context, q store.ReadTx) error {
 			case invoiceAccount.String != account:
 				bad("its source, invoice %s, is on account %s", invoice.String, invoiceAccount.String)
 			}
+		case store.ItemSourceBinding:
+			if kind != billing.ItemCharge {
+				bad("a Binding source books an item of kind %s", billing.ItemCharge)
+			}
 		case "":
 			bad("it has no source document")
 		default:

@@ -69,7 +69,7 @@ func (c Catalog) Template() catalog.TemplatePackage {
 			{ProductID: c.Sunday.ID, Price: catalog.NewAmount(2950, nok), SelectedByDefault: true},
 		},
 		BillingPlans:   []string{c.Avtale.ID, c.Invoice.ID},
-		Contract:       &catalog.Contract{BindingPeriods: 12, Terms: "Bound for 12 months"},
+		Contract:       &catalog.Contract{BindingPeriods: 12, Terms: "Bound for 12 months", EarlyCancellation: catalog.EndOfBinding},
 		AllowedChoices: catalog.AllowedChoices{MinUnits: 1, MaxUnits: 5, PriceOverride: true, DiscountOverride: false},
 	}
 }

@@ -177,10 +177,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	host, _ := os.Hostname()
 	eng := engine.New(st, log, fmt.Sprintf("%s/%d/%s", host, os.Getpid(), store.NewID()))
 	eng.Lease = cfg.EngineLease
-	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods  // billing: demand + invoice per period (docs/BILLING.md)
-	eng.Hooks.Cancelled = invoicing.SettleCancellation // credit notes and proration of cancelled periods
-	eng.Hooks.Dun = invoicing.DunCounts                // reminders and payment stops by the dunning processes
-	eng.Hooks.NextDun = invoicing.NextDunningAt        // when dunning falls due among the engine's work
+	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods             // billing: demand + invoice per period (docs/BILLING.md)
+	eng.Hooks.Cancelled = invoicing.SettleCancellation            // credit notes and proration of cancelled periods
+	eng.Hooks.BindingRemainder = invoicing.ChargeBindingRemainder // ChargeRemainder bindings cancelled early (docs/ORDERS.md)
+	eng.Hooks.Dun = invoicing.DunCounts                           // reminders and payment stops by the dunning processes
+	eng.Hooks.NextDun = invoicing.NextDunningAt                   // when dunning falls due among the engine's work
 	schedule, err := retries.Parse(cfg.WebhookRetrySchedule)
 	if err != nil {
 		return nil, err

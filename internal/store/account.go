@@ -166,6 +166,7 @@ const (
 	ItemSourcePayment    = "Payment"    // an overpayment (payments.allowance_item_id)
 	ItemSourceReminder   = "Reminder"   // a reminder's fee (reminders.fee_item_id)
 	ItemSourceProration  = "Proration"  // the unused days of a paid period: the invoice's id
+	ItemSourceBinding    = "Binding"    // the remaining periods of a binding cancelled early: the cancelled period's id
 )
 
 // ItemSource is the document that booked an account item: one of the

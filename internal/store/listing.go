@@ -199,7 +199,7 @@ type ListedSubscription struct {
 // listSubscriptionColumns are the columns of a ListedSubscription.
 var listSubscriptionColumns = []string{"id", "subscriber_id", "organization_id", "order_id", "payment_agreement_id", "currency",
 	"package_hash", "chain_id", "chain_step", "step_period", "time_zone", "period_start!", "period_end!", "renew_at!", "previous_id",
-	"next_id", "cancelled_at!", "cancel_effective_at!", "cancel_reason", "deactivated_at!", "created_at!"}
+	"next_id", "cancelled_at!", "cancel_effective_at!", "cancel_reason", "deactivated_at!", "created_at!", "binding_ends_at!", "scheduled_cancel_at!"}
 
 // listColumns joins columns for a list's SELECT. Timestamp columns (marked
 // "!") are read as text on SQLite: for a column declared TIMESTAMP the
@@ -384,11 +384,12 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 		orderID, agreement, chainID, prev, next                      sql.NullString
 		chainStep                                                    sql.NullInt64
 		start, end, renew, cancelled, effective, deact, created      listTime
+		bindingEnd, scheduledCancel                                  listTime
 	)
 	for len(out) <= p.Limit && rows.Next() {
 		err := rows.Scan(&id, &subscriberID, &organizationID, &orderID, &agreement, &currency, &pkgHash,
 			&chainID, &chainStep, &stepPeriod, &timeZone, &start, &end, &renew, &prev, &next, &cancelled, &effective,
-			&reason, &deact, &created, &version)
+			&reason, &deact, &created, &bindingEnd, &scheduledCancel, &version)
 		if err != nil {
 			return nil, "", fmt.Errorf("store: list subscriptions: %w", err)
 		}
@@ -397,7 +398,7 @@ func (s *Store) ListSubscriptionItems(ctx context.Context, f SubscriptionFilter,
 			Currency: currency, ChainID: nullString(chainID), StepPeriod: stepPeriod, TimeZone: timeZone,
 			PeriodStart: start.value(), PeriodEnd: end.value(), RenewAt: renew.ptr(), PreviousID: nullString(prev),
 			NextID: nullString(next), CancelledAt: cancelled.ptr(), CancelEffectiveAt: effective.ptr(), CancelReason: reason,
-			DeactivatedAt: deact.ptr(), CreatedAt: created.value()}})
+			DeactivatedAt: deact.ptr(), CreatedAt: created.value(), BindingEnd: bindingEnd.ptr(), ScheduledCancelAt: scheduledCancel.ptr()}})
 		sub := &out[len(out)-1]
 		if chainStep.Valid {
 			n := int(chainStep.Int64)

@@ -72,6 +72,20 @@ type Subscription struct {
 	// changes, not a link: the package is a copy that template edits never
 	// reach, so it is not shown.
 	TemplatePackageID *string `json:"-"`
+	// BindingEnd is when the series' binding period ends (nil: none), and
+	// BindingRule the early-cancellation rule it was started with
+	// (catalog.EndOfBinding, catalog.ChargeRemainder). Renewals and chain
+	// steps copy both; a plan change keeps or restarts them (docs/ORDERS.md,
+	// "Binding periods"). The API shows the end as bindingEndsAt.
+	BindingEnd  *time.Time `json:"-"`
+	BindingRule string     `json:"-"`
+	// ScheduledCancelAt is when a cancellation was asked during an
+	// EndOfBinding binding, with its reason: the series renews until the
+	// period that ends at BindingEnd, which is created cancelled with
+	// effect at its end. It waits on the series' last period (renewals
+	// copy it).
+	ScheduledCancelAt     *time.Time `json:"-"`
+	ScheduledCancelReason string     `json:"-"`
 }
 
 // subscriptionColumns are the columns of a Subscription in a SELECT from
@@ -81,13 +95,13 @@ const subscriptionColumns = `id, subscriber_id, organization_id, order_id, payme
 	(SELECT sp.package FROM subscription_packages sp WHERE sp.tenant_id = subscriptions.tenant_id AND sp.hash = subscriptions.package_hash),
 	choices, chain_id, chain_step, step_period, time_zone, anchor, period_index, period_start, period_end, renew_at,
 	previous_id, next_id, cancelled_at, cancel_effective_at, cancel_reason, deactivated_at, next_action_at, version, created_at,
-	template_package_id`
+	template_package_id, binding_ends_at, binding_rule, scheduled_cancel_at, scheduled_cancel_reason`
 
 // subscriptionInsertColumns are the columns args writes, in its order.
 const subscriptionInsertColumns = `id, subscriber_id, organization_id, order_id, payment_agreement_id, currency, package_hash, choices,
 	chain_id, chain_step, step_period, time_zone, anchor, period_index, period_start, period_end, renew_at,
 	previous_id, next_id, cancelled_at, cancel_effective_at, cancel_reason, deactivated_at, next_action_at, version, created_at,
-	template_package_id`
+	template_package_id, binding_ends_at, binding_rule, scheduled_cancel_at, scheduled_cancel_reason`
 
 // storedPackage is a package's JSON text and its key in
 // subscription_packages (packageHash).
@@ -223,10 +237,12 @@ func scanSubscriptionWith(row scanner, d *subscriptionDecoder) (Subscription, er
 		orderID, agreement, chainID, prev, next     sql.NullString
 		template                                    sql.NullString
 		chainStep                                   sql.NullInt64
+		bindingEnd, scheduledCancel                 sql.NullTime
 	)
 	err := row.Scan(&sub.ID, &sub.SubscriberID, &sub.OrganizationID, &orderID, &agreement, &sub.Currency, &pkg, &choices,
 		&chainID, &chainStep, &sub.StepPeriod, &sub.TimeZone, &sub.Anchor, &sub.PeriodIndex, &sub.PeriodStart, &sub.PeriodEnd, &renew,
-		&prev, &next, &cancelled, &effective, &sub.CancelReason, &deact, &nextAct, &sub.Version, &sub.CreatedAt, &template)
+		&prev, &next, &cancelled, &effective, &sub.CancelReason, &deact, &nextAct, &sub.Version, &sub.CreatedAt, &template,
+		&bindingEnd, &sub.BindingRule, &scheduledCancel, &sub.ScheduledCancelReason)
 	if err != nil {
 		return Subscription{}, err
 	}
@@ -241,6 +257,7 @@ func scanSubscriptionWith(row scanner, d *subscriptionDecoder) (Subscription, er
 	}
 	sub.RenewAt, sub.CancelledAt, sub.CancelEffectiveAt = fromNullTime(renew), fromNullTime(cancelled), fromNullTime(effective)
 	sub.DeactivatedAt, sub.NextActionAt = fromNullTime(deact), fromNullTime(nextAct)
+	sub.BindingEnd, sub.ScheduledCancelAt = fromNullTime(bindingEnd), fromNullTime(scheduledCancel)
 	sub.Anchor, sub.PeriodStart, sub.PeriodEnd, sub.CreatedAt = sub.Anchor.UTC(), sub.PeriodStart.UTC(), sub.PeriodEnd.UTC(), sub.CreatedAt.UTC()
 	return sub, nil
 }
@@ -279,7 +296,8 @@ func (sub Subscription) args(enc *packageEncoder) ([]any, storedPackage, error) 
 	return []any{sub.ID, sub.SubscriberID, sub.OrganizationID, sub.OrderID, sub.PaymentAgreementID, sub.Currency, pkg.hash, choices,
 		sub.ChainID, chainStep, sub.StepPeriod, sub.TimeZone, ts(sub.Anchor), sub.PeriodIndex, ts(sub.PeriodStart), ts(sub.PeriodEnd), optTS(sub.RenewAt),
 		sub.PreviousID, sub.NextID, optTS(sub.CancelledAt), optTS(sub.CancelEffectiveAt), sub.CancelReason, optTS(sub.DeactivatedAt),
-		optTS(sub.NextActionAt), sub.Version, ts(sub.CreatedAt), sub.TemplatePackageID}, pkg, nil
+		optTS(sub.NextActionAt), sub.Version, ts(sub.CreatedAt), sub.TemplatePackageID,
+		optTS(sub.BindingEnd), sub.BindingRule, optTS(sub.ScheduledCancelAt), sub.ScheduledCancelReason}, pkg, nil
 }
 
 // packageEncoder encodes subscription packages as JSON, remembering the
@@ -332,7 +350,7 @@ func (tx *Tx) InsertSubscription(ctx context.Context, sub Subscription) error {
 		return err
 	}
 	_, err = tx.exec(ctx, `INSERT INTO subscriptions (tenant_id, `+subscriptionInsertColumns+`) VALUES ($1, $2, $3, $4, $5, $6,
-		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
+		$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)`,
 		append([]any{tx.tenant}, args...)...)
 	if err != nil {
 		return fmt.Errorf("store: insert subscription: %w", err)
@@ -385,10 +403,11 @@ func (tx *Tx) UpdateSubscription(ctx context.Context, sub Subscription) error {
 	}
 	res, err := tx.exec(ctx, `UPDATE subscriptions SET package_hash = $3, payment_agreement_id = $4, renew_at = $5,
 		next_id = $6, cancelled_at = $7, cancel_effective_at = $8, cancel_reason = $9, deactivated_at = $10,
-		next_action_at = $11, version = version + 1
+		next_action_at = $11, scheduled_cancel_at = $13, scheduled_cancel_reason = $14, version = version + 1
 		WHERE tenant_id = $1 AND id = $2 AND version = $12`,
 		tx.tenant, sub.ID, pkg.hash, sub.PaymentAgreementID, optTS(sub.RenewAt), sub.NextID, optTS(sub.CancelledAt),
-		optTS(sub.CancelEffectiveAt), sub.CancelReason, optTS(sub.DeactivatedAt), optTS(sub.NextActionAt), sub.Version)
+		optTS(sub.CancelEffectiveAt), sub.CancelReason, optTS(sub.DeactivatedAt), optTS(sub.NextActionAt), sub.Version,
+		optTS(sub.ScheduledCancelAt), sub.ScheduledCancelReason)
 	if err != nil {
 		return fmt.Errorf("store: update subscription %s: %w", sub.ID, err)
 	}
