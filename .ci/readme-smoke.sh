@@ -30,5 +30,20 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -c "$jar" -d tenant=demo --data-ur
 curl -s -b "$jar" 'http://127.0.0.1:8080/console/search?q=a&format=json' | grep -q '"hits":\[{' ||
   { echo "the console's search found none of the demo subscribers"; exit 1; }
 echo "the merchant console logs in and searches"
+# Min side: the printed subscriber logs in through the identity provider's
+# login page (Min side's redirect, the form, the callback) and sees the
+# overview.
+line=$(grep 'Min side' "$work/out")
+email=$(echo "$line" | sed -E 's/.*e-mail ([^,]+),.*/\1/')
+pw=$(echo "$line" | sed -E 's/.*password ([^)]+)\).*/\1/')
+myjar="$work/my-cookies"
+form=$(curl -s -L -c "$myjar" -b "$myjar" 'http://127.0.0.1:8080/my/login?tenant=demo')
+id=$(echo "$form" | sed -nE 's/.*name="id" value="([^"]+)".*/\1/p' | head -1)
+csrf=$(echo "$form" | sed -nE 's/.*name="csrf" value="([^"]+)".*/\1/p' | head -1)
+[ -n "$id" ] && [ -n "$csrf" ] || { echo "Min side did not lead to the login page"; exit 1; }
+curl -s -L -c "$myjar" -b "$myjar" --data-urlencode "id=$id" --data-urlencode "csrf=$csrf" --data-urlencode "email=$email" \
+  --data-urlencode "password=$pw" http://127.0.0.1:8080/idp/login | grep -q 'Mine abonnementer\|My subscriptions' ||
+  { echo "Min side's overview did not answer after the login"; exit 1; }
+echo "Min side logs a subscriber in and shows the overview"
 pkill -TERM -P "$(cat "$work/pid")" 2>/dev/null || true
 echo "README quick start works"

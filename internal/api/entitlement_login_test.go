@@ -4,21 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/kadens/kadens/internal/apitest"
-)
-
-var (
-	loginCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-	loginID   = regexp.MustCompile(`name="id" value="([^"]+)"`)
 )
 
 // subscriberLogin logs email in at the server's identity provider with
@@ -62,12 +55,12 @@ func subscriberLogin(t *testing.T, e *apitest.Env, tenantName, client, secret, r
 		t.Fatalf("authorize: %d %s %s", st, loc, body)
 	}
 	st, _, body = get("GET", local(loc), nil)
-	csrf, id := loginCSRF.FindStringSubmatch(body), loginID.FindStringSubmatch(body)
-	if st != http.StatusOK || csrf == nil || id == nil {
+	csrf, id := apitest.FormValue(body, "csrf"), apitest.FormValue(body, "id")
+	if st != http.StatusOK || csrf == "" || id == "" {
 		t.Fatalf("login page: %d %s", st, body)
 	}
-	st, loc, body = get("POST", e.URL+"/idp/login", url.Values{"id": {html.UnescapeString(id[1])},
-		"csrf": {html.UnescapeString(csrf[1])}, "email": {email}, "password": {password}})
+	st, loc, body = get("POST", e.URL+"/idp/login", url.Values{"id": {id},
+		"csrf": {csrf}, "email": {email}, "password": {password}})
 	if st != http.StatusSeeOther {
 		t.Fatalf("login form: %d %s", st, body)
 	}

@@ -1,18 +1,13 @@
 package api
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kadens/kadens/internal/apikit"
 	"github.com/kadens/kadens/internal/invoicedoc"
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -76,46 +71,14 @@ func negotiateInvoice(r *http.Request) (invoiceFormat, error) {
 }
 
 // writeInvoiceDocument renders inv (its status already derived) as HTML or
-// PDF. Dates of periods are shown in the organization's time zone.
+// PDF (invoicedoc.Serve). Dates of periods are shown in the organization's
+// time zone.
 func (s *Server) writeInvoiceDocument(w http.ResponseWriter, r *http.Request, inv store.Invoice, f invoiceFormat) error {
-	loc := time.UTC
-	switch org, err := s.app.Organization(r.Context(), inv.OrganizationID); {
-	case err == nil:
-		if l, err := period.LoadZone(org.TimeZone); err == nil {
-			loc = l
-		}
-	case !errors.Is(err, store.ErrNotFound):
-		return err
-	}
-	opts := invoicedoc.Options{Lang: f.lang, Location: loc}
-	var (
-		buf bytes.Buffer
-		err error
-	)
-	h := w.Header()
-	if f.media == mediaPDF {
-		err = invoicedoc.PDF(&buf, inv, opts)
-		h.Set("Content-Type", invoicedoc.PDFContentType)
-		h.Set("Content-Disposition", fmt.Sprintf(`inline; filename="invoice-%d.pdf"`, inv.InvoiceNumber))
-	} else {
-		err = invoicedoc.HTML(&buf, inv, opts)
-		h.Set("Content-Type", invoicedoc.HTMLContentType)
-		// The page needs its inline stylesheet and the logo, nothing else:
-		// no script can run even if escaping ever failed.
-		h.Set("Content-Security-Policy", "default-src 'none'; img-src https: http: data:; style-src 'unsafe-inline'; "+
-			"base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	}
+	loc, err := s.app.OrganizationZone(r.Context(), inv.OrganizationID)
 	if err != nil {
-		h.Del("Content-Type")
-		h.Del("Content-Disposition")
-		h.Del("Content-Security-Policy")
 		return err
 	}
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
-	_, _ = buf.WriteTo(w)
-	return nil
+	return invoicedoc.Serve(w, inv, invoicedoc.Options{Lang: f.lang, Location: loc}, f.media == mediaPDF)
 }
 
 // negotiate picks the media type of offers (in the server's order of

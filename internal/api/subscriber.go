@@ -3,13 +3,14 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"net/mail"
+
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/kadens/kadens/internal/apikit"
+	"github.com/kadens/kadens/internal/app"
 	"github.com/kadens/kadens/internal/country"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
@@ -47,28 +48,12 @@ type ContactInput struct {
 	Address *AddressInput `json:"address"`
 }
 
-// isEmailAddress accepts a bare address (no display name, no angle
-// brackets), as net/mail parses it.
-func isEmailAddress(v string) bool {
-	a, err := mail.ParseAddress(v)
-	return err == nil && a.Address == v && a.Name == ""
-}
-
-// isPhoneNumber is deliberately lenient: digits, spaces, +, - and
-// parentheses, holding 5 to 20 digits.
-func isPhoneNumber(v string) bool {
-	digits := 0
-	for _, r := range v {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case r == ' ' || r == '+' || r == '-' || r == '(' || r == ')':
-		default:
-			return false
-		}
-	}
-	return digits >= 5 && digits <= 20
-}
+// isEmailAddress and isPhoneNumber are the application layer's rules
+// (app.CheckContactDetails uses them for Min side's contact form too).
+var (
+	isEmailAddress = app.IsEmailAddress
+	isPhoneNumber  = app.IsPhoneNumber
+)
 
 // contactChecks records the problems of a subscriber's or a contact's
 // fields; empty optional values pass every check.

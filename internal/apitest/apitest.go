@@ -10,11 +10,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -417,4 +419,15 @@ func (tn Tenant) Seed(t testing.TB) *seed.API {
 		}
 		return r.ID(t)
 	})
+}
+
+// FormValue is the value of the hidden field name in an HTML page (a
+// login form's id and csrf, a page's form token), unescaped; "" when the
+// page has none.
+func FormValue(page, name string) string {
+	m := regexp.MustCompile(`name="` + regexp.QuoteMeta(name) + `" value="([^"]*)"`).FindStringSubmatch(page)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
 }

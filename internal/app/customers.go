@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
+	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
@@ -122,4 +124,21 @@ func subscriberDeleteError(err error) error {
 		return validation.Field("id", "the subscriber has subscriptions, orders or payment agreements on record, which are kept as billing history; it cannot be deleted")
 	}
 	return err
+}
+
+// OrganizationZone is the time zone organization id's documents show
+// their dates in: its own, UTC when it has none the engine knows or the
+// organization is gone.
+func (a *App) OrganizationZone(ctx context.Context, id string) (*time.Location, error) {
+	org, err := a.store.Organization(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return time.UTC, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if loc, err := period.LoadZone(org.TimeZone); err == nil {
+		return loc, nil
+	}
+	return time.UTC, nil
 }

@@ -147,16 +147,10 @@ func TestLayers(t *testing.T) {
 		t.Error(v)
 	}
 	handlerCalls := len(calls)
-
-	// The wings' API files are handlers too.
-	for _, f := range WingAPIFiles {
-		dir, name := filepath.Split(f)
-		p := find(t, pkgs, strings.TrimSuffix(dir, "/"))
-		if !slices.Contains(p.GoFiles, name) {
-			t.Fatalf("%s is not among %s's files %v", name, p.ImportPath, p.GoFiles)
-		}
-		src := map[string][]byte{name: sources(t, p)[name]}
-		vs, err := CheckNoTx(f, src, entry)
+	// checkHandlers holds handler source src (named name) to the rules: no
+	// transaction, no store write; it returns how many store calls it makes.
+	checkHandlers := func(name string, src map[string][]byte) int {
+		vs, err := CheckNoTx(name, src, entry)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,40 +161,39 @@ func TestLayers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range CheckNoStoreWrites(f, calls, writes) {
+		for _, v := range CheckNoStoreWrites(name, calls, writes) {
 			t.Error(v)
 		}
-		handlerCalls += len(calls)
+		return len(calls)
 	}
-	// The console is a surface under the same rules: it opens no
-	// transaction and writes nothing to the store itself; it reads only
-	// the tenant a login names (maxConsoleStoreCalls).
-	consoleSrc := sources(t, find(t, pkgs, "internal/console"))
-	vs, err = CheckNoTx("internal/console", consoleSrc, entry)
-	if err != nil {
-		t.Fatal(err)
+
+	// The wings' API files are handlers too.
+	for _, f := range WingAPIFiles {
+		dir, name := filepath.Split(f)
+		p := find(t, pkgs, strings.TrimSuffix(dir, "/"))
+		if !slices.Contains(p.GoFiles, name) {
+			t.Fatalf("%s is not among %s's files %v", name, p.ImportPath, p.GoFiles)
+		}
+		src := map[string][]byte{name: sources(t, p)[name]}
+		handlerCalls += checkHandlers(f, src)
 	}
-	for _, v := range vs {
-		t.Error(v)
-	}
-	consoleCalls, err := StoreCalls(consoleSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range CheckNoStoreWrites("internal/console", consoleCalls, writes) {
-		t.Error(v)
-	}
-	if len(consoleCalls) > maxConsoleStoreCalls {
-		t.Errorf("the console calls the store directly %d times (at most %d); read through internal/app", len(consoleCalls), maxConsoleStoreCalls)
+	// The console and Min side are surfaces under the same rules: they
+	// open no transaction and write nothing to the store themselves; they
+	// read only the tenant a login names (maxSurfaceStoreCalls).
+	for _, surface := range []string{"internal/console", "internal/minside"} {
+		if n := checkHandlers(surface, sources(t, find(t, pkgs, surface))); n > maxSurfaceStoreCalls[surface] {
+			t.Errorf("%s calls the store directly %d times (at most %d); read through internal/app", surface, n, maxSurfaceStoreCalls[surface])
+		}
 	}
 	if handlerCalls > maxAPIStoreCalls {
 		t.Errorf("the handlers call the store directly %d times (at most %d); read through internal/app or the wing", handlerCalls, maxAPIStoreCalls)
 	}
 }
 
-// maxConsoleStoreCalls bounds the console's direct store reads: the
-// tenant of a login (by name, or id) and of a session, by id.
-const maxConsoleStoreCalls = 5
+// maxSurfaceStoreCalls bound the console's and Min side's direct store
+// reads: the console's the tenant of a login (by name, or id) and of a
+// session, by id; Min side's the tenant a login names.
+var maxSurfaceStoreCalls = map[string]int{"internal/console": 5, "internal/minside": 1}
 
 // maxAPIStoreCalls bounds the handlers' direct store reads (issue 28: at
 // most 40); there are two today, the readiness ping and the subscriber's

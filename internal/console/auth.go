@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/throttle"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // loginForm is what the login page shows again after a failed try.
@@ -28,7 +29,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	q := r.URL.Query()
-	p := page{Data: loginForm{Tenant: q.Get("tenant"), Next: safeNext(q.Get("next"))}}
+	p := page{Page: webui.Page{Data: loginForm{Tenant: q.Get("tenant"), Next: safeNext(q.Get("next"))}}}
 	if q.Get("done") == "password" {
 		p.Notice = "passwordSet"
 	}
@@ -46,7 +47,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, old *session) {
 		Next: safeNext(r.PostFormValue("next"))}
 	password := r.PostFormValue("password")
 	again := func(status int, msg string) {
-		c.render(w, r, nil, status, "login", page{Data: f, Error: msg})
+		c.render(w, r, nil, status, "login", page{Page: webui.Page{Data: f, Error: msg}})
 	}
 	if f.Tenant == "" || f.Email == "" || password == "" || len(f.Tenant) > maxField || len(f.Email) > maxField || len(password) > maxField {
 		again(http.StatusBadRequest, "loginIncomplete")
@@ -125,7 +126,7 @@ func (c *Console) codePage(w http.ResponseWriter, r *http.Request, s *session) {
 		http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "code", page{Data: safeNext(r.URL.Query().Get("next"))})
+	c.render(w, r, s, http.StatusOK, "code", page{Page: webui.Page{Data: safeNext(r.URL.Query().Get("next"))}})
 }
 
 // code checks the second factor of a pending session; a right code
@@ -141,7 +142,7 @@ func (c *Console) code(w http.ResponseWriter, r *http.Request, s *session) {
 	addr, now := throttle.AddressKey(r.RemoteAddr), c.now()
 	if wait := max(c.byAccount.Wait(account, now), c.byAddress.Wait(addr, now)); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
-		c.render(w, r, s, http.StatusTooManyRequests, "code", page{Data: next, Error: "tooMany"})
+		c.render(w, r, s, http.StatusTooManyRequests, "code", page{Page: webui.Page{Data: next, Error: "tooMany"}})
 		return
 	}
 	code := strings.TrimSpace(r.PostFormValue("code"))
@@ -150,7 +151,7 @@ func (c *Console) code(w http.ResponseWriter, r *http.Request, s *session) {
 	if errors.Is(err, staff.ErrBadCredentials) {
 		c.byAccount.Fail(account, now)
 		c.byAddress.Fail(addr, now)
-		c.render(w, r, s, http.StatusUnauthorized, "code", page{Data: next, Error: "wrongCode"})
+		c.render(w, r, s, http.StatusUnauthorized, "code", page{Page: webui.Page{Data: next, Error: "wrongCode"}})
 		return
 	}
 	if err != nil {
@@ -186,7 +187,7 @@ func (c *Console) setPasswordPage(w http.ResponseWriter, r *http.Request, _ *ses
 		c.fail(w, r, nil, http.StatusBadRequest, "linkBad")
 		return
 	}
-	c.render(w, r, nil, http.StatusOK, "setpassword", page{Data: token})
+	c.render(w, r, nil, http.StatusOK, "setpassword", page{Page: webui.Page{Data: token}})
 }
 
 // setPassword sets a staff user's password from a set-password link (one
@@ -198,14 +199,14 @@ func (c *Console) setPassword(w http.ResponseWriter, r *http.Request, _ *session
 		return
 	}
 	if pw != again {
-		c.render(w, r, nil, http.StatusBadRequest, "setpassword", page{Data: token, Error: "passwordsDiffer"})
+		c.render(w, r, nil, http.StatusBadRequest, "setpassword", page{Page: webui.Page{Data: token, Error: "passwordsDiffer"}})
 		return
 	}
 	u, err := c.staff.UsePasswordLink(r.Context(), token, pw)
 	var invalid validation.Errors
 	switch {
 	case errors.As(err, &invalid):
-		c.render(w, r, nil, http.StatusBadRequest, "setpassword", page{Data: token, Error: "passwordWeak"})
+		c.render(w, r, nil, http.StatusBadRequest, "setpassword", page{Page: webui.Page{Data: token, Error: "passwordWeak"}})
 		return
 	case errors.Is(err, staff.ErrBadLink):
 		c.fail(w, r, nil, http.StatusBadRequest, "linkBad")

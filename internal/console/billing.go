@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,9 +15,9 @@ import (
 	"github.com/kadens/kadens/internal/invoicedoc"
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/money"
-	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // invoiceView is the invoice page's data: the invoice with its status now,
@@ -97,7 +96,7 @@ func (c *Console) invoice(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.notFound(w, r, s, err) {
 		return
 	}
-	p := page{Title: fmt.Sprintf("%s %d", texts[c.language(w, r)]["invoiceNumber"], v.Invoice.InvoiceNumber), Data: v}
+	p := page{Page: webui.Page{Title: fmt.Sprintf("%s %d", texts[c.languages().Choose(w, r)]["invoiceNumber"], v.Invoice.InvoiceNumber), Data: v}}
 	switch r.URL.Query().Get("done") {
 	case "payment":
 		p.Notice = "paymentRecorded"
@@ -107,8 +106,8 @@ func (c *Console) invoice(w http.ResponseWriter, r *http.Request, s *session) {
 	c.render(w, r, s, http.StatusOK, "invoice", p)
 }
 
-// invoicePDF answers the invoice's PDF, as the API's GET /invoice/{id}
-// with Accept: application/pdf renders it.
+// invoicePDF answers the invoice's PDF as the API's GET /invoice/{id}
+// with Accept: application/pdf and Min side serve it (invoicedoc.Serve).
 func (c *Console) invoicePDF(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.badID(w, r, s) {
 		return
@@ -118,24 +117,17 @@ func (c *Console) invoicePDF(w http.ResponseWriter, r *http.Request, s *session)
 	if c.notFound(w, r, s, err) {
 		return
 	}
-	loc := time.UTC
-	if org, err := c.app.Organization(ctx, inv.OrganizationID); err == nil {
-		if l, err := period.LoadZone(org.TimeZone); err == nil {
-			loc = l
-		}
-	}
-	lang := invoicedoc.English
-	if c.language(w, r) == "nb" {
-		lang = "nb"
-	}
-	var buf bytes.Buffer
-	if c.failed(w, r, s, invoicedoc.PDF(&buf, inv, invoicedoc.Options{Lang: lang, Location: loc})) {
+	loc, err := c.app.OrganizationZone(ctx, inv.OrganizationID)
+	if c.failed(w, r, s, err) {
 		return
 	}
-	w.Header().Set("Content-Type", invoicedoc.PDFContentType)
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="invoice-%d.pdf"`, inv.InvoiceNumber))
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	_, _ = buf.WriteTo(w)
+	lang := invoicedoc.English
+	if c.languages().Choose(w, r) == "nb" {
+		lang = invoicedoc.Norwegian
+	}
+	if err := invoicedoc.Serve(w, inv, invoicedoc.Options{Lang: lang, Location: loc}, true); err != nil {
+		c.failed(w, r, s, err)
+	}
 }
 
 // recordPayment records a payment a finance user saw on the bank account
@@ -156,7 +148,7 @@ func (c *Console) recordPayment(w http.ResponseWriter, r *http.Request, s *sessi
 			return
 		}
 		v.PaymentForm = f
-		c.render(w, r, s, status, "invoice", page{Data: v, Error: msg})
+		c.render(w, r, s, status, "invoice", page{Page: webui.Page{Data: v, Error: msg}})
 	}
 	inv, err := c.app.Invoice(ctx, id)
 	if c.notFound(w, r, s, err) {
@@ -221,7 +213,7 @@ func (c *Console) creditInvoice(w http.ResponseWriter, r *http.Request, s *sessi
 			return
 		}
 		v.CreditForm = f
-		c.render(w, r, s, status, "invoice", page{Data: v, Error: msg})
+		c.render(w, r, s, status, "invoice", page{Page: webui.Page{Data: v, Error: msg}})
 	}
 	inv, err := c.app.Invoice(r.Context(), id)
 	if c.notFound(w, r, s, err) {
@@ -263,7 +255,7 @@ func (c *Console) creditInvoice(w http.ResponseWriter, r *http.Request, s *sessi
 				if strings.HasSuffix(fe.Field, ".lineNumber") {
 					key = "creditLineNumber"
 				}
-				f.Errors[*lines[i].LineNumber] = texts[c.language(w, r)][key]
+				f.Errors[*lines[i].LineNumber] = texts[c.languages().Choose(w, r)][key]
 				msg = "creditLineProblem"
 			}
 		}

@@ -3,18 +3,15 @@ package console
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -25,11 +22,8 @@ import (
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/webhook"
+	"github.com/kadens/kadens/internal/webui/webuitest"
 )
-
-// axeScript is axe-core, installed by `npm ci` in testdata/axe (.ci/run
-// does it; KADENS_TEST_REQUIRE_NODE makes its absence a failure).
-const axeScript = "testdata/axe/node_modules/axe-core/axe.min.js"
 
 // TestConsoleInBrowser drives the console in headless Chromium the way a
 // customer-service agent without a mouse would: log in, search, open the
@@ -44,20 +38,6 @@ const axeScript = "testdata/axe/node_modules/axe-core/axe.min.js"
 // The pages do not depend on the engine, so the test runs on SQLite only.
 func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("KADENS_TEST_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("chromium is required: %v", err)
-		}
-		t.Skip("chromium is not installed (apt-get install -y chromium)")
-	}
-	axe, err := os.ReadFile(axeScript)
-	if err != nil {
-		if os.Getenv("KADENS_TEST_REQUIRE_NODE") != "" {
-			t.Fatalf("axe-core is required (npm ci in internal/console/testdata/axe): %v", err)
-		}
-		t.Skip("axe-core is not installed: (cd internal/console/testdata/axe && npm ci)")
-	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		if st.Engine() != store.SQLite {
 			t.Skip("the pages do not depend on the engine; SQLite is enough")
@@ -67,72 +47,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		admin := f.users[staff.RoleAdmin]
 		hooks := newFlakyHook(t, f)
 
-		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true), chromedp.WindowSize(390, 844))
-		actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-		defer cancel()
-		ctx, cancel := chromedp.NewContext(actx)
-		defer cancel()
-		// axe is injected by the test, so the page's own policy (no
-		// script at all) is bypassed for it.
-		if _, err := chromedp.Call(ctx, cdppage.SetBypassCSP, cdppage.SetBypassCSPParams{Enabled: true}); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-		defer cancel()
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile)); err != nil {
-			t.Fatal(err)
-		}
-
-		// tabTo presses Tab until the element matching sel has focus.
-		tabTo := func(sel string) chromedp.Action[chromedp.Void] {
-			return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				for range 80 {
-					ok, err := chromedp.Evaluate[bool](fmt.Sprintf(`!!document.activeElement && document.activeElement.matches(%q)`, sel))(ctx, tg)
-					if err != nil {
-						return err
-					}
-					if ok {
-						return nil
-					}
-					if _, err := chromedp.KeyEvent(kb.Tab)(ctx, tg); err != nil {
-						return err
-					}
-				}
-				return fmt.Errorf("%s cannot be reached with Tab", sel)
-			})
-		}
-		// check runs axe-core on the page and looks for sideways scrolling.
-		check := func(name string) chromedp.Action[chromedp.Void] {
-			return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				script := string(axe) + `;
-					axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}})
-						.then(r => JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.html).slice(0, 3)}))))`
-				res, err := chromedp.Evaluate[string](script, chromedp.EvalAwaitPromise)(ctx, tg)
-				if err != nil {
-					return fmt.Errorf("%s: axe: %w", name, err)
-				}
-				var violations []map[string]any
-				if err := json.Unmarshal([]byte(res), &violations); err != nil {
-					return err
-				}
-				for _, v := range violations {
-					t.Errorf("%s: axe %v (%v): %v", name, v["id"], v["impact"], v["nodes"])
-				}
-				wide, err := chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`)(ctx, tg)
-				if err != nil {
-					return err
-				}
-				if wide {
-					t.Errorf("%s scrolls sideways on a phone", name)
-				}
-				return nil
-			})
-		}
-		typeInto := func(sel, text string) chromedp.Action[chromedp.Void] {
-			return chromedp.Steps(tabTo(sel), chromedp.KeyEvent(text))
-		}
+		br := webuitest.Start(t)
+		ctx := br.Ctx
+		check, tabTo, typeInto := br.Check, webuitest.TabTo, webuitest.TypeInto
 		err := chromedp.Do(ctx,
 			chromedp.Navigate(f.srv.URL+"/console/"),
 			chromedp.WaitVisible(`#tenant`),

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -32,6 +31,7 @@ import (
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/throttle"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // Options configure a Console.
@@ -90,7 +90,7 @@ type Console struct {
 // Prefix is where the console is served on the main listener.
 const Prefix = "/console"
 
-//go:embed templates/*.html static/*
+//go:embed templates/*.html
 var assets embed.FS
 
 // New returns a console over o.
@@ -115,7 +115,7 @@ func New(o Options) (*Console, error) {
 	}
 	c.byAccount = throttle.New(l.AccountEvery, l.AccountBurst, 100_000)
 	c.byAddress = throttle.New(l.AddressEvery, l.AddressBurst, 100_000)
-	pages, err := parsePages(c.funcs())
+	pages, err := webui.ParsePages(assets, c.funcs())
 	if err != nil {
 		return nil, err
 	}
@@ -234,34 +234,12 @@ func (c *Console) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 	})
-	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
-		c.fail(w, r, nil, http.StatusNotFound, "notFound")
-	})
-	// Go's cross-origin protection refuses a state-changing request that
-	// a browser marks as cross-site (Sec-Fetch-Site) or whose Origin is
-	// another host; the session's own token in every form (checkToken)
-	// covers older browsers that send neither.
-	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.fail(w, r, nil, http.StatusForbidden, "crossOrigin")
-	}))
-	return headers(cop.Handler(mux))
-}
-
-// headers sets what every console answer carries: no framing, no
-// sniffing, no scripts or outside resources, no caching of pages that show
-// a tenant's data.
-func headers(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("X-Frame-Options", "DENY")
-		hd.Set("Referrer-Policy", "no-referrer")
-		if !strings.HasPrefix(r.URL.Path, Prefix+"/static/") {
-			hd.Set("Cache-Control", "no-store")
-		}
-		h.ServeHTTP(w, r)
+	// webui.Surface adds the 404 page, Go's cross-origin protection (a
+	// state-changing request a browser marks as cross-site, or from
+	// another Origin, is refused; the session's own token in every form,
+	// checkToken, covers older browsers) and the security headers.
+	return webui.Surface(mux, Prefix, func(w http.ResponseWriter, r *http.Request, status int, key string) {
+		c.fail(w, r, nil, status, key)
 	})
 }
 
@@ -273,27 +251,15 @@ func headers(h http.Handler) http.Handler {
 // on every POST that has a session.
 func (c *Console) guard(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-			if err := r.ParseForm(); err != nil {
-				c.fail(w, r, nil, http.StatusBadRequest, "badForm")
-				return
-			}
-		}
-		s, err := c.session(r)
-		if err != nil {
-			c.log.ErrorContext(r.Context(), "console session", "err", err)
-			c.fail(w, r, nil, http.StatusInternalServerError, "failed")
+		failed := func(status int, key string) { c.fail(w, r, nil, status, key) }
+		s, ok := webui.Admit(w, r, c.log, maxForm, c.session, failed)
+		if !ok {
 			return
 		}
 		switch {
 		case rt.access&public != 0:
 		case s == nil:
-			if r.Method == http.MethodGet {
-				http.Redirect(w, r, Prefix+"/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			} else {
-				c.fail(w, r, nil, http.StatusUnauthorized, "loggedOut")
-			}
+			webui.ToLogin(w, r, Prefix+"/login", failed)
 			return
 		case s.SecondFactorPending && rt.access&pending == 0:
 			http.Redirect(w, r, Prefix+"/login/code", http.StatusSeeOther)
@@ -318,20 +284,15 @@ func (c *Console) guard(rt route) http.Handler {
 // cookieName is the session cookie. With Secure cookies it carries the
 // __Host- prefix, which a browser only accepts from a secure origin for
 // the whole host, so no other path or subdomain can plant or shadow it.
-func (c *Console) cookieName() string {
-	if c.secure {
-		return "__Host-kadens-console"
-	}
-	return "kadens-console"
-}
+func (c *Console) cookieName() string { return webui.CookieName("kadens-console", c.secure) }
 
 // session reads the request's session; nil when it has none or it ended.
 func (c *Console) session(r *http.Request) (*session, error) {
-	ck, err := r.Cookie(c.cookieName())
-	if err != nil || ck.Value == "" {
+	token := webui.CookieValue(r, c.cookieName())
+	if token == "" {
 		return nil, nil
 	}
-	sess, u, err := c.staff.Session(r.Context(), ck.Value)
+	sess, u, err := c.staff.Session(r.Context(), token)
 	if errors.Is(err, staff.ErrNoSession) {
 		return nil, nil
 	}
@@ -360,16 +321,11 @@ func (c *Console) clearSession(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: c.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: c.secure, SameSite: http.SameSiteLaxMode})
 }
 
-// static serves the embedded style sheet.
+// static serves the shared style sheet (internal/webui).
 func (c *Console) static(w http.ResponseWriter, r *http.Request, _ *session) {
-	sub, _ := fs.Sub(assets, "static")
-	name := r.PathValue("file")
-	b, err := fs.ReadFile(sub, name)
-	if err != nil || !strings.HasSuffix(name, ".css") {
+	if r.PathValue("file") != "console.css" {
 		c.fail(w, r, nil, http.StatusNotFound, "notFound")
 		return
 	}
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=3600")
-	_, _ = w.Write(b)
+	webui.ServeCSS(w)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kadens/kadens/internal/catalog"
 	"github.com/kadens/kadens/internal/money"
 	"github.com/kadens/kadens/internal/reporting"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // The dashboard (docs/CONSOLE.md, "The dashboard"): the figures come from
@@ -92,13 +93,13 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, http.StatusInternalServerError, "failed")
 		return
 	}
-	lang := c.language(w, r)
+	lang := c.languages().Choose(w, r)
 	tx := texts[lang]
 	if table := r.URL.Query().Get("csv"); table != "" {
 		c.dashboardCSV(w, r, s, d, table, tx)
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "home", page{Data: c.dashboardView(d, tx)})
+	c.render(w, r, s, http.StatusOK, "home", page{Page: webui.Page{Data: c.dashboardView(d, tx)}})
 }
 
 func (c *Console) monthLabel(t time.Time, tx map[string]string) string {
@@ -367,7 +368,7 @@ func serveList[T any](c *Console, w http.ResponseWriter, r *http.Request, s *ses
 	if more {
 		rows = rows[:limit]
 	}
-	tx := texts[c.language(w, r)]
+	tx := texts[c.languages().Choose(w, r)]
 	var head []cell
 	var csvHead []string
 	for _, k := range l.head {
@@ -392,7 +393,7 @@ func serveList[T any](c *Console, w http.ResponseWriter, r *http.Request, s *ses
 	q.Del("lang")
 	q.Set("format", "csv")
 	v.CSV = r.URL.Path + "?" + q.Encode()
-	c.render(w, r, s, http.StatusOK, "list", page{Title: l.title, Data: v})
+	c.render(w, r, s, http.StatusOK, "list", page{Page: webui.Page{Title: l.title, Data: v}})
 }
 
 // invoices lists the invoices still to be paid by days overdue
@@ -417,7 +418,7 @@ func (c *Console) invoices(w http.ResponseWriter, r *http.Request, s *session) {
 	if !ok {
 		return
 	}
-	tx := texts[c.language(w, r)]
+	tx := texts[c.languages().Choose(w, r)]
 	serveList(c, w, r, s, list[reporting.Outstanding]{
 		title: tx["invoicesOutstanding"] + ": " + ageLabel(from, to, tx), empty: "noOutstanding", file: "invoices-" + now.In(c.zone).Format("2006-01-02"),
 		head: []string{"invoiceNumber", "name", "due", "#daysOverdue", "currency", "#outstanding", "#reminders"},
@@ -496,7 +497,7 @@ func (c *Console) subscriptionsList(w http.ResponseWriter, r *http.Request, s *s
 	if !ok {
 		return
 	}
-	tx := texts[c.language(w, r)]
+	tx := texts[c.languages().Choose(w, r)]
 	at, title := now, tx["activeNow"]
 	if !until.IsZero() {
 		if until.Before(now) {
@@ -531,7 +532,7 @@ func (c *Console) paymentsList(w http.ResponseWriter, r *http.Request, s *sessio
 	if !ok {
 		return
 	}
-	tx := texts[c.language(w, r)]
+	tx := texts[c.languages().Choose(w, r)]
 	title := tx["paymentsTitle"]
 	if from.IsZero() {
 		from, until = reporting.Points(now, c.zone)[0], now

@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 	"github.com/kadens/kadens/internal/webhook"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // cancelOnDate is the cancel form's third mode: access ends at the start
@@ -95,7 +96,7 @@ func (c *Console) cancelling(w http.ResponseWriter, r *http.Request, s *session,
 			if c.notFound(w, r, s, err) {
 				return
 			}
-			c.render(w, r, s, http.StatusOK, "cancelpreview", page{Title: texts[c.language(w, r)]["cancelPreview"], Data: cancelPreviewView{Subscription: sub, Form: f, Preview: p}})
+			c.render(w, r, s, http.StatusOK, "cancelpreview", page{Page: webui.Page{Title: texts[c.languages().Choose(w, r)]["cancelPreview"], Data: cancelPreviewView{Subscription: sub, Form: f, Preview: p}}})
 			return
 		case errors.As(err, &invalid):
 			problem = "cancelRefused"
@@ -153,7 +154,7 @@ func (c *Console) webhooks(w http.ResponseWriter, r *http.Request, s *session) {
 			rows[i].Deliveries = append(rows[i].Deliveries, d)
 		}
 	}
-	p := page{Data: rows}
+	p := page{Page: webui.Page{Data: rows}}
 	if r.URL.Query().Get("done") == "redelivered" {
 		p.Notice = "redelivered"
 	}
@@ -202,7 +203,7 @@ func (c *Console) clock(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.failed(w, r, s, err) {
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "clock", page{Data: clockView{Now: now, To: now.In(c.zone).AddDate(0, 0, 1).Format(time.DateOnly)}})
+	c.render(w, r, s, http.StatusOK, "clock", page{Page: webui.Page{Data: clockView{Now: now, To: now.In(c.zone).AddDate(0, 0, 1).Format(time.DateOnly)}}})
 }
 
 // advanceClock moves a test tenant's clock to the start of the day given
@@ -220,7 +221,7 @@ func (c *Console) advanceClock(w http.ResponseWriter, r *http.Request, s *sessio
 			return
 		}
 		v.Now = now
-		c.render(w, r, s, status, "clock", page{Data: v, Error: key})
+		c.render(w, r, s, status, "clock", page{Page: webui.Page{Data: v, Error: key}})
 	}
 	to, err := time.ParseInLocation(time.DateOnly, v.To, c.zone)
 	if err != nil {
@@ -245,5 +246,5 @@ func (c *Console) advanceClock(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	v.Now = now
-	c.render(w, r, s, http.StatusOK, "clock", page{Data: v, Notice: "clockAdvanced"})
+	c.render(w, r, s, http.StatusOK, "clock", page{Page: webui.Page{Data: v, Notice: "clockAdvanced"}})
 }

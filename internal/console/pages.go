@@ -16,6 +16,7 @@ import (
 	"github.com/kadens/kadens/internal/invoicing"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // Hit is one search result: a subscriber and what matched.
@@ -55,7 +56,7 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "q must be one line of at most 200 characters"})
 			return
 		}
-		c.render(w, r, s, http.StatusBadRequest, "search", page{Data: searchResult{Query: q}, Error: "badQuery"})
+		c.render(w, r, s, http.StatusBadRequest, "search", page{Page: webui.Page{Data: searchResult{Query: q}, Error: "badQuery"}})
 		return
 	}
 	res := searchResult{Query: q, Hits: []Hit{}}
@@ -76,7 +77,7 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
 		http.Redirect(w, r, res.Hits[0].URL, http.StatusSeeOther)
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "search", page{Data: res})
+	c.render(w, r, s, http.StatusOK, "search", page{Page: webui.Page{Data: res}})
 }
 
 func (c *Console) find(r *http.Request, q string) ([]Hit, bool, error) {
@@ -298,7 +299,7 @@ func (c *Console) subscriber(w http.ResponseWriter, r *http.Request, s *session)
 	if c.failed(w, r, s, c.subscriberDetails(r, &v)) {
 		return
 	}
-	c.render(w, r, s, http.StatusOK, "subscriber", page{Title: sub.Name, Data: v})
+	c.render(w, r, s, http.StatusOK, "subscriber", page{Page: webui.Page{Title: sub.Name, Data: v}})
 }
 
 // subscriptionView is the subscription page's data: the period, its
@@ -388,7 +389,7 @@ func (c *Console) subscription(w http.ResponseWriter, r *http.Request, s *sessio
 	if c.notFound(w, r, s, err) {
 		return
 	}
-	p := page{Title: v.Subscription.Package.Name, Data: v}
+	p := page{Page: webui.Page{Title: v.Subscription.Package.Name, Data: v}}
 	switch r.URL.Query().Get("done") {
 	case "cancelled":
 		p.Notice = "cancelled"
@@ -407,7 +408,7 @@ func (c *Console) refused(w http.ResponseWriter, r *http.Request, s *session, id
 	if c.notFound(w, r, s, err) {
 		return
 	}
-	c.render(w, r, s, http.StatusBadRequest, "subscription", page{Title: v.Subscription.Package.Name, Data: v, Error: problem})
+	c.render(w, r, s, http.StatusBadRequest, "subscription", page{Page: webui.Page{Title: v.Subscription.Package.Name, Data: v, Error: problem}})
 }
 
 // notFound answers err when there is one: a 404 page for store.ErrNotFound
@@ -483,7 +484,7 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	if bad != "" {
 		v.Bad = bad
-		c.render(w, r, s, http.StatusBadRequest, "audit", page{Data: v, Error: "badFilter"})
+		c.render(w, r, s, http.StatusBadRequest, "audit", page{Page: webui.Page{Data: v, Error: "badFilter"}})
 		return
 	}
 	pg := store.Page{Limit: pageLimit, After: after}
@@ -491,7 +492,7 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, s *session) {
 	if v.Subscriber != "" {
 		v.Events, v.Next, err = c.app.SubscriberEvents(r.Context(), v.Subscriber, f, pg)
 		if errors.Is(err, store.ErrNotFound) {
-			c.render(w, r, s, http.StatusNotFound, "audit", page{Data: v, Error: "noSubscriber"})
+			c.render(w, r, s, http.StatusNotFound, "audit", page{Page: webui.Page{Data: v, Error: "noSubscriber"}})
 			return
 		}
 	} else {
@@ -504,5 +505,5 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, s *session) {
 	next.Set("after", v.Next)
 	next.Del("lang")
 	v.Query = next.Encode()
-	c.render(w, r, s, http.StatusOK, "audit", page{Data: v})
+	c.render(w, r, s, http.StatusOK, "audit", page{Page: webui.Page{Data: v}})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/webui"
 )
 
 // usersView is the user admin page's data.
@@ -48,17 +49,17 @@ func (c *Console) createUser(w http.ResponseWriter, r *http.Request, s *session)
 	role, err := staff.ParseRole(r.PostFormValue("role"))
 	in := staff.NewUser{Email: strings.TrimSpace(r.PostFormValue("email")), Name: strings.TrimSpace(r.PostFormValue("name")), Role: role}
 	if err != nil {
-		c.usersPage(w, r, s, http.StatusBadRequest, usersView{Form: in}, page{Error: "badRole"})
+		c.usersPage(w, r, s, http.StatusBadRequest, usersView{Form: in}, page{Page: webui.Page{Error: "badRole"}})
 		return
 	}
 	u, err := c.staff.CreateUser(r.Context(), s.TenantID, in)
 	var invalid validation.Errors
 	switch {
 	case errors.Is(err, staff.ErrEmailTaken):
-		c.usersPage(w, r, s, http.StatusConflict, usersView{Form: in}, page{Error: "emailTaken"})
+		c.usersPage(w, r, s, http.StatusConflict, usersView{Form: in}, page{Page: webui.Page{Error: "emailTaken"}})
 		return
 	case errors.As(err, &invalid):
-		c.usersPage(w, r, s, http.StatusBadRequest, usersView{Form: in}, page{Error: "badUser"})
+		c.usersPage(w, r, s, http.StatusBadRequest, usersView{Form: in}, page{Page: webui.Page{Error: "badUser"}})
 		return
 	case c.failed(w, r, s, err):
 		return
@@ -73,7 +74,7 @@ func (c *Console) linkFor(w http.ResponseWriter, r *http.Request, s *session, u 
 		return
 	}
 	c.usersPage(w, r, s, http.StatusOK, usersView{Link: c.baseURL(r) + Prefix + "/setpassword?token=" + url.QueryEscape(token),
-		LinkEmail: u.Email, LinkExpires: expires}, page{Notice: notice})
+		LinkEmail: u.Email, LinkExpires: expires}, page{Page: webui.Page{Notice: notice}})
 }
 
 // baseURL is where the console's links point: the configured base URL,
@@ -97,18 +98,18 @@ func (c *Console) updateUser(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	role, err := staff.ParseRole(r.PostFormValue("role"))
 	if err != nil {
-		c.usersPage(w, r, s, http.StatusBadRequest, usersView{}, page{Error: "badRole"})
+		c.usersPage(w, r, s, http.StatusBadRequest, usersView{}, page{Page: webui.Page{Error: "badRole"}})
 		return
 	}
 	_, err = c.staff.UpdateUser(r.Context(), s.TenantID, r.PathValue("id"), role, r.PostFormValue("disabled") == "on")
 	switch {
 	case errors.Is(err, staff.ErrLastAdmin):
-		c.usersPage(w, r, s, http.StatusConflict, usersView{}, page{Error: "lastAdmin"})
+		c.usersPage(w, r, s, http.StatusConflict, usersView{}, page{Page: webui.Page{Error: "lastAdmin"}})
 		return
 	case c.notFound(w, r, s, err):
 		return
 	}
-	c.usersPage(w, r, s, http.StatusOK, usersView{}, page{Notice: "userSaved"})
+	c.usersPage(w, r, s, http.StatusOK, usersView{}, page{Page: webui.Page{Notice: "userSaved"}})
 }
 
 // userLink makes a new set-password link for a user (one who forgot the
@@ -133,7 +134,7 @@ type accountView struct {
 }
 
 func (c *Console) account(w http.ResponseWriter, r *http.Request, s *session) {
-	c.render(w, r, s, http.StatusOK, "account", page{Data: accountView{User: s.User}})
+	c.render(w, r, s, http.StatusOK, "account", page{Page: webui.Page{Data: accountView{User: s.User}}})
 }
 
 // beginTOTP starts setting up an authenticator app: a new secret, shown
@@ -153,20 +154,20 @@ func (c *Console) beginTOTP(w http.ResponseWriter, r *http.Request, s *session) 
 			}
 		}
 	}
-	c.render(w, r, s, http.StatusOK, "account", page{Data: v})
+	c.render(w, r, s, http.StatusOK, "account", page{Page: webui.Page{Data: v}})
 }
 
 func (c *Console) confirmTOTP(w http.ResponseWriter, r *http.Request, s *session) {
 	err := c.staff.ConfirmTOTP(r.Context(), s.TenantID, s.UserID, strings.TrimSpace(r.PostFormValue("code")))
 	if errors.Is(err, staff.ErrBadCredentials) {
-		c.render(w, r, s, http.StatusBadRequest, "account", page{Data: accountView{User: s.User}, Error: "wrongCode"})
+		c.render(w, r, s, http.StatusBadRequest, "account", page{Page: webui.Page{Data: accountView{User: s.User}, Error: "wrongCode"}})
 		return
 	}
 	if c.failed(w, r, s, err) {
 		return
 	}
 	s.User.TOTPEnabled = true
-	c.render(w, r, s, http.StatusOK, "account", page{Data: accountView{User: s.User}, Notice: "totpOn"})
+	c.render(w, r, s, http.StatusOK, "account", page{Page: webui.Page{Data: accountView{User: s.User}, Notice: "totpOn"}})
 }
 
 // disableTOTP turns the second factor off; it asks for the password
@@ -174,11 +175,11 @@ func (c *Console) confirmTOTP(w http.ResponseWriter, r *http.Request, s *session
 func (c *Console) disableTOTP(w http.ResponseWriter, r *http.Request, s *session) {
 	pw := r.PostFormValue("password")
 	if pw == "" || len(pw) > maxField {
-		c.render(w, r, s, http.StatusBadRequest, "account", page{Data: accountView{User: s.User}, Error: "wrongPassword"})
+		c.render(w, r, s, http.StatusBadRequest, "account", page{Page: webui.Page{Data: accountView{User: s.User}, Error: "wrongPassword"}})
 		return
 	}
 	if _, err := c.staff.Authenticate(r.Context(), s.TenantID, s.User.Email, pw); errors.Is(err, staff.ErrBadCredentials) {
-		c.render(w, r, s, http.StatusBadRequest, "account", page{Data: accountView{User: s.User}, Error: "wrongPassword"})
+		c.render(w, r, s, http.StatusBadRequest, "account", page{Page: webui.Page{Data: accountView{User: s.User}, Error: "wrongPassword"}})
 		return
 	} else if c.failed(w, r, s, err) {
 		return
@@ -187,5 +188,5 @@ func (c *Console) disableTOTP(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	s.User.TOTPEnabled = false
-	c.render(w, r, s, http.StatusOK, "account", page{Data: accountView{User: s.User}, Notice: "totpOff"})
+	c.render(w, r, s, http.StatusOK, "account", page{Page: webui.Page{Data: accountView{User: s.User}, Notice: "totpOff"}})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/kadens/kadens/internal/period"
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/tenancy"
 )
 
@@ -37,7 +38,14 @@ type Credentials struct {
 	// (/console/) as the demo tenant's administrator.
 	ConsoleEmail    string `json:"consoleEmail,omitempty"`
 	ConsolePassword string `json:"consolePassword,omitempty"`
+	// MyEmail and MyPassword log in to Min side (/my/) as the demo
+	// subscriber Kari Nordmann, through the identity provider's login page.
+	MyEmail    string `json:"myEmail,omitempty"`
+	MyPassword string `json:"myPassword,omitempty"`
 }
+
+// MyEmail is the demo subscriber user who logs in to Min side.
+const MyEmail = "kari@example.no"
 
 // ConsoleEmail is the demo tenant's console administrator.
 const ConsoleEmail = "admin@demo.example"
@@ -66,6 +74,16 @@ func Ensure(ctx context.Context, s *store.Store, eng *engine.Engine, dataDir str
 				return Credentials{}, false, err
 			}
 			c.ConsoleEmail = ConsoleEmail
+			if err := saveCredentials(dataDir, path, c); err != nil {
+				return Credentials{}, false, err
+			}
+		}
+		if c.MyEmail == "" {
+			// A demo made before Min side: give Kari her login now.
+			if c.MyPassword, err = subscriberLogin(ctx, s, t.ID); err != nil {
+				return Credentials{}, false, err
+			}
+			c.MyEmail = MyEmail
 			if err := saveCredentials(dataDir, path, c); err != nil {
 				return Credentials{}, false, err
 			}
@@ -101,8 +119,11 @@ func Ensure(ctx context.Context, s *store.Store, eng *engine.Engine, dataDir str
 	if err != nil {
 		return Credentials{}, false, err
 	}
-	c := Credentials{TenantID: t.ID, ClientID: id, ClientSecret: secret, ConsoleEmail: ConsoleEmail}
+	c := Credentials{TenantID: t.ID, ClientID: id, ClientSecret: secret, ConsoleEmail: ConsoleEmail, MyEmail: MyEmail}
 	if c.ConsolePassword, err = consoleAdmin(ctx, s, t.ID); err != nil {
+		return Credentials{}, false, err
+	}
+	if c.MyPassword, err = subscriberLogin(ctx, s, t.ID); err != nil {
 		return Credentials{}, false, err
 	}
 	if err := saveCredentials(dataDir, path, c); err != nil {
@@ -125,14 +146,44 @@ func saveCredentials(dataDir, path string, c Credentials) error {
 	return nil
 }
 
-// consoleAdmin makes the demo tenant's console administrator with a
-// random password and returns the password.
-func consoleAdmin(ctx context.Context, s *store.Store, tenantID string) (string, error) {
+// randomPassword is a demo user's password: 20 random characters.
+func randomPassword() (string, error) {
 	raw := make([]byte, 15)
 	if _, err := rand.Read(raw); err != nil {
 		return "", err
 	}
-	pw := base64.RawURLEncoding.EncodeToString(raw)
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// subscriberLogin gives the demo subscriber MyEmail a subscriber user with
+// a random password (the identity provider's login, and so Min side's)
+// and returns the password.
+func subscriberLogin(ctx context.Context, s *store.Store, tenantID string) (string, error) {
+	pw, err := randomPassword()
+	if err != nil {
+		return "", err
+	}
+	tctx := tenancy.With(ctx, tenantID)
+	subs, _, err := s.ListSubscribers(tctx, store.SubscriberFilter{Email: MyEmail}, store.Page{Limit: 1})
+	if err != nil {
+		return "", err
+	}
+	if len(subs) == 0 {
+		return "", fmt.Errorf("demo: no subscriber %s", MyEmail)
+	}
+	if _, err := (&subscriberuser.Directory{Store: s}).Create(tctx, MyEmail, pw, subs[0].ID); err != nil {
+		return "", fmt.Errorf("demo: subscriber login: %w", err)
+	}
+	return pw, nil
+}
+
+// consoleAdmin makes the demo tenant's console administrator with a
+// random password and returns the password.
+func consoleAdmin(ctx context.Context, s *store.Store, tenantID string) (string, error) {
+	pw, err := randomPassword()
+	if err != nil {
+		return "", err
+	}
 	if _, err := staff.New(s, staff.Options{}).CreateUser(ctx, tenantID, staff.NewUser{Email: ConsoleEmail, Name: "Demo administrator",
 		Role: staff.RoleAdmin, Password: pw}); err != nil {
 		return "", fmt.Errorf("demo: console administrator: %w", err)
@@ -150,6 +201,7 @@ Demo tenant ready.
   client secret  %s
 
 Merchant console: %[6]s/console/ (organisation demo, e-mail %[7]s, password %[8]s)
+Min side (a subscriber's own pages): %[5]s/my/login?tenant=demo (e-mail %[9]s, password %[10]s)
 
 Try it:
 
@@ -163,7 +215,7 @@ The demo is a test tenant with its own clock. Move it a year ahead and list the 
   curl -s -H "Authorization: Bearer $TOKEN" -H 'S4-TenantId: %[1]s' '%[5]s/subscription?status=Completed'
 
 API reference: %[5]s/swagger/
-`, c.TenantID, c.ClientID, c.ClientSecret, idpURL, baseURL, consoleURL, c.ConsoleEmail, c.ConsolePassword)
+`, c.TenantID, c.ClientID, c.ClientSecret, idpURL, baseURL, consoleURL, c.ConsoleEmail, c.ConsolePassword, c.MyEmail, c.MyPassword)
 }
 
 // seedCatalog gives the demo tenant a realistic Norwegian news catalog:

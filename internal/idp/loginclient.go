@@ -55,6 +55,32 @@ func checkURI(errs *validation.Errors, field, raw string) {
 // its secret, which is shown this once: only a bcrypt hash is stored, as
 // for machine clients.
 func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec LoginClientSpec, now time.Time) (LoginClient, string, error) {
+	secret := randomToken()
+	c, err := registerLoginClient(ctx, s, tenantID, spec, secret, now)
+	return c, secret, err
+}
+
+// EnsureLoginClient returns tenantID's login client named spec.Name with
+// exactly spec's redirect addresses whose secret is secret, registering
+// one when there is none: for a relying party of Kadens' own (Min side)
+// that derives its secret from the master key and so needs no place to
+// keep it. An older client of that name with other addresses (the base
+// URL changed) is left alone.
+func EnsureLoginClient(ctx context.Context, s *store.Store, tenantID string, spec LoginClientSpec, secret string, now time.Time) (LoginClient, error) {
+	cs, err := LoginClients(ctx, s, tenantID)
+	if err != nil {
+		return LoginClient{}, err
+	}
+	for _, c := range cs {
+		if c.Name == spec.Name && slices.Equal(c.RedirectURIs, spec.RedirectURIs) && slices.Equal(c.PostLogoutRedirectURIs, spec.PostLogoutRedirectURIs) &&
+			bcrypt.CompareHashAndPassword([]byte(c.SecretHash), []byte(secret)) == nil {
+			return c, nil
+		}
+	}
+	return registerLoginClient(ctx, s, tenantID, spec, secret, now)
+}
+
+func registerLoginClient(ctx context.Context, s *store.Store, tenantID string, spec LoginClientSpec, secret string, now time.Time) (LoginClient, error) {
 	var errs validation.Errors
 	spec.Name = strings.TrimSpace(spec.Name)
 	if spec.Name == "" || len(spec.Name) > 200 {
@@ -75,12 +101,11 @@ func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec L
 		}
 	}
 	if err := errs.Err(); err != nil {
-		return LoginClient{}, "", err
+		return LoginClient{}, err
 	}
-	secret := randomToken()
 	hash, err := bcrypt.GenerateFromPassword([]byte(secret), SecretHashCost)
 	if err != nil {
-		return LoginClient{}, "", fmt.Errorf("idp: hash client secret: %w", err)
+		return LoginClient{}, fmt.Errorf("idp: hash client secret: %w", err)
 	}
 	c := LoginClient{
 		ID:       store.NewID(),
@@ -95,7 +120,7 @@ func NewLoginClient(ctx context.Context, s *store.Store, tenantID string, spec L
 		c.Scopes = []string{}
 	}
 	if err := CreateLoginClient(ctx, s, c); err != nil {
-		return LoginClient{}, "", err
+		return LoginClient{}, err
 	}
-	return c, secret, nil
+	return c, nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/kadens/kadens/internal/idempotency"
 	"github.com/kadens/kadens/internal/idp"
 	"github.com/kadens/kadens/internal/invoicing"
+	"github.com/kadens/kadens/internal/minside"
 	"github.com/kadens/kadens/internal/outbox"
 	"github.com/kadens/kadens/internal/peppol"
 	"github.com/kadens/kadens/internal/provider"
@@ -297,6 +298,13 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	} else {
 		main.Handle(console.Prefix+"/", consoleHandler)
 	}
+	// Min side (internal/minside): the subscribers' own pages, logged in
+	// through the identity provider above as a relying party.
+	my, err := newMinSide(cfg, st, application, master, log)
+	if err != nil {
+		return nil, err
+	}
+	main.Handle(minside.Prefix+"/", observeAll("minside", metrics, log, my.Handler()))
 	mount := func(name, listen, prefix string, h http.Handler) {
 		if listen != "" {
 			s.surface[name] = h
