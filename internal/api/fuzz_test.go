@@ -428,7 +428,11 @@ func (tg *fuzzAPITarget) request(op string, pick uint8, id, query string, body [
 	}
 	target := tg.e.URL + tg.replacer.Replace(b.String())
 	if query != "" {
-		target += "?" + tg.replacer.Replace(query)
+		// A space cannot be sent in a request line: the client would write
+		// it raw and Go's server would refuse the line itself (a plain-text
+		// 400 before any handler), which no client that can send the request
+		// ever meets. It goes as %20, as a client encodes it.
+		target += "?" + strings.ReplaceAll(tg.replacer.Replace(query), " ", "%20")
 	}
 	var rd *bytes.Reader
 	if body != nil {
