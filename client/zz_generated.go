@@ -763,30 +763,31 @@ type Event struct {
 type EventKind string
 
 const (
-	EventKindSubscriptionCreated      EventKind = "SubscriptionCreated"
-	EventKindSubscriptionCancelled    EventKind = "SubscriptionCancelled"
-	EventKindSubscriptionDeactivated  EventKind = "SubscriptionDeactivated"
-	EventKindPriceChangeNotified      EventKind = "PriceChangeNotified"
-	EventKindOrderProcessed           EventKind = "OrderProcessed"
-	EventKindInvoiceIssued            EventKind = "InvoiceIssued"
-	EventKindInvoicePaid              EventKind = "InvoicePaid"
-	EventKindCreditNoteIssued         EventKind = "CreditNoteIssued"
-	EventKindReminderIssued           EventKind = "ReminderIssued"
-	EventKindPaymentCompleted         EventKind = "PaymentCompleted"
-	EventKindPaymentFailed            EventKind = "PaymentFailed"
-	EventKindPaymentAgreementCreated  EventKind = "PaymentAgreementCreated"
-	EventKindPaymentAgreementDeleted  EventKind = "PaymentAgreementDeleted"
-	EventKindPeppolDeliveryPending    EventKind = "PeppolDeliveryPending"
-	EventKindPeppolDeliverySent       EventKind = "PeppolDeliverySent"
-	EventKindPeppolDeliveryDelivered  EventKind = "PeppolDeliveryDelivered"
-	EventKindPeppolDeliveryFailed     EventKind = "PeppolDeliveryFailed"
-	EventKindSubscriberCreated        EventKind = "SubscriberCreated"
-	EventKindSubscriberDeleted        EventKind = "SubscriberDeleted"
-	EventKindSubscriberContactCreated EventKind = "SubscriberContactCreated"
-	EventKindSubscriberContactUpdated EventKind = "SubscriberContactUpdated"
-	EventKindSubscriberContactDeleted EventKind = "SubscriberContactDeleted"
-	EventKindUserAuthorizationGranted EventKind = "UserAuthorizationGranted"
-	EventKindUserAuthorizationRevoked EventKind = "UserAuthorizationRevoked"
+	EventKindSubscriptionCreated             EventKind = "SubscriptionCreated"
+	EventKindSubscriptionCancelled           EventKind = "SubscriptionCancelled"
+	EventKindSubscriptionDeactivated         EventKind = "SubscriptionDeactivated"
+	EventKindSubscriptionCancellationRemoved EventKind = "SubscriptionCancellationRemoved"
+	EventKindPriceChangeNotified             EventKind = "PriceChangeNotified"
+	EventKindOrderProcessed                  EventKind = "OrderProcessed"
+	EventKindInvoiceIssued                   EventKind = "InvoiceIssued"
+	EventKindInvoicePaid                     EventKind = "InvoicePaid"
+	EventKindCreditNoteIssued                EventKind = "CreditNoteIssued"
+	EventKindReminderIssued                  EventKind = "ReminderIssued"
+	EventKindPaymentCompleted                EventKind = "PaymentCompleted"
+	EventKindPaymentFailed                   EventKind = "PaymentFailed"
+	EventKindPaymentAgreementCreated         EventKind = "PaymentAgreementCreated"
+	EventKindPaymentAgreementDeleted         EventKind = "PaymentAgreementDeleted"
+	EventKindPeppolDeliveryPending           EventKind = "PeppolDeliveryPending"
+	EventKindPeppolDeliverySent              EventKind = "PeppolDeliverySent"
+	EventKindPeppolDeliveryDelivered         EventKind = "PeppolDeliveryDelivered"
+	EventKindPeppolDeliveryFailed            EventKind = "PeppolDeliveryFailed"
+	EventKindSubscriberCreated               EventKind = "SubscriberCreated"
+	EventKindSubscriberDeleted               EventKind = "SubscriberDeleted"
+	EventKindSubscriberContactCreated        EventKind = "SubscriberContactCreated"
+	EventKindSubscriberContactUpdated        EventKind = "SubscriberContactUpdated"
+	EventKindSubscriberContactDeleted        EventKind = "SubscriberContactDeleted"
+	EventKindUserAuthorizationGranted        EventKind = "UserAuthorizationGranted"
+	EventKindUserAuthorizationRevoked        EventKind = "UserAuthorizationRevoked"
 )
 
 type FieldError struct {
@@ -2483,7 +2484,7 @@ func (c *Client) CreateSubscriberUser(ctx context.Context, body SubscriberUserCr
 //
 // | eventType | subject | data |
 // |---|---|---|
-// | SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated | /subscription/{id} | subscriptionId, subscriberId, organizationId |
+// | SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationRemoved | /subscription/{id} | subscriptionId, subscriberId, organizationId |
 // | OrderProcessed | /order/{id} | orderId, subscriberId, subscriptionId, organizationId, paymentAgreementId, templatePackageId, firstPeriodCreated (always true) |
 // | InvoiceIssued, InvoicePaid | /invoice/{id} | invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, invoiceNumber, number (the same), dueDate, dueAt, amount (gross), currency |
 // | CreditNoteIssued | /creditnote/{id} | creditNoteId, invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, creditNoteNumber, number (the same), invoiceNumber, amount (gross), currency |
@@ -3648,7 +3649,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event
@@ -4665,6 +4666,15 @@ func (c *Client) RevokePriceChange(ctx context.Context, id string, priceChangeID
 func (c *Client) SetSubscriberUserPassword(ctx context.Context, id string, body UserPasswordRequest, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodPut, "/authorizations/user/"+url.PathEscape(id)+"/password", nil, body, nil, opts)
 	return err
+}
+
+// UndoCancellation is POST /subscription/{id}/cancel/undo: Undo a cancellation that has not taken effect.
+//
+// Takes back a cancellation at the end of the running period (or of the period a renewal created ahead), or one waiting for an EndOfBinding binding's end: the series renews again, and SubscriptionCancellationRemoved is recorded. Any period id of the series may be named. 400 naming id when nothing waits, when the series has ended, or when the cancellation settled money that undoing would have to give back (a period ahead cancelled and credited with it, an effect inside a period, a ChargeRemainder binding's remainder charged); plan changes it revoked stay revoked.
+func (c *Client) UndoCancellation(ctx context.Context, id string, opts ...RequestOption) (SubscriptionView, error) {
+	var out SubscriptionView
+	_, err := c.do(ctx, http.MethodPost, "/subscription/"+url.PathEscape(id)+"/cancel/undo", nil, nil, &out, opts)
+	return out, err
 }
 
 // UpdateAutogiroAccount is PUT /autogiro/account/{id}: Replace an Autogiro account's numbers and name.

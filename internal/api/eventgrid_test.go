@@ -148,30 +148,31 @@ func (g *gridReceiver) open(u string) {
 // INFO-Subscription's documentation names for its event (and ours beside
 // them). Each must be present; those marked "!" must also be non-empty.
 var documented = map[string][]string{
-	"SubscriptionCreated":      {"subscriptionId!", "subscriberId!"},
-	"SubscriptionCancelled":    {"subscriptionId!", "subscriberId!"},
-	"SubscriptionDeactivated":  {"subscriptionId!", "subscriberId!"},
-	"OrderProcessed":           {"orderId!", "subscriberId!", "subscriptionId!", "firstPeriodCreated!"},
-	"InvoiceIssued":            {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
-	"InvoicePaid":              {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
-	"CreditNoteIssued":         {"creditNoteId!", "invoiceId!", "subscriberId!", "organizationId!", "number!", "amount!", "currency!"},
-	"ReminderIssued":           {"reminderId!", "invoiceId!", "paymentDemandId!", "subscriberId!", "reminderNumber!"},
-	"PaymentCompleted":         {"paymentId!", "paymentDemandId!", "invoiceId!", "subscriberId!"},
-	"PaymentFailed":            {"paymentId!", "paymentDemandId!", "invoiceId!", "subscriberId!"},
-	"PaymentAgreementCreated":  {"paymentAgreementId!", "subscriberId!", "providerType!"},
-	"PaymentAgreementDeleted":  {"paymentAgreementId!", "subscriberId!", "providerType!"},
-	"PriceChangeNotified":      {"priceChangeId!", "subscriptionId!", "subscriberId!", "currentPrice!", "newPrice!", "effectiveFrom!"},
-	"PeppolDeliveryPending":    {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!"},
-	"PeppolDeliverySent":       {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "messageId!"},
-	"PeppolDeliveryDelivered":  {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "messageId!"},
-	"PeppolDeliveryFailed":     {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "failureReason!"},
-	"SubscriberCreated":        {"subscriberId!", "subscriberNumber!", "externalId"},
-	"SubscriberDeleted":        {"subscriberId!"},
-	"SubscriberContactCreated": {"subscriberId!", "contactId!", "isPrimary", "source!"},
-	"SubscriberContactUpdated": {"subscriberId!", "contactId!", "isPrimary", "source!"},
-	"SubscriberContactDeleted": {"subscriberId!", "contactId!"},
-	"UserAuthorizationGranted": {"userId!", "productIds!"},
-	"UserAuthorizationRevoked": {"userId!", "productIds!"},
+	"SubscriptionCreated":             {"subscriptionId!", "subscriberId!"},
+	"SubscriptionCancelled":           {"subscriptionId!", "subscriberId!"},
+	"SubscriptionDeactivated":         {"subscriptionId!", "subscriberId!"},
+	"SubscriptionCancellationRemoved": {"subscriptionId!", "subscriberId!"},
+	"OrderProcessed":                  {"orderId!", "subscriberId!", "subscriptionId!", "firstPeriodCreated!"},
+	"InvoiceIssued":                   {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
+	"InvoicePaid":                     {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
+	"CreditNoteIssued":                {"creditNoteId!", "invoiceId!", "subscriberId!", "organizationId!", "number!", "amount!", "currency!"},
+	"ReminderIssued":                  {"reminderId!", "invoiceId!", "paymentDemandId!", "subscriberId!", "reminderNumber!"},
+	"PaymentCompleted":                {"paymentId!", "paymentDemandId!", "invoiceId!", "subscriberId!"},
+	"PaymentFailed":                   {"paymentId!", "paymentDemandId!", "invoiceId!", "subscriberId!"},
+	"PaymentAgreementCreated":         {"paymentAgreementId!", "subscriberId!", "providerType!"},
+	"PaymentAgreementDeleted":         {"paymentAgreementId!", "subscriberId!", "providerType!"},
+	"PriceChangeNotified":             {"priceChangeId!", "subscriptionId!", "subscriberId!", "currentPrice!", "newPrice!", "effectiveFrom!"},
+	"PeppolDeliveryPending":           {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!"},
+	"PeppolDeliverySent":              {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "messageId!"},
+	"PeppolDeliveryDelivered":         {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "messageId!"},
+	"PeppolDeliveryFailed":            {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "failureReason!"},
+	"SubscriberCreated":               {"subscriberId!", "subscriberNumber!", "externalId"},
+	"SubscriberDeleted":               {"subscriberId!"},
+	"SubscriberContactCreated":        {"subscriberId!", "contactId!", "isPrimary", "source!"},
+	"SubscriberContactUpdated":        {"subscriberId!", "contactId!", "isPrimary", "source!"},
+	"SubscriberContactDeleted":        {"subscriberId!", "contactId!"},
+	"UserAuthorizationGranted":        {"userId!", "productIds!"},
+	"UserAuthorizationRevoked":        {"userId!", "productIds!"},
 }
 
 // read checks the envelope and the data by the documented names.
@@ -388,6 +389,16 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	}
 	if r := tn.Do("POST", "/subscription/"+paidSub+"/cancel", map[string]any{"mode": "Immediately", "reason": "test"}); r.Status != http.StatusOK {
 		t.Fatalf("cancel: %d %s", r.Status, r.Body)
+	}
+	// A cancellation at the period's end taken back (an hour into the
+	// period: at its very start EndOfPeriod ends it at once).
+	f.advance(osloDay(2027, 1, 27).Add(time.Hour))
+	undone := f.order(nil)
+	if r := tn.Do("POST", "/subscription/"+undone+"/cancel", map[string]any{"mode": "EndOfPeriod"}); r.Status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", r.Status, r.Body)
+	}
+	if r := tn.Do("POST", "/subscription/"+undone+"/cancel/undo", nil); r.Status != http.StatusOK {
+		t.Fatalf("undo: %d %s", r.Status, r.Body)
 	}
 
 	// Authorization: a subscriber user linked to the subscriber (Granted),

@@ -125,6 +125,12 @@ func (s *Server) subscriptionRoutes() {
 	s.add(route{method: http.MethodPost, path: "/subscription/{id}/cancel", id: "cancelSubscription", tag: tag,
 		summary: "Cancel a subscription", desc: "Records SubscriptionCancelled now and SubscriptionDeactivated when the cancellation takes effect. A period created ahead by a renewal is cancelled at once.",
 		request: new(cancelRequest), responses: common(respOK(new(SubscriptionView)), respNotFound), handle: s.cancelSubscription})
+	s.add(route{method: http.MethodPost, path: "/subscription/{id}/cancel/undo", id: "undoCancellation", tag: tag,
+		summary: "Undo a cancellation that has not taken effect",
+		desc: "Takes back a cancellation at the end of the running period (or of the period a renewal created ahead), or one waiting for an EndOfBinding binding's end: the series renews again, and SubscriptionCancellationRemoved is recorded. " +
+			"Any period id of the series may be named. 400 naming id when nothing waits, when the series has ended, or when the cancellation settled money that undoing would have to give back " +
+			"(a period ahead cancelled and credited with it, an effect inside a period, a ChargeRemainder binding's remainder charged); plan changes it revoked stay revoked.",
+		request: new(apikit.IDParam), responses: common(respOK(new(SubscriptionView)), respNotFound), handle: s.undoCancellation})
 	s.add(route{method: http.MethodPost, path: "/subscription/{id}/scheduledchange", id: "createScheduledChange", tag: tag,
 		summary: "Change the plan of a subscription",
 		desc: "Immediately: the current subscription is cancelled now and a new one generated with the new plan, starting at the start of today (organization time zone); the old period is prorated up to that midnight. " +
@@ -232,6 +238,19 @@ func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	sub, now, err := s.app.CancelSubscription(r.Context(), id, c)
+	if err != nil {
+		return err
+	}
+	apikit.WriteJSON(w, http.StatusOK, view(sub, now))
+	return nil
+}
+
+func (s *Server) undoCancellation(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	sub, now, err := s.app.UndoCancellation(r.Context(), id)
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,20 @@ func (a *App) CancelSubscription(ctx context.Context, id string, c Cancellation)
 	return sub, now, err
 }
 
+// UndoCancellation takes back the cancellation waiting on subscription
+// id's series at the tenant's time (engine.UndoCancel) and returns the
+// period asked about as it is now and that time. store.ErrNotFound when
+// there is none; validation.Errors naming id when nothing waits or the
+// cancellation settled money (docs/ORDERS.md, "Undoing a cancellation").
+func (a *App) UndoCancellation(ctx context.Context, id string) (store.Subscription, time.Time, error) {
+	now, err := a.Now(ctx)
+	if err != nil {
+		return store.Subscription{}, now, err
+	}
+	sub, err := a.engine.UndoCancel(ctx, id, now)
+	return sub, now, err
+}
+
 // RegisterChange registers a plan change on subscription id at the
 // tenant's time. store.ErrNotFound when there is none; validation.Errors
 // naming the request's fields (the choices' problems under their own

@@ -190,6 +190,7 @@ var routes = []route{
 	{"GET /console/subscription/{id}", anyStaff, (*Console).subscription},
 	{"POST /console/subscription/{id}/cancel", supportWork, (*Console).cancel},
 	{"POST /console/subscription/{id}/cancel/preview", supportWork, (*Console).cancelPreview},
+	{"POST /console/subscription/{id}/cancel/undo", supportWork, (*Console).undoCancel},
 	{"POST /console/subscription/{id}/change", supportWork, (*Console).changePlan},
 	{"POST /console/subscription/{id}/change/{change}/revoke", supportWork, (*Console).revokeChange},
 	{"GET /console/invoices", anyStaff, (*Console).invoices},

@@ -235,6 +235,7 @@ func TestRoutesByRole(t *testing.T) {
 			"/console/subscription/{id}":                             sub.ID,
 			"/console/subscription/{id}/cancel":                      sub.ID,
 			"/console/subscription/{id}/cancel/preview":              sub.ID,
+			"/console/subscription/{id}/cancel/undo":                 sub.ID,
 			"/console/subscription/{id}/change":                      sub.ID,
 			"/console/webhooks/{id}/deliveries/{delivery}/redeliver": store.NewID(),
 			"/console/subscription/{id}/change/{change}/revoke":      sub.ID,
@@ -622,6 +623,20 @@ func TestCancelIsAudited(t *testing.T) {
 		}
 		if a := b.post("/console/subscription/"+sub.ID+"/cancel", url.Values{"mode": {"EndOfPeriod"}}); a.status != http.StatusBadRequest {
 			t.Errorf("cancelling again: %d, want 400", a.status)
+		}
+		// The page offers the undo; it renews again, recorded as the
+		// staff user's; a second undo finds nothing waiting.
+		if a := b.get("/console/subscription/" + sub.ID); !strings.Contains(a.body, `id="undo-cancel"`) {
+			t.Errorf("the page of a cancelled subscription offers no undo")
+		}
+		if a := b.post("/console/subscription/"+sub.ID+"/cancel/undo", nil); a.status != http.StatusSeeOther {
+			t.Fatalf("undo: %d %.500s", a.status, a.body)
+		}
+		if got, err := f.app.Subscription(ctx, sub.ID); err != nil || got.CancelledAt != nil || got.RenewAt == nil {
+			t.Fatalf("after the undo: %+v %v", got, err)
+		}
+		if a := b.post("/console/subscription/"+sub.ID+"/cancel/undo", nil); a.status != http.StatusBadRequest || !strings.Contains(a.body, "cannot be undone") {
+			t.Errorf("undoing again: %d, want 400 saying why", a.status)
 		}
 		evs, _, err := f.app.Events(ctx, store.EventFilter{Subject: "/subscription/" + sub.ID}, store.Page{Limit: 100})
 		if err != nil {

@@ -112,6 +112,27 @@ func (c *Console) cancelling(w http.ResponseWriter, r *http.Request, s *session,
 	c.refused(w, r, s, id, problem)
 }
 
+// undoCancel takes back a cancellation that has not taken effect through
+// the API's own function (App.UndoCancellation); one the engine refuses
+// (it took effect or settled money) answers the subscription page with
+// the reason to order anew.
+func (c *Console) undoCancel(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.badID(w, r, s) {
+		return
+	}
+	id := r.PathValue("id")
+	_, _, err := c.app.UndoCancellation(r.Context(), id)
+	var invalid validation.Errors
+	switch {
+	case err == nil:
+		http.Redirect(w, r, Prefix+"/subscription/"+id+"?done=undone", http.StatusSeeOther)
+	case errors.As(err, &invalid):
+		c.refused(w, r, s, id, "undoRefused")
+	default:
+		c.notFound(w, r, s, err)
+	}
+}
+
 // webhookRow is a webhook with its delivery log.
 type webhookRow struct {
 	webhook.Webhook

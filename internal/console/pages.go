@@ -311,6 +311,9 @@ type subscriptionView struct {
 	Timeline     []timelineRow
 	// Cancellable: the subscription has neither ended nor been cancelled.
 	Cancellable bool
+	// Undoable: a cancellation waits to take effect (at the period's end
+	// or the binding's); whether it may be undone is the engine's to say.
+	Undoable bool
 	// Change is the plan change registered on the series and waiting to
 	// run (nil when none), ChangeTo its target's name; Options are the
 	// packages it could be changed to.
@@ -356,7 +359,8 @@ func (c *Console) subscriptionView(r *http.Request, id string) (subscriptionView
 	}
 	status := engine.Status(sub, now)
 	v := subscriptionView{Subscription: sub, Subscriber: owner, Status: status, Timeline: rows,
-		Cancellable: sub.CancelledAt == nil && sub.DeactivatedAt == nil && status != "Completed" && status != "Cancelled"}
+		Cancellable: sub.CancelledAt == nil && sub.DeactivatedAt == nil && sub.ScheduledCancelAt == nil && status != "Completed" && status != "Cancelled",
+		Undoable:    sub.DeactivatedAt == nil && (sub.CancelledAt != nil || sub.ScheduledCancelAt != nil) && status != "Completed"}
 	changes, err := c.app.ChangesOfSeries(ctx, id)
 	if err != nil {
 		return subscriptionView{}, err
@@ -397,6 +401,8 @@ func (c *Console) subscription(w http.ResponseWriter, r *http.Request, s *sessio
 		p.Notice = "changeRegistered"
 	case "revoked":
 		p.Notice = "changeRevoked"
+	case "undone":
+		p.Notice = "cancelUndone"
 	}
 	c.render(w, r, s, http.StatusOK, "subscription", p)
 }

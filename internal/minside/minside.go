@@ -161,6 +161,7 @@ var sessionRoutes = map[string]handler{
 	"GET /my/invoices":                  (*MinSide).invoices,
 	"GET /my/invoice/{id}":              (*MinSide).invoice,
 	"POST /my/subscription/{id}/cancel": (*MinSide).cancel,
+	"POST /my/subscription/{id}/undo":   (*MinSide).undoCancel,
 	"GET /my/profile":                   (*MinSide).profile,
 	"POST /my/profile":                  (*MinSide).saveProfile,
 	"GET /my/export":                    (*MinSide).export,

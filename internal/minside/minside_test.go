@@ -270,6 +270,22 @@ func TestMinSide(t *testing.T) {
 					t.Errorf("cancelling again: %d, want 409", status)
 				}
 
+				// Undo it: the overview offers it, the series renews again; a
+				// second undo finds nothing waiting (409).
+				if !strings.Contains(page, "/my/subscription/"+kariSub+"/undo") {
+					t.Errorf("the overview of a cancelled subscription offers no undo")
+				}
+				status, page = b.do("POST", "/my/subscription/"+kariSub+"/undo", url.Values{"csrf": {b.csrf(page)}})
+				if status != http.StatusOK || !strings.Contains(page, "Oppsigelsen er angret") {
+					t.Errorf("undo: %d", status)
+				}
+				if got, err := e.Store.Subscription(dctx, kariSub); err != nil || got.CancelledAt != nil || got.RenewAt == nil {
+					t.Errorf("the subscription is still cancelled after the undo: %v", err)
+				}
+				if status, _ := b.do("POST", "/my/subscription/"+kariSub+"/undo", url.Values{"csrf": {b.csrf(page)}}); status != http.StatusConflict {
+					t.Errorf("undoing again: %d, want 409", status)
+				}
+
 				// Bad input is a 400 page, a form without the token a 403.
 				for _, path := range []string{"/my/invoice/not-an-id", "/my/invoice/" + kariInvs[0].ID + "?format=docx", "/my/login?tenant=a%01b"} {
 					if status, _ := b.do("GET", path, nil); status != http.StatusBadRequest {

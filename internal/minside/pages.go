@@ -26,7 +26,10 @@ type subscriptionView struct {
 	Subscription store.Subscription
 	Status       string
 	Cancellable  bool
-	Upcoming     *app.UpcomingInvoice
+	// Undoable: a cancellation waits to take effect (at the period's end
+	// or the binding's); whether it may be undone is the engine's to say.
+	Undoable bool
+	Upcoming *app.UpcomingInvoice
 }
 
 type overviewView struct {
@@ -88,7 +91,8 @@ func (m *MinSide) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		status := engine.Status(full, now)
 		sv := subscriptionView{Subscription: full, Status: status,
-			Cancellable: full.CancelledAt == nil && full.DeactivatedAt == nil && status != "Completed" && status != "Cancelled"}
+			Cancellable: full.CancelledAt == nil && full.DeactivatedAt == nil && full.ScheduledCancelAt == nil && status != "Completed" && status != "Cancelled",
+			Undoable:    full.DeactivatedAt == nil && (full.CancelledAt != nil || full.ScheduledCancelAt != nil) && status != "Completed"}
 		if status != "Completed" && status != "Cancelled" {
 			up, err := m.o.App.UpcomingInvoice(ctx, l.ID)
 			if m.failed(w, r, s, err) {
@@ -99,8 +103,11 @@ func (m *MinSide) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		v.Subscriptions = append(v.Subscriptions, sv)
 	}
 	p := page{Page: webui.Page{Data: v}}
-	if r.URL.Query().Get("done") == "cancelled" {
+	switch r.URL.Query().Get("done") {
+	case "cancelled":
 		p.Notice = "cancelled"
+	case "undone":
+		p.Notice = "undone"
 	}
 	m.render(w, r, s, http.StatusOK, "overview", p)
 }
@@ -216,6 +223,33 @@ func (m *MinSide) cancel(w http.ResponseWriter, r *http.Request, s *session) {
 		http.Redirect(w, r, Prefix+"/?done=cancelled", http.StatusSeeOther)
 	case errors.As(err, &invalid):
 		m.fail(w, r, s, http.StatusConflict, "cancelRefused")
+	default:
+		m.notFound(w, r, s, err)
+	}
+}
+
+// undoCancel takes back the cancellation waiting on one of the
+// subscriber's subscriptions, through App.UndoCancellation (the API's);
+// one the engine refuses (it took effect or settled money) is a 409 page
+// that sends the subscriber to customer service; another subscriber's is
+// a 404.
+func (m *MinSide) undoCancel(w http.ResponseWriter, r *http.Request, s *session) {
+	id, ok := m.ownID(w, r, s)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	sub, err := m.o.App.Subscription(ctx, id)
+	if m.notFound(w, r, s, s.mine(sub.SubscriberID, err)) {
+		return
+	}
+	_, _, err = m.o.App.UndoCancellation(ctx, id)
+	var invalid validation.Errors
+	switch {
+	case err == nil:
+		http.Redirect(w, r, Prefix+"/?done=undone", http.StatusSeeOther)
+	case errors.As(err, &invalid):
+		m.fail(w, r, s, http.StatusConflict, "undoRefused")
 	default:
 		m.notFound(w, r, s, err)
 	}

@@ -38,6 +38,9 @@ var texts = map[string]map[string]string{
 		"noSubscriber": "Brukeren din er ikke knyttet til et kundeforhold ennå. Kontakt kundeservice.",
 		"badID":        "Lenken er ikke gyldig. Gå tilbake til Min side og følg en lenke derfra.", "badFormat": "Velg visning eller PDF.",
 		"cancelRefused": "Abonnementet kan ikke sies opp nå (det kan allerede være sagt opp eller avsluttet). Last inn siden på nytt.",
+		"undoHint":      "Du har sagt opp abonnementet. Angrer du? Da fortsetter det som før.", "undoButton": "Angre oppsigelsen",
+		"undone":      "Oppsigelsen er angret. Abonnementet fortsetter som før.",
+		"undoRefused": "Oppsigelsen kan ikke angres her (den kan allerede ha trådt i kraft eller være gjort opp). Kontakt kundeservice.",
 	},
 	"nn": {
 		"exportTitle": "Dataa dine", "exportHint": "Last ned alt vi har lagra om deg og kundeforholdet ditt: kontaktinformasjon, abonnement, fakturaer, kreditnotaer og betalingar, som ei JSON-fil.", "exportLink": "Last ned dataa mine",
@@ -72,6 +75,9 @@ var texts = map[string]map[string]string{
 		"noSubscriber": "Brukaren din er ikkje knytt til eit kundeforhold enno. Kontakt kundeservice.",
 		"badID":        "Lenkja er ikkje gyldig. Gå tilbake til Mi side og følg ei lenkje derifrå.", "badFormat": "Vel vising eller PDF.",
 		"cancelRefused": "Abonnementet kan ikkje seiast opp no (det kan alt vere sagt opp eller avslutta). Last inn sida på nytt.",
+		"undoHint":      "Du har sagt opp abonnementet. Angrar du? Då held det fram som før.", "undoButton": "Angre oppseiinga",
+		"undone":      "Oppseiinga er angra. Abonnementet held fram som før.",
+		"undoRefused": "Oppseiinga kan ikkje angrast her (ho kan alt ha tredd i kraft eller vere gjort opp). Kontakt kundeservice.",
 	},
 	"sv": {
 		"exportTitle": "Dina uppgifter", "exportHint": "Ladda ner allt vi har sparat om dig och ditt kundkonto: kontaktuppgifter, prenumerationer, fakturor, kreditnotor och betalningar, som en JSON-fil.", "exportLink": "Ladda ner mina uppgifter",
@@ -106,6 +112,9 @@ var texts = map[string]map[string]string{
 		"noSubscriber": "Din användare är inte kopplad till ett kundkonto ännu. Kontakta kundtjänst.",
 		"badID":        "Länken är inte giltig. Gå tillbaka till Mina sidor och följ en länk därifrån.", "badFormat": "Välj visning eller PDF.",
 		"cancelRefused": "Prenumerationen kan inte sägas upp nu (den kan redan vara uppsagd eller avslutad). Ladda om sidan.",
+		"undoHint":      "Du har sagt upp prenumerationen. Ångrar du dig? Då fortsätter den som förut.", "undoButton": "Ångra uppsägningen",
+		"undone":      "Uppsägningen är ångrad. Prenumerationen fortsätter som förut.",
+		"undoRefused": "Uppsägningen kan inte ångras här (den kan redan ha trätt i kraft eller vara reglerad). Kontakta kundtjänst.",
 	},
 	"da": {
 		"exportTitle": "Dine data", "exportHint": "Download alt, hvad vi har gemt om dig og dit kundeforhold: kontaktoplysninger, abonnementer, fakturaer, kreditnotaer og betalinger, som en JSON-fil.", "exportLink": "Download mine data",
@@ -140,6 +149,9 @@ var texts = map[string]map[string]string{
 		"noSubscriber": "Din bruger er ikke knyttet til et kundeforhold endnu. Kontakt kundeservice.",
 		"badID":        "Linket er ikke gyldigt. Gå tilbage til Min side, og følg et link derfra.", "badFormat": "Vælg visning eller PDF.",
 		"cancelRefused": "Abonnementet kan ikke opsiges nu (det kan allerede være opsagt eller afsluttet). Genindlæs siden.",
+		"undoHint":      "Du har opsagt abonnementet. Fortryder du? Så fortsætter det som før.", "undoButton": "Fortryd opsigelsen",
+		"undone":      "Opsigelsen er fortrudt. Abonnementet fortsætter som før.",
+		"undoRefused": "Opsigelsen kan ikke fortrydes her (den kan allerede være trådt i kraft eller afregnet). Kontakt kundeservice.",
 	},
 	"fi": {
 		"exportTitle": "Tietosi", "exportHint": "Lataa kaikki, mitä olemme tallentaneet sinusta ja asiakkuudestasi: yhteystiedot, tilaukset, laskut, hyvityslaskut ja maksut JSON-tiedostona.", "exportLink": "Lataa tietoni",
@@ -174,6 +186,9 @@ var texts = map[string]map[string]string{
 		"noSubscriber": "Käyttäjätunnustasi ei ole vielä liitetty asiakkuuteen. Ota yhteyttä asiakaspalveluun.",
 		"badID":        "Linkki ei kelpaa. Palaa omille sivuille ja seuraa linkkiä sieltä.", "badFormat": "Valitse näyttö tai PDF.",
 		"cancelRefused": "Tilausta ei voi irtisanoa nyt (se voi olla jo irtisanottu tai päättynyt). Lataa sivu uudelleen.",
+		"undoHint":      "Olet irtisanonut tilauksen. Kadutko? Tilaus jatkuu ennallaan.", "undoButton": "Peru irtisanominen",
+		"undone":      "Irtisanominen on peruttu. Tilaus jatkuu ennallaan.",
+		"undoRefused": "Irtisanomista ei voi perua täällä (se on voinut jo tulla voimaan tai olla selvitetty). Ota yhteyttä asiakaspalveluun.",
 	},
 	"en": {
 		"exportTitle": "Your data", "exportHint": "Download everything we keep about you and your customer account: contact details, subscriptions, invoices, credit notes and payments, as a JSON file.", "exportLink": "Download my data",
@@ -208,5 +223,8 @@ var texts = map[string]map[string]string{
 		"noSubscriber": "Your user is not linked to a customer account yet. Contact customer service.",
 		"badID":        "The link is not valid. Go back to My page and follow a link from there.", "badFormat": "Choose the page or the PDF.",
 		"cancelRefused": "The subscription cannot be cancelled now (it may be cancelled or ended already). Reload the page.",
+		"undoHint":      "You have cancelled the subscription. Changed your mind? It then goes on as before.", "undoButton": "Undo the cancellation",
+		"undone":      "The cancellation is undone. The subscription goes on as before.",
+		"undoRefused": "The cancellation cannot be undone here (it may have taken effect or been settled already). Contact customer service.",
 	},
 }

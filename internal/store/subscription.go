@@ -22,6 +22,9 @@ const (
 	EventSubscriptionCreated     = "SubscriptionCreated"
 	EventSubscriptionCancelled   = "SubscriptionCancelled"
 	EventSubscriptionDeactivated = "SubscriptionDeactivated"
+	// EventSubscriptionCancellationRemoved is recorded when a cancellation
+	// that had not taken effect is taken back (engine.UndoCancel).
+	EventSubscriptionCancellationRemoved = "SubscriptionCancellationRemoved"
 	// EventPriceChangeNotified is recorded for every subscription a price
 	// change will move, noticeDays before the change takes effect.
 	EventPriceChangeNotified = "PriceChangeNotified"
