@@ -33,15 +33,11 @@ func loginClientCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *tenant == "" || *name == "" || len(redirects) == 0 {
 		return usagef("--tenant, --name and at least one --redirect-uri are required")
 	}
-	st, err := openStore(ctx, cfg, stderr)
+	st, t, err := openTenant(ctx, cfg, stderr, *tenant)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	t, err := commandTenant(ctx, st, *tenant)
-	if err != nil {
-		return err
-	}
 	c, secret, err := idp.NewLoginClient(ctx, st, t.ID, idp.LoginClientSpec{Name: *name, RedirectURIs: redirects,
 		PostLogoutRedirectURIs: logouts, Scopes: scopes}, time.Now())
 	if err != nil {
@@ -66,15 +62,11 @@ func loginClientList(ctx context.Context, args []string, stdout, stderr io.Write
 	if *tenant == "" {
 		return usagef("--tenant is required")
 	}
-	st, err := openStore(ctx, cfg, stderr)
+	st, t, err := openTenant(ctx, cfg, stderr, *tenant)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	t, err := commandTenant(ctx, st, *tenant)
-	if err != nil {
-		return err
-	}
 	list, err := idp.LoginClients(ctx, st, t.ID)
 	if err != nil {
 		return err
@@ -101,15 +93,11 @@ func loginClientDelete(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *tenant == "" || *id == "" {
 		return usagef("--tenant and --id are required")
 	}
-	st, err := openStore(ctx, cfg, stderr)
+	st, t, err := openTenant(ctx, cfg, stderr, *tenant)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	t, err := commandTenant(ctx, st, *tenant)
-	if err != nil {
-		return err
-	}
 	if err := idp.DeleteLoginClient(ctx, st, t.ID, *id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("tenant %s has no login client %s", t.Name, *id)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/tenancy"
 )
@@ -24,6 +26,23 @@ func tenantContext(ctx context.Context, st *store.Store, nameOrID string) (conte
 		return nil, err
 	}
 	return tenancy.With(ctx, t.ID), nil
+}
+
+// openTenant opens the store named by cfg (openStore) and finds the
+// tenant --tenant names in it: the start of every command that acts for
+// one tenant by its id. The store is the caller's to close; on an error
+// it is closed already.
+func openTenant(ctx context.Context, cfg *config.Config, stderr io.Writer, nameOrID string) (*store.Store, store.Tenant, error) {
+	st, err := openStore(ctx, cfg, stderr)
+	if err != nil {
+		return nil, store.Tenant{}, err
+	}
+	t, err := commandTenant(ctx, st, nameOrID)
+	if err != nil {
+		st.Close()
+		return nil, store.Tenant{}, err
+	}
+	return st, t, nil
 }
 
 // commandTenant finds a tenant by id or name.

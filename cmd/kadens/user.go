@@ -49,15 +49,11 @@ func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			return usagef("--password-stdin: standard input holds no password")
 		}
 	}
-	st, err := openStore(ctx, cfg, stderr)
+	st, t, err := openTenant(ctx, cfg, stderr, *tenant)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	t, err := commandTenant(ctx, st, *tenant)
-	if err != nil {
-		return err
-	}
 	dir := staff.New(st, staff.Options{})
 	u, err := dir.CreateUser(ctx, t.ID, staff.NewUser{Email: *email, Name: *name, Role: r, Password: pw})
 	var verrs validation.Errors
@@ -102,15 +98,11 @@ func userList(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *tenant == "" {
 		return usagef("--tenant is required")
 	}
-	st, err := openStore(ctx, cfg, stderr)
+	st, t, err := openTenant(ctx, cfg, stderr, *tenant)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	t, err := commandTenant(ctx, st, *tenant)
-	if err != nil {
-		return err
-	}
 	// Reading needs no hashing: the dummy hash New makes is the only cost.
 	list, err := staff.New(st, staff.Options{}).Users(ctx, t.ID)
 	if err != nil {
