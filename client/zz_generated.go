@@ -679,6 +679,18 @@ type CreditNotePreviewView struct {
 	VATTotals []VATTotal `json:"vatTotals"`
 }
 
+type DeletionRequestCreate struct {
+	// What the subscriber wrote with the request.
+	Message *string `json:"message,omitempty"`
+}
+
+type DeletionResolveRequest struct {
+	// What was deleted, or why nothing could be (required with Rejected): the answer the subscriber is given.
+	Resolution *string `json:"resolution,omitempty"`
+	// One of: Completed, Rejected.
+	Status *string `json:"status,omitempty"`
+}
+
 type DocumentNetworkLookupInput struct {
 	// The recipient's country, as the contract's ISO 6523 codes: 0192 Norway (EHF), 0096 Denmark (OIO), 0107 Sweden (OIO). A country selector: the Peppol scheme looked up follows from the identifier (see participantId). One of: 0192, 0096, 0107.
 	DocumentNetwork *string `json:"documentNetwork,omitempty"`
@@ -783,6 +795,8 @@ const (
 	EventKindPeppolDeliveryFailed            EventKind = "PeppolDeliveryFailed"
 	EventKindSubscriberCreated               EventKind = "SubscriberCreated"
 	EventKindSubscriberDeleted               EventKind = "SubscriberDeleted"
+	EventKindSubscriberDeletionRequested     EventKind = "SubscriberDeletionRequested"
+	EventKindSubscriberDeletionResolved      EventKind = "SubscriberDeletionResolved"
 	EventKindSubscriberContactCreated        EventKind = "SubscriberContactCreated"
 	EventKindSubscriberContactUpdated        EventKind = "SubscriberContactUpdated"
 	EventKindSubscriberContactDeleted        EventKind = "SubscriberContactDeleted"
@@ -1611,6 +1625,26 @@ type Reminder struct {
 	PaymentDemandID  string    `json:"paymentDemandId"`
 	ReminderNumber   int64     `json:"reminderNumber"`
 	SubscriberID     string    `json:"subscriberId"`
+}
+
+type Request struct {
+	// One month after the request: when the GDPR (art. 12(3)) expects the answer.
+	AnswerBy    time.Time `json:"answerBy"`
+	ID          string    `json:"id"`
+	Message     string    `json:"message"`
+	RequestedAt time.Time `json:"requestedAt"`
+	// What was deleted, or why not: the answer the subscriber is given.
+	Resolution string     `json:"resolution"`
+	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
+	// The staff user or API client that closed it; empty while open.
+	ResolvedBy string `json:"resolvedBy"`
+	// One of: Open, Completed, Rejected.
+	Status       string `json:"status"`
+	SubscriberID string `json:"subscriberId"`
+	// The subscriber user's login when asked on Min side; empty through the API.
+	UserEmail string `json:"userEmail"`
+	// Who asked: the subscriber user (Min side) or the API client.
+	UserID string `json:"userId"`
 }
 
 type ScheduledChange struct {
@@ -2494,6 +2528,7 @@ func (c *Client) CreateSubscriberUser(ctx context.Context, body SubscriberUserCr
 // | PriceChangeNotified | /subscription/{id} | priceChangeId, planChangeId, subscriptionId, subscriberId, organizationId, currentPrice, newPrice, currency, effectiveFrom |
 // | PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed | /invoice/{id} or /creditnote/{id} | deliveryId, documentKind, documentId, invoiceId, recipient, status, messageId, failureReason |
 // | SubscriberCreated, SubscriberDeleted | /subscriber/{id} | subscriberId, subscriberNumber, externalId (null when none); source (Api or Order) on SubscriberCreated |
+// | SubscriberDeletionRequested, SubscriberDeletionResolved | /subscriber/{id} | deletionRequestId, subscriberId, status (Open; Completed or Rejected) |
 // | SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted | /subscriber/{id} | subscriberId, contactId, isPrimary, role (Primary, Invoice or Delivery); source (Api or Order) except on SubscriberContactDeleted. The primary contact is the subscriber's own details; its contactId is the subscriber id |
 // | UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
 // | Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |
@@ -2845,6 +2880,15 @@ func (c *Client) GetCreditNotePeppolDelivery(ctx context.Context, id string, opt
 func (c *Client) GetCreditNoteUBL(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodGet, "/creditnote/"+url.PathEscape(id)+"/ubl", nil, nil, nil, opts)
 	return err
+}
+
+// GetDeletionRequest is GET /deletionrequest/{id}: Get a deletion request.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetDeletionRequest(ctx context.Context, id string, opts ...RequestOption) (Request, error) {
+	var out Request
+	_, err := c.do(ctx, http.MethodGet, "/deletionrequest/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
 }
 
 // GetDunningProcess is GET /dunningprocess/{id}: Get a dunning process.
@@ -3563,6 +3607,46 @@ func (c *Client) ListCreditNotes(ctx context.Context, params *ListCreditNotesPar
 	return Page[CreditNote]{Items: out, Next: next}, err
 }
 
+// ListDeletionRequestsParams are the query parameters of ListDeletionRequests; zero fields are left out.
+type ListDeletionRequestsParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor       string
+	Status       string
+	SubscriberID string
+}
+
+func (p *ListDeletionRequestsParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	if p.Status != "" {
+		q.Set("status", p.Status)
+	}
+	if p.SubscriberID != "" {
+		q.Set("subscriberId", p.SubscriberID)
+	}
+	return q
+}
+
+// ListDeletionRequests is GET /deletionrequest: List deletion requests.
+//
+// Oldest first: the one to answer first on top.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListDeletionRequests(ctx context.Context, params *ListDeletionRequestsParams, opts ...RequestOption) (Page[Request], error) {
+	var out []Request
+	next, err := c.do(ctx, http.MethodGet, "/deletionrequest", params.values(), nil, &out, opts)
+	return Page[Request]{Items: out, Next: next}, err
+}
+
 // ListDunningProcessesParams are the query parameters of ListDunningProcesses; zero fields are left out.
 type ListDunningProcessesParams struct {
 	// Page size.
@@ -3649,7 +3733,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event
@@ -4650,6 +4734,24 @@ func (c *Client) RedeliverWebhookDelivery(ctx context.Context, id string, delive
 func (c *Client) RemoveAvtaleGiroAccountOrganization(ctx context.Context, id string, organizationID string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/avtalegiro/account/"+url.PathEscape(id)+"/organizations/"+url.PathEscape(organizationID), nil, nil, nil, opts)
 	return err
+}
+
+// RequestSubscriberDeletion is POST /subscriber/{id}/deletionrequest: Record a subscriber's request to delete their data.
+//
+// For a merchant's own self-service portal (Min side records the same). A task for the merchant's staff, answered within a month (GDPR art. 12(3)); nothing is deleted by it. Records SubscriberDeletionRequested. 201 with the new request's id; 200 with the id of the request already open for the subscriber (one task per subscriber).
+func (c *Client) RequestSubscriberDeletion(ctx context.Context, id string, body DeletionRequestCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/subscriber/"+url.PathEscape(id)+"/deletionrequest", nil, body, &out, opts)
+	return out, err
+}
+
+// ResolveDeletionRequest is POST /deletionrequest/{id}/resolve: Close a deletion request.
+//
+// Completed: what could be deleted was (billing records the bookkeeping rules keep stay); Rejected: nothing could, and the resolution says why. Records SubscriberDeletionResolved. 400 naming id when it is closed already.
+func (c *Client) ResolveDeletionRequest(ctx context.Context, id string, body DeletionResolveRequest, opts ...RequestOption) (Request, error) {
+	var out Request
+	_, err := c.do(ctx, http.MethodPost, "/deletionrequest/"+url.PathEscape(id)+"/resolve", nil, body, &out, opts)
+	return out, err
 }
 
 // RevokePriceChange is DELETE /package/{id}/pricechange/{priceChangeId}: Revoke a price change before it starts.

@@ -134,6 +134,7 @@ func New(o Options) (*Server, error) {
 	s.timelineRoutes()
 	s.upcomingRoutes()
 	s.cancelPreviewRoutes()
+	s.deletionRequestRoutes()
 	s.testClockRoutes()
 	s.eventRoutes()
 	s.webhookRoutes()

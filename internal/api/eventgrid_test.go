@@ -152,6 +152,8 @@ var documented = map[string][]string{
 	"SubscriptionCancelled":           {"subscriptionId!", "subscriberId!"},
 	"SubscriptionDeactivated":         {"subscriptionId!", "subscriberId!"},
 	"SubscriptionCancellationRemoved": {"subscriptionId!", "subscriberId!"},
+	"SubscriberDeletionRequested":     {"deletionRequestId!", "subscriberId!", "status!"},
+	"SubscriberDeletionResolved":      {"deletionRequestId!", "subscriberId!", "status!"},
 	"OrderProcessed":                  {"orderId!", "subscriberId!", "subscriptionId!", "firstPeriodCreated!"},
 	"InvoiceIssued":                   {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
 	"InvoicePaid":                     {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
@@ -399,6 +401,17 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	}
 	if r := tn.Do("POST", "/subscription/"+undone+"/cancel/undo", nil); r.Status != http.StatusOK {
 		t.Fatalf("undo: %d %s", r.Status, r.Body)
+	}
+
+	// A deletion request, asked and answered.
+	var del string
+	if r := tn.Do("POST", "/subscriber/"+f.subscriber+"/deletionrequest", nil); r.Status != http.StatusCreated {
+		t.Fatalf("deletion request: %d %s", r.Status, r.Body)
+	} else {
+		del = r.ID(t)
+	}
+	if r := tn.Do("POST", "/deletionrequest/"+del+"/resolve", map[string]any{"status": "Completed"}); r.Status != http.StatusOK {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
 	}
 
 	// Authorization: a subscriber user linked to the subscriber (Granted),

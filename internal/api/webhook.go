@@ -100,6 +100,7 @@ INFO-Subscription's receivers read: invoice number, due date, amount, currency);
 | PriceChangeNotified | /subscription/{id} | priceChangeId, planChangeId, subscriptionId, subscriberId, organizationId, currentPrice, newPrice, currency, effectiveFrom |
 | PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed | /invoice/{id} or /creditnote/{id} | deliveryId, documentKind, documentId, invoiceId, recipient, status, messageId, failureReason |
 | SubscriberCreated, SubscriberDeleted | /subscriber/{id} | subscriberId, subscriberNumber, externalId (null when none); source (Api or Order) on SubscriberCreated |
+| SubscriberDeletionRequested, SubscriberDeletionResolved | /subscriber/{id} | deletionRequestId, subscriberId, status (Open; Completed or Rejected) |
 | SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted | /subscriber/{id} | subscriberId, contactId, isPrimary, role (Primary, Invoice or Delivery); source (Api or Order) except on SubscriberContactDeleted. The primary contact is the subscriber's own details; its contactId is the subscriber id |
 | UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
 | Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |

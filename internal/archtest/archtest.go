@@ -15,7 +15,8 @@
 //     and the Idempotency-Key records, internal/idempotency).
 //   - application: engine, invoicing, provider, idempotency and the wings (Wings:
 //     autogiro, avtalegiro, peppol, webhook, outbox, the identity wing
-//     idp, subscriberuser, auth, and the console's staff users, staff),
+//     idp, subscriberuser, auth, the console's staff users, staff, and the
+//     subscribers' deletion requests, privacy),
 //     which open the store's transactions. What two wings share sits
 //     below them as a base (internal/password: both user directories hash
 //     with it; internal/worker). A wing imports no other wing; only the
@@ -111,7 +112,7 @@ var TestHelpers = []string{"internal/apitest"}
 // arrows point down, and a wing's code in the store is a wing's code that
 // every other wing links and nobody owns.
 var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "internal/peppol/...", "internal/webhook/...",
-	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/...", "internal/staff/..."}
+	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/...", "internal/staff/...", "internal/privacy/..."}
 
 // Records are packages of records that are not the store's shared ones
 // and hold their SQL on the store's query kit, as a wing does, but own no
@@ -134,7 +135,7 @@ var wingGroups = [][]string{{"internal/idp/...", "internal/subscriberuser/...", 
 // other wing: what two wings share belongs in the store, a domain package
 // or a base such as internal/worker, so that each can be read, changed or
 // left out alone.
-var wingImporters = []string{"cmd/...", "internal/server", "internal/config", "internal/api", "internal/app", "internal/console", "internal/demo", "internal/apitest", "bench/..."}
+var wingImporters = []string{"cmd/...", "internal/server", "internal/config", "internal/api", "internal/app", "internal/console", "internal/minside", "internal/demo", "internal/apitest", "bench/..."}
 
 // configMayNotUse are what the settings must not link: they are read
 // before a store is opened, by operator commands that open none.

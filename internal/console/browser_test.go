@@ -46,6 +46,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		sub := f.demoSubscription(t)
 		admin := f.users[staff.RoleAdmin]
 		hooks := newFlakyHook(t, f)
+		// An open deletion request, for its page's check.
+		if _, _, err := f.app.RequestDeletion(tenancy.With(context.Background(), f.tenant.ID), sub.SubscriberID, "Slett meg"); err != nil {
+			t.Fatal(err)
+		}
 
 		br := webuitest.Start(t)
 		ctx := br.Ctx
@@ -169,6 +173,9 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.Navigate(f.srv.URL+"/console/account"),
 			chromedp.WaitVisible(`main h1`),
 			check("account"),
+			chromedp.Navigate(f.srv.URL+"/console/deletions?lang=nb"),
+			chromedp.WaitVisible(`main form textarea`),
+			check("deletion requests (nb)"),
 			dashboard("dashboard (nb)"),
 			chromedp.Navigate(f.srv.URL+"/console/invoices?overdueFrom=0&overdueTo=0&lang=en"),
 			chromedp.WaitVisible(`main h1`),

@@ -201,6 +201,8 @@ var routes = []route{
 	{"POST /console/invoice/{id}/payment", financeWork, (*Console).recordPayment},
 	{"POST /console/invoice/{id}/credit", financeWork, (*Console).creditInvoice},
 	{"GET /console/audit", auditReaders, (*Console).audit},
+	{"GET /console/deletions", supportWork, (*Console).deletions},
+	{"POST /console/deletions/{id}/resolve", supportWork, (*Console).resolveDeletion},
 	{"GET /console/webhooks", adminWork, (*Console).webhooks},
 	{"POST /console/webhooks/{id}/deliveries/{delivery}/redeliver", adminWork, (*Console).redeliver},
 	{"GET /console/clock", adminWork, (*Console).clock},

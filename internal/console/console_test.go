@@ -25,6 +25,7 @@ import (
 	"github.com/kadens/kadens/internal/demo"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicing"
+	"github.com/kadens/kadens/internal/privacy"
 	"github.com/kadens/kadens/internal/provider"
 	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/staff"
@@ -236,6 +237,7 @@ func TestRoutesByRole(t *testing.T) {
 			"/console/subscription/{id}/cancel":                      sub.ID,
 			"/console/subscription/{id}/cancel/preview":              sub.ID,
 			"/console/subscription/{id}/cancel/undo":                 sub.ID,
+			"/console/deletions/{id}/resolve":                        store.NewID(),
 			"/console/subscription/{id}/change":                      sub.ID,
 			"/console/webhooks/{id}/deliveries/{delivery}/redeliver": store.NewID(),
 			"/console/subscription/{id}/change/{change}/revoke":      sub.ID,
@@ -668,6 +670,52 @@ func TestCancelIsAudited(t *testing.T) {
 			if a := fin.get("/console/audit?" + q); a.status != http.StatusBadRequest {
 				t.Errorf("audit %s: %d, want 400", q, a.status)
 			}
+		}
+	})
+}
+
+// TestDeletionRequestsPage: a subscriber's deletion request shows on the
+// support page with its answer-by date; a rejection without why is
+// refused (400) and changes nothing; closing it records the staff user and
+// moves it to the answered list; another tenant's request is a 404.
+func TestDeletionRequestsPage(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		f := newFixture(t, st)
+		ctx := tenancy.With(context.Background(), f.tenant.ID)
+		sub := f.demoSubscription(t)
+		req, created, err := f.app.RequestDeletion(ctx, sub.SubscriberID, "Slett meg")
+		if err != nil || !created {
+			t.Fatal(err)
+		}
+		octx := tenancy.With(context.Background(), f.other.ID)
+		theirs, _, err := f.app.RequestDeletion(octx, f.otherSubscriber.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := f.as(t, staff.RoleSupport)
+		a := b.get("/console/deletions")
+		if a.status != http.StatusOK || !strings.Contains(a.body, "Slett meg") || !strings.Contains(a.body, "/console/deletions/"+req.ID+"/resolve") || strings.Contains(a.body, theirs.ID) {
+			t.Fatalf("the page: %d %.500s", a.status, a.body)
+		}
+		if a := b.post("/console/deletions/"+req.ID+"/resolve", url.Values{"status": {"Rejected"}}); a.status != http.StatusBadRequest {
+			t.Errorf("a rejection without why: %d, want 400", a.status)
+		}
+		if a := b.post("/console/deletions/"+theirs.ID+"/resolve", url.Values{"status": {"Completed"}}); a.status != http.StatusNotFound {
+			t.Errorf("another tenant's request: %d, want 404", a.status)
+		}
+		if a := b.post("/console/deletions/"+req.ID+"/resolve", url.Values{"status": {"Completed"}, "resolution": {"Innlogging og kontaktdata slettet"}}); a.status != http.StatusSeeOther {
+			t.Fatalf("resolve: %d %.500s", a.status, a.body)
+		}
+		got, err := f.app.DeletionRequest(ctx, req.ID)
+		if err != nil || got.Status != privacy.StatusCompleted || got.ResolvedBy != f.users[staff.RoleSupport].Email {
+			t.Fatalf("after closing: %+v %v", got, err)
+		}
+		if a := b.get("/console/deletions"); !strings.Contains(a.body, "Innlogging og kontaktdata slettet") || strings.Contains(a.body, "/console/deletions/"+req.ID+"/resolve") {
+			t.Errorf("the answered request is not listed as answered: %.500s", a.body)
+		}
+		if a := b.post("/console/deletions/"+req.ID+"/resolve", url.Values{"status": {"Completed"}}); a.status != http.StatusBadRequest {
+			t.Errorf("closing twice: %d, want 400", a.status)
 		}
 	})
 }

@@ -165,6 +165,7 @@ var sessionRoutes = map[string]handler{
 	"GET /my/profile":                   (*MinSide).profile,
 	"POST /my/profile":                  (*MinSide).saveProfile,
 	"GET /my/export":                    (*MinSide).export,
+	"POST /my/deletion":                 (*MinSide).requestDeletion,
 }
 
 // session is the logged-in subscriber user: what the sealed cookie holds.

@@ -16,6 +16,7 @@ import (
 	"github.com/kadens/kadens/internal/apitest"
 	"github.com/kadens/kadens/internal/demo"
 	"github.com/kadens/kadens/internal/minside"
+	"github.com/kadens/kadens/internal/privacy"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/store/storetest"
 	"github.com/kadens/kadens/internal/subscriberuser"
@@ -284,6 +285,27 @@ func TestMinSide(t *testing.T) {
 				}
 				if status, _ := b.do("POST", "/my/subscription/"+kariSub+"/undo", url.Values{"csrf": {b.csrf(page)}}); status != http.StatusConflict {
 					t.Errorf("undoing again: %d, want 409", status)
+				}
+
+				// A deletion request: a task for the merchant, shown on the
+				// profile page with the date of the answer; asking again while
+				// it is open changes nothing; a bad message is a 400 page.
+				_, page = b.do("GET", "/my/profile", nil)
+				if status, _ := b.do("POST", "/my/deletion", url.Values{"csrf": {b.csrf(page)}, "message": {"a\x01b"}}); status != http.StatusBadRequest {
+					t.Errorf("a deletion request with a control character: %d, want 400", status)
+				}
+				status, page = b.do("POST", "/my/deletion", url.Values{"csrf": {b.csrf(page)}, "message": {"Slett meg, takk."}})
+				if status != http.StatusOK || !strings.Contains(page, "Forespørselen om sletting er sendt") || !strings.Contains(page, "Vi svarer senest") || strings.Contains(page, `action="/my/deletion"`) {
+					t.Errorf("deletion request: %d", status)
+				}
+				var reqs []privacy.Request
+				err = e.Store.InTx(dctx, func(tx *store.Tx) error {
+					var err error
+					reqs, _, err = privacy.List(dctx, tx, privacy.Filter{SubscriberID: e.kari.ID}, store.Page{Limit: 10})
+					return err
+				})
+				if err != nil || len(reqs) != 1 || reqs[0].Message != "Slett meg, takk." || reqs[0].UserEmail != "kari@example.no" || reqs[0].Status != privacy.StatusOpen {
+					t.Errorf("the deletion requests: %+v %v", reqs, err)
 				}
 
 				// Bad input is a 400 page, a form without the token a 403.

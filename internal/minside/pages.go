@@ -13,6 +13,7 @@ import (
 	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/invoicedoc"
+	"github.com/kadens/kadens/internal/privacy"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 	"github.com/kadens/kadens/internal/webui"
@@ -258,6 +259,10 @@ func (m *MinSide) undoCancel(w http.ResponseWriter, r *http.Request, s *session)
 // profileForm is the contact and address form's fields.
 type profileForm struct {
 	Name, Email, Phone, Line1, Line2, PostalCode, City, Country string
+	// Deletion is the subscriber's open deletion request (nil: none);
+	// Message and MessageProblem the deletion form as sent, when refused.
+	Deletion                *privacy.Request
+	Message, MessageProblem string
 }
 
 func formOf(sub store.Subscriber) profileForm {
@@ -270,11 +275,57 @@ func (m *MinSide) profile(w http.ResponseWriter, r *http.Request, s *session) {
 	if !ok {
 		return
 	}
-	p := page{Page: webui.Page{Data: formOf(sub)}}
-	if r.URL.Query().Get("done") == "saved" {
+	f := formOf(sub)
+	if !m.withDeletion(w, r, s, &f) {
+		return
+	}
+	p := page{Page: webui.Page{Data: f}}
+	switch r.URL.Query().Get("done") {
+	case "saved":
 		p.Notice = "saved"
+	case "deletion":
+		p.Notice = "deletionRequested"
 	}
 	m.render(w, r, s, http.StatusOK, "profile", p)
+}
+
+// withDeletion adds the subscriber's open deletion request, if any, to
+// the profile page's data.
+func (m *MinSide) withDeletion(w http.ResponseWriter, r *http.Request, s *session, f *profileForm) bool {
+	open, _, err := m.o.App.DeletionRequests(r.Context(), privacy.Filter{Status: privacy.StatusOpen, SubscriberID: s.SubscriberID}, store.Page{Limit: 1})
+	if m.failed(w, r, s, err) {
+		return false
+	}
+	if len(open) > 0 {
+		f.Deletion = &open[0]
+	}
+	return true
+}
+
+// requestDeletion records the subscriber's request to delete their data
+// (App.RequestDeletion: a task for the merchant, answered within a month;
+// asking again while one is open changes nothing) and shows the profile
+// page with it. A message too long is a 400 page beside the form.
+func (m *MinSide) requestDeletion(w http.ResponseWriter, r *http.Request, s *session) {
+	sub, ok := m.subscriber(w, r, s)
+	if !ok {
+		return
+	}
+	msg := r.PostFormValue("message")
+	_, _, err := m.o.App.RequestDeletion(r.Context(), sub.ID, msg)
+	var invalid validation.Errors
+	switch {
+	case err == nil:
+		http.Redirect(w, r, Prefix+"/profile?done=deletion", http.StatusSeeOther)
+	case errors.As(err, &invalid):
+		f := formOf(sub)
+		f.Message, f.MessageProblem = msg, "deletionBadMessage"
+		if m.withDeletion(w, r, s, &f) {
+			m.render(w, r, s, http.StatusBadRequest, "profile", page{Page: webui.Page{Data: f}})
+		}
+	default:
+		m.failed(w, r, s, err)
+	}
 }
 
 // profileFields map the form's fields to the names App.UpdateSubscriber's

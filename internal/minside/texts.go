@@ -7,6 +7,9 @@ package minside
 var texts = map[string]map[string]string{
 	"nb": {
 		"exportTitle": "Dine data", "exportHint": "Last ned alt vi har lagret om deg og kundeforholdet ditt: kontaktinformasjon, abonnementer, fakturaer, kreditnotaer og betalinger, som en JSON-fil.", "exportLink": "Last ned dataene mine",
+		"deletionTitle": "Slette dataene dine", "deletionHint": "Du kan be oss slette opplysningene om deg. Vi går gjennom forespørselen og svarer innen en måned. Fakturaer og betalinger må vi likevel ta vare på så lenge bokføringsloven krever.",
+		"deletionMessage": "Melding (valgfritt)", "deletionButton": "Be om sletting", "deletionRequested": "Forespørselen om sletting er sendt. Vi svarer innen en måned.",
+		"deletionOpenSince": "Du ba om sletting", "deletionAnswerBy": "Vi svarer senest", "deletionBadMessage": "Meldingen kan være høyst 2000 tegn, uten kontrolltegn.",
 		"languageName": "Bokmål", "product": "Min side", "skip": "Gå til innholdet", "navigation": "Meny",
 		"overview": "Mine abonnementer", "invoices": "Fakturaer og betalinger", "profile": "Kontaktinformasjon", "logout": "Logg ut",
 		"backHome": "Tilbake til Min side", "login": "Logg inn på Min side", "loginHint": "Skriv navnet på avisen eller forlaget du abonnerer hos. Du logger inn med e-postadressen og passordet ditt på neste side.",
@@ -44,6 +47,9 @@ var texts = map[string]map[string]string{
 	},
 	"nn": {
 		"exportTitle": "Dataa dine", "exportHint": "Last ned alt vi har lagra om deg og kundeforholdet ditt: kontaktinformasjon, abonnement, fakturaer, kreditnotaer og betalingar, som ei JSON-fil.", "exportLink": "Last ned dataa mine",
+		"deletionTitle": "Slette dataa dine", "deletionHint": "Du kan be oss slette opplysningane om deg. Vi går gjennom førespurnaden og svarar innan ein månad. Fakturaer og betalingar må vi likevel ta vare på så lenge bokføringslova krev.",
+		"deletionMessage": "Melding (valfritt)", "deletionButton": "Be om sletting", "deletionRequested": "Førespurnaden om sletting er send. Vi svarar innan ein månad.",
+		"deletionOpenSince": "Du bad om sletting", "deletionAnswerBy": "Vi svarar seinast", "deletionBadMessage": "Meldinga kan vere høgst 2000 teikn, utan kontrollteikn.",
 		"languageName": "Nynorsk", "product": "Mi side", "skip": "Gå til innhaldet", "navigation": "Meny",
 		"overview": "Abonnementa mine", "invoices": "Fakturaer og betalingar", "profile": "Kontaktinformasjon", "logout": "Logg ut",
 		"backHome": "Tilbake til Mi side", "login": "Logg inn på Mi side", "loginHint": "Skriv namnet på avisa eller forlaget du abonnerer hjå. Du loggar inn med e-postadressa og passordet ditt på neste side.",
@@ -81,6 +87,9 @@ var texts = map[string]map[string]string{
 	},
 	"sv": {
 		"exportTitle": "Dina uppgifter", "exportHint": "Ladda ner allt vi har sparat om dig och ditt kundkonto: kontaktuppgifter, prenumerationer, fakturor, kreditnotor och betalningar, som en JSON-fil.", "exportLink": "Ladda ner mina uppgifter",
+		"deletionTitle": "Radera dina uppgifter", "deletionHint": "Du kan be oss radera uppgifterna om dig. Vi går igenom begäran och svarar inom en månad. Fakturor och betalningar måste vi ändå spara så länge bokföringslagen kräver.",
+		"deletionMessage": "Meddelande (valfritt)", "deletionButton": "Begär radering", "deletionRequested": "Begäran om radering är skickad. Vi svarar inom en månad.",
+		"deletionOpenSince": "Du begärde radering", "deletionAnswerBy": "Vi svarar senast", "deletionBadMessage": "Meddelandet får vara högst 2000 tecken, utan kontrolltecken.",
 		"languageName": "Svenska", "product": "Mina sidor", "skip": "Gå till innehållet", "navigation": "Meny",
 		"overview": "Mina prenumerationer", "invoices": "Fakturor och betalningar", "profile": "Kontaktuppgifter", "logout": "Logga ut",
 		"backHome": "Tillbaka till Mina sidor", "login": "Logga in på Mina sidor", "loginHint": "Skriv namnet på tidningen eller förlaget du prenumererar hos. Du loggar in med din e-postadress och ditt lösenord på nästa sida.",
@@ -118,6 +127,9 @@ var texts = map[string]map[string]string{
 	},
 	"da": {
 		"exportTitle": "Dine data", "exportHint": "Download alt, hvad vi har gemt om dig og dit kundeforhold: kontaktoplysninger, abonnementer, fakturaer, kreditnotaer og betalinger, som en JSON-fil.", "exportLink": "Download mine data",
+		"deletionTitle": "Slet dine data", "deletionHint": "Du kan bede os slette oplysningerne om dig. Vi gennemgår anmodningen og svarer inden for en måned. Fakturaer og betalinger skal vi dog gemme, så længe bogføringsloven kræver.",
+		"deletionMessage": "Besked (valgfri)", "deletionButton": "Anmod om sletning", "deletionRequested": "Anmodningen om sletning er sendt. Vi svarer inden for en måned.",
+		"deletionOpenSince": "Du anmodede om sletning", "deletionAnswerBy": "Vi svarer senest", "deletionBadMessage": "Beskeden må højst være 2000 tegn, uden kontroltegn.",
 		"languageName": "Dansk", "product": "Min side", "skip": "Gå til indholdet", "navigation": "Menu",
 		"overview": "Mine abonnementer", "invoices": "Fakturaer og betalinger", "profile": "Kontaktoplysninger", "logout": "Log ud",
 		"backHome": "Tilbage til Min side", "login": "Log ind på Min side", "loginHint": "Skriv navnet på avisen eller forlaget, du abonnerer hos. Du logger ind med din e-mailadresse og din adgangskode på næste side.",
@@ -155,6 +167,9 @@ var texts = map[string]map[string]string{
 	},
 	"fi": {
 		"exportTitle": "Tietosi", "exportHint": "Lataa kaikki, mitä olemme tallentaneet sinusta ja asiakkuudestasi: yhteystiedot, tilaukset, laskut, hyvityslaskut ja maksut JSON-tiedostona.", "exportLink": "Lataa tietoni",
+		"deletionTitle": "Poista tietosi", "deletionHint": "Voit pyytää meitä poistamaan sinua koskevat tiedot. Käsittelemme pyynnön ja vastaamme kuukauden kuluessa. Laskut ja maksut meidän on kuitenkin säilytettävä kirjanpitolain vaatiman ajan.",
+		"deletionMessage": "Viesti (valinnainen)", "deletionButton": "Pyydä poistoa", "deletionRequested": "Poistopyyntö on lähetetty. Vastaamme kuukauden kuluessa.",
+		"deletionOpenSince": "Pyysit poistoa", "deletionAnswerBy": "Vastaamme viimeistään", "deletionBadMessage": "Viesti voi olla enintään 2000 merkkiä ilman ohjausmerkkejä.",
 		"languageName": "Suomi", "product": "Omat sivut", "skip": "Siirry sisältöön", "navigation": "Valikko",
 		"overview": "Tilaukseni", "invoices": "Laskut ja maksut", "profile": "Yhteystiedot", "logout": "Kirjaudu ulos",
 		"backHome": "Takaisin omille sivuille", "login": "Kirjaudu omille sivuille", "loginHint": "Kirjoita sen lehden tai kustantajan nimi, jonka tilaaja olet. Kirjaudut seuraavalla sivulla sähköpostiosoitteellasi ja salasanallasi.",
@@ -192,6 +207,9 @@ var texts = map[string]map[string]string{
 	},
 	"en": {
 		"exportTitle": "Your data", "exportHint": "Download everything we keep about you and your customer account: contact details, subscriptions, invoices, credit notes and payments, as a JSON file.", "exportLink": "Download my data",
+		"deletionTitle": "Delete your data", "deletionHint": "You can ask us to delete the information we hold about you. We review the request and answer within a month. Invoices and payments we must still keep for as long as bookkeeping law requires.",
+		"deletionMessage": "Message (optional)", "deletionButton": "Request deletion", "deletionRequested": "Your request to delete your data is sent. We answer within a month.",
+		"deletionOpenSince": "You asked for deletion on", "deletionAnswerBy": "We answer by", "deletionBadMessage": "The message can be at most 2000 characters, without control characters.",
 		"languageName": "English", "product": "My page", "skip": "Skip to content", "navigation": "Menu",
 		"overview": "My subscriptions", "invoices": "Invoices and payments", "profile": "Contact details", "logout": "Log out",
 		"backHome": "Back to My page", "login": "Log in to My page", "loginHint": "Enter the name of the newspaper or publisher you subscribe to. You log in with your e-mail address and password on the next page.",

@@ -13,11 +13,15 @@ import (
 // (name, e-mail, phone, address, country) are its primary contact; its
 // Invoice and Delivery contacts are the others.
 const (
-	EventSubscriberCreated        = "SubscriberCreated"
-	EventSubscriberDeleted        = "SubscriberDeleted"
-	EventSubscriberContactCreated = "SubscriberContactCreated"
-	EventSubscriberContactUpdated = "SubscriberContactUpdated"
-	EventSubscriberContactDeleted = "SubscriberContactDeleted"
+	EventSubscriberCreated = "SubscriberCreated"
+	EventSubscriberDeleted = "SubscriberDeleted"
+	// A subscriber asked to have their data deleted, and the merchant
+	// answered (internal/privacy).
+	EventSubscriberDeletionRequested = "SubscriberDeletionRequested"
+	EventSubscriberDeletionResolved  = "SubscriberDeletionResolved"
+	EventSubscriberContactCreated    = "SubscriberContactCreated"
+	EventSubscriberContactUpdated    = "SubscriberContactUpdated"
+	EventSubscriberContactDeleted    = "SubscriberContactDeleted"
 )
 
 // Where a subscriber change came from: the source of its contact events.

@@ -36,6 +36,8 @@ var Kinds = []string{
 	store.EventPeppolDeliveryFailed,
 	store.EventSubscriberCreated,
 	store.EventSubscriberDeleted,
+	store.EventSubscriberDeletionRequested,
+	store.EventSubscriberDeletionResolved,
 	store.EventSubscriberContactCreated,
 	store.EventSubscriberContactUpdated,
 	store.EventSubscriberContactDeleted,
