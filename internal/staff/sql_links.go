@@ -26,14 +26,18 @@ func (d *Directory) SetPasswordLink(ctx context.Context, tenantID, userID string
 		return "", time.Time{}, store.ErrNotFound
 	}
 	err = d.inTx(ctx, tenantID, func(tx *store.Tx) error {
-		if _, err := user(ctx, tx, tenantID, userID); err != nil {
+		u, err := user(ctx, tx, tenantID, userID)
+		if err != nil {
+			return err
+		}
+		if err := audit(ctx, tx, EventPasswordLinkIssued, u.User, nil, d.now()); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM staff_password_links WHERE tenant_id = $1 AND user_id = $2 AND NOT used`,
 			tenantID, userID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO staff_password_links (token_hash, tenant_id, user_id, expires_at, used)
+		_, err = tx.Exec(ctx, `INSERT INTO staff_password_links (token_hash, tenant_id, user_id, expires_at, used)
 			VALUES ($1, $2, $3, $4, $5)`, tokenHash(token), tenantID, userID, store.TimeParam(expires), false)
 		return err
 	})
@@ -100,8 +104,11 @@ func (d *Directory) UsePasswordLink(ctx context.Context, token, pw string) (User
 			return err
 		}
 		u, err := user(ctx, tx, tenantID, userID)
+		if err != nil {
+			return err
+		}
 		out = u.User
-		return err
+		return audit(ctx, tx, EventPasswordSet, out, nil, now)
 	})
 	if errors.Is(err, ErrBadLink) {
 		return User{}, err

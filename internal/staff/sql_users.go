@@ -85,11 +85,20 @@ func (d *Directory) CreateUser(ctx context.Context, tenantID string, in NewUser)
 	now := d.now()
 	u := User{ID: store.NewID(), TenantID: tenantID, Email: in.Email, Name: in.Name, Role: in.Role, HasPassword: hash != "",
 		CreatedAt: now, UpdatedAt: now}
-	_, err := d.st.Writer().Exec(ctx, `INSERT INTO staff_users (id, tenant_id, email, email_key, name, role, password_hash,
+	err := d.inTx(ctx, tenantID, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO staff_users (id, tenant_id, email, email_key, name, role, password_hash,
 		disabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		u.ID, tenantID, u.Email, emailKey(u.Email), u.Name, string(u.Role), hash, false, store.TimeParam(now), store.TimeParam(now))
-	if store.IsUniqueViolation(err) {
-		return User{}, ErrEmailTaken
+			u.ID, tenantID, u.Email, emailKey(u.Email), u.Name, string(u.Role), hash, false, store.TimeParam(now), store.TimeParam(now))
+		if store.IsUniqueViolation(err) {
+			return ErrEmailTaken
+		}
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, EventUserCreated, u, nil, now)
+	})
+	if errors.Is(err, ErrEmailTaken) {
+		return User{}, err
 	}
 	if err != nil {
 		return User{}, fmt.Errorf("staff: create user: %w", err)
@@ -197,9 +206,13 @@ func (d *Directory) UpdateUser(ctx context.Context, tenantID, id string, role Ro
 				return err
 			}
 		}
+		before := auditBefore{Role: u.Role, Disabled: u.Disabled}
 		u.Role, u.Disabled, u.UpdatedAt = role, disabled, now
 		out = u.User
-		return nil
+		if before.Role == role && before.Disabled == disabled {
+			return nil // nothing changed: nothing to record
+		}
+		return audit(ctx, tx, EventUserChanged, out, &before, now)
 	})
 	if err != nil {
 		if errors.Is(err, ErrLastAdmin) || errors.Is(err, store.ErrNotFound) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pquerna/otp/totp"
 
+	"github.com/kadens/kadens/internal/actor"
 	"github.com/kadens/kadens/internal/password"
 	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/staff"
@@ -732,4 +733,69 @@ func TestLastAdminConcurrent(t *testing.T) {
 		(list[1].Role == staff.RoleAdmin && !list[1].Disabled) {
 		t.Fatalf("not exactly one enabled admin left: %+v", list)
 	}
+}
+
+// TestAuditEvents: every change to who may do what is an event about the
+// user, with the actor of the context, and no secret in it; a change
+// that changes nothing records nothing.
+func TestAuditEvents(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s, "a")
+		ctx := actor.With(t.Context(), actor.Actor{Kind: actor.Staff, ID: store.NewID(), Label: "admin@example.no"})
+		f.create(t, "first@example.no", staff.RoleAdmin, pw)
+		u, err := f.dir.CreateUser(ctx, f.tenant, staff.NewUser{Email: "kari@example.no", Role: staff.RoleSupport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.dir.UpdateUser(ctx, f.tenant, u.ID, staff.RoleFinance, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.dir.UpdateUser(ctx, f.tenant, u.ID, staff.RoleFinance, false); err != nil { // no change
+			t.Fatal(err)
+		}
+		token, _, err := f.dir.SetPasswordLink(ctx, f.tenant, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.dir.UsePasswordLink(t.Context(), token, pw); err != nil {
+			t.Fatal(err)
+		}
+		secret, _, err := f.dir.BeginTOTP(ctx, f.tenant, u.ID, "Kadens")
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _ := totp.GenerateCode(secret, f.clock.Now())
+		if err := f.dir.ConfirmTOTP(ctx, f.tenant, u.ID, code); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.dir.DisableTOTP(ctx, f.tenant, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.dir.UpdateUser(ctx, f.tenant, u.ID, staff.RoleFinance, true); err != nil {
+			t.Fatal(err)
+		}
+		evs, _, err := s.ListEvents(tenancy.With(t.Context(), f.tenant), store.EventFilter{Subject: "/staffuser/" + u.ID}, store.Page{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, e := range evs {
+			kinds = append(kinds, e.EventType)
+			if e.EventType != staff.EventPasswordSet && e.Actor.Label != "admin@example.no" {
+				t.Errorf("%s by %+v, want the admin", e.EventType, e.Actor)
+			}
+			if d := string(e.Data); strings.Contains(d, secret) || strings.Contains(d, token) || strings.Contains(d, "argon2") {
+				t.Errorf("%s carries a secret: %s", e.EventType, d)
+			}
+		}
+		want := []string{staff.EventUserCreated, staff.EventUserChanged, staff.EventPasswordLinkIssued, staff.EventPasswordSet,
+			staff.EventTOTPEnabled, staff.EventTOTPDisabled, staff.EventUserChanged}
+		if !slices.Equal(kinds, want) {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+		if d := string(evs[1].Data); !strings.Contains(d, `"before":{"role":"support"`) || !strings.Contains(d, `"role":"finance"`) {
+			t.Errorf("the role change says %s", d)
+		}
+	})
 }

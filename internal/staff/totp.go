@@ -63,7 +63,7 @@ func (d *Directory) BeginTOTP(ctx context.Context, tenantID, userID, issuer stri
 	if err != nil {
 		return "", "", fmt.Errorf("staff: begin TOTP: %w", err)
 	}
-	if err := d.setTOTP(ctx, tenantID, userID, `UPDATE staff_users SET totp_pending_secret = $4, updated_at = $3
+	if err := d.setTOTP(ctx, tenantID, userID, "", `UPDATE staff_users SET totp_pending_secret = $4, updated_at = $3
 		WHERE tenant_id = $1 AND id = $2`, key.Secret()); err != nil {
 		return "", "", err
 	}
@@ -87,7 +87,7 @@ func (d *Directory) ConfirmTOTP(ctx context.Context, tenantID, userID, code stri
 	}
 	// Conditional on the secret checked: a BeginTOTP in between wins. The
 	// confirming code counts as used: it cannot also complete a login.
-	err = d.setTOTP(ctx, tenantID, userID, `UPDATE staff_users SET totp_secret = totp_pending_secret,
+	err = d.setTOTP(ctx, tenantID, userID, EventTOTPEnabled, `UPDATE staff_users SET totp_secret = totp_pending_secret,
 		totp_pending_secret = '', totp_last_step = $5, updated_at = $3
 		WHERE tenant_id = $1 AND id = $2 AND totp_pending_secret = $4`, u.totpPending, step)
 	if errors.Is(err, store.ErrNotFound) {
@@ -100,23 +100,38 @@ func (d *Directory) ConfirmTOTP(ctx context.Context, tenantID, userID, code stri
 // or pending): logins ask for the password only. The console lets an
 // admin do it for a user who lost the device.
 func (d *Directory) DisableTOTP(ctx context.Context, tenantID, userID string) error {
-	return d.setTOTP(ctx, tenantID, userID, `UPDATE staff_users SET totp_secret = '', totp_pending_secret = '',
+	return d.setTOTP(ctx, tenantID, userID, EventTOTPDisabled, `UPDATE staff_users SET totp_secret = '', totp_pending_secret = '',
 		updated_at = $3 WHERE tenant_id = $1 AND id = $2`)
 }
 
 // setTOTP runs query, an UPDATE of one staff_users row whose parameters
 // are the tenant ($1), the user ($2), updated_at ($3) and args from $4,
+// records event (none when "") about the user in the same transaction,
 // and reports no row changed as store.ErrNotFound.
-func (d *Directory) setTOTP(ctx context.Context, tenantID, userID, query string, args ...any) error {
+func (d *Directory) setTOTP(ctx context.Context, tenantID, userID, event, query string, args ...any) error {
 	if !store.ValidID(tenantID) || !store.ValidID(userID) {
 		return store.ErrNotFound
 	}
-	res, err := d.st.Writer().Exec(ctx, query, append([]any{tenantID, userID, store.TimeParam(d.now())}, args...)...)
+	now := d.now()
+	err := d.inTx(ctx, tenantID, func(tx *store.Tx) error {
+		res, err := tx.Exec(ctx, query, append([]any{tenantID, userID, store.TimeParam(now)}, args...)...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return store.ErrNotFound
+		}
+		if event == "" {
+			return nil
+		}
+		u, err := user(ctx, tx, tenantID, userID)
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, event, u.User, nil, now)
+	})
 	if err != nil {
 		return fmt.Errorf("staff: TOTP of user %s: %w", userID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("staff: TOTP of user %s: %w", userID, store.ErrNotFound)
 	}
 	return nil
 }
