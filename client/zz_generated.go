@@ -775,33 +775,34 @@ type Event struct {
 type EventKind string
 
 const (
-	EventKindSubscriptionCreated             EventKind = "SubscriptionCreated"
-	EventKindSubscriptionCancelled           EventKind = "SubscriptionCancelled"
-	EventKindSubscriptionDeactivated         EventKind = "SubscriptionDeactivated"
-	EventKindSubscriptionCancellationRemoved EventKind = "SubscriptionCancellationRemoved"
-	EventKindPriceChangeNotified             EventKind = "PriceChangeNotified"
-	EventKindOrderProcessed                  EventKind = "OrderProcessed"
-	EventKindInvoiceIssued                   EventKind = "InvoiceIssued"
-	EventKindInvoicePaid                     EventKind = "InvoicePaid"
-	EventKindCreditNoteIssued                EventKind = "CreditNoteIssued"
-	EventKindReminderIssued                  EventKind = "ReminderIssued"
-	EventKindPaymentCompleted                EventKind = "PaymentCompleted"
-	EventKindPaymentFailed                   EventKind = "PaymentFailed"
-	EventKindPaymentAgreementCreated         EventKind = "PaymentAgreementCreated"
-	EventKindPaymentAgreementDeleted         EventKind = "PaymentAgreementDeleted"
-	EventKindPeppolDeliveryPending           EventKind = "PeppolDeliveryPending"
-	EventKindPeppolDeliverySent              EventKind = "PeppolDeliverySent"
-	EventKindPeppolDeliveryDelivered         EventKind = "PeppolDeliveryDelivered"
-	EventKindPeppolDeliveryFailed            EventKind = "PeppolDeliveryFailed"
-	EventKindSubscriberCreated               EventKind = "SubscriberCreated"
-	EventKindSubscriberDeleted               EventKind = "SubscriberDeleted"
-	EventKindSubscriberDeletionRequested     EventKind = "SubscriberDeletionRequested"
-	EventKindSubscriberDeletionResolved      EventKind = "SubscriberDeletionResolved"
-	EventKindSubscriberContactCreated        EventKind = "SubscriberContactCreated"
-	EventKindSubscriberContactUpdated        EventKind = "SubscriberContactUpdated"
-	EventKindSubscriberContactDeleted        EventKind = "SubscriberContactDeleted"
-	EventKindUserAuthorizationGranted        EventKind = "UserAuthorizationGranted"
-	EventKindUserAuthorizationRevoked        EventKind = "UserAuthorizationRevoked"
+	EventKindSubscriptionCreated               EventKind = "SubscriptionCreated"
+	EventKindSubscriptionCancelled             EventKind = "SubscriptionCancelled"
+	EventKindSubscriptionDeactivated           EventKind = "SubscriptionDeactivated"
+	EventKindSubscriptionCancellationScheduled EventKind = "SubscriptionCancellationScheduled"
+	EventKindSubscriptionCancellationRemoved   EventKind = "SubscriptionCancellationRemoved"
+	EventKindPriceChangeNotified               EventKind = "PriceChangeNotified"
+	EventKindOrderProcessed                    EventKind = "OrderProcessed"
+	EventKindInvoiceIssued                     EventKind = "InvoiceIssued"
+	EventKindInvoicePaid                       EventKind = "InvoicePaid"
+	EventKindCreditNoteIssued                  EventKind = "CreditNoteIssued"
+	EventKindReminderIssued                    EventKind = "ReminderIssued"
+	EventKindPaymentCompleted                  EventKind = "PaymentCompleted"
+	EventKindPaymentFailed                     EventKind = "PaymentFailed"
+	EventKindPaymentAgreementCreated           EventKind = "PaymentAgreementCreated"
+	EventKindPaymentAgreementDeleted           EventKind = "PaymentAgreementDeleted"
+	EventKindPeppolDeliveryPending             EventKind = "PeppolDeliveryPending"
+	EventKindPeppolDeliverySent                EventKind = "PeppolDeliverySent"
+	EventKindPeppolDeliveryDelivered           EventKind = "PeppolDeliveryDelivered"
+	EventKindPeppolDeliveryFailed              EventKind = "PeppolDeliveryFailed"
+	EventKindSubscriberCreated                 EventKind = "SubscriberCreated"
+	EventKindSubscriberDeleted                 EventKind = "SubscriberDeleted"
+	EventKindSubscriberDeletionRequested       EventKind = "SubscriberDeletionRequested"
+	EventKindSubscriberDeletionResolved        EventKind = "SubscriberDeletionResolved"
+	EventKindSubscriberContactCreated          EventKind = "SubscriberContactCreated"
+	EventKindSubscriberContactUpdated          EventKind = "SubscriberContactUpdated"
+	EventKindSubscriberContactDeleted          EventKind = "SubscriberContactDeleted"
+	EventKindUserAuthorizationGranted          EventKind = "UserAuthorizationGranted"
+	EventKindUserAuthorizationRevoked          EventKind = "UserAuthorizationRevoked"
 )
 
 type FieldError struct {
@@ -2518,7 +2519,7 @@ func (c *Client) CreateSubscriberUser(ctx context.Context, body SubscriberUserCr
 //
 // | eventType | subject | data |
 // |---|---|---|
-// | SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationRemoved | /subscription/{id} | subscriptionId, subscriberId, organizationId |
+// | SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved | /subscription/{id} | subscriptionId, subscriberId, organizationId |
 // | OrderProcessed | /order/{id} | orderId, subscriberId, subscriptionId, organizationId, paymentAgreementId, templatePackageId, firstPeriodCreated (always true) |
 // | InvoiceIssued, InvoicePaid | /invoice/{id} | invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, invoiceNumber, number (the same), dueDate, dueAt, amount (gross), currency |
 // | CreditNoteIssued | /creditnote/{id} | creditNoteId, invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, creditNoteNumber, number (the same), invoiceNumber, amount (gross), currency |
@@ -3733,7 +3734,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event

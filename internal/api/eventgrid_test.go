@@ -148,33 +148,34 @@ func (g *gridReceiver) open(u string) {
 // INFO-Subscription's documentation names for its event (and ours beside
 // them). Each must be present; those marked "!" must also be non-empty.
 var documented = map[string][]string{
-	"SubscriptionCreated":             {"subscriptionId!", "subscriberId!"},
-	"SubscriptionCancelled":           {"subscriptionId!", "subscriberId!"},
-	"SubscriptionDeactivated":         {"subscriptionId!", "subscriberId!"},
-	"SubscriptionCancellationRemoved": {"subscriptionId!", "subscriberId!"},
-	"SubscriberDeletionRequested":     {"deletionRequestId!", "subscriberId!", "status!"},
-	"SubscriberDeletionResolved":      {"deletionRequestId!", "subscriberId!", "status!"},
-	"OrderProcessed":                  {"orderId!", "subscriberId!", "subscriptionId!", "firstPeriodCreated!"},
-	"InvoiceIssued":                   {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
-	"InvoicePaid":                     {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
-	"CreditNoteIssued":                {"creditNoteId!", "invoiceId!", "subscriberId!", "organizationId!", "number!", "amount!", "currency!"},
-	"ReminderIssued":                  {"reminderId!", "invoiceId!", "paymentDemandId!", "subscriberId!", "reminderNumber!"},
-	"PaymentCompleted":                {"paymentId!", "paymentDemandId!", "invoiceId!", "subscriberId!"},
-	"PaymentFailed":                   {"paymentId!", "paymentDemandId!", "invoiceId!", "subscriberId!"},
-	"PaymentAgreementCreated":         {"paymentAgreementId!", "subscriberId!", "providerType!"},
-	"PaymentAgreementDeleted":         {"paymentAgreementId!", "subscriberId!", "providerType!"},
-	"PriceChangeNotified":             {"priceChangeId!", "subscriptionId!", "subscriberId!", "currentPrice!", "newPrice!", "effectiveFrom!"},
-	"PeppolDeliveryPending":           {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!"},
-	"PeppolDeliverySent":              {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "messageId!"},
-	"PeppolDeliveryDelivered":         {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "messageId!"},
-	"PeppolDeliveryFailed":            {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "failureReason!"},
-	"SubscriberCreated":               {"subscriberId!", "subscriberNumber!", "externalId"},
-	"SubscriberDeleted":               {"subscriberId!"},
-	"SubscriberContactCreated":        {"subscriberId!", "contactId!", "isPrimary", "source!"},
-	"SubscriberContactUpdated":        {"subscriberId!", "contactId!", "isPrimary", "source!"},
-	"SubscriberContactDeleted":        {"subscriberId!", "contactId!"},
-	"UserAuthorizationGranted":        {"userId!", "productIds!"},
-	"UserAuthorizationRevoked":        {"userId!", "productIds!"},
+	"SubscriptionCreated":               {"subscriptionId!", "subscriberId!"},
+	"SubscriptionCancelled":             {"subscriptionId!", "subscriberId!"},
+	"SubscriptionDeactivated":           {"subscriptionId!", "subscriberId!"},
+	"SubscriptionCancellationRemoved":   {"subscriptionId!", "subscriberId!"},
+	"SubscriptionCancellationScheduled": {"subscriptionId!", "subscriberId!"},
+	"SubscriberDeletionRequested":       {"deletionRequestId!", "subscriberId!", "status!"},
+	"SubscriberDeletionResolved":        {"deletionRequestId!", "subscriberId!", "status!"},
+	"OrderProcessed":                    {"orderId!", "subscriberId!", "subscriptionId!", "firstPeriodCreated!"},
+	"InvoiceIssued":                     {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
+	"InvoicePaid":                       {"invoiceId!", "subscriberId!", "paymentDemandId!", "dueDate!", "number!", "invoiceNumber!", "amount!", "currency!"},
+	"CreditNoteIssued":                  {"creditNoteId!", "invoiceId!", "subscriberId!", "organizationId!", "number!", "amount!", "currency!"},
+	"ReminderIssued":                    {"reminderId!", "invoiceId!", "paymentDemandId!", "subscriberId!", "reminderNumber!"},
+	"PaymentCompleted":                  {"paymentId!", "paymentDemandId!", "invoiceId!", "subscriberId!"},
+	"PaymentFailed":                     {"paymentId!", "paymentDemandId!", "invoiceId!", "subscriberId!"},
+	"PaymentAgreementCreated":           {"paymentAgreementId!", "subscriberId!", "providerType!"},
+	"PaymentAgreementDeleted":           {"paymentAgreementId!", "subscriberId!", "providerType!"},
+	"PriceChangeNotified":               {"priceChangeId!", "subscriptionId!", "subscriberId!", "currentPrice!", "newPrice!", "effectiveFrom!"},
+	"PeppolDeliveryPending":             {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!"},
+	"PeppolDeliverySent":                {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "messageId!"},
+	"PeppolDeliveryDelivered":           {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "messageId!"},
+	"PeppolDeliveryFailed":              {"deliveryId!", "documentKind!", "documentId!", "invoiceId!", "status!", "failureReason!"},
+	"SubscriberCreated":                 {"subscriberId!", "subscriberNumber!", "externalId"},
+	"SubscriberDeleted":                 {"subscriberId!"},
+	"SubscriberContactCreated":          {"subscriberId!", "contactId!", "isPrimary", "source!"},
+	"SubscriberContactUpdated":          {"subscriberId!", "contactId!", "isPrimary", "source!"},
+	"SubscriberContactDeleted":          {"subscriberId!", "contactId!"},
+	"UserAuthorizationGranted":          {"userId!", "productIds!"},
+	"UserAuthorizationRevoked":          {"userId!", "productIds!"},
 }
 
 // read checks the envelope and the data by the documented names.
@@ -401,6 +402,22 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	}
 	if r := tn.Do("POST", "/subscription/"+undone+"/cancel/undo", nil); r.Status != http.StatusOK {
 		t.Fatalf("undo: %d %s", r.Status, r.Body)
+	}
+
+	// A cancellation during a binding waits for its end (scheduled).
+	boundPkg := create(t, tn, "/package", map[string]any{"Name": "Bound", "Currency": "NOK", "Price": 100, "BillingPlans": []string{plan},
+		"products": []map[string]any{{"productId": product}}, "contract": map[string]any{"bindingPeriods": 12, "terms": "bound"}})
+	boundOrder := create(t, tn, "/order", map[string]any{"organizationId": f.org, "templatePackageId": boundPkg, "subscriberId": f.subscriber})
+	var bound struct {
+		SubscriptionID string `json:"subscriptionId"`
+	}
+	if r := tn.Do("POST", "/order/"+boundOrder+"/complete", nil); r.Status != http.StatusOK {
+		t.Fatalf("complete the bound order: %d %s", r.Status, r.Body)
+	} else {
+		r.JSON(t, &bound)
+	}
+	if r := tn.Do("POST", "/subscription/"+bound.SubscriptionID+"/cancel", map[string]any{"mode": "EndOfPeriod"}); r.Status != http.StatusOK {
+		t.Fatalf("cancel the bound subscription: %d %s", r.Status, r.Body)
 	}
 
 	// A deletion request, asked and answered.

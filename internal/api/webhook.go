@@ -90,7 +90,7 @@ INFO-Subscription's receivers read: invoice number, due date, amount, currency);
 
 | eventType | subject | data |
 |---|---|---|
-| SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationRemoved | /subscription/{id} | subscriptionId, subscriberId, organizationId |
+| SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved | /subscription/{id} | subscriptionId, subscriberId, organizationId |
 | OrderProcessed | /order/{id} | orderId, subscriberId, subscriptionId, organizationId, paymentAgreementId, templatePackageId, firstPeriodCreated (always true) |
 | InvoiceIssued, InvoicePaid | /invoice/{id} | invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, invoiceNumber, number (the same), dueDate, dueAt, amount (gross), currency |
 | CreditNoteIssued | /creditnote/{id} | creditNoteId, invoiceId, paymentDemandId, subscriberId, subscriptionId, organizationId, creditNoteNumber, number (the same), invoiceNumber, amount (gross), currency |

@@ -160,6 +160,17 @@ func TestBindingEndOfBinding(t *testing.T) {
 				t.Fatalf("%s: plan change of a cancelled series %d, want 400 naming id", mode, r.Status)
 			}
 		}
+		// Each accepted cancellation was told at once, on the period asked
+		// about.
+		scheduled := map[string]bool{}
+		for _, ev := range w.events(store.EventSubscriptionCancellationScheduled) {
+			scheduled[ev.Subject] = true
+		}
+		for mode, first := range firsts {
+			if cur := w.last(first.ID); !scheduled["/subscription/"+cur.ID] {
+				t.Errorf("%s: no SubscriptionCancellationScheduled on %s (events %v)", mode, cur.ID, scheduled)
+			}
+		}
 		// The upcoming invoice still renews and shows the cancellation
 		// waiting for the binding end.
 		var up struct {

@@ -524,6 +524,13 @@ func (e *Engine) runCancel(ctx context.Context, tx *store.Tx, p cancelPlan, reas
 			return err
 		}
 	}
+	if len(p.wait) > 0 {
+		// Told now, so a receiver can confirm the cancellation and its
+		// date (scheduledCancelEffectiveAt) to the subscriber.
+		if err := tx.AddEvent(ctx, store.EventSubscriptionCancellationScheduled, subject(p.wait[0].ID), subscriptionData(p.wait[0]), now); err != nil {
+			return err
+		}
+	}
 	if p.charge != nil {
 		return e.chargeRemainder(ctx, tx, *p.charge, p.chargeFrom, now)
 	}

@@ -25,6 +25,11 @@ const (
 	// EventSubscriptionCancellationRemoved is recorded when a cancellation
 	// that had not taken effect is taken back (engine.UndoCancel).
 	EventSubscriptionCancellationRemoved = "SubscriptionCancellationRemoved"
+	// EventSubscriptionCancellationScheduled is recorded when a
+	// cancellation asked during an EndOfBinding binding is accepted to
+	// wait for the binding end (SubscriptionCancelled follows with the
+	// renewal that creates the last bound period).
+	EventSubscriptionCancellationScheduled = "SubscriptionCancellationScheduled"
 	// EventPriceChangeNotified is recorded for every subscription a price
 	// change will move, noticeDays before the change takes effect.
 	EventPriceChangeNotified = "PriceChangeNotified"

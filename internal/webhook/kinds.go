@@ -19,6 +19,7 @@ var Kinds = []string{
 	store.EventSubscriptionCreated,
 	store.EventSubscriptionCancelled,
 	store.EventSubscriptionDeactivated,
+	store.EventSubscriptionCancellationScheduled,
 	store.EventSubscriptionCancellationRemoved,
 	store.EventPriceChangeNotified,
 	store.EventOrderProcessed,
