@@ -19,6 +19,8 @@ const (
 	ProviderAutogiro   = "Autogiro"
 	ProviderAvtaleGiro = "AvtaleGiro"
 	ProviderExternal   = "External"
+	// ProviderVipps is Vipps MobilePay Recurring (internal/vipps).
+	ProviderVipps = "Vipps"
 )
 
 // Payment methods the store writes by default.
