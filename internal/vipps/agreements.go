@@ -123,7 +123,7 @@ func (w *Wing) AgreementCreated(ctx context.Context, ref provider.AgreementRef) 
 		return err
 	}
 	now := ref.Now
-	rec := AgreementRecord{PaymentAgreementID: pa.ID, Reference: pa.ProviderAgreementReference, Status: StatusNew,
+	rec := VippsAgreement{PaymentAgreementID: pa.ID, Reference: pa.ProviderAgreementReference, Status: StatusNew,
 		PricingType: "VARIABLE", Amount: m.MaxAmount, IntervalUnit: m.IntervalUnit, IntervalCount: m.IntervalCount}
 	if strings.HasPrefix(pa.ProviderAgreementReference, importPrefix) {
 		info, err := c.Agreement(ctx, pa.ProviderAgreementReference)
@@ -148,7 +148,7 @@ func (w *Wing) AgreementCreated(ctx context.Context, ref provider.AgreementRef) 
 }
 
 // draft asks Vipps for the draft of a NEW agreement and records it.
-func (w *Wing) draft(ctx context.Context, c *Client, m Merchant, tenant string, pa store.PaymentAgreement, now time.Time) error {
+func (w *Wing) draft(ctx context.Context, c *Client, m VippsMerchant, tenant string, pa store.PaymentAgreement, now time.Time) error {
 	rec, err := AgreementOf(ctx, w.st, tenant, pa.ID)
 	if err != nil {
 		return err

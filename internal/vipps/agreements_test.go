@@ -58,8 +58,8 @@ func newFixture(t *testing.T, st *store.Store, srv *vippstest.Server, wing *vipp
 	return f
 }
 
-func merchantInput(srv *vippstest.Server) vipps.MerchantInput {
-	return vipps.MerchantInput{ClientID: srv.ClientID, ClientSecret: srv.ClientSecret, SubscriptionKey: srv.SubscriptionKey,
+func merchantInput(srv *vippstest.Server) vipps.VippsMerchantInput {
+	return vipps.VippsMerchantInput{ClientID: srv.ClientID, ClientSecret: srv.ClientSecret, SubscriptionKey: srv.SubscriptionKey,
 		MerchantSerialNumber: srv.MerchantSerialNumber, Mode: "test", BaseURL: srv.URL, ProductName: "Nordavis Digital",
 		MerchantAgreementURL: "https://nordavis.example/my/", MerchantRedirectURL: "https://nordavis.example/vipps/back",
 		MaxAmount: 50000}
@@ -84,7 +84,7 @@ func (f *fixture) create(t *testing.T, reference string) store.PaymentAgreement 
 	return pa
 }
 
-func (f *fixture) record(t *testing.T, id string) vipps.AgreementRecord {
+func (f *fixture) record(t *testing.T, id string) vipps.VippsAgreement {
 	t.Helper()
 	rec, err := vipps.AgreementOf(f.ctx, f.st, f.tn, id)
 	if err != nil {
@@ -305,7 +305,7 @@ func TestAgreements(t *testing.T) {
 			if err := alien.Check(f.ctx, &a); err == nil || !strings.Contains(err.Error(), "master key") {
 				t.Fatalf("opened with another master key: %v", err)
 			}
-			bad := vipps.MerchantInput{Mode: "live", MerchantAgreementURL: "http://x.example", MaxAmount: 50, IntervalUnit: "FORTNIGHT",
+			bad := vipps.VippsMerchantInput{Mode: "live", MerchantAgreementURL: "http://x.example", MaxAmount: 50, IntervalUnit: "FORTNIGHT",
 				IntervalCount: 40, ProductName: strings.Repeat("x", 46)}
 			err = func() error { _, err := wing.SetMerchant(f.ctx, bad, t0); return err }()
 			var verr validation.Errors

@@ -23,9 +23,9 @@ const (
 	ModeProduction = "production"
 )
 
-// Merchant is a tenant's Vipps merchant as shown: never the secret or the
+// VippsMerchant is a tenant's Vipps merchant as shown: never the secret or the
 // subscription key.
-type Merchant struct {
+type VippsMerchant struct {
 	ClientID             string    `json:"clientId"`
 	MerchantSerialNumber string    `json:"merchantSerialNumber"`
 	Mode                 string    `json:"mode" enum:"test,production"`
@@ -40,8 +40,8 @@ type Merchant struct {
 	UpdatedAt            time.Time `json:"updatedAt"`
 }
 
-// MerchantInput sets a tenant's merchant (PUT /vipps/merchant).
-type MerchantInput struct {
+// VippsMerchantInput sets a tenant's merchant (PUT /vipps/merchant).
+type VippsMerchantInput struct {
 	ClientID             string `json:"clientId" required:"true"`
 	ClientSecret         string `json:"clientSecret" required:"true"`
 	SubscriptionKey      string `json:"subscriptionKey" required:"true" description:"Ocp-Apim-Subscription-Key."`
@@ -93,7 +93,7 @@ func (w *Wing) seal(plain string) (string, error) {
 }
 
 func (w *Wing) open(sealed string) (string, error) {
-	obj, err := jose.ParseEncrypted(sealed, []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A256GCM})
+	obj, err := jose.ParseEncryptedCompact(sealed, []jose.KeyAlgorithm{jose.DIRECT}, []jose.ContentEncryption{jose.A256GCM})
 	if err != nil {
 		return "", fmt.Errorf("vipps: open secret: %w", err)
 	}
@@ -107,7 +107,7 @@ func (w *Wing) open(sealed string) (string, error) {
 var intervalUnits = []string{"DAY", "WEEK", "MONTH", "YEAR"}
 
 // checkMerchant puts in in canonical form and names every problem.
-func (w *Wing) checkMerchant(ctx context.Context, in *MerchantInput) error {
+func (w *Wing) checkMerchant(ctx context.Context, in *VippsMerchantInput) error {
 	var errs validation.Errors
 	for _, f := range []struct {
 		name string
@@ -187,27 +187,27 @@ func contains(list []string, v string) bool {
 // SetMerchant stores the context tenant's merchant (replacing one set
 // before), its secrets sealed. The cached client is dropped, so the next
 // call fetches a token with the new keys.
-func (w *Wing) SetMerchant(ctx context.Context, in MerchantInput, now time.Time) (Merchant, error) {
+func (w *Wing) SetMerchant(ctx context.Context, in VippsMerchantInput, now time.Time) (VippsMerchant, error) {
 	if err := w.checkMerchant(ctx, &in); err != nil {
-		return Merchant{}, err
+		return VippsMerchant{}, err
 	}
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
-		return Merchant{}, err
+		return VippsMerchant{}, err
 	}
 	secret, err := w.seal(in.ClientSecret)
 	if err != nil {
-		return Merchant{}, err
+		return VippsMerchant{}, err
 	}
 	key, err := w.seal(in.SubscriptionKey)
 	if err != nil {
-		return Merchant{}, err
+		return VippsMerchant{}, err
 	}
-	m := Merchant{ClientID: in.ClientID, MerchantSerialNumber: in.MerchantSerialNumber, Mode: in.Mode, BaseURL: in.BaseURL,
+	m := VippsMerchant{ClientID: in.ClientID, MerchantSerialNumber: in.MerchantSerialNumber, Mode: in.Mode, BaseURL: in.BaseURL,
 		ProductName: in.ProductName, MerchantAgreementURL: in.MerchantAgreementURL, MerchantRedirectURL: in.MerchantRedirectURL,
 		MaxAmount: in.MaxAmount, IntervalUnit: in.IntervalUnit, IntervalCount: in.IntervalCount}
 	if m, err = upsertMerchant(ctx, w.st, tenant, m, secret, key, now); err != nil {
-		return Merchant{}, err
+		return VippsMerchant{}, err
 	}
 	w.mu.Lock()
 	delete(w.clients, tenant)
@@ -217,10 +217,10 @@ func (w *Wing) SetMerchant(ctx context.Context, in MerchantInput, now time.Time)
 
 // GetMerchant returns the context tenant's merchant; none is
 // store.ErrNotFound.
-func (w *Wing) GetMerchant(ctx context.Context) (Merchant, error) {
+func (w *Wing) GetMerchant(ctx context.Context) (VippsMerchant, error) {
 	tenant, err := tenancy.From(ctx)
 	if err != nil {
-		return Merchant{}, err
+		return VippsMerchant{}, err
 	}
 	m, _, err := merchant(ctx, w.st, tenant)
 	return m, err
@@ -231,13 +231,13 @@ var ErrNoMerchant = errors.New("vipps: the tenant has no Vipps merchant (PUT /vi
 
 // client returns the tenant's client, cached (with its access token) until
 // the merchant changes.
-func (w *Wing) client(ctx context.Context, tenant string) (*Client, Merchant, error) {
+func (w *Wing) client(ctx context.Context, tenant string) (*Client, VippsMerchant, error) {
 	m, sealed, err := merchant(ctx, w.st, tenant)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, Merchant{}, ErrNoMerchant
+		return nil, VippsMerchant{}, ErrNoMerchant
 	}
 	if err != nil {
-		return nil, Merchant{}, err
+		return nil, VippsMerchant{}, err
 	}
 	w.mu.Lock()
 	cc, ok := w.clients[tenant]
@@ -247,11 +247,11 @@ func (w *Wing) client(ctx context.Context, tenant string) (*Client, Merchant, er
 	}
 	secret, err := w.open(sealed.secret)
 	if err != nil {
-		return nil, Merchant{}, err
+		return nil, VippsMerchant{}, err
 	}
 	key, err := w.open(sealed.key)
 	if err != nil {
-		return nil, Merchant{}, err
+		return nil, VippsMerchant{}, err
 	}
 	c := NewClient(Credentials{ClientID: m.ClientID, ClientSecret: secret, SubscriptionKey: key,
 		MerchantSerialNumber: m.MerchantSerialNumber, BaseURL: m.BaseURL}, w.hc)

@@ -14,7 +14,7 @@ type sealedKeys struct{ secret, key string }
 const merchantColumns = `client_id, merchant_serial_number, mode, base_url, product_name, merchant_agreement_url,
 	merchant_redirect_url, max_amount, interval_unit, interval_count, created_at, updated_at, client_secret_sealed, subscription_key_sealed`
 
-func upsertMerchant(ctx context.Context, st *store.Store, tenant string, m Merchant, secret, key string, now time.Time) (Merchant, error) {
+func upsertMerchant(ctx context.Context, st *store.Store, tenant string, m VippsMerchant, secret, key string, now time.Time) (VippsMerchant, error) {
 	_, err := st.Writer().Exec(ctx, `INSERT INTO vipps_merchants (tenant_id, client_id, client_secret_sealed, subscription_key_sealed,
 		merchant_serial_number, mode, base_url, product_name, merchant_agreement_url, merchant_redirect_url, max_amount,
 		interval_unit, interval_count, created_at, updated_at)
@@ -28,7 +28,7 @@ func upsertMerchant(ctx context.Context, st *store.Store, tenant string, m Merch
 		tenant, m.ClientID, secret, key, m.MerchantSerialNumber, m.Mode, m.BaseURL, m.ProductName, m.MerchantAgreementURL,
 		m.MerchantRedirectURL, m.MaxAmount, m.IntervalUnit, m.IntervalCount, store.TimeParam(now))
 	if err != nil {
-		return Merchant{}, fmt.Errorf("vipps: store merchant: %w", err)
+		return VippsMerchant{}, fmt.Errorf("vipps: store merchant: %w", err)
 	}
 	out, _, err := merchant(ctx, st, tenant)
 	return out, err
@@ -37,21 +37,21 @@ func upsertMerchant(ctx context.Context, st *store.Store, tenant string, m Merch
 // merchant reads the tenant's merchant from the writer (a client built
 // from a replica's stale row would hold old keys); none is
 // store.ErrNotFound.
-func merchant(ctx context.Context, st *store.Store, tenant string) (Merchant, sealedKeys, error) {
-	var m Merchant
+func merchant(ctx context.Context, st *store.Store, tenant string) (VippsMerchant, sealedKeys, error) {
+	var m VippsMerchant
 	var k sealedKeys
 	err := st.Writer().QueryRow(ctx, `SELECT `+merchantColumns+` FROM vipps_merchants WHERE tenant_id = $1`, tenant).Scan(
 		&m.ClientID, &m.MerchantSerialNumber, &m.Mode, &m.BaseURL, &m.ProductName, &m.MerchantAgreementURL,
 		&m.MerchantRedirectURL, &m.MaxAmount, &m.IntervalUnit, &m.IntervalCount, &m.CreatedAt, &m.UpdatedAt, &k.secret, &k.key)
 	if err != nil {
-		return Merchant{}, sealedKeys{}, fmt.Errorf("vipps: merchant: %w", store.NotFound(err))
+		return VippsMerchant{}, sealedKeys{}, fmt.Errorf("vipps: merchant: %w", store.NotFound(err))
 	}
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
 	return m, k, nil
 }
 
-// AgreementRecord is the Vipps side of a payment agreement.
-type AgreementRecord struct {
+// VippsAgreement is the Vipps side of a payment agreement.
+type VippsAgreement struct {
 	PaymentAgreementID string    `json:"paymentAgreementId"`
 	Reference          string    `json:"reference"`
 	VippsAgreementID   string    `json:"vippsAgreementId"`
@@ -68,8 +68,8 @@ type AgreementRecord struct {
 const agreementColumns = `payment_agreement_id, reference, vipps_agreement_id, status, confirmation_url, pricing_type, amount,
 	interval_unit, interval_count, created_at, updated_at`
 
-func scanAgreement(r store.Scanner) (AgreementRecord, error) {
-	var a AgreementRecord
+func scanAgreement(r store.Scanner) (VippsAgreement, error) {
+	var a VippsAgreement
 	err := r.Scan(&a.PaymentAgreementID, &a.Reference, &a.VippsAgreementID, &a.Status, &a.ConfirmationURL, &a.PricingType,
 		&a.Amount, &a.IntervalUnit, &a.IntervalCount, &a.CreatedAt, &a.UpdatedAt)
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
@@ -78,7 +78,7 @@ func scanAgreement(r store.Scanner) (AgreementRecord, error) {
 
 // insertAgreement records a's Vipps side unless one is recorded (a hook
 // delivered again); it reports whether it wrote.
-func insertAgreement(ctx context.Context, st *store.Store, tenant string, a AgreementRecord, now time.Time) (bool, error) {
+func insertAgreement(ctx context.Context, st *store.Store, tenant string, a VippsAgreement, now time.Time) (bool, error) {
 	res, err := st.Writer().Exec(ctx, `INSERT INTO vipps_agreements (tenant_id, payment_agreement_id, reference, vipps_agreement_id,
 		status, confirmation_url, pricing_type, amount, interval_unit, interval_count, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) ON CONFLICT DO NOTHING`,
@@ -93,11 +93,11 @@ func insertAgreement(ctx context.Context, st *store.Store, tenant string, a Agre
 
 // AgreementOf returns the Vipps side of payment agreement id in the
 // tenant; none is store.ErrNotFound.
-func AgreementOf(ctx context.Context, st *store.Store, tenant, id string) (AgreementRecord, error) {
+func AgreementOf(ctx context.Context, st *store.Store, tenant, id string) (VippsAgreement, error) {
 	a, err := scanAgreement(st.Writer().QueryRow(ctx, `SELECT `+agreementColumns+` FROM vipps_agreements
 		WHERE tenant_id = $1 AND payment_agreement_id = $2`, tenant, id))
 	if err != nil {
-		return AgreementRecord{}, fmt.Errorf("vipps: agreement of %s: %w", id, store.NotFound(err))
+		return VippsAgreement{}, fmt.Errorf("vipps: agreement of %s: %w", id, store.NotFound(err))
 	}
 	return a, nil
 }
@@ -115,14 +115,14 @@ func setDrafted(ctx context.Context, st *store.Store, tenant, id, vippsID, url s
 
 // openAgreements lists the tenant's agreements whose Vipps status can
 // still change (NEW, PENDING, ACTIVE), for the poller.
-func openAgreements(ctx context.Context, st *store.Store, tenant string) ([]AgreementRecord, error) {
+func openAgreements(ctx context.Context, st *store.Store, tenant string) ([]VippsAgreement, error) {
 	rows, err := st.Writer().Query(ctx, `SELECT `+agreementColumns+` FROM vipps_agreements
 		WHERE tenant_id = $1 AND status IN ('NEW', 'PENDING', 'ACTIVE') ORDER BY payment_agreement_id`, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("vipps: open agreements: %w", err)
 	}
 	defer rows.Close()
-	var out []AgreementRecord
+	var out []VippsAgreement
 	for rows.Next() {
 		a, err := scanAgreement(rows)
 		if err != nil {
