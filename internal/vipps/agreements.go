@@ -282,6 +282,9 @@ func (w *Wing) PollAll(ctx context.Context, now func(tenant string) time.Time) e
 				errs = append(errs, err)
 			}
 		}
+		if err := w.PollCharges(tctx, tenant, now(tenant)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

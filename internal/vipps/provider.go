@@ -23,11 +23,27 @@ func (w *Wing) Registration(every time.Duration) provider.Provider {
 		UniqueReference:  true,
 		AgreementCreated: w.AgreementCreated,
 		AgreementDeleted: w.AgreementDeleted,
+		InvoiceIssued:    w.InvoiceIssued,
+		InvoiceCredited:  w.InvoiceCredited,
 	}
 	if every > 0 {
 		p.Poll = &provider.Poll{Every: every, Run: func(ctx context.Context) error {
-			return w.PollAll(ctx, func(string) time.Time { return time.Now().UTC() })
+			return w.PollAll(ctx, w.tenantNow)
 		}}
 	}
 	return p
 }
+
+// tenantNow is the tenant's time (a test tenant's clock), the wall clock
+// when the tenant cannot be read.
+func (w *Wing) tenantNow(tenant string) time.Time {
+	t, err := w.st.TenantByID(context.Background(), tenant)
+	if err != nil {
+		return time.Now().UTC()
+	}
+	return t.Now(time.Now().UTC())
+}
+
+// Poll runs one reconciliation of every tenant's agreements and charges
+// at each tenant's own time, as the registered poll does.
+func (w *Wing) Poll(ctx context.Context) error { return w.PollAll(ctx, w.tenantNow) }
