@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,17 +19,16 @@ import (
 var loopback = map[string]string{"KADENS_EGRESS_ALLOW_PRIVATE": "true"}
 
 type vcycle struct {
-	t    *testing.T
-	e    *apitest.Env
-	tn   apitest.Tenant
-	ctx  context.Context
-	srv  *vippstest.Server
-	p    provider.Provider
-	sub  string
-	now  time.Time
-	org  string
-	pkg  string
-	pays map[string]bool
+	t   *testing.T
+	e   *apitest.Env
+	tn  apitest.Tenant
+	ctx context.Context
+	srv *vippstest.Server
+	p   provider.Provider
+	sub string
+	now time.Time
+	org string
+	pkg string
 }
 
 func (c *vcycle) create(path string, body any) string {
@@ -52,13 +52,24 @@ func (c *vcycle) invoices() []store.Invoice {
 	return out
 }
 
-// issue runs the collector hook for every invoice, twice, as a redelivered
-// event would (the outbox consumer runs it too, concurrently).
+// issue fires the collector hook for every invoice four times at once, as
+// redelivered events and a concurrent run would (the outbox consumer runs
+// it too): on PostgreSQL they race for real, and each invoice must still
+// have one charge (asserted by the cycle).
 func (c *vcycle) issue() {
 	c.t.Helper()
 	for _, inv := range c.invoices() {
-		for range 2 {
-			if err := c.p.InvoiceIssued(c.ctx, provider.Invoice{TenantID: c.tn.ID, InvoiceID: inv.ID, Now: c.now}); err != nil {
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Go(func() {
+				errs <- c.p.InvoiceIssued(c.ctx, provider.Invoice{TenantID: c.tn.ID, InvoiceID: inv.ID, Now: c.now})
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
 				c.t.Fatal(err)
 			}
 		}
@@ -147,7 +158,7 @@ func TestCycle(t *testing.T) {
 				t.Fatalf("invoice %d has no charge: %v", last.InvoiceNumber, err)
 			}
 			due, _ := time.Parse(time.DateOnly, ch.DueDate)
-			if earliest := c.now.Truncate(24 * time.Hour).AddDate(0, 0, 1); due.Before(earliest) {
+			if earliest := c.now.Truncate(24*time.Hour).AddDate(0, 0, 1); due.Before(earliest) {
 				t.Fatalf("charge due %s, before the lead time allows (%s)", ch.DueDate, earliest.Format(time.DateOnly))
 			}
 			settleAll(ok)
@@ -190,11 +201,16 @@ func TestCycle(t *testing.T) {
 		target := charged[0]
 		cn := c.create("/invoice/"+target.ID+"/credit", map[string]any{"reason": "Missed delivery",
 			"lines": []map[string]any{{"lineNumber": 1, "amount": "100.00"}}})
-		for range 2 {
-			if err := p.InvoiceCredited(c.ctx, provider.Invoice{TenantID: c.tn.ID, InvoiceID: target.ID, CreditNoteID: cn, Now: c.now}); err != nil {
-				t.Fatal(err)
-			}
+		// Fired three times at once: refunded once.
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if err := p.InvoiceCredited(c.ctx, provider.Invoice{TenantID: c.tn.ID, InvoiceID: target.ID, CreditNoteID: cn, Now: c.now}); err != nil {
+					t.Error(err)
+				}
+			})
 		}
+		wg.Wait()
 		ch, _ := vipps.ChargeOf(c.ctx, e.Store, c.tn.ID, target.ID)
 		for _, vc := range srv.Charges(vid) {
 			if vc.ID == ch.ChargeID && (vc.Status != vippstest.ChargePartiallyRefunded || vc.Refunded != 10000) {
