@@ -2127,10 +2127,11 @@ type VippsAgreement struct {
 }
 
 type VippsMerchant struct {
-	BaseURL       string    `json:"baseUrl"`
-	ClientID      string    `json:"clientId"`
-	CreatedAt     time.Time `json:"createdAt"`
-	IntervalCount int64     `json:"intervalCount"`
+	BaseURL          string    `json:"baseUrl"`
+	ClientID         string    `json:"clientId"`
+	CreatedAt        time.Time `json:"createdAt"`
+	HasWebhookSecret bool      `json:"hasWebhookSecret"`
+	IntervalCount    int64     `json:"intervalCount"`
 	// One of: DAY, WEEK, MONTH, YEAR.
 	IntervalUnit string `json:"intervalUnit"`
 	// Suggested maximum per charge, in øre, of the VARIABLE agreements drafted.
@@ -2165,6 +2166,8 @@ type VippsMerchantInput struct {
 	ProductName string `json:"productName"`
 	// Ocp-Apim-Subscription-Key.
 	SubscriptionKey string `json:"subscriptionKey"`
+	// The secret Vipps answered when the webhook to /provider/Vipps/callback/{tenantId} was registered; left out: no webhooks are taken (401), the poll alone follows Vipps.
+	WebhookSecret *string `json:"webhookSecret,omitempty"`
 }
 
 type Webhook struct {

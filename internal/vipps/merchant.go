@@ -36,6 +36,7 @@ type VippsMerchant struct {
 	MaxAmount            int64     `json:"maxAmount" description:"Suggested maximum per charge, in øre, of the VARIABLE agreements drafted."`
 	IntervalUnit         string    `json:"intervalUnit" enum:"DAY,WEEK,MONTH,YEAR"`
 	IntervalCount        int       `json:"intervalCount"`
+	HasWebhookSecret     bool      `json:"hasWebhookSecret"`
 	CreatedAt            time.Time `json:"createdAt"`
 	UpdatedAt            time.Time `json:"updatedAt"`
 }
@@ -54,6 +55,7 @@ type VippsMerchantInput struct {
 	MaxAmount            int64  `json:"maxAmount" required:"true"`
 	IntervalUnit         string `json:"intervalUnit" enum:"DAY,WEEK,MONTH,YEAR" description:"Default MONTH."`
 	IntervalCount        int    `json:"intervalCount" description:"Default 1."`
+	WebhookSecret        string `json:"webhookSecret" description:"The secret Vipps answered when the webhook to /provider/Vipps/callback/{tenantId} was registered; left out: no webhooks are taken (401), the poll alone follows Vipps."`
 }
 
 // Wing is the Vipps provider over a store: merchants, agreements, charges.
@@ -203,10 +205,16 @@ func (w *Wing) SetMerchant(ctx context.Context, in VippsMerchantInput, now time.
 	if err != nil {
 		return VippsMerchant{}, err
 	}
+	hook := ""
+	if in.WebhookSecret = strings.TrimSpace(in.WebhookSecret); in.WebhookSecret != "" {
+		if hook, err = w.seal(in.WebhookSecret); err != nil {
+			return VippsMerchant{}, err
+		}
+	}
 	m := VippsMerchant{ClientID: in.ClientID, MerchantSerialNumber: in.MerchantSerialNumber, Mode: in.Mode, BaseURL: in.BaseURL,
 		ProductName: in.ProductName, MerchantAgreementURL: in.MerchantAgreementURL, MerchantRedirectURL: in.MerchantRedirectURL,
 		MaxAmount: in.MaxAmount, IntervalUnit: in.IntervalUnit, IntervalCount: in.IntervalCount}
-	if m, err = upsertMerchant(ctx, w.st, tenant, m, secret, key, now); err != nil {
+	if m, err = upsertMerchant(ctx, w.st, tenant, m, sealedKeys{secret: secret, key: key, hook: hook}, now); err != nil {
 		return VippsMerchant{}, err
 	}
 	w.mu.Lock()

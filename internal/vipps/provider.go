@@ -25,6 +25,7 @@ func (w *Wing) Registration(every time.Duration) provider.Provider {
 		AgreementDeleted: w.AgreementDeleted,
 		InvoiceIssued:    w.InvoiceIssued,
 		InvoiceCredited:  w.InvoiceCredited,
+		Callback:         w.Callback,
 	}
 	if every > 0 {
 		p.Poll = &provider.Poll{Every: every, Run: func(ctx context.Context) error {

@@ -9,24 +9,25 @@ import (
 )
 
 // sealedKeys are a merchant's sealed secrets, read only to build a client.
-type sealedKeys struct{ secret, key string }
+type sealedKeys struct{ secret, key, hook string }
 
 const merchantColumns = `client_id, merchant_serial_number, mode, base_url, product_name, merchant_agreement_url,
-	merchant_redirect_url, max_amount, interval_unit, interval_count, created_at, updated_at, client_secret_sealed, subscription_key_sealed`
+	merchant_redirect_url, max_amount, interval_unit, interval_count, created_at, updated_at, client_secret_sealed, subscription_key_sealed,
+	webhook_secret_sealed`
 
-func upsertMerchant(ctx context.Context, st *store.Store, tenant string, m VippsMerchant, secret, key string, now time.Time) (VippsMerchant, error) {
+func upsertMerchant(ctx context.Context, st *store.Store, tenant string, m VippsMerchant, k sealedKeys, now time.Time) (VippsMerchant, error) {
 	_, err := st.Writer().Exec(ctx, `INSERT INTO vipps_merchants (tenant_id, client_id, client_secret_sealed, subscription_key_sealed,
 		merchant_serial_number, mode, base_url, product_name, merchant_agreement_url, merchant_redirect_url, max_amount,
-		interval_unit, interval_count, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)
+		interval_unit, interval_count, created_at, updated_at, webhook_secret_sealed)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15)
 		ON CONFLICT (tenant_id) DO UPDATE SET client_id = excluded.client_id, client_secret_sealed = excluded.client_secret_sealed,
 		subscription_key_sealed = excluded.subscription_key_sealed, merchant_serial_number = excluded.merchant_serial_number,
 		mode = excluded.mode, base_url = excluded.base_url, product_name = excluded.product_name,
 		merchant_agreement_url = excluded.merchant_agreement_url, merchant_redirect_url = excluded.merchant_redirect_url,
 		max_amount = excluded.max_amount, interval_unit = excluded.interval_unit, interval_count = excluded.interval_count,
-		updated_at = excluded.updated_at`,
-		tenant, m.ClientID, secret, key, m.MerchantSerialNumber, m.Mode, m.BaseURL, m.ProductName, m.MerchantAgreementURL,
-		m.MerchantRedirectURL, m.MaxAmount, m.IntervalUnit, m.IntervalCount, store.TimeParam(now))
+		webhook_secret_sealed = excluded.webhook_secret_sealed, updated_at = excluded.updated_at`,
+		tenant, m.ClientID, k.secret, k.key, m.MerchantSerialNumber, m.Mode, m.BaseURL, m.ProductName, m.MerchantAgreementURL,
+		m.MerchantRedirectURL, m.MaxAmount, m.IntervalUnit, m.IntervalCount, store.TimeParam(now), k.hook)
 	if err != nil {
 		return VippsMerchant{}, fmt.Errorf("vipps: store merchant: %w", err)
 	}
@@ -42,11 +43,12 @@ func merchant(ctx context.Context, st *store.Store, tenant string) (VippsMerchan
 	var k sealedKeys
 	err := st.Writer().QueryRow(ctx, `SELECT `+merchantColumns+` FROM vipps_merchants WHERE tenant_id = $1`, tenant).Scan(
 		&m.ClientID, &m.MerchantSerialNumber, &m.Mode, &m.BaseURL, &m.ProductName, &m.MerchantAgreementURL,
-		&m.MerchantRedirectURL, &m.MaxAmount, &m.IntervalUnit, &m.IntervalCount, &m.CreatedAt, &m.UpdatedAt, &k.secret, &k.key)
+		&m.MerchantRedirectURL, &m.MaxAmount, &m.IntervalUnit, &m.IntervalCount, &m.CreatedAt, &m.UpdatedAt, &k.secret, &k.key, &k.hook)
 	if err != nil {
 		return VippsMerchant{}, sealedKeys{}, fmt.Errorf("vipps: merchant: %w", store.NotFound(err))
 	}
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	m.HasWebhookSecret = k.hook != ""
 	return m, k, nil
 }
 
@@ -149,4 +151,14 @@ func merchantTenants(ctx context.Context, st *store.Store) ([]string, error) {
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+// agreementByVippsID finds the Vipps side by Vipps' agreement id.
+func agreementByVippsID(ctx context.Context, st *store.Store, tenant, vippsID string) (VippsAgreement, error) {
+	a, err := scanAgreement(st.Writer().QueryRow(ctx, `SELECT `+agreementColumns+` FROM vipps_agreements
+		WHERE tenant_id = $1 AND vipps_agreement_id = $2`, tenant, vippsID))
+	if err != nil {
+		return VippsAgreement{}, fmt.Errorf("vipps: agreement %s: %w", vippsID, store.NotFound(err))
+	}
+	return a, nil
 }

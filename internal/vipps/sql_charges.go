@@ -84,3 +84,13 @@ func openCharges(ctx context.Context, st *store.Store, tenant string) ([]string,
 	}
 	return out, rows.Err()
 }
+
+// invoiceOfCharge finds the invoice of Vipps' charge id.
+func invoiceOfCharge(ctx context.Context, st *store.Store, tenant, chargeID string) (string, error) {
+	var id string
+	err := st.Writer().QueryRow(ctx, `SELECT invoice_id FROM vipps_charges WHERE tenant_id = $1 AND charge_id = $2`, tenant, chargeID).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("vipps: charge %s: %w", chargeID, store.NotFound(err))
+	}
+	return id, nil
+}

@@ -17,6 +17,9 @@ CREATE TABLE vipps_merchants (
     mode                    text NOT NULL CHECK (mode IN ('test', 'production')),
     base_url                text NOT NULL,
     -- What the agreement drafts say (productName, the merchant's pages).
+    -- The secret Vipps gave when the webhook was registered (its HMAC
+    -- key), sealed like the others; empty: no webhooks, the poll only.
+    webhook_secret_sealed   text NOT NULL DEFAULT '',
     product_name            text NOT NULL,
     merchant_agreement_url  text NOT NULL,
     merchant_redirect_url   text NOT NULL,
@@ -76,7 +79,21 @@ CREATE TABLE vipps_charges (
     PRIMARY KEY (tenant_id, invoice_id)
 );
 
+CREATE INDEX vipps_charges_charge_id ON vipps_charges (tenant_id, charge_id);
+
+-- Webhook notifications taken, by the SHA-256 of their body: one
+-- delivered again (Vipps retries until it gets a 2xx) is answered and
+-- not processed twice.
+CREATE TABLE vipps_webhook_events (
+    tenant_id    uuid NOT NULL REFERENCES tenants(id),
+    digest       text NOT NULL,
+    event_type   text NOT NULL,
+    received_at  timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, digest)
+);
+
 -- +goose Down
+DROP TABLE vipps_webhook_events;
 DROP INDEX payment_agreements_vipps_reference;
 DROP TABLE vipps_charges;
 DROP TABLE vipps_agreements;
