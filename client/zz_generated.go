@@ -177,7 +177,7 @@ type AgreementParametersInput struct {
 	ProviderAgreementID *string `json:"providerAgreementId,omitempty"`
 	// EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed.
 	ProviderAgreementReference *string `json:"providerAgreementReference,omitempty"`
-	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
+	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. Vipps takes no reference (a new agreement is drafted; its vippsConfirmationUrl is at GET /vipps/agreement/{id}) or the id of an ACTIVE Vipps agreement to import, and the method Vipps. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro, Vipps.
 	ProviderType *string `json:"providerType,omitempty"`
 	// Not supported: Kadens runs no mobile-wallet checkout (400).
 	VippsMobilePayParameters json.RawMessage `json:"vippsMobilePayParameters,omitempty"`
@@ -198,7 +198,7 @@ type AgreementParamsInput struct {
 	ProviderAgreementID *string `json:"providerAgreementId,omitempty"`
 	// EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed.
 	ProviderAgreementReference *string `json:"providerAgreementReference,omitempty"`
-	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
+	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. Vipps takes no reference (a new agreement is drafted; its vippsConfirmationUrl is at GET /vipps/agreement/{id}) or the id of an ACTIVE Vipps agreement to import, and the method Vipps. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro, Vipps.
 	ProviderType *string `json:"providerType,omitempty"`
 }
 
@@ -1374,7 +1374,7 @@ type PaymentAgreement struct {
 	PaymentMethod string     `json:"paymentMethod"`
 	// The recipient identifier (EHF: organization number; OIO: CVR or GLN), the integrator's reference (External), or empty (Invoice).
 	ProviderAgreementReference string `json:"providerAgreementReference"`
-	// One of: Invoice, EHF, OIO, Autogiro, AvtaleGiro, External.
+	// One of: Invoice, EHF, OIO, Autogiro, AvtaleGiro, External, Vipps.
 	ProviderType string `json:"providerType"`
 	SubscriberID string `json:"subscriberId"`
 }
@@ -1386,7 +1386,7 @@ type PaymentAgreementInput struct {
 	ProviderAgreementID *string `json:"providerAgreementId,omitempty"`
 	// EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed.
 	ProviderAgreementReference *string `json:"providerAgreementReference,omitempty"`
-	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro.
+	// Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. Vipps takes no reference (a new agreement is drafted; its vippsConfirmationUrl is at GET /vipps/agreement/{id}) or the id of an ACTIVE Vipps agreement to import, and the method Vipps. One of: Invoice, EHF, OIO, External, Autogiro, AvtaleGiro, Vipps.
 	ProviderType *string `json:"providerType,omitempty"`
 	// A subscriber of the tenant.
 	SubscriberID *string `json:"subscriberId,omitempty"`
@@ -2144,6 +2144,66 @@ type VATTotal struct {
 type ValidationResultModel struct {
 	Errors  []FieldError `json:"errors"`
 	Message string       `json:"message"`
+}
+
+type VippsAgreement struct {
+	Amount             int64     `json:"amount"`
+	CreatedAt          time.Time `json:"createdAt"`
+	IntervalCount      int64     `json:"intervalCount"`
+	IntervalUnit       string    `json:"intervalUnit"`
+	PaymentAgreementID string    `json:"paymentAgreementId"`
+	// One of: LEGACY, VARIABLE.
+	PricingType string `json:"pricingType"`
+	Reference   string `json:"reference"`
+	// One of: NEW, PENDING, ACTIVE, STOPPED, EXPIRED.
+	Status               string    `json:"status"`
+	UpdatedAt            time.Time `json:"updatedAt"`
+	VippsAgreementID     string    `json:"vippsAgreementId"`
+	VippsConfirmationURL string    `json:"vippsConfirmationUrl"`
+}
+
+type VippsMerchant struct {
+	BaseURL          string    `json:"baseUrl"`
+	ClientID         string    `json:"clientId"`
+	CreatedAt        time.Time `json:"createdAt"`
+	HasWebhookSecret bool      `json:"hasWebhookSecret"`
+	IntervalCount    int64     `json:"intervalCount"`
+	// One of: DAY, WEEK, MONTH, YEAR.
+	IntervalUnit string `json:"intervalUnit"`
+	// Suggested maximum per charge, in øre, of the VARIABLE agreements drafted.
+	MaxAmount            int64  `json:"maxAmount"`
+	MerchantAgreementURL string `json:"merchantAgreementUrl"`
+	MerchantRedirectURL  string `json:"merchantRedirectUrl"`
+	MerchantSerialNumber string `json:"merchantSerialNumber"`
+	// One of: test, production.
+	Mode        string    `json:"mode"`
+	ProductName string    `json:"productName"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+type VippsMerchantInput struct {
+	// Default: the mode's environment (https://apitest.vipps.no or https://api.vipps.no).
+	BaseURL      *string `json:"baseUrl,omitempty"`
+	ClientID     string  `json:"clientId"`
+	ClientSecret string  `json:"clientSecret"`
+	// Default 1.
+	IntervalCount *int64 `json:"intervalCount,omitempty"`
+	// Default MONTH. One of: DAY, WEEK, MONTH, YEAR.
+	IntervalUnit *string `json:"intervalUnit,omitempty"`
+	MaxAmount    int64   `json:"maxAmount"`
+	// The subscriber's page to manage the subscription (https).
+	MerchantAgreementURL string `json:"merchantAgreementUrl"`
+	// Where the app returns the subscriber after approval (https).
+	MerchantRedirectURL  string `json:"merchantRedirectUrl"`
+	MerchantSerialNumber string `json:"merchantSerialNumber"`
+	// One of: test, production.
+	Mode string `json:"mode"`
+	// Shown in the app, at most 45 characters.
+	ProductName string `json:"productName"`
+	// Ocp-Apim-Subscription-Key.
+	SubscriptionKey string `json:"subscriptionKey"`
+	// The secret Vipps answered when the webhook to /provider/Vipps/callback/{tenantId} was registered; left out: no webhooks are taken (401), the poll alone follows Vipps.
+	WebhookSecret *string `json:"webhookSecret,omitempty"`
 }
 
 type Webhook struct {
@@ -3151,6 +3211,24 @@ func (c *Client) GetUpcomingInvoice(ctx context.Context, id string, opts ...Requ
 	return out, err
 }
 
+// GetVippsAgreement is GET /vipps/agreement/{id}: Get the Vipps side of a payment agreement.
+//
+// id is the payment agreement's. vippsConfirmationUrl is where the subscriber approves the agreement in the app; it is set once Vipps answered the draft (status PENDING), which happens right after the agreement was created (NEW until then).
+func (c *Client) GetVippsAgreement(ctx context.Context, id string, opts ...RequestOption) (VippsAgreement, error) {
+	var out VippsAgreement
+	_, err := c.do(ctx, http.MethodGet, "/vipps/agreement/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetVippsMerchant is GET /vipps/merchant: Get the tenant's Vipps MobilePay merchant.
+//
+// Without its secrets. 404 when none is set.
+func (c *Client) GetVippsMerchant(ctx context.Context, opts ...RequestOption) (VippsMerchant, error) {
+	var out VippsMerchant
+	_, err := c.do(ctx, http.MethodGet, "/vipps/merchant", nil, nil, &out, opts)
+	return out, err
+}
+
 // GetWebhook is GET /webhook/{id}: Get a webhook registration.
 //
 // The secret is never shown again.
@@ -4078,7 +4156,7 @@ type ListPaymentAgreementsParams struct {
 	Cursor string
 	// Only agreements of this subscriber.
 	SubscriberID string
-	// Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400.
+	// Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro, AvtaleGiro or Vipps. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400.
 	ProviderType string
 	// Only agreements with this reference (exact, after removing spaces).
 	ProviderAgreementReference string
@@ -4769,6 +4847,15 @@ func (c *Client) RevokePriceChange(ctx context.Context, id string, priceChangeID
 func (c *Client) SetSubscriberUserPassword(ctx context.Context, id string, body UserPasswordRequest, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodPut, "/authorizations/user/"+url.PathEscape(id)+"/password", nil, body, nil, opts)
 	return err
+}
+
+// SetVippsMerchant is PUT /vipps/merchant: Set the tenant's Vipps MobilePay merchant.
+//
+// The merchant's API keys (client id and secret, subscription key, merchant serial number) and the test or production environment. The secret and the subscription key are stored encrypted with the master key and never shown again; setting the merchant again replaces them.
+func (c *Client) SetVippsMerchant(ctx context.Context, body VippsMerchantInput, opts ...RequestOption) (VippsMerchant, error) {
+	var out VippsMerchant
+	_, err := c.do(ctx, http.MethodPut, "/vipps/merchant", nil, body, &out, opts)
+	return out, err
 }
 
 // UndoCancellation is POST /subscription/{id}/cancel/undo: Undo a cancellation that has not taken effect.

@@ -31,6 +31,7 @@ import (
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
 	"github.com/kadens/kadens/internal/validation"
+	"github.com/kadens/kadens/internal/vipps"
 	"github.com/kadens/kadens/internal/webhook"
 )
 
@@ -99,6 +100,10 @@ type Options struct {
 	// App is the application layer the handlers call; when nil the API
 	// builds its own from Store, Engine, Providers and Now.
 	App *app.App
+	// Vipps is the Vipps wing (the one the provider registration uses, so
+	// its access tokens are shared); nil builds one without a master key,
+	// whose merchant cannot be set (tests of other surfaces).
+	Vipps *vipps.Wing
 }
 
 // New builds the API with all its routes and its OpenAPI document.
@@ -149,6 +154,11 @@ func New(o Options) (*Server, error) {
 	s.paymentRoutes()
 	s.addKit(autogiro.Routes(s.kit))
 	s.addKit(avtalegiro.Routes(s.kit))
+	vw := o.Vipps
+	if vw == nil {
+		vw = vipps.New(o.Store, nil, o.Egress)
+	}
+	s.addKit(vw.Routes(s.kit))
 	s.authorizationRoutes()
 	doc, err := s.openAPI()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kadens/kadens/internal/apikit"
+	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -32,7 +33,7 @@ var checkoutMethods = []string{"Vipps", "MobilePay", "VippsMobilePay", "Swedbank
 // foreignProviderTypes are INFO-Subscription provider types Kadens does not
 // offer: a list filtered on one finds no agreement (rather than a 400), as
 // it would in INFO-Subscription for a subscriber without such an agreement.
-var foreignProviderTypes = []string{"SwedbankPay", "PayEx", "Vipps", "MobilePay", "VippsMobilePay", "eFaktura", "BetalingsService"}
+var foreignProviderTypes = []string{"SwedbankPay", "PayEx", "MobilePay", "VippsMobilePay", "eFaktura", "BetalingsService"}
 
 // resolveAliases moves INFO-Subscription names of an order onto the Kadens
 // ones and returns what cannot be honoured.
@@ -58,10 +59,13 @@ func (in *OrderInput) resolveAliases() validation.Errors {
 	} {
 		if len(f.raw) > 0 {
 			refused = true
-			errs.Add(prefix+f.name, "Kadens does not run %s; create the agreement with a providerType Kadens collects with (Invoice, EHF, OIO, External, AvtaleGiro, Autogiro)", f.what)
+			errs.Add(prefix+f.name, "Kadens does not run %s; create the agreement with a providerType Kadens collects with (Invoice, EHF, OIO, External, AvtaleGiro, Autogiro, Vipps)", f.what)
 		}
 	}
-	if m, ok := apikit.Canonical(apikit.Trimmed(p.PaymentMethod), checkoutMethods...); ok {
+	// Method Vipps on a Vipps agreement is Kadens' own Vipps Recurring
+	// provider (internal/vipps), not a checkout.
+	vippsAgreement := strings.EqualFold(apikit.Trimmed(p.ProviderType), store.ProviderVipps)
+	if m, ok := apikit.Canonical(apikit.Trimmed(p.PaymentMethod), checkoutMethods...); ok && !vippsAgreement {
 		refused = true
 		errs.Add(prefix+"paymentMethod", "%s needs a card or mobile-wallet checkout, which Kadens does not offer; use External to collect it with your own provider", m)
 	}

@@ -68,6 +68,7 @@ var tagDescriptions = map[string]string{
 	"TestClock":         "Test tenants' clocks: advancing one runs renewals, billing and dunning up to the new time.",
 	"Events":            "The tenant's event log, the outbox that webhooks deliver.",
 	"Webhook":           "Webhook subscriptions and their deliveries.",
+	"Vipps":             "Vipps MobilePay Recurring: the tenant's merchant keys and the Vipps side of Vipps payment agreements (docs/VIPPS.md).",
 	"AvtaleGiro":        "Norwegian AvtaleGiro: the payee's accounts at the bank, payers' mandates, claims and their cancellation, and the OCR giro files exchanged with the bank (docs/AVTALEGIRO.md).",
 	"Invoice":           "Issued invoices, their lines, VAT totals and printable documents.",
 	"PaymentDemand":     "What a subscriber owes for a period, before or without an invoice.",

@@ -24,7 +24,7 @@ const maxImportRows = 1000
 // /paymentagreement without the subscriber, and what an order may carry
 // instead of a paymentAgreementId.
 type AgreementParamsInput struct {
-	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit."`
+	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro,Vipps" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. Vipps takes no reference (a new agreement is drafted; its vippsConfirmationUrl is at GET /vipps/agreement/{id}) or the id of an ACTIVE Vipps agreement to import, and the method Vipps."`
 	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
 	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
 	ProviderAgreementID        *string `json:"providerAgreementId" format:"uuid" description:"INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400."`
@@ -34,7 +34,7 @@ type AgreementParamsInput struct {
 // POST /paymentagreement/import: exactly the contract's fields.
 type PaymentAgreementInput struct {
 	SubscriberID               *string `json:"subscriberId" required:"true" format:"uuid" description:"A subscriber of the tenant."`
-	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit."`
+	ProviderType               *string `json:"providerType" required:"true" enum:"Invoice,EHF,OIO,External,Autogiro,AvtaleGiro,Vipps" example:"EHF" description:"Case-insensitive. Autogiro and AvtaleGiro take the id of an active mandate as providerAgreementReference and the method DirectDebit. Vipps takes no reference (a new agreement is drafted; its vippsConfirmationUrl is at GET /vipps/agreement/{id}) or the id of an ACTIVE Vipps agreement to import, and the method Vipps."`
 	ProviderAgreementReference *string `json:"providerAgreementReference" maxLength:"200" example:"923609016" description:"EHF: the recipient's Norwegian organization number (9 digits, MOD11). OIO: a Danish CVR number (8 digits) or a GLN (13 digits, GS1 check digit). External: the integrator's reference, unique among the tenant's live External agreements. Invoice: none. Spaces inside numbers are removed."`
 	PaymentMethod              *string `json:"paymentMethod" example:"eInvoice" description:"EHF and OIO: eInvoice (the default). Invoice: BankTransfer (the default). External: the integrator's label (default External)."`
 	ProviderAgreementID        *string `json:"providerAgreementId" format:"uuid" description:"INFO-Subscription's link to the provider-side agreement: for AvtaleGiro and Autogiro the mandate's id, which Kadens then keeps as providerAgreementReference (a providerAgreementReference given beside it must be that mandate's KID, payer number or id). Other provider types have no provider-side record: 400."`
@@ -76,7 +76,7 @@ type ImportRowResult struct {
 type agreementListParams struct {
 	apikit.ListParams
 	SubscriberID               string `query:"subscriberId" format:"uuid" description:"Only agreements of this subscriber."`
-	ProviderType               string `query:"providerType" description:"Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro or AvtaleGiro. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, Vipps, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400."`
+	ProviderType               string `query:"providerType" description:"Only agreements of this provider type (case-insensitive): Invoice, EHF, OIO, External, Autogiro, AvtaleGiro or Vipps. The provider types of INFO-Subscription Kadens does not offer (SwedbankPay, MobilePay, VippsMobilePay, eFaktura, BetalingsService, PayEx) match no agreement: 200 with []. Anything else is a 400."`
 	ProviderAgreementReference string `query:"providerAgreementReference" description:"Only agreements with this reference (exact, after removing spaces)."`
 	IncludeDeleted             bool   `query:"includeDeleted" description:"List deleted agreements too (default: only live ones)."`
 }

@@ -167,7 +167,7 @@ func TestPaymentAgreementValidation(t *testing.T) {
 			"External too long":      {body("External", strings.Repeat("x", 201), ""), []string{"providerAgreementReference"}},
 			"Autogiro no mandate":    {body("Autogiro", "1234", ""), []string{"providerAgreementReference"}},
 			"AvtaleGiro no mandate":  {body("avtalegiro", "1234", ""), []string{"providerAgreementReference"}},
-			"unknown type":           {body("Vipps", "1", ""), []string{"providerType"}},
+			"unknown type":           {body("Klarna", "1", ""), []string{"providerType"}},
 			"missing subscriber":     {map[string]any{"providerType": "Invoice"}, []string{"subscriberId"}},
 			"unknown subscriber":     {map[string]any{"subscriberId": store.NewID(), "providerType": "Invoice"}, []string{"subscriberId"}},
 			"all at once": {map[string]any{"subscriberId": store.NewID(), "providerType": "EHF", "providerAgreementReference": "1",

@@ -24,9 +24,11 @@ func TestProviderSeamKeepsTheWords(t *testing.T) {
 			{map[string]any{"providerType": "AvtaleGiro", "providerAgreementReference": "1234", "paymentMethod": "Card"},
 				"paymentMethod: must be DirectDebit for AvtaleGiro agreements"},
 			{map[string]any{"providerType": "Vipps"},
-				`providerType: "Vipps" is not a provider type: one of Invoice, EHF, OIO, External, Autogiro, AvtaleGiro`},
+				"providerType: Vipps needs the tenant's Vipps merchant first (PUT /vipps/merchant)"},
+			{map[string]any{"providerType": "Klarna"},
+				`providerType: "Klarna" is not a provider type: one of Invoice, EHF, OIO, External, Autogiro, AvtaleGiro, Vipps`},
 			{map[string]any{"providerType": " "},
-				"providerType: is required: one of Invoice, EHF, OIO, External, Autogiro, AvtaleGiro"},
+				"providerType: is required: one of Invoice, EHF, OIO, External, Autogiro, AvtaleGiro, Vipps"},
 			{map[string]any{"providerType": "ehf", "providerAgreementReference": "923609017", "paymentMethod": "Card"},
 				`providerAgreementReference: "923609017" is not a Norwegian organization number: the check digit does not match|` +
 					"paymentMethod: must be eInvoice for EHF agreements"},

@@ -84,7 +84,7 @@ func (a *App) CheckAgreementParams(ctx context.Context, errs *validation.Errors,
 // canonical spelling: what a list may filter on. Creating an agreement
 // also needs the type's provider to be registered (internal/provider).
 var ProviderTypes = []string{store.ProviderInvoice, store.ProviderEHF, store.ProviderOIO, store.ProviderExternal,
-	store.ProviderAutogiro, store.ProviderAvtaleGiro}
+	store.ProviderAutogiro, store.ProviderAvtaleGiro, store.ProviderVipps}
 
 // KnownProviderType returns the canonical spelling of provider type v
 // (matched ignoring case) among ProviderTypes, or "".

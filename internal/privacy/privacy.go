@@ -5,7 +5,7 @@
 // instant delete: billing records must be kept as long as the bookkeeping
 // rules say (Norway's bokføringsloven: five years), and what may go is the
 // merchant's decision. The wing owns the deletion_requests table
-// (migration 00064) and its SQL, on the store's query kit; every function
+// (migration 00061) and its SQL, on the store's query kit; every function
 // runs in the caller's transaction, scoped by its tenant.
 package privacy
 

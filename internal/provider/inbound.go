@@ -64,7 +64,8 @@ func CallbackHandler(reg *Registry, st *store.Store, log *slog.Logger) http.Hand
 			return
 		}
 		ctx := tenancy.With(r.Context(), tenant)
-		err = p.Callback(ctx, Callback{TenantID: tenant, Header: r.Header.Clone(), Body: body, Received: time.Now().UTC()})
+		err = p.Callback(ctx, Callback{TenantID: tenant, Header: r.Header.Clone(), Body: body,
+			Host: r.Host, Target: r.URL.RequestURI(), Received: time.Now().UTC()})
 		var verr validation.Errors
 		switch {
 		case err == nil:

@@ -169,6 +169,11 @@ type Callback struct {
 	TenantID string
 	Header   http.Header
 	Body     []byte
+	// Host and Target are the request's Host and its path with query as
+	// sent (RequestURI), which signature schemes over the request line
+	// cover (Vipps' HMAC signs both).
+	Host   string
+	Target string
 	// Received is the wall-clock time the request arrived.
 	Received time.Time
 }

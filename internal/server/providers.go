@@ -11,6 +11,7 @@ import (
 	"github.com/kadens/kadens/internal/provider/invoice"
 	"github.com/kadens/kadens/internal/provider/oio"
 	"github.com/kadens/kadens/internal/store"
+	"github.com/kadens/kadens/internal/vipps"
 )
 
 // providers registers the payment-agreement provider types, one line each,
@@ -18,7 +19,7 @@ import (
 // payment provider goes"). EHF and OIO documents go through the Peppol
 // network when delivery is configured (delivery non-nil); AvtaleGiro
 // exchanges files with the banks' interface every --avtalegiro-sync-interval.
-func providers(st *store.Store, delivery *peppol.Deliverer, cfg *config.Config) *provider.Registry {
+func providers(st *store.Store, delivery *peppol.Deliverer, cfg *config.Config, vw *vipps.Wing) *provider.Registry {
 	ehfP, oioP := ehf.Provider, oio.Provider
 	if delivery != nil {
 		ehfP.Deliver, oioP.Deliver = delivery.Hook, delivery.Hook
@@ -30,5 +31,6 @@ func providers(st *store.Store, delivery *peppol.Deliverer, cfg *config.Config) 
 		external.Provider,
 		autogiro.Registration(st),
 		avtalegiro.Registration(st, avtalegiro.BankSync{Every: cfg.AvtaleGiroSync, Bank: avtalegiro.NewBank(cfg.Egress())}),
+		vw.Registration(vipps.PollEvery),
 	)
 }

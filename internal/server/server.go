@@ -38,6 +38,7 @@ import (
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
+	"github.com/kadens/kadens/internal/vipps"
 	"github.com/kadens/kadens/internal/webhook"
 )
 
@@ -200,7 +201,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	case pc.DropDir != "":
 		delivery = &peppol.Deliverer{Store: st, Log: log, Sender: &peppol.Directory{Dir: pc.DropDir}}
 	}
-	registry := providers(st, delivery, cfg)
+	// The Vipps wing seals merchant keys with the master key; the provider
+	// and the API share it (and its access-token cache).
+	vippsWing := vipps.New(st, master, egressPolicy)
+	registry := providers(st, delivery, cfg, vippsWing)
 	// One application layer for every surface of the process.
 	application := app.New(app.Options{Store: st, Engine: eng, Providers: registry})
 	a, err := api.New(api.Options{
@@ -209,6 +213,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 		Webhooks:  hooks,
 		Egress:    egressPolicy,
 		Providers: registry,
+		Vipps:     vippsWing,
 		Store:     st,
 		Engine:    eng,
 		Verifier:  auth.NewVerifier(ctx, auth.Options{IdP: idpCfg, Keys: keys, External: cfg.Issuers(), Egress: egressPolicy}),

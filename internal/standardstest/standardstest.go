@@ -84,3 +84,11 @@ func Missing(t testing.TB, err error) {
 	}
 	t.Skipf("skipped: %v", err)
 }
+
+// Vipps returns the path of a Vipps MobilePay API document in the
+// standards folder's vipps directory ("recurring-api-openapi.yaml",
+// "webhooks-api-swagger.yaml"), skipping t when it is missing.
+func Vipps(t testing.TB, name string) string {
+	t.Helper()
+	return Path(t, "vipps/"+name)
+}

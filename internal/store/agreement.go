@@ -19,6 +19,8 @@ const (
 	ProviderAutogiro   = "Autogiro"
 	ProviderAvtaleGiro = "AvtaleGiro"
 	ProviderExternal   = "External"
+	// ProviderVipps is Vipps MobilePay Recurring (internal/vipps).
+	ProviderVipps = "Vipps"
 )
 
 // Payment methods the store writes by default.
@@ -55,7 +57,7 @@ var (
 type PaymentAgreement struct {
 	ID                         string     `json:"id"`
 	SubscriberID               string     `json:"subscriberId"`
-	ProviderType               string     `json:"providerType" enum:"Invoice,EHF,OIO,Autogiro,AvtaleGiro,External"`
+	ProviderType               string     `json:"providerType" enum:"Invoice,EHF,OIO,Autogiro,AvtaleGiro,External,Vipps"`
 	ProviderAgreementReference string     `json:"providerAgreementReference" description:"The recipient identifier (EHF: organization number; OIO: CVR or GLN), the integrator's reference (External), or empty (Invoice)."`
 	PaymentMethod              string     `json:"paymentMethod" example:"eInvoice"`
 	CreatedAt                  time.Time  `json:"createdAt"`
