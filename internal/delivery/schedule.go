@@ -140,7 +140,9 @@ type Schedule struct {
 }
 
 // Delivers reports whether the product is delivered on d.
-func (s Schedule) Delivers(d Date) bool { return s.Weekdays.Has(d.Weekday()) && s.Calendar.Publishes(d) }
+func (s Schedule) Delivers(d Date) bool {
+	return s.Weekdays.Has(d.Weekday()) && s.Calendar.Publishes(d)
+}
 
 // Editions counts the delivery days in [from, to): periods are half-open
 // (a monthly period ends where the next starts), so consecutive periods
