@@ -99,7 +99,7 @@ var Composition = []string{"cmd/...", "internal/server"}
 // WingAPIFiles are the wings' API files (module-relative): handlers like
 // internal/api's, held to the same rules (no transaction, no store write,
 // few store reads).
-var WingAPIFiles = []string{"internal/autogiro/api.go", "internal/avtalegiro/api.go"}
+var WingAPIFiles = []string{"internal/autogiro/api.go", "internal/avtalegiro/api.go", "internal/delivery/api.go"}
 
 // TestHelpers are non-test packages that only tests import; they may start
 // a whole server.
@@ -111,7 +111,7 @@ var TestHelpers = []string{"internal/apitest"}
 // arrows point down, and a wing's code in the store is a wing's code that
 // every other wing links and nobody owns.
 var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "internal/peppol/...", "internal/webhook/...",
-	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/...", "internal/staff/..."}
+	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/...", "internal/staff/...", "internal/delivery/..."}
 
 // Records are packages of records that are not the store's shared ones
 // and hold their SQL on the store's query kit, as a wing does, but own no
