@@ -692,6 +692,40 @@ type DeliveryScheduleView struct {
 	Weekdays []string `json:"weekdays"`
 }
 
+type DeliveryStopRulesUpdate struct {
+	// The first and last day must be weekdays the product is delivered on. Default true.
+	AlignToDeliveryDays *bool `json:"alignToDeliveryDays,omitempty"`
+	// Allow stops before a subscription's binding ends. Default false.
+	AllowDuringBinding *bool `json:"allowDuringBinding,omitempty"`
+	// PerEdition: each missed edition is credited on the next invoice (the period's price divided by its editions). None: no credit. Default PerEdition. One of: PerEdition, None.
+	Credit *string `json:"credit,omitempty"`
+	// A stop asked at or after this hour (the organization's time) counts as asked the next day. Default 12; 24: no cut-off.
+	CutoffHour *int64 `json:"cutoffHour,omitempty"`
+	// Editions credited per subscription and calendar year at most; 0 (default): no bound. Editions past it are stopped without credit.
+	MaxCreditedPerYear *int64 `json:"maxCreditedPerYear,omitempty"`
+	// Longest stop in calendar days. Default 92.
+	MaxDays *int64 `json:"maxDays,omitempty"`
+	// Shortest stop in calendar days, first and last day counted. Default 3.
+	MinDays *int64 `json:"minDays,omitempty"`
+	// A stop starts on this many delivery days after the day it is asked at the earliest. Default 2.
+	NoticeDeliveryDays *int64 `json:"noticeDeliveryDays,omitempty"`
+}
+
+type DeliveryStopRulesView struct {
+	AlignToDeliveryDays bool `json:"alignToDeliveryDays"`
+	AllowDuringBinding  bool `json:"allowDuringBinding"`
+	// One of: PerEdition, None.
+	Credit     string `json:"credit"`
+	CutoffHour int64  `json:"cutoffHour"`
+	// The organization set no rules of its own; these are the defaults.
+	IsDefault          bool   `json:"isDefault"`
+	MaxCreditedPerYear int64  `json:"maxCreditedPerYear"`
+	MaxDays            int64  `json:"maxDays"`
+	MinDays            int64  `json:"minDays"`
+	NoticeDeliveryDays int64  `json:"noticeDeliveryDays"`
+	OrganizationID     string `json:"organizationId"`
+}
+
 type DocumentNetworkLookupInput struct {
 	// The recipient's country, as the contract's ISO 6523 codes: 0192 Norway (EHF), 0096 Denmark (OIO), 0107 Sweden (OIO). A country selector: the Peppol scheme looked up follows from the identifier (see participantId). One of: 0192, 0096, 0107.
 	DocumentNetwork *string `json:"documentNetwork,omitempty"`
@@ -2897,6 +2931,15 @@ func (c *Client) GetDeliverySchedule(ctx context.Context, id string, opts ...Req
 	return out, err
 }
 
+// GetDeliveryStopRules is GET /organization/{id}/deliverystoprules: Get an organization's vacation stop rules.
+//
+// Its own, or the defaults (isDefault) when it set none.
+func (c *Client) GetDeliveryStopRules(ctx context.Context, id string, opts ...RequestOption) (DeliveryStopRulesView, error) {
+	var out DeliveryStopRulesView
+	_, err := c.do(ctx, http.MethodGet, "/organization/"+url.PathEscape(id)+"/deliverystoprules", nil, nil, &out, opts)
+	return out, err
+}
+
 // GetDunningProcess is GET /dunningprocess/{id}: Get a dunning process.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.
@@ -4777,6 +4820,14 @@ func (c *Client) RevokePriceChange(ctx context.Context, id string, priceChangeID
 // Replaces the product's pattern (e.g. Fri and Sat for a weekend title). The tenant's non-publishing days apply on top of it. An empty list makes the product one that is not delivered.
 func (c *Client) SetDeliverySchedule(ctx context.Context, id string, body DeliveryScheduleUpdate, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodPut, "/product/"+url.PathEscape(id)+"/deliveryschedule", nil, body, nil, opts)
+	return err
+}
+
+// SetDeliveryStopRules is PUT /organization/{id}/deliverystoprules: Set an organization's vacation stop rules.
+//
+// Replaces the rules its subscriptions' stops are checked against; an omitted field takes its default.
+func (c *Client) SetDeliveryStopRules(ctx context.Context, id string, body DeliveryStopRulesUpdate, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/organization/"+url.PathEscape(id)+"/deliverystoprules", nil, body, nil, opts)
 	return err
 }
 

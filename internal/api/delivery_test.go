@@ -118,3 +118,48 @@ func TestDeliveryScheduleAPI(t *testing.T) {
 		}
 	})
 }
+
+func TestDeliveryStopRulesAPI(t *testing.T) {
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		tn := e.Tenant
+		org := create(t, tn, "/organization", map[string]any{"name": "Avishuset AS", "country": "NO", "currency": "NOK",
+			"timeZone": "Europe/Oslo", "organizationNumber": "923609016"})
+		path := "/organization/" + org + "/deliverystoprules"
+		var v struct {
+			IsDefault                    bool
+			MinDays, MaxDays, CutoffHour int
+			Credit                       string
+			AlignToDeliveryDays          bool
+		}
+		tn.Do("GET", path, nil).JSON(t, &v)
+		if !v.IsDefault || v.MinDays != 3 || v.MaxDays != 92 || v.CutoffHour != 12 || v.Credit != "PerEdition" || !v.AlignToDeliveryDays {
+			t.Fatalf("defaults: %+v", v)
+		}
+		if r := tn.Do("PUT", path, map[string]any{"minDays": 5, "credit": "none", "alignToDeliveryDays": false}); r.Status != http.StatusNoContent {
+			t.Fatalf("PUT: %d %s", r.Status, r.Body)
+		}
+		tn.Do("GET", path, nil).JSON(t, &v)
+		if v.IsDefault || v.MinDays != 5 || v.MaxDays != 92 || v.Credit != "None" || v.AlignToDeliveryDays {
+			t.Fatalf("set: %+v", v)
+		}
+		for _, c := range []struct {
+			body  map[string]any
+			field string
+		}{
+			{map[string]any{"credit": "Half"}, "credit"},
+			{map[string]any{"minDays": 10, "maxDays": 5}, "maxDays"},
+			{map[string]any{"cutoffHour": 25}, "cutoffHour"},
+		} {
+			if r := tn.Do("PUT", path, c.body); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), c.field) {
+				t.Errorf("PUT %v: %d %s", c.body, r.Status, r.Body)
+			}
+		}
+		other := e.NewTenant("other-rules", false)
+		if r := other.Do("GET", path, nil); r.Status != http.StatusNotFound {
+			t.Errorf("other tenant's GET: %d", r.Status)
+		}
+		if r := other.Do("PUT", path, map[string]any{}); r.Status != http.StatusNotFound {
+			t.Errorf("other tenant's PUT: %d", r.Status)
+		}
+	})
+}

@@ -75,6 +75,39 @@ type calendarParams struct {
 // any billing period up to yearly.
 const maxRangeDays = 366
 
+// DeliveryStopRules are a title's vacation stop rules: the body of PUT
+// /organization/{id}/deliverystoprules (an omitted field takes the
+// default) and its answer.
+type DeliveryStopRules struct {
+	MinDays             *int    `json:"minDays" minimum:"1" example:"3" description:"Shortest stop in calendar days, first and last day counted. Default 3."`
+	MaxDays             *int    `json:"maxDays" maximum:"366" example:"92" description:"Longest stop in calendar days. Default 92."`
+	CutoffHour          *int    `json:"cutoffHour" minimum:"0" maximum:"24" example:"12" description:"A stop asked at or after this hour (the organization's time) counts as asked the next day. Default 12; 24: no cut-off."`
+	NoticeDeliveryDays  *int    `json:"noticeDeliveryDays" minimum:"0" maximum:"30" example:"2" description:"A stop starts on this many delivery days after the day it is asked at the earliest. Default 2."`
+	Credit              *string `json:"credit" enum:"PerEdition,None" description:"PerEdition: each missed edition is credited on the next invoice (the period's price divided by its editions). None: no credit. Default PerEdition."`
+	MaxCreditedPerYear  *int    `json:"maxCreditedPerYear" minimum:"0" description:"Editions credited per subscription and calendar year at most; 0 (default): no bound. Editions past it are stopped without credit."`
+	AlignToDeliveryDays *bool   `json:"alignToDeliveryDays" description:"The first and last day must be weekdays the product is delivered on. Default true."`
+	AllowDuringBinding  *bool   `json:"allowDuringBinding" description:"Allow stops before a subscription's binding ends. Default false."`
+}
+
+// DeliveryStopRulesView is an organization's stop rules.
+type DeliveryStopRulesView struct {
+	OrganizationID      string `json:"organizationId"`
+	IsDefault           bool   `json:"isDefault" description:"The organization set no rules of its own; these are the defaults."`
+	MinDays             int    `json:"minDays"`
+	MaxDays             int    `json:"maxDays"`
+	CutoffHour          int    `json:"cutoffHour"`
+	NoticeDeliveryDays  int    `json:"noticeDeliveryDays"`
+	Credit              string `json:"credit" enum:"PerEdition,None"`
+	MaxCreditedPerYear  int    `json:"maxCreditedPerYear"`
+	AlignToDeliveryDays bool   `json:"alignToDeliveryDays"`
+	AllowDuringBinding  bool   `json:"allowDuringBinding"`
+}
+
+type deliveryStopRulesUpdate struct {
+	apikit.IDParam
+	DeliveryStopRules
+}
+
 type handlers struct{ env apikit.Env }
 
 // Routes are the print wing's operations, registered by internal/api.
@@ -108,6 +141,20 @@ func Routes(env apikit.Env) []apikit.Route {
 		{Method: http.MethodDelete, Path: "/deliverycalendar/{date}", ID: "deleteNonPublishingDay", Tag: tag,
 			Summary: "Make a day a publishing day again", Request: new(dateParam),
 			Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.deleteDay},
+		{Method: http.MethodPut, Path: "/organization/{id}/deliverystoprules", ID: "setDeliveryStopRules", Tag: tag,
+			Summary: "Set an organization's vacation stop rules",
+			Desc:    "Replaces the rules its subscriptions' stops are checked against; an omitted field takes its default.",
+			Request: new(deliveryStopRulesUpdate), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.setStopRules},
+		{Method: http.MethodGet, Path: "/organization/{id}/deliverystoprules", ID: "getDeliveryStopRules", Tag: tag,
+			Summary: "Get an organization's vacation stop rules", Desc: "Its own, or the defaults (isDefault) when it set none.",
+			Request: new(apikit.IDParam), Responses: []apikit.Response{apikit.OK(new(DeliveryStopRulesView)), apikit.NotFound},
+			Handle: apikit.GetOne(func(ctx context.Context, id string) (DeliveryStopRulesView, error) {
+				r, own, err := GetStopRules(ctx, env.Store, id)
+				return DeliveryStopRulesView{OrganizationID: id, IsDefault: !own, MinDays: r.MinDays, MaxDays: r.MaxDays,
+					CutoffHour: r.CutoffHour, NoticeDeliveryDays: r.NoticeDeliveryDays, Credit: r.Credit,
+					MaxCreditedPerYear: r.MaxCreditedPerYear, AlignToDeliveryDays: r.AlignToDeliveryDays,
+					AllowDuringBinding: r.AllowDuringBinding}, err
+			})},
 	}
 }
 
@@ -246,6 +293,43 @@ func (s handlers) deleteDay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := DeleteNonPublishingDay(r.Context(), s.env.Store, day); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s handlers) setStopRules(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in DeliveryStopRules
+	if err := apikit.DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	rules := DefaultStopRules
+	for _, f := range []struct {
+		p   *int
+		dst *int
+	}{{in.MinDays, &rules.MinDays}, {in.MaxDays, &rules.MaxDays}, {in.CutoffHour, &rules.CutoffHour},
+		{in.NoticeDeliveryDays, &rules.NoticeDeliveryDays}, {in.MaxCreditedPerYear, &rules.MaxCreditedPerYear}} {
+		if f.p != nil {
+			*f.dst = *f.p
+		}
+	}
+	var errs validation.Errors
+	rules.Credit = apikit.OneOf(&errs, "credit", in.Credit, DefaultStopRules.Credit, CreditPerEdition, CreditNone)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	if in.AlignToDeliveryDays != nil {
+		rules.AlignToDeliveryDays = *in.AlignToDeliveryDays
+	}
+	if in.AllowDuringBinding != nil {
+		rules.AllowDuringBinding = *in.AllowDuringBinding
+	}
+	if err := SetStopRules(r.Context(), s.env.Store, id, rules, s.env.Now()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -99,3 +99,41 @@ func TestScheduleStore(t *testing.T) {
 		}
 	})
 }
+
+// An organization's stop rules: the defaults until set, replaced whole,
+// refused when they do not validate, and another tenant's organization
+// neither read nor written.
+func TestStopRulesStore(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := seed.Tenant(t, s, "print", now)
+		other := seed.Tenant(t, s, "other", now)
+		org := seed.NewStore(t, s, ctx, now).Organization(seed.Organization{})
+		r, own, err := delivery.GetStopRules(ctx, s, org.ID)
+		if err != nil || own || r != delivery.DefaultStopRules {
+			t.Fatalf("unset: %+v %v %v", r, own, err)
+		}
+		want := delivery.StopRules{MinDays: 2, MaxDays: 30, CutoffHour: 10, NoticeDeliveryDays: 1, Credit: delivery.CreditNone,
+			MaxCreditedPerYear: 20, AlignToDeliveryDays: false, AllowDuringBinding: true}
+		if err := delivery.SetStopRules(ctx, s, org.ID, want, now); err != nil {
+			t.Fatal(err)
+		}
+		if r, own, err = delivery.GetStopRules(ctx, s, org.ID); err != nil || !own || r != want {
+			t.Fatalf("set: %+v %v %v", r, own, err)
+		}
+		bad := want
+		bad.MaxDays = 1
+		if err := delivery.SetStopRules(ctx, s, org.ID, bad, now); err == nil {
+			t.Error("invalid rules stored")
+		}
+		if r, _, _ = delivery.GetStopRules(ctx, s, org.ID); r != want {
+			t.Errorf("after a refused set: %+v", r)
+		}
+		if _, _, err := delivery.GetStopRules(other, s, org.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("other tenant read: %v", err)
+		}
+		if err := delivery.SetStopRules(other, s, org.ID, want, now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("other tenant wrote: %v", err)
+		}
+	})
+}

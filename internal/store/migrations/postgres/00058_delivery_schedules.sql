@@ -22,6 +22,24 @@ CREATE TABLE delivery_non_publishing_days (
     PRIMARY KEY (tenant_id, day)
 );
 
+-- A title's vacation stop rules, per organization (internal/delivery
+-- StopRules); an organization without a row has DefaultStopRules.
+CREATE TABLE delivery_stop_rules (
+    tenant_id              uuid NOT NULL REFERENCES tenants(id),
+    organization_id        uuid NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    min_days               integer NOT NULL,
+    max_days               integer NOT NULL,
+    cutoff_hour            integer NOT NULL,
+    notice_delivery_days   integer NOT NULL,
+    credit                 text NOT NULL,
+    max_credited_per_year  integer NOT NULL,
+    align_to_delivery_days boolean NOT NULL,
+    allow_during_binding   boolean NOT NULL,
+    updated_at             timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, organization_id)
+);
+
 -- +goose Down
+DROP TABLE delivery_stop_rules;
 DROP TABLE delivery_non_publishing_days;
 DROP TABLE delivery_schedules;

@@ -22,6 +22,24 @@ CREATE TABLE delivery_non_publishing_days (
     PRIMARY KEY (tenant_id, day)
 );
 
+-- A title's vacation stop rules, per organization (internal/delivery
+-- StopRules); an organization without a row has DefaultStopRules.
+CREATE TABLE delivery_stop_rules (
+    tenant_id              TEXT NOT NULL REFERENCES tenants(id),
+    organization_id        TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+    min_days               INTEGER NOT NULL,
+    max_days               INTEGER NOT NULL,
+    cutoff_hour            INTEGER NOT NULL,
+    notice_delivery_days   INTEGER NOT NULL,
+    credit                 TEXT NOT NULL,
+    max_credited_per_year  INTEGER NOT NULL,
+    align_to_delivery_days BOOLEAN NOT NULL,
+    allow_during_binding   BOOLEAN NOT NULL,
+    updated_at             TIMESTAMP NOT NULL,
+    PRIMARY KEY (tenant_id, organization_id)
+);
+
 -- +goose Down
+DROP TABLE delivery_stop_rules;
 DROP TABLE delivery_non_publishing_days;
 DROP TABLE delivery_schedules;
