@@ -15,7 +15,8 @@
 //     and the Idempotency-Key records, internal/idempotency).
 //   - application: engine, invoicing, provider, idempotency and the wings (Wings:
 //     autogiro, avtalegiro, peppol, webhook, outbox, the identity wing
-//     idp, subscriberuser, auth, and the console's staff users, staff),
+//     idp, subscriberuser, auth, the console's staff users, staff, and print
+//     delivery, delivery),
 //     which open the store's transactions. What two wings share sits
 //     below them as a base (internal/password: both user directories hash
 //     with it; internal/worker). A wing imports no other wing; only the
@@ -27,7 +28,8 @@
 //     needed for that.
 //   - HTTP: api decodes, validates, calls the application and answers; it
 //     opens no store transaction. A payment-provider wing keeps its own
-//     API file (WingAPIFiles: autogiro/api.go, avtalegiro/api.go), written
+//     API file (WingAPIFiles: autogiro/api.go, avtalegiro/api.go,
+//     delivery/api.go), written
 //     with the handler kit internal/apikit and served by api; those files
 //     are handlers under the same rules. apikit imports no wing and not
 //     api (the wings' and api's own rules say so).
