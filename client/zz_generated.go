@@ -691,6 +691,53 @@ type DeletionResolveRequest struct {
 	Status *string `json:"status,omitempty"`
 }
 
+type DeliveryScheduleUpdate struct {
+	// The days the product is delivered: Mon, Tue, Wed, Thu, Fri, Sat, Sun, each at most once. Empty: the product is not delivered (digital).
+	Weekdays []string `json:"weekdays"`
+}
+
+type DeliveryScheduleView struct {
+	ProductID string `json:"productId"`
+	// When the schedule was last set; null if it never was.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+	// Monday first; empty for a product that is not delivered.
+	Weekdays []string `json:"weekdays"`
+}
+
+type DeliveryStopRulesUpdate struct {
+	// The first and last day must be weekdays the product is delivered on. Default true.
+	AlignToDeliveryDays *bool `json:"alignToDeliveryDays,omitempty"`
+	// Allow stops before a subscription's binding ends. Default false.
+	AllowDuringBinding *bool `json:"allowDuringBinding,omitempty"`
+	// PerEdition: each missed edition is credited on the next invoice (the period's price divided by its editions). None: no credit. Default PerEdition. One of: PerEdition, None.
+	Credit *string `json:"credit,omitempty"`
+	// A stop asked at or after this hour (the organization's time) counts as asked the next day. Default 12; 24: no cut-off.
+	CutoffHour *int64 `json:"cutoffHour,omitempty"`
+	// Editions credited per subscription and calendar year at most; 0 (default): no bound. Editions past it are stopped without credit.
+	MaxCreditedPerYear *int64 `json:"maxCreditedPerYear,omitempty"`
+	// Longest stop in calendar days. Default 92.
+	MaxDays *int64 `json:"maxDays,omitempty"`
+	// Shortest stop in calendar days, first and last day counted. Default 3.
+	MinDays *int64 `json:"minDays,omitempty"`
+	// A stop starts on this many delivery days after the day it is asked at the earliest. Default 2.
+	NoticeDeliveryDays *int64 `json:"noticeDeliveryDays,omitempty"`
+}
+
+type DeliveryStopRulesView struct {
+	AlignToDeliveryDays bool `json:"alignToDeliveryDays"`
+	AllowDuringBinding  bool `json:"allowDuringBinding"`
+	// One of: PerEdition, None.
+	Credit     string `json:"credit"`
+	CutoffHour int64  `json:"cutoffHour"`
+	// The organization set no rules of its own; these are the defaults.
+	IsDefault          bool   `json:"isDefault"`
+	MaxCreditedPerYear int64  `json:"maxCreditedPerYear"`
+	MaxDays            int64  `json:"maxDays"`
+	MinDays            int64  `json:"minDays"`
+	NoticeDeliveryDays int64  `json:"noticeDeliveryDays"`
+	OrganizationID     string `json:"organizationId"`
+}
+
 type DocumentNetworkLookupInput struct {
 	// The recipient's country, as the contract's ISO 6523 codes: 0192 Norway (EHF), 0096 Denmark (OIO), 0107 Sweden (OIO). A country selector: the Peppol scheme looked up follows from the identifier (see participantId). One of: 0192, 0096, 0107.
 	DocumentNetwork *string `json:"documentNetwork,omitempty"`
@@ -760,6 +807,17 @@ type DunningProcessUpdate struct {
 	ReminderDays []int64 `json:"reminderDays"`
 	// Fee per reminder in the invoice's currency (at most 2 decimals), billed on the next invoice. Default 0.
 	ReminderFee *Decimal `json:"reminderFee,omitempty"`
+}
+
+type EditionsView struct {
+	// Those days in order (YYYY-MM-DD).
+	DeliveryDays []string `json:"deliveryDays"`
+	// Delivery days in [from, to): the product's weekdays, less the tenant's non-publishing days.
+	Editions  int64  `json:"editions"`
+	From      string `json:"from"`
+	ProductID string `json:"productId"`
+	// The first day after the range.
+	To string `json:"to"`
 }
 
 type Event struct {
@@ -1069,6 +1127,16 @@ type LoginClientInput struct {
 	RedirectUris []string `json:"redirectUris"`
 	// Scopes the client may ask for besides openid, email and offline_access; never api.
 	Scopes []string `json:"scopes"`
+}
+
+type NonPublishingDayUpdate struct {
+	// What the day is (shown to staff).
+	Name *string `json:"name,omitempty"`
+}
+
+type NonPublishingDayView struct {
+	Date string `json:"date"`
+	Name string `json:"name"`
 }
 
 type Order struct {
@@ -2706,6 +2774,14 @@ func (c *Client) DeleteLoginClient(ctx context.Context, id string, opts ...Reque
 	return err
 }
 
+// DeleteNonPublishingDay is DELETE /deliverycalendar/{date}: Make a day a publishing day again.
+//
+// Deletes the item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) DeleteNonPublishingDay(ctx context.Context, date string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/deliverycalendar/"+url.PathEscape(date), nil, nil, nil, opts)
+	return err
+}
+
 // DeleteOrganization is DELETE /organization/{id}: Delete an organization.
 //
 // Deletes the item with this id. An id of another tenant, or of nothing, is 404.
@@ -2952,6 +3028,24 @@ func (c *Client) GetDeletionRequest(ctx context.Context, id string, opts ...Requ
 	return out, err
 }
 
+// GetDeliverySchedule is GET /product/{id}/deliveryschedule: Get a product's delivery schedule.
+//
+// Get a product's delivery schedule.
+func (c *Client) GetDeliverySchedule(ctx context.Context, id string, opts ...RequestOption) (DeliveryScheduleView, error) {
+	var out DeliveryScheduleView
+	_, err := c.do(ctx, http.MethodGet, "/product/"+url.PathEscape(id)+"/deliveryschedule", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetDeliveryStopRules is GET /organization/{id}/deliverystoprules: Get an organization's vacation stop rules.
+//
+// Its own, or the defaults (isDefault) when it set none.
+func (c *Client) GetDeliveryStopRules(ctx context.Context, id string, opts ...RequestOption) (DeliveryStopRulesView, error) {
+	var out DeliveryStopRulesView
+	_, err := c.do(ctx, http.MethodGet, "/organization/"+url.PathEscape(id)+"/deliverystoprules", nil, nil, &out, opts)
+	return out, err
+}
+
 // GetDunningProcess is GET /dunningprocess/{id}: Get a dunning process.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.
@@ -3109,6 +3203,37 @@ func (c *Client) GetPriceChange(ctx context.Context, id string, priceChangeID st
 func (c *Client) GetProduct(ctx context.Context, id string, opts ...RequestOption) (Product, error) {
 	var out Product
 	_, err := c.do(ctx, http.MethodGet, "/product/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetProductEditionsParams are the query parameters of GetProductEditions; zero fields are left out.
+type GetProductEditionsParams struct {
+	// First day of the range.
+	From string
+	// First day after the range; at most 366 days after From.
+	To string
+}
+
+func (p *GetProductEditionsParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("From", p.From)
+	}
+	if p.To != "" {
+		q.Set("To", p.To)
+	}
+	return q
+}
+
+// GetProductEditions is GET /product/{id}/editions: Count a product's editions in a range of days.
+//
+// The product's delivery days in [From, To) under the tenant's calendar: the number of editions a period holds, which per-edition prices and credits divide by.
+func (c *Client) GetProductEditions(ctx context.Context, id string, params *GetProductEditionsParams, opts ...RequestOption) (EditionsView, error) {
+	var out EditionsView
+	_, err := c.do(ctx, http.MethodGet, "/product/"+url.PathEscape(id)+"/editions", params.values(), nil, &out, opts)
 	return out, err
 }
 
@@ -3963,6 +4088,37 @@ func (c *Client) ListLoginClients(ctx context.Context, opts ...RequestOption) (P
 	var out []LoginClient
 	next, err := c.do(ctx, http.MethodGet, "/loginclient", nil, nil, &out, opts)
 	return Page[LoginClient]{Items: out, Next: next}, err
+}
+
+// ListNonPublishingDaysParams are the query parameters of ListNonPublishingDays; zero fields are left out.
+type ListNonPublishingDaysParams struct {
+	// First day listed.
+	From string
+	// First day not listed; at most 366 days after From.
+	To string
+}
+
+func (p *ListNonPublishingDaysParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("From", p.From)
+	}
+	if p.To != "" {
+		q.Set("To", p.To)
+	}
+	return q
+}
+
+// ListNonPublishingDays is GET /deliverycalendar: List the tenant's days without paper.
+//
+// One page of the tenant's items in id order: at most `limit` (default 100). When more follow, the `Link` header (rel="next") holds the URL of the next page.
+func (c *Client) ListNonPublishingDays(ctx context.Context, params *ListNonPublishingDaysParams, opts ...RequestOption) ([]NonPublishingDayView, error) {
+	var out []NonPublishingDayView
+	_, err := c.do(ctx, http.MethodGet, "/deliverycalendar", params.values(), nil, &out, opts)
+	return out, err
 }
 
 // ListOrdersParams are the query parameters of ListOrders; zero fields are left out.
@@ -4838,6 +4994,30 @@ func (c *Client) ResolveDeletionRequest(ctx context.Context, id string, body Del
 // Scheduled → Revoked. Once started (noticeDays before effectiveFrom): 400; its plan changes can then be revoked one by one.
 func (c *Client) RevokePriceChange(ctx context.Context, id string, priceChangeID string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/package/"+url.PathEscape(id)+"/pricechange/"+url.PathEscape(priceChangeID), nil, nil, nil, opts)
+	return err
+}
+
+// SetDeliverySchedule is PUT /product/{id}/deliveryschedule: Set the weekdays a print product is delivered.
+//
+// Replaces the product's pattern (e.g. Fri and Sat for a weekend title). The tenant's non-publishing days apply on top of it. An empty list makes the product one that is not delivered.
+func (c *Client) SetDeliverySchedule(ctx context.Context, id string, body DeliveryScheduleUpdate, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/product/"+url.PathEscape(id)+"/deliveryschedule", nil, body, nil, opts)
+	return err
+}
+
+// SetDeliveryStopRules is PUT /organization/{id}/deliverystoprules: Set an organization's vacation stop rules.
+//
+// Replaces the rules its subscriptions' stops are checked against; an omitted field takes its default.
+func (c *Client) SetDeliveryStopRules(ctx context.Context, id string, body DeliveryStopRulesUpdate, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/organization/"+url.PathEscape(id)+"/deliverystoprules", nil, body, nil, opts)
+	return err
+}
+
+// SetNonPublishingDay is PUT /deliverycalendar/{date}: Mark a day as one without paper.
+//
+// No product is delivered on it. Setting a day again renames it.
+func (c *Client) SetNonPublishingDay(ctx context.Context, date string, body NonPublishingDayUpdate, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/deliverycalendar/"+url.PathEscape(date), nil, body, nil, opts)
 	return err
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/avtalegiro"
+	"github.com/kadens/kadens/internal/delivery"
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/peppol"
@@ -159,6 +160,7 @@ func New(o Options) (*Server, error) {
 		vw = vipps.New(o.Store, nil, o.Egress)
 	}
 	s.addKit(vw.Routes(s.kit))
+	s.addKit(delivery.Routes(s.kit))
 	s.authorizationRoutes()
 	doc, err := s.openAPI()
 	if err != nil {

@@ -57,6 +57,7 @@ var tagDescriptions = map[string]string{
 	"Authorizations":    "Subscriber users (who log in at the identity provider), account sources, identity-provider accounts (idp-a: login names in Kadens' own directory; idp-b: subjects of trusted external issuers) and entitlements: what a user may use now (docs/AUTHORIZATIONS.md).",
 	"LoginClient":       "Relying parties (web sites, apps) that send the tenant's subscribers to the identity provider's login page: redirect and logout addresses, allowed scopes, a secret shown once (docs/LOGIN.md).",
 	"Autogiro":          "Swedish direct debit through Bankgirot: payee accounts (bankgiro), payer mandates, debits and refunds, submission files to Bankgirot and the reports that come back (docs/AUTOGIRO.md).",
+	"Delivery":          "Print delivery: the weekdays a print product is delivered, the tenant's days without paper, and the editions a range of days holds (docs/PRINT.md).",
 	"Organization":      "The merchant's selling legal entities: name, registration number, currency, time zone, VAT convention and KID algorithm.",
 	"Product":           "What a merchant sells, with its VAT rate; products are the lines of packages.",
 	"BillingPlan":       "How often and how far in advance a subscription is billed.",
