@@ -23,6 +23,7 @@ import (
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/avtalegiro"
+	"github.com/kadens/kadens/internal/bookkeeping"
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/peppol"
@@ -148,6 +149,7 @@ func New(o Options) (*Server, error) {
 	s.paymentRoutes()
 	s.addKit(autogiro.Routes(s.kit))
 	s.addKit(avtalegiro.Routes(s.kit))
+	s.addKit(bookkeeping.Routes(s.kit))
 	s.authorizationRoutes()
 	doc, err := s.openAPI()
 	if err != nil {

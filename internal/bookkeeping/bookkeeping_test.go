@@ -574,9 +574,9 @@ func TestChartValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		c := base
-		c.Accounts = append([]bookkeeping.Account(nil), base.Accounts...)
-		c.VATCodes = append([]bookkeeping.VATCode(nil), base.VATCodes...)
-		c.Rules = append([]bookkeeping.Rule(nil), base.Rules...)
+		c.Accounts = append([]bookkeeping.BooksAccount(nil), base.Accounts...)
+		c.VATCodes = append([]bookkeeping.BooksVATCode(nil), base.VATCodes...)
+		c.Rules = append([]bookkeeping.BooksRule(nil), base.Rules...)
 		tc.edit(&c)
 		err := c.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.field+":") {

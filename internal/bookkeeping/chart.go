@@ -34,45 +34,45 @@ const (
 
 // Chart is an organization's chart of accounts, set whole by the merchant.
 type Chart struct {
-	Accounts []Account `json:"accounts"`
+	Accounts []BooksAccount `json:"accounts" required:"true"`
 	// VATCodes map each VAT rate the organization invoices with to its
 	// SAF-T standard tax code and its output VAT account.
-	VATCodes []VATCode `json:"vatCodes"`
+	VATCodes []BooksVATCode `json:"vatCodes" required:"true"`
 	// ReceivableAccount is the customers' account (the subscriber
 	// accounts' balances); DeferredAccount holds unearned revenue.
-	ReceivableAccount string `json:"receivableAccount"`
-	DeferredAccount   string `json:"deferredAccount"`
+	ReceivableAccount string `json:"receivableAccount" required:"true"`
+	DeferredAccount   string `json:"deferredAccount" required:"true"`
 	// Rules choose the revenue account of an invoice line and the bank
 	// account of a payment; the most specific matching rule wins.
-	Rules []Rule `json:"rules"`
+	Rules []BooksRule `json:"rules" required:"true"`
 }
 
-// Account is one account of the chart.
-type Account struct {
-	Number string `json:"number"`
-	Name   string `json:"name"`
-	Type   string `json:"type" enum:"Asset,Liability,Equity,Revenue,Expense"`
+// BooksAccount is one account of the chart.
+type BooksAccount struct {
+	Number string `json:"number" required:"true"`
+	Name   string `json:"name" required:"true"`
+	Type   string `json:"type" required:"true" enum:"Asset,Liability,Equity,Revenue,Expense"`
 	// GroupingCategory and GroupingCode are the SAF-T grouping
 	// (næringsspesifikasjon) the account reports under.
-	GroupingCategory string `json:"groupingCategory"`
-	GroupingCode     string `json:"groupingCode"`
+	GroupingCategory string `json:"groupingCategory" required:"true"`
+	GroupingCode     string `json:"groupingCode" required:"true"`
 }
 
-// VATCode maps a VAT rate to its SAF-T standard tax code.
-type VATCode struct {
-	Rate    string `json:"rate" description:"The VAT rate in percent, as on invoice lines (25, 12.5, 0)."`
-	TaxCode string `json:"taxCode" description:"The SAF-T standard tax code of output VAT at this rate."`
-	Account string `json:"account" description:"The output VAT account."`
+// BooksVATCode maps a VAT rate to its SAF-T standard tax code.
+type BooksVATCode struct {
+	Rate    string `json:"rate" required:"true" description:"The VAT rate in percent, as on invoice lines (25, 12.5, 0)."`
+	TaxCode string `json:"taxCode" required:"true" description:"The SAF-T standard tax code of output VAT at this rate."`
+	Account string `json:"account" required:"true" description:"The output VAT account."`
 }
 
-// Rule maps a posting to an account. Empty criteria match anything.
-type Rule struct {
-	Role      string `json:"role" enum:"revenue,bank"`
+// BooksRule maps a posting to an account. Empty criteria match anything.
+type BooksRule struct {
+	Role      string `json:"role" required:"true" enum:"revenue,bank"`
 	ProductID string `json:"productId,omitempty"`
 	VATRate   string `json:"vatRate,omitempty"`
 	LineKind  string `json:"lineKind,omitempty" description:"An invoice line's kind: Product, AdditionalProduct, Charge, Allowance."`
 	Provider  string `json:"provider,omitempty" description:"A payment's provider (bank rules)."`
-	Account   string `json:"account"`
+	Account   string `json:"account" required:"true"`
 }
 
 var accountNumber = regexp.MustCompile(`^[0-9]{1,10}$`)
@@ -82,7 +82,7 @@ var accountNumber = regexp.MustCompile(`^[0-9]{1,10}$`)
 // for the bank, so that every document can post.
 func (c Chart) Validate() error {
 	var errs validation.Errors
-	known := map[string]Account{}
+	known := map[string]BooksAccount{}
 	for i, a := range c.Accounts {
 		f := fmt.Sprintf("accounts[%d]", i)
 		if !accountNumber.MatchString(a.Number) {
@@ -185,13 +185,13 @@ func normRate(s string) string {
 }
 
 // vatCode finds the code of rate; ok is false when the chart has none.
-func (c Chart) vatCode(rate string) (VATCode, bool) {
+func (c Chart) vatCode(rate string) (BooksVATCode, bool) {
 	for _, v := range c.VATCodes {
 		if normRate(v.Rate) == normRate(rate) {
 			return v, true
 		}
 	}
-	return VATCode{}, false
+	return BooksVATCode{}, false
 }
 
 // revenueAccount is the account of an invoice line: the matching revenue
@@ -246,11 +246,11 @@ func (c Chart) bankAccount(provider string) string {
 }
 
 // account returns the chart's account of number.
-func (c Chart) account(number string) (Account, bool) {
+func (c Chart) account(number string) (BooksAccount, bool) {
 	for _, a := range c.Accounts {
 		if a.Number == number {
 			return a, true
 		}
 	}
-	return Account{}, false
+	return BooksAccount{}, false
 }

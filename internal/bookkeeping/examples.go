@@ -10,7 +10,7 @@ func Example(country string) (Chart, bool) {
 	switch strings.ToUpper(country) {
 	case "NO":
 		return Chart{
-			Accounts: []Account{
+			Accounts: []BooksAccount{
 				{"1500", "Kundefordringer", Asset, "balanseverdiForOmloepsmiddel", "1500"},
 				{"1920", "Bankinnskudd", Asset, "balanseverdiForOmloepsmiddel", "1920"},
 				{"1921", "Bankinnskudd, AvtaleGiro", Asset, "balanseverdiForOmloepsmiddel", "1920"},
@@ -20,12 +20,12 @@ func Example(country string) (Chart, bool) {
 				{"3100", "Salgsinntekt aviser, avgiftsfritt (papir og digital)", Revenue, "salgsinntekt", "3100"},
 				{"3200", "Gebyrer utenfor merverdiavgiftsloven", Revenue, "salgsinntekt", "3200"},
 			},
-			VATCodes: []VATCode{
+			VATCodes: []BooksVATCode{
 				{"25", "3", "2700"}, {"15", "31", "2700"}, {"12", "33", "2700"}, {"0", "5", "2700"},
 			},
 			ReceivableAccount: "1500",
 			DeferredAccount:   "2900",
-			Rules: []Rule{
+			Rules: []BooksRule{
 				{Role: RoleRevenue, Account: "3000"},
 				{Role: RoleRevenue, VATRate: "0", Account: "3100"},
 				{Role: RoleRevenue, LineKind: "Charge", VATRate: "0", Account: "3200"},
@@ -35,7 +35,7 @@ func Example(country string) (Chart, bool) {
 		}, true
 	case "SE":
 		return Chart{
-			Accounts: []Account{
+			Accounts: []BooksAccount{
 				{"1510", "Kundfordringar", Asset, "", ""},
 				{"1930", "Företagskonto", Asset, "", ""},
 				{"1931", "Bankkonto Autogiro", Asset, "", ""},
@@ -48,12 +48,12 @@ func Example(country string) (Chart, bool) {
 				{"3003", "Försäljning tidningar, 6 % moms", Revenue, "", ""},
 				{"3990", "Påminnelseavgifter och övriga intäkter", Revenue, "", ""},
 			},
-			VATCodes: []VATCode{
+			VATCodes: []BooksVATCode{
 				{"25", "3", "2611"}, {"12", "31", "2621"}, {"6", "33", "2631"}, {"0", "6", "2611"},
 			},
 			ReceivableAccount: "1510",
 			DeferredAccount:   "2970",
-			Rules: []Rule{
+			Rules: []BooksRule{
 				{Role: RoleRevenue, Account: "3001"},
 				{Role: RoleRevenue, VATRate: "12", Account: "3002"},
 				{Role: RoleRevenue, VATRate: "6", Account: "3003"},

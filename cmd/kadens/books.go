@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kadens/kadens/internal/bookkeeping"
+)
+
+// booksCommand runs the `kadens books` commands (docs/BOOKKEEPING.md):
+// chart (install the example chart of a country, or a chart from a JSON
+// file), recognize (move earned deferred revenue to revenue through a
+// date), reconcile (ledger against documents; non-zero exit unless zero)
+// and csv (the journal, one line per posting).
+func booksCommand(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs, cfg := flags("books "+cmd, stderr, getenv)
+	tenant := fs.String("tenant", "", "the tenant (name or id)")
+	org := fs.String("org", "", "the organization's id")
+	example := fs.String("example", "", "chart: install the example chart of this country (NO or SE)")
+	file := fs.String("file", "", "chart: install the chart in this JSON file")
+	through := fs.String("through", "", "recognize: the last day to recognise (YYYY-MM-DD)")
+	from := fs.String("from", "", "csv: the first accounting date (YYYY-MM-DD)")
+	to := fs.String("to", "", "csv: the last accounting date (YYYY-MM-DD)")
+	if err := parseFlags(fs, cfg, args); err != nil {
+		return err
+	}
+	if *org == "" {
+		return usagef("--org is required")
+	}
+	st, err := openStore(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tctx, err := tenantContext(ctx, st, *tenant)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	switch cmd {
+	case "chart":
+		var c bookkeeping.Chart
+		switch {
+		case *example != "" && *file == "":
+			var ok bool
+			if c, ok = bookkeeping.Example(*example); !ok {
+				return usagef("--example: no example chart for %q (NO or SE)", *example)
+			}
+		case *file != "" && *example == "":
+			raw, err := os.ReadFile(*file)
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(raw, &c); err != nil {
+				return fmt.Errorf("%s: %w", *file, err)
+			}
+		default:
+			return usagef("give one of --example and --file")
+		}
+		if err := bookkeeping.SetChart(tctx, st, *org, c, now); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "chart of %d accounts installed for organization %s\n", len(c.Accounts), *org)
+		return nil
+	case "recognize":
+		if *through == "" {
+			return usagef("--through is required")
+		}
+		moved, err := bookkeeping.Recognize(tctx, st, *org, *through, now)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "recognised %d (minor units) through %s\n", moved, *through)
+		return nil
+	case "reconcile":
+		r, err := bookkeeping.Reconcile(tctx, st, *org)
+		if err != nil {
+			return err
+		}
+		if err := printJSON(stdout, r); err != nil {
+			return err
+		}
+		if r.Differences() != 0 {
+			return fmt.Errorf("ledger and documents differ by %d", r.Differences())
+		}
+		return nil
+	case "csv":
+		return bookkeeping.WriteCSV(tctx, st, *org, *from, *to, stdout)
+	}
+	return usagef("unknown command books %s", cmd)
+}
