@@ -2809,6 +2809,36 @@ func (c *Client) ExportAvtaleGiroClaims(ctx context.Context, id string, opts ...
 	return out, err
 }
 
+// ExportSAFTParams are the query parameters of ExportSAFT; zero fields are left out.
+type ExportSAFTParams struct {
+	// The first accounting date (inclusive).
+	From string
+	// The last accounting date (inclusive).
+	To string
+}
+
+func (p *ExportSAFTParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("from", p.From)
+	}
+	if p.To != "" {
+		q.Set("to", p.To)
+	}
+	return q
+}
+
+// ExportSAFT is GET /bookkeeping/saft/{organizationId}: The SAF-T Financial file (Norway, v1.30) of a period.
+//
+// Streamed; the file name follows the Norwegian rule (SAF-T Financial_<organization number>_<time>_1_1.xml). from and to are required.
+func (c *Client) ExportSAFT(ctx context.Context, organizationID string, params *ExportSAFTParams, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/saft/"+url.PathEscape(organizationID), params.values(), nil, nil, opts)
+	return err
+}
+
 // GetAccountSource is GET /authorizations/source/account/{id}: Get an account source.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/kadens/kadens/internal/atomicfile"
 	"github.com/kadens/kadens/internal/bookkeeping"
 )
 
@@ -92,4 +94,48 @@ func booksCommand(ctx context.Context, cmd string, args []string, stdout, stderr
 		return bookkeeping.WriteCSV(tctx, st, *org, *from, *to, stdout)
 	}
 	return usagef("unknown command books %s", cmd)
+}
+
+// saftExport runs `kadens saft export --tenant T --org ID --from D --to D
+// [--dir DIR]`: the organization's SAF-T Financial file for the period,
+// written whole or not at all under the Norwegian file name.
+func saftExport(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs, cfg := flags("saft export", stderr, getenv)
+	tenant := fs.String("tenant", "", "the tenant (name or id)")
+	org := fs.String("org", "", "the organization's id")
+	from := fs.String("from", "", "the first accounting date (YYYY-MM-DD)")
+	to := fs.String("to", "", "the last accounting date (YYYY-MM-DD)")
+	dir := fs.String("dir", ".", "the directory to write the file in")
+	if err := parseFlags(fs, cfg, args); err != nil {
+		return err
+	}
+	if *org == "" || *from == "" || *to == "" {
+		return usagef("--org, --from and --to are required")
+	}
+	st, err := openStore(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tctx, err := tenantContext(ctx, st, *tenant)
+	if err != nil {
+		return err
+	}
+	o, err := st.Organization(tctx, *org)
+	if err != nil {
+		return fmt.Errorf("organization %s: %w", *org, err)
+	}
+	now := time.Now().UTC()
+	path := filepath.Join(*dir, bookkeeping.SAFTFileName(o.OrganizationNumber, now))
+	var tot bookkeeping.SAFTTotals
+	err = atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		var err error
+		tot, err = bookkeeping.WriteSAFT(tctx, st, *org, *from, *to, now, w)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %d entries, debit %d, credit %d (minor units)\n", path, tot.Entries, tot.Debit, tot.Credit)
+	return nil
 }

@@ -48,6 +48,7 @@ Usage:
   kadens books recognize --tenant T --org ID --through YYYY-MM-DD  move earned deferred revenue to revenue
   kadens books reconcile --tenant T --org ID  the ledger against the documents (JSON); non-zero exit unless zero
   kadens books csv --tenant T --org ID [--from D] [--to D]  the journal as CSV, one line per posting
+  kadens saft export --tenant T --org ID --from D --to D [--dir DIR]  the SAF-T Financial file (Norway) of the period
   kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
   kadens autogiro fetch --tenant NAME_OR_ID (--file ID | --organization ID --latest) [-o FILE]
                                          write a stored submission file again
@@ -112,7 +113,7 @@ var errUsagePrinted = errors.New("no command")
 
 // commands are the command words, and how many words each command has.
 var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1, "import": 1,
-	"tenant": 2, "client": 2, "login-client": 2, "user": 2, "key": 2, "ledger": 2, "books": 2, "avtalegiro": 2, "autogiro": 2}
+	"tenant": 2, "client": 2, "login-client": 2, "user": 2, "key": 2, "ledger": 2, "books": 2, "saft": 2, "avtalegiro": 2, "autogiro": 2}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -153,6 +154,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return keyRotate(ctx, args, stdout, stderr, getenv)
 	case "ledger check":
 		return ledgerCheck(ctx, args, stdout, stderr, getenv)
+	case "saft export":
+		return saftExport(ctx, args, stdout, stderr, getenv)
 	case "books chart", "books recognize", "books reconcile", "books csv":
 		return booksCommand(ctx, words[1], args, stdout, stderr, getenv)
 	case "autogiro export":

@@ -71,6 +71,15 @@ func TestBookkeepingAPI(t *testing.T) {
 		if csv.Status != http.StatusOK || !strings.Contains(string(csv.Body), "SALES,1,") {
 			t.Fatalf("journal: %d %s", csv.Status, csv.Body)
 		}
+		saft := tn.Do("GET", "/bookkeeping/saft/"+f.org+"?from=2000-01-01&to=2099-12-31", nil)
+		if saft.Status != http.StatusOK || !strings.Contains(string(saft.Body), "<GeneralLedgerEntries><NumberOfEntries>1<") ||
+			!strings.Contains(saft.Header.Get("Content-Disposition"), "SAF-T Financial_923609016_") {
+			t.Fatalf("saft: %d %v %s", saft.Status, saft.Header, saft.Body)
+		}
+		if r := tn.Do("GET", "/bookkeeping/saft/"+f.org+"?from=2000-01-01", nil); r.Status != http.StatusBadRequest ||
+			!strings.Contains(string(r.Body), "to") {
+			t.Fatalf("saft without to: %d %s", r.Status, r.Body)
+		}
 		if r := tn.Do("GET", "/bookkeeping/journal/"+f.org+"?from=yesterday", nil); r.Status != http.StatusBadRequest ||
 			!strings.Contains(string(r.Body), "from") {
 			t.Fatalf("journal bad from: %d %s", r.Status, r.Body)
@@ -89,7 +98,8 @@ func TestBookkeepingAPI(t *testing.T) {
 		}
 
 		other := e.NewTenant("bookkeeping-other", false)
-		for _, path := range []string{chart, "/bookkeeping/reconciliation/" + f.org, "/bookkeeping/journal/" + f.org} {
+		for _, path := range []string{chart, "/bookkeeping/reconciliation/" + f.org, "/bookkeeping/journal/" + f.org,
+			"/bookkeeping/saft/" + f.org + "?from=2000-01-01&to=2099-12-31"} {
 			if r := other.Do("GET", path, nil); r.Status != http.StatusNotFound {
 				t.Errorf("other tenant GET %s: %d %s", path, r.Status, r.Body)
 			}

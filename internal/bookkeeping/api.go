@@ -2,6 +2,7 @@ package bookkeeping
 
 import (
 	"errors"
+	"mime"
 	"net/http"
 	"time"
 
@@ -91,10 +92,47 @@ func Routes(env apikit.Env) []apikit.Route {
 			Summary: "The journal as CSV, one line per posting", Request: new(journalParams),
 			Responses: []apikit.Response{{Status: http.StatusOK, ContentType: "text/csv", Desc: "The journal."}, apikit.NotFound},
 			Handle:    h.journal},
+		{Method: http.MethodGet, Path: "/bookkeeping/saft/{organizationId}", ID: "exportSAFT", Tag: tag,
+			Summary: "The SAF-T Financial file (Norway, v1.30) of a period",
+			Desc: "Streamed; the file name follows the Norwegian rule (SAF-T Financial_<organization number>_<time>_1_1.xml). " +
+				"from and to are required.",
+			Request: new(journalParams),
+			Responses: []apikit.Response{{Status: http.StatusOK, ContentType: "application/xml", Desc: "The file.",
+				Headers: map[string]string{"Content-Disposition": "attachment; filename=\"SAF-T Financial_923609016_20270402103000_1_1.xml\""}}, apikit.NotFound},
+			Handle: h.saft},
 	}
 }
 
 type handlers struct{ env apikit.Env }
+
+func (h handlers) saft(w http.ResponseWriter, r *http.Request) error {
+	org, err := apikit.PathID(r, "organizationId")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	var errs validation.Errors
+	for _, f := range []string{"from", "to"} {
+		if _, err := time.Parse(time.DateOnly, q.Get(f)); err != nil {
+			errs.Add(f, "is required, a date (YYYY-MM-DD)")
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	o, err := h.env.Store.Organization(r.Context(), org)
+	if err != nil {
+		return err
+	}
+	if _, err := GetChart(r.Context(), h.env.Store, org); err != nil {
+		return notFound(err)
+	}
+	now := h.env.Now()
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": SAFTFileName(o.OrganizationNumber, now)}))
+	_, err = WriteSAFT(r.Context(), h.env.Store, org, q.Get("from"), q.Get("to"), now, w)
+	return err
+}
 
 // notFound turns a missing chart into the 404 of the organization's books.
 func notFound(err error) error {

@@ -351,4 +351,3 @@ func eachEntry(ctx context.Context, st *store.Store, tenant, orgID, from, to str
 	}
 	return nil
 }
-
