@@ -2839,6 +2839,41 @@ func (c *Client) ExportSAFT(ctx context.Context, organizationID string, params *
 	return err
 }
 
+// ExportSIEParams are the query parameters of ExportSIE; zero fields are left out.
+type ExportSIEParams struct {
+	// The first accounting date (inclusive).
+	From string
+	// The last accounting date (inclusive).
+	To string
+	// E (default): export with balances; I: vouchers for import.
+	Type string
+}
+
+func (p *ExportSIEParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("from", p.From)
+	}
+	if p.To != "" {
+		q.Set("to", p.To)
+	}
+	if p.Type != "" {
+		q.Set("type", p.Type)
+	}
+	return q
+}
+
+// ExportSIE is GET /bookkeeping/sie/{organizationId}: The SIE 4 file (Sweden) of a financial year.
+//
+// SIE 4E (balances and vouchers), or 4I (vouchers only) with type=I; CP437, #KSUMMA computed. from and to are required.
+func (c *Client) ExportSIE(ctx context.Context, organizationID string, params *ExportSIEParams, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/sie/"+url.PathEscape(organizationID), params.values(), nil, nil, opts)
+	return err
+}
+
 // GetAccountSource is GET /authorizations/source/account/{id}: Get an account source.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.

@@ -139,3 +139,39 @@ func saftExport(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	fmt.Fprintf(stdout, "%s: %d entries, debit %d, credit %d (minor units)\n", path, tot.Entries, tot.Debit, tot.Credit)
 	return nil
 }
+
+// booksSIE runs `kadens books sie --tenant T --org ID --from D --to D
+// [--import] [--out FILE]`: the SIE 4E file of the financial year (4I with
+// --import), to FILE (written whole or not at all) or stdout.
+func booksSIE(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs, cfg := flags("books sie", stderr, getenv)
+	tenant := fs.String("tenant", "", "the tenant (name or id)")
+	org := fs.String("org", "", "the organization's id")
+	from := fs.String("from", "", "the financial year's first day (YYYY-MM-DD)")
+	to := fs.String("to", "", "the financial year's last day (YYYY-MM-DD)")
+	imports := fs.Bool("import", false, "write SIE 4I (vouchers for import) instead of 4E")
+	outFile := fs.String("out", "", "the file to write (default stdout)")
+	if err := parseFlags(fs, cfg, args); err != nil {
+		return err
+	}
+	if *org == "" || *from == "" || *to == "" {
+		return usagef("--org, --from and --to are required")
+	}
+	st, err := openStore(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tctx, err := tenantContext(ctx, st, *tenant)
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error {
+		_, err := bookkeeping.WriteSIE(tctx, st, *org, *from, *to, *imports, time.Now(), w)
+		return err
+	}
+	if *outFile == "" {
+		return write(stdout)
+	}
+	return atomicfile.Write(*outFile, 0o644, write)
+}

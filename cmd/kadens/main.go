@@ -48,6 +48,7 @@ Usage:
   kadens books recognize --tenant T --org ID --through YYYY-MM-DD  move earned deferred revenue to revenue
   kadens books reconcile --tenant T --org ID  the ledger against the documents (JSON); non-zero exit unless zero
   kadens books csv --tenant T --org ID [--from D] [--to D]  the journal as CSV, one line per posting
+  kadens books sie --tenant T --org ID --from D --to D [--import] [--out FILE]  the SIE 4E (4I) file (Sweden) of a year
   kadens saft export --tenant T --org ID --from D --to D [--dir DIR]  the SAF-T Financial file (Norway) of the period
   kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
   kadens autogiro fetch --tenant NAME_OR_ID (--file ID | --organization ID --latest) [-o FILE]
@@ -154,6 +155,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return keyRotate(ctx, args, stdout, stderr, getenv)
 	case "ledger check":
 		return ledgerCheck(ctx, args, stdout, stderr, getenv)
+	case "books sie":
+		return booksSIE(ctx, args, stdout, stderr, getenv)
 	case "saft export":
 		return saftExport(ctx, args, stdout, stderr, getenv)
 	case "books chart", "books recognize", "books reconcile", "books csv":

@@ -80,6 +80,13 @@ func TestBookkeepingAPI(t *testing.T) {
 			!strings.Contains(string(r.Body), "to") {
 			t.Fatalf("saft without to: %d %s", r.Status, r.Body)
 		}
+		if sie := tn.Do("GET", "/bookkeeping/sie/"+f.org+"?from=2000-01-01&to=2099-12-31", nil); sie.Status != http.StatusOK ||
+			!strings.Contains(string(sie.Body), "#SIETYP 4\r\n") || !strings.Contains(string(sie.Body), "#KSUMMA ") {
+			t.Fatalf("sie: %d %s", sie.Status, sie.Body)
+		}
+		if r := tn.Do("GET", "/bookkeeping/sie/"+f.org+"?from=2000-01-01&to=2099-12-31&type=X", nil); r.Status != http.StatusBadRequest {
+			t.Fatalf("sie type X: %d %s", r.Status, r.Body)
+		}
 		if r := tn.Do("GET", "/bookkeeping/journal/"+f.org+"?from=yesterday", nil); r.Status != http.StatusBadRequest ||
 			!strings.Contains(string(r.Body), "from") {
 			t.Fatalf("journal bad from: %d %s", r.Status, r.Body)

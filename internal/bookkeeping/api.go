@@ -100,10 +100,57 @@ func Routes(env apikit.Env) []apikit.Route {
 			Responses: []apikit.Response{{Status: http.StatusOK, ContentType: "application/xml", Desc: "The file.",
 				Headers: map[string]string{"Content-Disposition": "attachment; filename=\"SAF-T Financial_923609016_20270402103000_1_1.xml\""}}, apikit.NotFound},
 			Handle: h.saft},
+		{Method: http.MethodGet, Path: "/bookkeeping/sie/{organizationId}", ID: "exportSIE", Tag: tag,
+			Summary: "The SIE 4 file (Sweden) of a financial year",
+			Desc:    "SIE 4E (balances and vouchers), or 4I (vouchers only) with type=I; CP437, #KSUMMA computed. from and to are required.",
+			Request: new(sieParams),
+			Responses: []apikit.Response{{Status: http.StatusOK, ContentType: apikit.MediaOctet, Desc: "The file.",
+				Headers: map[string]string{"Content-Disposition": "attachment; filename=SIE4.se"}}, apikit.NotFound},
+			Handle: h.sie},
 	}
 }
 
 type handlers struct{ env apikit.Env }
+
+type sieParams struct {
+	journalParams
+	Type string `query:"type" enum:"E,I" description:"E (default): export with balances; I: vouchers for import."`
+}
+
+func (h handlers) sie(w http.ResponseWriter, r *http.Request) error {
+	org, err := apikit.PathID(r, "organizationId")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	var errs validation.Errors
+	for _, f := range []string{"from", "to"} {
+		if _, err := time.Parse(time.DateOnly, q.Get(f)); err != nil {
+			errs.Add(f, "is required, a date (YYYY-MM-DD)")
+		}
+	}
+	kind := q.Get("type")
+	if kind != "" && kind != "E" && kind != "I" {
+		errs.Add("type", "must be E or I")
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	if _, err := h.env.Store.Organization(r.Context(), org); err != nil {
+		return err
+	}
+	if _, err := GetChart(r.Context(), h.env.Store, org); err != nil {
+		return notFound(err)
+	}
+	name := "SIE4.se"
+	if kind == "I" {
+		name = "SIE4.si"
+	}
+	w.Header().Set("Content-Type", apikit.MediaOctet)
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	_, err = WriteSIE(r.Context(), h.env.Store, org, q.Get("from"), q.Get("to"), kind == "I", h.env.Now(), w)
+	return err
+}
 
 func (h handlers) saft(w http.ResponseWriter, r *http.Request) error {
 	org, err := apikit.PathID(r, "organizationId")

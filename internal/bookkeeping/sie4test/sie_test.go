@@ -133,7 +133,7 @@ func minor(t *testing.T, s string) int64 {
 	t.Helper()
 	neg := strings.HasPrefix(s, "-")
 	whole, frac, _ := strings.Cut(strings.TrimPrefix(s, "-"), ".")
-	n, err := strconv.ParseInt(whole+(frac+"00")[:2], 10, 64)
+	n, err := strconv.ParseInt(whole+(frac + "00")[:2], 10, 64)
 	if err != nil {
 		t.Fatalf("amount %q: %v", s, err)
 	}
