@@ -725,6 +725,12 @@ type CreditNotePreviewView struct {
 	VATTotals []VATTotal `json:"vatTotals"`
 }
 
+type DeferredView struct {
+	// Minor units of the currency.
+	AmountMinor int64  `json:"amountMinor"`
+	Currency    string `json:"currency"`
+}
+
 type DocumentNetworkLookupInput struct {
 	// The recipient's country, as the contract's ISO 6523 codes: 0192 Norway (EHF), 0096 Denmark (OIO), 0107 Sweden (OIO). A country selector: the Peppol scheme looked up follows from the identifier (see participantId). One of: 0192, 0096, 0107.
 	DocumentNetwork *string `json:"documentNetwork,omitempty"`
@@ -1687,6 +1693,15 @@ type Reminder struct {
 	PaymentDemandID  string    `json:"paymentDemandId"`
 	ReminderNumber   int64     `json:"reminderNumber"`
 	SubscriberID     string    `json:"subscriberId"`
+}
+
+type RevenueRow struct {
+	// Minor units of the currency; credits to revenue positive.
+	AmountMinor int64  `json:"amountMinor"`
+	Currency    string `json:"currency"`
+	Month       string `json:"month"`
+	ProductID   string `json:"productId"`
+	VATRate     string `json:"vatRate"`
 }
 
 type ScheduledChange struct {
@@ -3036,6 +3051,32 @@ func (c *Client) GetCreditNoteUBL(ctx context.Context, id string, opts ...Reques
 	return err
 }
 
+// GetDeferredRevenueParams are the query parameters of GetDeferredRevenue; zero fields are left out.
+type GetDeferredRevenueParams struct {
+	// The day at whose end the balance is taken.
+	At string
+}
+
+func (p *GetDeferredRevenueParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.At != "" {
+		q.Set("at", p.At)
+	}
+	return q
+}
+
+// GetDeferredRevenue is GET /bookkeeping/deferred/{organizationId}: Unearned revenue at the end of a day, per currency (minor units).
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetDeferredRevenue(ctx context.Context, organizationID string, params *GetDeferredRevenueParams, opts ...RequestOption) ([]DeferredView, error) {
+	var out []DeferredView
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/deferred/"+url.PathEscape(organizationID), params.values(), nil, &out, opts)
+	return out, err
+}
+
 // GetDunningProcess is GET /dunningprocess/{id}: Get a dunning process.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.
@@ -3202,6 +3243,37 @@ func (c *Client) GetProduct(ctx context.Context, id string, opts ...RequestOptio
 func (c *Client) GetProrationPolicy(ctx context.Context, id string, opts ...RequestOption) (ProrationPolicy, error) {
 	var out ProrationPolicy
 	_, err := c.do(ctx, http.MethodGet, "/prorationpolicy/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetRevenueByMonthParams are the query parameters of GetRevenueByMonth; zero fields are left out.
+type GetRevenueByMonthParams struct {
+	// The first accounting date (inclusive).
+	From string
+	// The last accounting date (inclusive).
+	To string
+}
+
+func (p *GetRevenueByMonthParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("from", p.From)
+	}
+	if p.To != "" {
+		q.Set("to", p.To)
+	}
+	return q
+}
+
+// GetRevenueByMonth is GET /bookkeeping/revenue/{organizationId}: Revenue by month × product × VAT rate (minor units).
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetRevenueByMonth(ctx context.Context, organizationID string, params *GetRevenueByMonthParams, opts ...RequestOption) ([]RevenueRow, error) {
+	var out []RevenueRow
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/revenue/"+url.PathEscape(organizationID), params.values(), nil, &out, opts)
 	return out, err
 }
 

@@ -97,6 +97,26 @@ func TestBookkeepingAPI(t *testing.T) {
 		if r := tn.Do("POST", "/bookkeeping/recognize/"+f.org, map[string]any{"through": "2099-12-31"}); r.Status != http.StatusOK {
 			t.Fatalf("recognize: %d %s", r.Status, r.Body)
 		}
+		var deferred []struct {
+			Currency string `json:"currency"`
+			Amount   int64  `json:"amountMinor"`
+		}
+		if r := tn.Do("GET", "/bookkeeping/deferred/"+f.org+"?at=2099-12-31", nil); r.Status != http.StatusOK {
+			t.Fatalf("deferred: %d %s", r.Status, r.Body)
+		} else if r.JSON(t, &deferred); len(deferred) != 1 || deferred[0].Amount != 0 {
+			t.Errorf("deferred after recognising everything: %s", r.Body)
+		}
+		if r := tn.Do("GET", "/bookkeeping/deferred/"+f.org, nil); r.Status != http.StatusBadRequest {
+			t.Errorf("deferred without at: %d %s", r.Status, r.Body)
+		}
+		var revenue []struct {
+			Amount int64 `json:"amountMinor"`
+		}
+		if r := tn.Do("GET", "/bookkeeping/revenue/"+f.org, nil); r.Status != http.StatusOK {
+			t.Fatalf("revenue: %d %s", r.Status, r.Body)
+		} else if r.JSON(t, &revenue); len(revenue) == 0 {
+			t.Errorf("no revenue after recognising everything: %s", r.Body)
+		}
 		if r := tn.Do("PUT", "/bookkeeping/period/"+f.org+"/2027-13", map[string]any{"closed": true}); r.Status != http.StatusBadRequest {
 			t.Fatalf("period 13: %d %s", r.Status, r.Body)
 		}

@@ -88,6 +88,12 @@ func Routes(env apikit.Env) []apikit.Route {
 		{Method: http.MethodGet, Path: "/bookkeeping/reconciliation/{organizationId}", ID: "getBookkeepingReconciliation", Tag: tag,
 			Summary: "The ledger against the documents it was posted from", Request: new(orgParam),
 			Responses: []apikit.Response{apikit.OK(new(ReconciliationView)), apikit.NotFound}, Handle: h.reconcile},
+		{Method: http.MethodGet, Path: "/bookkeeping/deferred/{organizationId}", ID: "getDeferredRevenue", Tag: tag,
+			Summary: "Unearned revenue at the end of a day, per currency (minor units)", Request: new(deferredParams),
+			Responses: []apikit.Response{apikit.OK(new([]DeferredView)), apikit.NotFound}, Handle: h.deferred},
+		{Method: http.MethodGet, Path: "/bookkeeping/revenue/{organizationId}", ID: "getRevenueByMonth", Tag: tag,
+			Summary: "Revenue by month × product × VAT rate (minor units)", Request: new(journalParams),
+			Responses: []apikit.Response{apikit.OK(new([]RevenueRow)), apikit.NotFound}, Handle: h.revenue},
 		{Method: http.MethodGet, Path: "/bookkeeping/journal/{organizationId}", ID: "getBookkeepingJournal", Tag: tag,
 			Summary: "The journal as CSV, one line per posting", Request: new(journalParams),
 			Responses: []apikit.Response{{Status: http.StatusOK, ContentType: "text/csv", Desc: "The journal."}, apikit.NotFound},
@@ -111,6 +117,78 @@ func Routes(env apikit.Env) []apikit.Route {
 }
 
 type handlers struct{ env apikit.Env }
+
+type deferredParams struct {
+	orgParam
+	At string `query:"at" required:"true" format:"date" description:"The day at whose end the balance is taken."`
+}
+
+// DeferredView is unearned revenue in one currency.
+type DeferredView struct {
+	Currency string `json:"currency"`
+	Amount   int64  `json:"amountMinor" description:"Minor units of the currency."`
+}
+
+func dateParams(q map[string][]string, required bool, names ...string) error {
+	var errs validation.Errors
+	for _, f := range names {
+		v := ""
+		if vs := q[f]; len(vs) > 0 {
+			v = vs[0]
+		}
+		if v == "" && !required {
+			continue
+		}
+		if _, err := time.Parse(time.DateOnly, v); err != nil {
+			errs.Add(f, "must be a date (YYYY-MM-DD)")
+		}
+	}
+	return errs.Err()
+}
+
+func (h handlers) deferred(w http.ResponseWriter, r *http.Request) error {
+	org, err := apikit.PathID(r, "organizationId")
+	if err != nil {
+		return err
+	}
+	if err := dateParams(r.URL.Query(), true, "at"); err != nil {
+		return err
+	}
+	m, err := DeferredBalance(r.Context(), h.env.Store, org, r.URL.Query().Get("at"))
+	if err != nil {
+		return notFound(err)
+	}
+	out := []DeferredView{}
+	for cur, a := range m {
+		out = append(out, DeferredView{Currency: cur, Amount: a})
+	}
+	apikit.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) revenue(w http.ResponseWriter, r *http.Request) error {
+	org, err := apikit.PathID(r, "organizationId")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if err := dateParams(q, false, "from", "to"); err != nil {
+		return err
+	}
+	from, to := q.Get("from"), q.Get("to")
+	if from == "" {
+		from = "0000-01-01"
+	}
+	if to == "" {
+		to = "9999-12-31"
+	}
+	rows, err := RevenueByMonth(r.Context(), h.env.Store, org, from, to)
+	if err != nil {
+		return notFound(err)
+	}
+	apikit.WriteJSON(w, http.StatusOK, rows)
+	return nil
+}
 
 type sieParams struct {
 	journalParams

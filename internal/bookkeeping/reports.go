@@ -45,7 +45,7 @@ type RevenueRow struct {
 	ProductID string `json:"productId"`
 	VATRate   string `json:"vatRate"`
 	Currency  string `json:"currency"`
-	Amount    int64  `json:"amount"`
+	Amount    int64  `json:"amountMinor" description:"Minor units of the currency; credits to revenue positive."`
 }
 
 // RevenueByMonth sums the revenue accounts' postings (credits positive)
