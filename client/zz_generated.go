@@ -436,6 +436,36 @@ type BillingPlanUpdate struct {
 	PaymentTermsDays *int64 `json:"paymentTermsDays,omitempty"`
 }
 
+type BooksAccount struct {
+	GroupingCategory string `json:"groupingCategory"`
+	GroupingCode     string `json:"groupingCode"`
+	Name             string `json:"name"`
+	Number           string `json:"number"`
+	// One of: Asset, Liability, Equity, Revenue, Expense.
+	Type string `json:"type"`
+}
+
+type BooksRule struct {
+	Account string `json:"account"`
+	// An invoice line's kind: Product, AdditionalProduct, Charge, Allowance.
+	LineKind  *string `json:"lineKind,omitempty"`
+	ProductID *string `json:"productId,omitempty"`
+	// A payment's provider (bank rules).
+	Provider *string `json:"provider,omitempty"`
+	// One of: revenue, bank.
+	Role    string  `json:"role"`
+	VATRate *string `json:"vatRate,omitempty"`
+}
+
+type BooksVATCode struct {
+	// The output VAT account.
+	Account string `json:"account"`
+	// The VAT rate in percent, as on invoice lines (25, 12.5, 0).
+	Rate string `json:"rate"`
+	// The SAF-T standard tax code of output VAT at this rate.
+	TaxCode string `json:"taxCode"`
+}
+
 type Buyer struct {
 	Address          Address  `json:"address"`
 	Country          string   `json:"country"`
@@ -532,6 +562,22 @@ type ChangeRequest struct {
 	ScheduledTime          *time.Time              `json:"scheduledTime,omitempty"`
 	TemplatePackageChoices *TemplatePackageChoices `json:"templatePackageChoices,omitempty"`
 	TemplatePackageID      *string                 `json:"templatePackageId,omitempty"`
+}
+
+type Chart struct {
+	Accounts          []BooksAccount `json:"accounts"`
+	DeferredAccount   string         `json:"deferredAccount"`
+	ReceivableAccount string         `json:"receivableAccount"`
+	Rules             []BooksRule    `json:"rules"`
+	VATCodes          []BooksVATCode `json:"vatCodes"`
+}
+
+type ChartPut struct {
+	Accounts          []BooksAccount `json:"accounts"`
+	DeferredAccount   string         `json:"deferredAccount"`
+	ReceivableAccount string         `json:"receivableAccount"`
+	Rules             []BooksRule    `json:"rules"`
+	VATCodes          []BooksVATCode `json:"vatCodes"`
 }
 
 type ClaimCreate struct {
@@ -677,6 +723,12 @@ type CreditNotePreviewView struct {
 	// Money in the package currency, with up to the currency's minor-unit decimals.
 	VAT       Decimal    `json:"vat"`
 	VATTotals []VATTotal `json:"vatTotals"`
+}
+
+type DeferredView struct {
+	// Minor units of the currency.
+	AmountMinor int64  `json:"amountMinor"`
+	Currency    string `json:"currency"`
 }
 
 type DeletionRequestCreate struct {
@@ -862,6 +914,11 @@ const (
 	EventKindUserAuthorizationGranted          EventKind = "UserAuthorizationGranted"
 	EventKindUserAuthorizationRevoked          EventKind = "UserAuthorizationRevoked"
 )
+
+type ExampleChartInput struct {
+	// One of: NO, SE.
+	Country string `json:"country"`
+}
 
 type FieldError struct {
 	Field   string `json:"field"`
@@ -1554,6 +1611,10 @@ type PeppolDelivery struct {
 // Percent: A percentage from 0 to 100 with at most four decimals.
 type Percent = Decimal
 
+type PeriodInput struct {
+	Closed *bool `json:"closed,omitempty"`
+}
+
 type PlanCopy struct {
 	BillingPlanID    string `json:"billingPlanId"`
 	IntervalCount    int64  `json:"intervalCount"`
@@ -1684,6 +1745,28 @@ type ProrationPolicyUpdate struct {
 	PaidProration *string `json:"paidProration,omitempty"`
 }
 
+type RecognizeInput struct {
+	// The last day recognised (inclusive).
+	Through string `json:"through"`
+}
+
+type RecognizeResult struct {
+	// Moved from unearned revenue to revenue, in minor units of the currency.
+	RecognizedMinor int64 `json:"recognizedMinor"`
+}
+
+type ReconciliationView struct {
+	// Zero when the books agree with the documents.
+	Differences         int64 `json:"differences"`
+	NetDocuments        int64 `json:"netDocuments"`
+	NetLedger           int64 `json:"netLedger"`
+	ReceivableDocuments int64 `json:"receivableDocuments"`
+	ReceivableLedger    int64 `json:"receivableLedger"`
+	Unposted            int64 `json:"unposted"`
+	VATDocuments        int64 `json:"vatDocuments"`
+	VATLedger           int64 `json:"vatLedger"`
+}
+
 type Reminder struct {
 	// The reminder fee, billed on the next invoice.
 	Fee              Decimal   `json:"fee"`
@@ -1714,6 +1797,15 @@ type Request struct {
 	UserEmail string `json:"userEmail"`
 	// Who asked: the subscriber user (Min side) or the API client.
 	UserID string `json:"userId"`
+}
+
+type RevenueRow struct {
+	// Minor units of the currency; credits to revenue positive.
+	AmountMinor int64  `json:"amountMinor"`
+	Currency    string `json:"currency"`
+	Month       string `json:"month"`
+	ProductID   string `json:"productId"`
+	VATRate     string `json:"vatRate"`
 }
 
 type ScheduledChange struct {
@@ -2905,6 +2997,71 @@ func (c *Client) ExportAvtaleGiroClaims(ctx context.Context, id string, opts ...
 	return out, err
 }
 
+// ExportSAFTParams are the query parameters of ExportSAFT; zero fields are left out.
+type ExportSAFTParams struct {
+	// The first accounting date (inclusive).
+	From string
+	// The last accounting date (inclusive).
+	To string
+}
+
+func (p *ExportSAFTParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("from", p.From)
+	}
+	if p.To != "" {
+		q.Set("to", p.To)
+	}
+	return q
+}
+
+// ExportSAFT is GET /bookkeeping/saft/{organizationId}: The SAF-T Financial file (Norway, v1.30) of a period.
+//
+// Streamed; the file name follows the Norwegian rule (SAF-T Financial_<organization number>_<time>_1_1.xml). from and to are required.
+func (c *Client) ExportSAFT(ctx context.Context, organizationID string, params *ExportSAFTParams, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/saft/"+url.PathEscape(organizationID), params.values(), nil, nil, opts)
+	return err
+}
+
+// ExportSIEParams are the query parameters of ExportSIE; zero fields are left out.
+type ExportSIEParams struct {
+	// The first accounting date (inclusive).
+	From string
+	// The last accounting date (inclusive).
+	To string
+	// E (default): export with balances; I: vouchers for import.
+	Type string
+}
+
+func (p *ExportSIEParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("from", p.From)
+	}
+	if p.To != "" {
+		q.Set("to", p.To)
+	}
+	if p.Type != "" {
+		q.Set("type", p.Type)
+	}
+	return q
+}
+
+// ExportSIE is GET /bookkeeping/sie/{organizationId}: The SIE 4 file (Sweden) of a financial year.
+//
+// SIE 4E (balances and vouchers), or 4I (vouchers only) with type=I; CP437, #KSUMMA computed. from and to are required.
+func (c *Client) ExportSIE(ctx context.Context, organizationID string, params *ExportSIEParams, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/sie/"+url.PathEscape(organizationID), params.values(), nil, nil, opts)
+	return err
+}
+
 // GetAccountSource is GET /authorizations/source/account/{id}: Get an account source.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.
@@ -2993,6 +3150,54 @@ func (c *Client) GetBillingPlan(ctx context.Context, id string, opts ...RequestO
 	return out, err
 }
 
+// GetBookkeepingChart is GET /bookkeeping/chart/{organizationId}: Get an organization's chart of accounts.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetBookkeepingChart(ctx context.Context, organizationID string, opts ...RequestOption) (Chart, error) {
+	var out Chart
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/chart/"+url.PathEscape(organizationID), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetBookkeepingJournalParams are the query parameters of GetBookkeepingJournal; zero fields are left out.
+type GetBookkeepingJournalParams struct {
+	// The first accounting date (inclusive).
+	From string
+	// The last accounting date (inclusive).
+	To string
+}
+
+func (p *GetBookkeepingJournalParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("from", p.From)
+	}
+	if p.To != "" {
+		q.Set("to", p.To)
+	}
+	return q
+}
+
+// GetBookkeepingJournal is GET /bookkeeping/journal/{organizationId}: The journal as CSV, one line per posting.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetBookkeepingJournal(ctx context.Context, organizationID string, params *GetBookkeepingJournalParams, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/journal/"+url.PathEscape(organizationID), params.values(), nil, nil, opts)
+	return err
+}
+
+// GetBookkeepingReconciliation is GET /bookkeeping/reconciliation/{organizationId}: The ledger against the documents it was posted from.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetBookkeepingReconciliation(ctx context.Context, organizationID string, opts ...RequestOption) (ReconciliationView, error) {
+	var out ReconciliationView
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/reconciliation/"+url.PathEscape(organizationID), nil, nil, &out, opts)
+	return out, err
+}
+
 // GetCreditNote is GET /creditnote/{id}: Get a credit note.
 //
 // The item with this id. An id of another tenant, or of nothing, is 404.
@@ -3017,6 +3222,32 @@ func (c *Client) GetCreditNotePeppolDelivery(ctx context.Context, id string, opt
 func (c *Client) GetCreditNoteUBL(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodGet, "/creditnote/"+url.PathEscape(id)+"/ubl", nil, nil, nil, opts)
 	return err
+}
+
+// GetDeferredRevenueParams are the query parameters of GetDeferredRevenue; zero fields are left out.
+type GetDeferredRevenueParams struct {
+	// The day at whose end the balance is taken.
+	At string
+}
+
+func (p *GetDeferredRevenueParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.At != "" {
+		q.Set("at", p.At)
+	}
+	return q
+}
+
+// GetDeferredRevenue is GET /bookkeeping/deferred/{organizationId}: Unearned revenue at the end of a day, per currency (minor units).
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetDeferredRevenue(ctx context.Context, organizationID string, params *GetDeferredRevenueParams, opts ...RequestOption) ([]DeferredView, error) {
+	var out []DeferredView
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/deferred/"+url.PathEscape(organizationID), params.values(), nil, &out, opts)
+	return out, err
 }
 
 // GetDeletionRequest is GET /deletionrequest/{id}: Get a deletion request.
@@ -3246,6 +3477,37 @@ func (c *Client) GetProrationPolicy(ctx context.Context, id string, opts ...Requ
 	return out, err
 }
 
+// GetRevenueByMonthParams are the query parameters of GetRevenueByMonth; zero fields are left out.
+type GetRevenueByMonthParams struct {
+	// The first accounting date (inclusive).
+	From string
+	// The last accounting date (inclusive).
+	To string
+}
+
+func (p *GetRevenueByMonthParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.From != "" {
+		q.Set("from", p.From)
+	}
+	if p.To != "" {
+		q.Set("to", p.To)
+	}
+	return q
+}
+
+// GetRevenueByMonth is GET /bookkeeping/revenue/{organizationId}: Revenue by month × product × VAT rate (minor units).
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetRevenueByMonth(ctx context.Context, organizationID string, params *GetRevenueByMonthParams, opts ...RequestOption) ([]RevenueRow, error) {
+	var out []RevenueRow
+	_, err := c.do(ctx, http.MethodGet, "/bookkeeping/revenue/"+url.PathEscape(organizationID), params.values(), nil, &out, opts)
+	return out, err
+}
+
 // GetScheduledChange is GET /subscription/{id}/scheduledchange/{changeId}: Get a plan change.
 //
 // Any period of the series the change belongs to finds it (the Location of its create).
@@ -3388,6 +3650,14 @@ func (c *Client) ImportPaymentAgreements(ctx context.Context, body []PaymentAgre
 	var out ImportReport
 	_, err := c.do(ctx, http.MethodPost, "/paymentagreement/import", nil, body, &out, opts)
 	return out, err
+}
+
+// InstallBookkeepingExampleChart is POST /bookkeeping/chart/{organizationId}/example: Install the example chart of a Norwegian or Swedish media house.
+//
+// Install the example chart of a Norwegian or Swedish media house.
+func (c *Client) InstallBookkeepingExampleChart(ctx context.Context, organizationID string, body ExampleChartInput, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPost, "/bookkeeping/chart/"+url.PathEscape(organizationID)+"/example", nil, body, nil, opts)
+	return err
 }
 
 // LinkSubscriberUser is PUT /authorizations/user/{id}/subscriber: Link a subscriber user to a subscriber, or unlink it.
@@ -4955,6 +5225,15 @@ func (c *Client) PreviewPriceChange(ctx context.Context, id string, body PriceCh
 	return out, err
 }
 
+// RecognizeRevenue is POST /bookkeeping/recognize/{organizationId}: Move earned deferred revenue to revenue through a date.
+//
+// Pro rata by day; a rerun through the same date moves nothing.
+func (c *Client) RecognizeRevenue(ctx context.Context, organizationID string, body RecognizeInput, opts ...RequestOption) (RecognizeResult, error) {
+	var out RecognizeResult
+	_, err := c.do(ctx, http.MethodPost, "/bookkeeping/recognize/"+url.PathEscape(organizationID), nil, body, &out, opts)
+	return out, err
+}
+
 // RedeliverWebhookDelivery is POST /webhook/{id}/deliveries/{deliveryId}/redeliver: Send a delivery again.
 //
 // Queues the delivery now, whatever its status (e.g. Failed after its retries ran out); its retry schedule starts over. The webhook-id stays the same.
@@ -4994,6 +5273,22 @@ func (c *Client) ResolveDeletionRequest(ctx context.Context, id string, body Del
 // Scheduled → Revoked. Once started (noticeDays before effectiveFrom): 400; its plan changes can then be revoked one by one.
 func (c *Client) RevokePriceChange(ctx context.Context, id string, priceChangeID string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/package/"+url.PathEscape(id)+"/pricechange/"+url.PathEscape(priceChangeID), nil, nil, nil, opts)
+	return err
+}
+
+// SetAccountingPeriod is PUT /bookkeeping/period/{organizationId}/{month}: Close or reopen an accounting period (a month).
+//
+// Nothing posts into a closed period: entries dated in it post on the first day of the first open period after it, with a note.
+func (c *Client) SetAccountingPeriod(ctx context.Context, organizationID string, month string, body PeriodInput, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/bookkeeping/period/"+url.PathEscape(organizationID)+"/"+url.PathEscape(month), nil, body, nil, opts)
+	return err
+}
+
+// SetBookkeepingChart is PUT /bookkeeping/chart/{organizationId}: Set an organization's chart of accounts, VAT codes and mapping rules.
+//
+// Replaces the chart whole. Documents issued from then on post to the general ledger.
+func (c *Client) SetBookkeepingChart(ctx context.Context, organizationID string, body ChartPut, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/bookkeeping/chart/"+url.PathEscape(organizationID), nil, body, nil, opts)
 	return err
 }
 

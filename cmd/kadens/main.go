@@ -44,6 +44,12 @@ Usage:
   kadens user list --tenant NAME_OR_ID [--json]  the tenant's staff users (docs/CONSOLE.md)
   kadens key rotate                      make a new token-signing key the active one
   kadens ledger check [--tenant NAME_OR_ID] [--json]  verify every account's ledger; non-zero exit on problems
+  kadens books chart --tenant T --org ID (--example NO|SE | --file CHART.json)  set an organization's chart of accounts
+  kadens books recognize --tenant T --org ID --through YYYY-MM-DD  move earned deferred revenue to revenue
+  kadens books reconcile --tenant T --org ID  the ledger against the documents (JSON); non-zero exit unless zero
+  kadens books csv --tenant T --org ID [--from D] [--to D]  the journal as CSV, one line per posting
+  kadens books sie --tenant T --org ID --from D --to D [--import] [--out FILE]  the SIE 4E (4I) file (Sweden) of a year
+  kadens saft export --tenant T --org ID --from D --to D [--dir DIR]  the SAF-T Financial file (Norway) of the period
   kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
   kadens autogiro fetch --tenant NAME_OR_ID (--file ID | --organization ID --latest) [-o FILE]
                                          write a stored submission file again
@@ -108,7 +114,7 @@ var errUsagePrinted = errors.New("no command")
 
 // commands are the command words, and how many words each command has.
 var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1, "import": 1,
-	"tenant": 2, "client": 2, "login-client": 2, "user": 2, "key": 2, "ledger": 2, "avtalegiro": 2, "autogiro": 2}
+	"tenant": 2, "client": 2, "login-client": 2, "user": 2, "key": 2, "ledger": 2, "books": 2, "saft": 2, "avtalegiro": 2, "autogiro": 2}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -149,6 +155,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return keyRotate(ctx, args, stdout, stderr, getenv)
 	case "ledger check":
 		return ledgerCheck(ctx, args, stdout, stderr, getenv)
+	case "books sie":
+		return booksSIE(ctx, args, stdout, stderr, getenv)
+	case "saft export":
+		return saftExport(ctx, args, stdout, stderr, getenv)
+	case "books chart", "books recognize", "books reconcile", "books csv":
+		return booksCommand(ctx, words[1], args, stdout, stderr, getenv)
 	case "autogiro export":
 		return autogiroExport(ctx, args, stdout, stderr, getenv)
 	case "autogiro fetch":

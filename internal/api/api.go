@@ -23,6 +23,7 @@ import (
 	"github.com/kadens/kadens/internal/auth"
 	"github.com/kadens/kadens/internal/autogiro"
 	"github.com/kadens/kadens/internal/avtalegiro"
+	"github.com/kadens/kadens/internal/bookkeeping"
 	"github.com/kadens/kadens/internal/delivery"
 	"github.com/kadens/kadens/internal/egress"
 	"github.com/kadens/kadens/internal/engine"
@@ -161,6 +162,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.addKit(vw.Routes(s.kit))
 	s.addKit(delivery.Routes(s.kit))
+	s.addKit(bookkeeping.Routes(s.kit))
 	s.authorizationRoutes()
 	doc, err := s.openAPI()
 	if err != nil {

@@ -54,6 +54,7 @@ const (
 // tagDescriptions describe the document's tags, one per resource. Every tag a
 // route uses needs one (TestOpenAPITagsAndDescriptions).
 var tagDescriptions = map[string]string{
+	"Bookkeeping":       "The general ledger derived from billing documents: an organization's chart of accounts with SAF-T codes and mapping rules, revenue recognition, accounting periods, reconciliation and the journal (docs/BOOKKEEPING.md).",
 	"Authorizations":    "Subscriber users (who log in at the identity provider), account sources, identity-provider accounts (idp-a: login names in Kadens' own directory; idp-b: subjects of trusted external issuers) and entitlements: what a user may use now (docs/AUTHORIZATIONS.md).",
 	"LoginClient":       "Relying parties (web sites, apps) that send the tenant's subscribers to the identity provider's login page: redirect and logout addresses, allowed scopes, a secret shown once (docs/LOGIN.md).",
 	"Autogiro":          "Swedish direct debit through Bankgirot: payee accounts (bankgiro), payer mandates, debits and refunds, submission files to Bankgirot and the reports that come back (docs/AUTOGIRO.md).",

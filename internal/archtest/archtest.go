@@ -16,7 +16,8 @@
 //   - application: engine, invoicing, provider, idempotency and the wings (Wings:
 //     autogiro, avtalegiro, peppol, webhook, outbox, the identity wing
 //     idp, subscriberuser, auth, the console's staff users, staff, the
-//     subscribers' deletion requests, privacy, and print delivery, delivery),
+//     subscribers' deletion requests, privacy, print delivery, delivery, and the
+//     general ledger, bookkeeping),
 //     which open the store's transactions. What two wings share sits
 //     below them as a base (internal/password: both user directories hash
 //     with it; internal/worker). A wing imports no other wing; only the
@@ -101,7 +102,7 @@ var Composition = []string{"cmd/...", "internal/server"}
 // WingAPIFiles are the wings' API files (module-relative): handlers like
 // internal/api's, held to the same rules (no transaction, no store write,
 // few store reads).
-var WingAPIFiles = []string{"internal/autogiro/api.go", "internal/avtalegiro/api.go", "internal/vipps/api.go", "internal/delivery/api.go"}
+var WingAPIFiles = []string{"internal/autogiro/api.go", "internal/avtalegiro/api.go", "internal/vipps/api.go", "internal/delivery/api.go", "internal/bookkeeping/api.go"}
 
 // TestHelpers are non-test packages that only tests import; they may start
 // a whole server.
@@ -113,7 +114,7 @@ var TestHelpers = []string{"internal/apitest"}
 // arrows point down, and a wing's code in the store is a wing's code that
 // every other wing links and nobody owns.
 var Wings = []string{"internal/autogiro/...", "internal/avtalegiro/...", "internal/peppol/...", "internal/webhook/...",
-	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/...", "internal/staff/...", "internal/privacy/...", "internal/vipps/...", "internal/delivery/..."}
+	"internal/outbox/...", "internal/idp/...", "internal/subscriberuser/...", "internal/auth/...", "internal/staff/...", "internal/privacy/...", "internal/vipps/...", "internal/delivery/...", "internal/bookkeeping/..."}
 
 // Records are packages of records that are not the store's shared ones
 // and hold their SQL on the store's query kit, as a wing does, but own no

@@ -24,6 +24,7 @@ import (
 	"github.com/kadens/kadens/internal/analytics"
 	"github.com/kadens/kadens/internal/api"
 	"github.com/kadens/kadens/internal/auth"
+	"github.com/kadens/kadens/internal/bookkeeping"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/console"
 	"github.com/kadens/kadens/internal/engine"
@@ -38,6 +39,7 @@ import (
 	"github.com/kadens/kadens/internal/staff"
 	"github.com/kadens/kadens/internal/store"
 	"github.com/kadens/kadens/internal/subscriberuser"
+	"github.com/kadens/kadens/internal/tenancy"
 	"github.com/kadens/kadens/internal/vipps"
 	"github.com/kadens/kadens/internal/webhook"
 )
@@ -239,6 +241,15 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 			Handle: provider.Dispatcher{Registry: registry, Store: st}.Handle}); err != nil {
 			return nil, err
 		}
+	}
+
+	// The general ledger posts every invoice, credit note and payment of
+	// an organization with a chart of accounts (docs/BOOKKEEPING.md).
+	if err := s.Outbox.Register(outbox.Consumer{Name: bookkeeping.ConsumerName, Kinds: bookkeeping.Kinds,
+		Handle: func(ctx context.Context, tenant string, e store.Event) error {
+			return bookkeeping.Post(tenancy.With(ctx, tenant), st, e)
+		}}); err != nil {
+		return nil, err
 	}
 
 	main := http.NewServeMux()
