@@ -192,7 +192,7 @@ func TestGetModifyPutRoundTrips(t *testing.T) {
 		}{
 			"/product/{id}/deliveryschedule":       {"/product/" + c.digital + "/deliveryschedule", map[string]any{"weekdays": []any{"Fri", "Sat"}}},
 			"/organization/{id}/deliverystoprules": {"/organization/" + f.org + "/deliverystoprules", map[string]any{"minDays": 4}},
-			"/bookkeeping/chart/{organizationId}": {"/bookkeeping/chart/" + f.org, map[string]any{"deferredAccount": "2900"}},
+			"/bookkeeping/chart/{organizationId}":  {"/bookkeeping/chart/" + f.org, map[string]any{"deferredAccount": "2900"}},
 		}
 		if r := tn.Do("POST", "/bookkeeping/chart/"+f.org+"/example", map[string]any{"country": "NO"}); r.Status/100 != 2 {
 			t.Fatalf("install the example chart: %d %s", r.Status, r.Body)
