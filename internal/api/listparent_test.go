@@ -23,6 +23,10 @@ var parentNotFoundLists = map[string][]string{
 	"/avtalegiro/mandate": {"AccountId", "SubscriberId"}, "/avtalegiro/claim": {"MandateId"},
 }
 
+// singletons are GETs without a path parameter that read one record, not
+// a list: the tenant's Vipps merchant is 404 until it is set.
+var singletons = map[string]bool{"/vipps/merchant": true}
+
 // TestListFiltersNamingNoParent: every list operation of the document, each
 // uuid filter given an id nothing has. Where the contract's table for the
 // operation lists 404 (parentNotFoundLists) the answer is 404 and the
@@ -50,7 +54,7 @@ func TestListFiltersNamingNoParent(t *testing.T) {
 		tried := 0
 		for _, path := range paths {
 			op, ok := doc.Paths[path]["get"]
-			if !ok || strings.Contains(path, "{") {
+			if !ok || strings.Contains(path, "{") || singletons[path] {
 				continue
 			}
 			_, documented404 := op.Responses["404"]
