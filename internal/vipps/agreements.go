@@ -248,7 +248,33 @@ func (w *Wing) Sync(ctx context.Context, tenant, id string, now time.Time) error
 	if err != nil {
 		return fmt.Errorf("vipps: sync agreement %s: %w", rec.VippsAgreementID, err)
 	}
-	return w.apply(ctx, tenant, id, info.Status, now)
+	if err := w.apply(ctx, tenant, id, info.Status, now); err != nil {
+		return err
+	}
+	if info.Status != StatusActive {
+		return nil
+	}
+	return w.chargeWaiting(ctx, tenant, id, now)
+}
+
+// chargeWaiting charges the invoices issued on payment agreement id
+// while its Vipps agreement was not yet ACTIVE (the subscriber had not
+// approved it in the app): InvoiceIssued skipped them then, and nothing
+// else would charge them. Each is InvoiceIssued again, which makes one
+// charge per invoice however often this runs (a charged one is left
+// alone). Settled invoices are not among them.
+func (w *Wing) chargeWaiting(ctx context.Context, tenant, id string, now time.Time) error {
+	ids, err := openInvoicesOn(ctx, w.st, tenant, id)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, inv := range ids {
+		if err := w.InvoiceIssued(ctx, provider.Invoice{TenantID: tenant, InvoiceID: inv, Now: now}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // PollAll reconciles every open agreement of every tenant with a

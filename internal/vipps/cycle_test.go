@@ -92,6 +92,31 @@ func (c *vcycle) invoice(id string) store.Invoice {
 	return inv
 }
 
+// newCycle is a tenant on a test clock (4 January 2027) with a Vipps
+// merchant on the test server, an organization, a monthly digital package
+// of 299.00 and a subscriber.
+func newCycle(t *testing.T, e *apitest.Env) *vcycle {
+	t.Helper()
+	srv := vippstest.New(t)
+	p, _ := e.Server.Providers.Lookup("Vipps")
+	c := &vcycle{t: t, e: e, tn: e.Tenant, ctx: tenancy.With(context.Background(), e.Tenant.ID), srv: srv, p: p}
+	c.advance(time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC))
+	c.org = c.create("/organization", map[string]any{"name": "Nordavis AS", "organizationNumber": "923609016", "country": "NO",
+		"currency": "NOK", "timeZone": "Europe/Oslo"})
+	product := c.create("/product", map[string]any{"name": "Nordavis Digital", "category": "digital", "vatRate": 0})
+	plan := c.create("/billingplan", map[string]any{"name": "Monthly", "intervalUnit": "Month", "minimumDueDays": 14, "paymentTermsDays": 10})
+	c.pkg = c.create("/package", fmt.Sprintf(`{"Name": "Digital", "Currency": "NOK", "Price": 299.00,
+		"products": [{"productId": %q}], "BillingPlans": [%q]}`, product, plan))
+	c.sub = c.create("/subscriber", map[string]any{"name": "Kari Nordmann", "email": "kari@example.no", "country": "NO"})
+	if r := c.tn.Do("PUT", "/vipps/merchant", map[string]any{"clientId": srv.ClientID, "clientSecret": srv.ClientSecret,
+		"subscriptionKey": srv.SubscriptionKey, "merchantSerialNumber": srv.MerchantSerialNumber, "mode": "test", "baseUrl": srv.URL,
+		"productName": "Nordavis Digital", "merchantAgreementUrl": "https://nordavis.example/my/",
+		"merchantRedirectUrl": "https://nordavis.example/vipps/back", "maxAmount": 50000}); r.Status != http.StatusOK {
+		t.Fatalf("merchant: %d %s", r.Status, r.Body)
+	}
+	return c
+}
+
 // TestCycle is the must-show cycle against the test server on a test
 // clock: order on a Vipps agreement, approval, the first charge, three
 // renewals charged, a failed charge left to dunning, a credit note
@@ -99,23 +124,8 @@ func (c *vcycle) invoice(id string) store.Invoice {
 // it, and deleting the agreement stopping it in Vipps.
 func TestCycle(t *testing.T) {
 	apitest.EachWith(t, loopback, func(t *testing.T, e *apitest.Env) {
-		srv := vippstest.New(t)
-		p, _ := e.Server.Providers.Lookup("Vipps")
-		c := &vcycle{t: t, e: e, tn: e.Tenant, ctx: tenancy.With(context.Background(), e.Tenant.ID), srv: srv, p: p}
-		c.advance(time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC))
-		c.org = c.create("/organization", map[string]any{"name": "Nordavis AS", "organizationNumber": "923609016", "country": "NO",
-			"currency": "NOK", "timeZone": "Europe/Oslo"})
-		product := c.create("/product", map[string]any{"name": "Nordavis Digital", "category": "digital", "vatRate": 0})
-		plan := c.create("/billingplan", map[string]any{"name": "Monthly", "intervalUnit": "Month", "minimumDueDays": 14, "paymentTermsDays": 10})
-		c.pkg = c.create("/package", fmt.Sprintf(`{"Name": "Digital", "Currency": "NOK", "Price": 299.00,
-			"products": [{"productId": %q}], "BillingPlans": [%q]}`, product, plan))
-		c.sub = c.create("/subscriber", map[string]any{"name": "Kari Nordmann", "email": "kari@example.no", "country": "NO"})
-		if r := c.tn.Do("PUT", "/vipps/merchant", map[string]any{"clientId": srv.ClientID, "clientSecret": srv.ClientSecret,
-			"subscriptionKey": srv.SubscriptionKey, "merchantSerialNumber": srv.MerchantSerialNumber, "mode": "test", "baseUrl": srv.URL,
-			"productName": "Nordavis Digital", "merchantAgreementUrl": "https://nordavis.example/my/",
-			"merchantRedirectUrl": "https://nordavis.example/vipps/back", "maxAmount": 50000}); r.Status != http.StatusOK {
-			t.Fatalf("merchant: %d %s", r.Status, r.Body)
-		}
+		c := newCycle(t, e)
+		srv := c.srv
 
 		// The agreement: drafted, approved in the app, found by the poller.
 		agreement := c.create("/paymentagreement", map[string]any{"subscriberId": c.sub, "providerType": "Vipps"})
@@ -205,7 +215,7 @@ func TestCycle(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 3 {
 			wg.Go(func() {
-				if err := p.InvoiceCredited(c.ctx, provider.Invoice{TenantID: c.tn.ID, InvoiceID: target.ID, CreditNoteID: cn, Now: c.now}); err != nil {
+				if err := c.p.InvoiceCredited(c.ctx, provider.Invoice{TenantID: c.tn.ID, InvoiceID: target.ID, CreditNoteID: cn, Now: c.now}); err != nil {
 					t.Error(err)
 				}
 			})
@@ -229,7 +239,7 @@ func TestCycle(t *testing.T) {
 			}
 		}
 		cn2 := c.create("/invoice/"+next.ID+"/credit", map[string]any{"reason": "Goodwill"})
-		if err := p.InvoiceCredited(c.ctx, provider.Invoice{TenantID: c.tn.ID, InvoiceID: next.ID, CreditNoteID: cn2, Now: c.now}); err != nil {
+		if err := c.p.InvoiceCredited(c.ctx, provider.Invoice{TenantID: c.tn.ID, InvoiceID: next.ID, CreditNoteID: cn2, Now: c.now}); err != nil {
 			t.Fatal(err)
 		}
 		ch, _ = vipps.ChargeOf(c.ctx, e.Store, c.tn.ID, next.ID)
@@ -246,6 +256,41 @@ func TestCycle(t *testing.T) {
 		waitAgreement(t, c.tn, agreement, "STOPPED")
 		if va, _ := srv.Agreement(vid); va.Status != vippstest.AgreementStopped {
 			t.Fatalf("at Vipps: %s", va.Status)
+		}
+	})
+}
+
+// TestChargeAfterApproval: an invoice issued while the subscriber has not
+// yet approved the agreement in the app is not charged then; once the
+// agreement is ACTIVE the poller charges it, once, however often it runs.
+func TestChargeAfterApproval(t *testing.T) {
+	apitest.EachWith(t, loopback, func(t *testing.T, e *apitest.Env) {
+		c := newCycle(t, e)
+		agreement := c.create("/paymentagreement", map[string]any{"subscriberId": c.sub, "providerType": "Vipps"})
+		vid := waitAgreement(t, c.tn, agreement, "PENDING")["vippsAgreementId"].(string)
+		order := c.create("/order", map[string]any{"organizationId": c.org, "templatePackageId": c.pkg, "subscriberId": c.sub,
+			"paymentAgreementId": agreement, "requestedStart": "2027-02-01T00:00:00+01:00"})
+		if r := c.tn.Do("POST", "/order/"+order+"/complete", nil); r.Status != http.StatusOK {
+			t.Fatalf("complete: %d %s", r.Status, r.Body)
+		}
+		c.issue()
+		if n := len(c.srv.Charges(vid)); n != 0 {
+			t.Fatalf("%d charges on a PENDING agreement, want none", n)
+		}
+		if err := c.srv.Approve(vid, 0); err != nil {
+			t.Fatal(err)
+		}
+		c.poll()
+		c.poll()
+		invs := c.invoices()
+		if len(invs) != 1 {
+			t.Fatalf("%d invoices, want the order's one", len(invs))
+		}
+		if _, err := vipps.ChargeOf(c.ctx, e.Store, c.tn.ID, invs[0].ID); err != nil {
+			t.Fatalf("the invoice issued while PENDING has no charge after the approval: %v", err)
+		}
+		if n := len(c.srv.Charges(vid)); n != 1 {
+			t.Fatalf("%d charges after two polls, want 1", n)
 		}
 	})
 }

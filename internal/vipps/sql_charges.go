@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kadens/kadens/internal/billing"
 	"github.com/kadens/kadens/internal/store"
 )
 
@@ -93,4 +94,21 @@ func invoiceOfCharge(ctx context.Context, st *store.Store, tenant, chargeID stri
 		return "", fmt.Errorf("vipps: charge %s: %w", chargeID, store.NotFound(err))
 	}
 	return id, nil
+}
+
+// openInvoicesOn are the ids of tenant's issued invoices on payment
+// agreement id that are not settled (Issued or PartiallyPaid, the stored
+// status) and have no charge yet, oldest first.
+func openInvoicesOn(ctx context.Context, st *store.Store, tenant, id string) ([]string, error) {
+	ids, err := store.QueryAll(ctx, st.Reader(), func(r store.Scanner) (string, error) {
+		var s string
+		return s, r.Scan(&s)
+	}, `SELECT i.id FROM invoices i
+		WHERE i.tenant_id = $1 AND i.payment_agreement_id = $2 AND i.status IN ($3, $4)
+		AND NOT EXISTS (SELECT 1 FROM vipps_charges c WHERE c.tenant_id = i.tenant_id AND c.invoice_id = i.id)
+		ORDER BY i.id`, tenant, id, billing.InvoiceIssued, billing.InvoicePartiallyPaid)
+	if err != nil {
+		return nil, fmt.Errorf("vipps: open invoices on %s: %w", id, err)
+	}
+	return ids, nil
 }
