@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -14,15 +15,18 @@ import (
 // The outbox event kinds the Dispatcher acts on; Registry.Events says
 // which of them its consumer needs.
 var (
-	invoiceEvents   = []string{store.EventInvoiceIssued, store.EventCreditNoteIssued}
-	agreementEvents = []string{store.EventPaymentAgreementCreated, store.EventPaymentAgreementDeleted}
+	invoiceEvents      = []string{store.EventInvoiceIssued, store.EventCreditNoteIssued}
+	agreementEvents    = []string{store.EventPaymentAgreementCreated, store.EventPaymentAgreementDeleted}
+	subscriptionEvents = []string{store.EventSubscriptionDeactivated}
 )
 
 // Dispatcher calls the hooks of an invoice's provider for the outbox events
 // about it: InvoiceIssued → InvoiceIssued and Deliver (the invoice),
 // CreditNoteIssued → InvoiceCredited and Deliver (the credit note); and the
 // lifecycle hooks of an agreement's provider: PaymentAgreementCreated →
-// AgreementCreated, PaymentAgreementDeleted → AgreementDeleted. It is
+// AgreementCreated, PaymentAgreementDeleted → AgreementDeleted,
+// SubscriptionDeactivated → SubscriptionEnded (the period's agreement's
+// provider). It is
 // meant to be driven by an outbox consumer after the event's transaction
 // committed, never inside it: a bank or an access point must not hear of an
 // invoice that was rolled back. Handle is idempotent as far as the hooks
@@ -60,6 +64,9 @@ func (d Dispatcher) Handle(ctx context.Context, tenantID string, ev store.Event)
 	}
 	if slices.Contains(agreementEvents, ev.EventType) {
 		return d.agreement(ctx, tenantID, ev)
+	}
+	if ev.EventType == store.EventSubscriptionDeactivated {
+		return d.subscriptionEnded(ctx, tenantID, ev)
 	}
 	if !slices.Contains(invoiceEvents, ev.EventType) {
 		return nil
@@ -139,6 +146,46 @@ func (d Dispatcher) agreement(ctx context.Context, tenantID string, ev store.Eve
 	ref := AgreementRef{TenantID: tenantID, AgreementID: data.AgreementID, SubscriberID: data.SubscriberID, EventID: ev.ID, Now: now}
 	if err := hook(ctx, ref); err != nil {
 		return fmt.Errorf("provider: %s: %s of agreement %s: %w", p.Type, ev.EventType, data.AgreementID, err)
+	}
+	return nil
+}
+
+// subscriptionEnded calls SubscriptionEnded of the provider of the
+// deactivated period's agreement; a period without an agreement, or whose
+// agreement is gone or of a type without the hook, is nothing to do.
+func (d Dispatcher) subscriptionEnded(ctx context.Context, tenantID string, ev store.Event) error {
+	var data struct {
+		SubscriptionID string `json:"subscriptionId"`
+	}
+	if err := json.Unmarshal(ev.Data, &data); err != nil {
+		return fmt.Errorf("provider: event %s: %w", ev.ID, err)
+	}
+	ctx = tenancy.With(ctx, tenantID)
+	sub, err := d.Store.Subscription(ctx, data.SubscriptionID)
+	if err != nil {
+		return fmt.Errorf("provider: event %s: subscription %s: %w", ev.ID, data.SubscriptionID, err)
+	}
+	if sub.PaymentAgreementID == nil {
+		return nil
+	}
+	a, err := d.Store.PaymentAgreement(ctx, *sub.PaymentAgreementID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted meanwhile: its own hook ran
+	}
+	if err != nil {
+		return fmt.Errorf("provider: event %s: agreement %s: %w", ev.ID, *sub.PaymentAgreementID, err)
+	}
+	p, ok := d.Registry.Lookup(a.ProviderType)
+	if !ok || p.SubscriptionEnded == nil {
+		return nil
+	}
+	now, err := d.tenantNow(ctx, tenantID)
+	if err != nil {
+		return fmt.Errorf("provider: event %s: tenant time: %w", ev.ID, err)
+	}
+	ref := AgreementRef{TenantID: tenantID, AgreementID: a.ID, SubscriberID: a.SubscriberID, EventID: ev.ID, Now: now}
+	if err := p.SubscriptionEnded(ctx, ref); err != nil {
+		return fmt.Errorf("provider: %s: %s of subscription %s: %w", p.Type, ev.EventType, sub.ID, err)
 	}
 	return nil
 }

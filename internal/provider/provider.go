@@ -129,6 +129,12 @@ type Provider struct {
 	// AgreementDeleted (optional) is called after an agreement of this type
 	// was deleted (DELETE /paymentagreement, its mandate ended).
 	AgreementDeleted func(ctx context.Context, a AgreementRef) error
+	// SubscriptionEnded (optional) is called after a subscription period
+	// paid through an agreement of this type was deactivated (a
+	// cancellation took effect, a payment stop, an automatic stop): a
+	// provider whose agreement is a subscription of its own at the
+	// provider (Vipps) ends it when no live subscription uses it any more.
+	SubscriptionEnded func(ctx context.Context, a AgreementRef) error
 
 	// The inbound side, the provider to Kadens: what it sends on its own.
 
@@ -235,10 +241,11 @@ func (r *Registry) Lookup(typ string) (Provider, bool) {
 // acts on are queued, so Kadens without such a provider queues no work for
 // every agreement it creates.
 func (r *Registry) Events() []string {
-	var invoices, agreements bool
+	var invoices, agreements, subscriptions bool
 	for _, p := range r.byType {
 		invoices = invoices || p.InvoiceIssued != nil || p.InvoiceCredited != nil || p.Deliver != nil
 		agreements = agreements || p.AgreementCreated != nil || p.AgreementDeleted != nil
+		subscriptions = subscriptions || p.SubscriptionEnded != nil
 	}
 	var kinds []string
 	if invoices {
@@ -246,6 +253,9 @@ func (r *Registry) Events() []string {
 	}
 	if agreements {
 		kinds = append(kinds, agreementEvents...)
+	}
+	if subscriptions {
+		kinds = append(kinds, subscriptionEvents...)
 	}
 	return kinds
 }

@@ -168,6 +168,33 @@ func (w *Wing) draft(ctx context.Context, c *Client, m VippsMerchant, tenant str
 	return setDrafted(ctx, w.st, tenant, pa.ID, d.AgreementID, d.ConfirmationURL, now)
 }
 
+// SubscriptionEnded ends the payment agreement of a deactivated
+// subscription when no live subscription uses it any more (the last
+// period of every series on it is deactivated): a Vipps agreement is a
+// subscription at Vipps, which the subscriber sees in the app, and one
+// left running after the subscription ended would tell them they still
+// pay. Ending it stops it at Vipps and deletes the payment agreement
+// (PaymentAgreementDeleted): Vipps cannot restart a stopped agreement,
+// so a returning subscriber approves a new one. Idempotent: a
+// redelivered event finds it stopped.
+func (w *Wing) SubscriptionEnded(ctx context.Context, ref provider.AgreementRef) error {
+	rec, err := AgreementOf(ctx, w.st, ref.TenantID, ref.AgreementID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if rec.Status == StatusStopped || rec.Status == StatusExpired {
+		return nil
+	}
+	live, err := liveSubscriptionsOn(ctx, w.st, ref.TenantID, ref.AgreementID)
+	if err != nil || live > 0 {
+		return err
+	}
+	return w.AgreementDeleted(ctx, ref)
+}
+
 // AgreementDeleted stops the Vipps agreement of a deleted payment
 // agreement (cancelling the subscription's agreement, DELETE): Vipps
 // cannot restart a stopped agreement, so this is final.

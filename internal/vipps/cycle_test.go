@@ -294,3 +294,73 @@ func TestChargeAfterApproval(t *testing.T) {
 		}
 	})
 }
+
+// TestSubscriptionEndStopsAgreement: the agreement stays while any
+// subscription on it lives; when the last one is deactivated the outbox's
+// dispatch of SubscriptionDeactivated ends it: stopped at Vipps, the
+// payment agreement deleted (its event once, however often the hook runs).
+func TestSubscriptionEndStopsAgreement(t *testing.T) {
+	apitest.EachWith(t, loopback, func(t *testing.T, e *apitest.Env) {
+		c := newCycle(t, e)
+		agreement := c.create("/paymentagreement", map[string]any{"subscriberId": c.sub, "providerType": "Vipps"})
+		vid := waitAgreement(t, c.tn, agreement, "PENDING")["vippsAgreementId"].(string)
+		if err := c.srv.Approve(vid, 0); err != nil {
+			t.Fatal(err)
+		}
+		c.poll()
+		waitAgreement(t, c.tn, agreement, "ACTIVE")
+		var subs []string
+		for range 2 {
+			order := c.create("/order", map[string]any{"organizationId": c.org, "templatePackageId": c.pkg, "subscriberId": c.sub,
+				"paymentAgreementId": agreement})
+			var done struct {
+				SubscriptionID string `json:"subscriptionId"`
+			}
+			r := c.tn.Do("POST", "/order/"+order+"/complete", nil)
+			if r.Status != http.StatusOK {
+				t.Fatalf("complete: %d %s", r.Status, r.Body)
+			}
+			r.JSON(t, &done)
+			subs = append(subs, done.SubscriptionID)
+		}
+		cancel := func(id string) {
+			t.Helper()
+			if r := c.tn.Do("POST", "/subscription/"+id+"/cancel", map[string]any{"mode": "Immediately"}); r.Status != http.StatusOK {
+				t.Fatalf("cancel: %d %s", r.Status, r.Body)
+			}
+		}
+		stopped := func() bool {
+			a, ok := c.srv.Agreement(vid)
+			return ok && a.Status == "STOPPED"
+		}
+		ref := provider.AgreementRef{TenantID: c.tn.ID, AgreementID: agreement, SubscriberID: c.sub, Now: c.now}
+		cancel(subs[0])
+		// The hook as the outbox calls it for the first deactivation: the
+		// other subscription keeps the agreement.
+		if err := c.p.SubscriptionEnded(c.ctx, ref); err != nil {
+			t.Fatal(err)
+		}
+		if stopped() {
+			t.Fatal("the agreement stopped while a subscription on it lives")
+		}
+		cancel(subs[1])
+		deadline := time.Now().Add(15 * time.Second)
+		for !stopped() {
+			if time.Now().After(deadline) {
+				t.Fatal("the agreement still runs at Vipps after its last subscription ended")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// Redelivered: nothing more.
+		if err := c.p.SubscriptionEnded(c.ctx, ref); err != nil {
+			t.Fatal(err)
+		}
+		if pa, err := e.Store.PaymentAgreement(c.ctx, agreement); err != nil || pa.DeletedAt == nil {
+			t.Errorf("the payment agreement after its Vipps agreement stopped: %+v %v, want it deleted", pa, err)
+		}
+		evs, _, err := e.Store.ListEvents(c.ctx, store.EventFilter{EventType: store.EventPaymentAgreementDeleted, Subject: "/paymentagreement/" + agreement}, store.Page{Limit: 10})
+		if err != nil || len(evs) != 1 {
+			t.Errorf("PaymentAgreementDeleted events: %d %v, want 1", len(evs), err)
+		}
+	})
+}

@@ -18,14 +18,15 @@ const PollEvery = 5 * time.Minute
 // the outbox, and the poll reconciles statuses every every (0: never).
 func (w *Wing) Registration(every time.Duration) provider.Provider {
 	p := provider.Provider{
-		Type:             store.ProviderVipps,
-		Check:            w.Check,
-		UniqueReference:  true,
-		AgreementCreated: w.AgreementCreated,
-		AgreementDeleted: w.AgreementDeleted,
-		InvoiceIssued:    w.InvoiceIssued,
-		InvoiceCredited:  w.InvoiceCredited,
-		Callback:         w.Callback,
+		Type:              store.ProviderVipps,
+		Check:             w.Check,
+		UniqueReference:   true,
+		AgreementCreated:  w.AgreementCreated,
+		AgreementDeleted:  w.AgreementDeleted,
+		SubscriptionEnded: w.SubscriptionEnded,
+		InvoiceIssued:     w.InvoiceIssued,
+		InvoiceCredited:   w.InvoiceCredited,
+		Callback:          w.Callback,
 	}
 	if every > 0 {
 		p.Poll = &provider.Poll{Every: every, Run: func(ctx context.Context) error {

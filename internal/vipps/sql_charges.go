@@ -112,3 +112,15 @@ func openInvoicesOn(ctx context.Context, st *store.Store, tenant, id string) ([]
 	}
 	return ids, nil
 }
+
+// liveSubscriptionsOn counts the series on payment agreement id that have
+// not ended: their last period (no next one) is not deactivated.
+func liveSubscriptionsOn(ctx context.Context, st *store.Store, tenant, id string) (int, error) {
+	var n int
+	err := st.Writer().QueryRow(ctx, `SELECT COUNT(*) FROM subscriptions
+		WHERE tenant_id = $1 AND payment_agreement_id = $2 AND next_id IS NULL AND deactivated_at IS NULL`, tenant, id).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("vipps: subscriptions on %s: %w", id, err)
+	}
+	return n, nil
+}
