@@ -65,17 +65,14 @@ type Ask struct {
 	Message      string
 }
 
-// text checks a free text field: one bounded, valid UTF-8 text without
-// control characters other than line breaks.
+// text checks a free text field: multiline text (validation.TextProblem)
+// of at most MaxText characters.
 func text(errs *validation.Errors, field, s string) string {
 	s = strings.TrimSpace(s)
-	switch {
-	case !utf8.ValidString(s):
-		errs.Add(field, "must be UTF-8 text")
-	case utf8.RuneCountInString(s) > MaxText:
+	if p := validation.TextProblem(s, true); p != "" {
+		errs.Add(field, "%s", p)
+	} else if utf8.RuneCountInString(s) > MaxText {
 		errs.Add(field, "must be at most %d characters", MaxText)
-	case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' && r != '\n' && r != '\r' && r != '\t' }):
-		errs.Add(field, "must not hold control characters")
 	}
 	return s
 }
