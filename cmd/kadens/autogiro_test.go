@@ -14,6 +14,7 @@ import (
 // would, `kadens autogiro import` applies a mandate advice, and the same
 // file again changes nothing.
 func TestAutogiroCommands(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apitest.Start(t, eng, nil)

@@ -15,6 +15,7 @@ import (
 // line), creates a claim through the API and writes the claim file with
 // `kadens avtalegiro export`.
 func TestAvtaleGiroCommands(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apitest.Start(t, eng, nil)

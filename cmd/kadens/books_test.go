@@ -18,6 +18,7 @@ import (
 // (zero), `books csv` and `saft export` writing the file under its
 // Norwegian name; bad input is a usage error.
 func TestBooksCommands(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apitest.Start(t, eng, nil)

@@ -16,6 +16,7 @@ import (
 // database (which recorded its public URLs when it started), not one
 // derived from the command's own defaults; --idp-url overrides it.
 func TestClientCreatePrintsRunningServersTokenURL(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			opts := storetest.Options(t, eng)

@@ -18,6 +18,7 @@ import (
 // imported subscriptions read through the API, and a broken file whose
 // problems name file, line and column.
 func TestImportCommand(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apitest.Start(t, eng, nil)

@@ -24,6 +24,7 @@ import (
 // with a ledger entry and a demand, and expects a non-zero exit that names
 // the rows.
 func TestLedgerCheckCommand(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apitest.Start(t, eng, nil)

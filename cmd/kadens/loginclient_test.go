@@ -10,6 +10,7 @@ import (
 
 // login-client create, list and delete on both engines.
 func TestLoginClientCommands(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			opts := storetest.Options(t, eng)

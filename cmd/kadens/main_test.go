@@ -118,6 +118,7 @@ func TestUnknownCommand(t *testing.T) {
 // printed instructions, and creates a tenant and client with the CLI while
 // the server runs, on every engine.
 func TestServeDemoAndOperatorCommands(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			opts := storetest.Options(t, eng)

@@ -285,6 +285,7 @@ func TestFormatVersion(t *testing.T) {
 
 // Global flags may come before the command words, between them or after.
 func TestGlobalFlagsBeforeOrAfterCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i, args := range [][]string{
 		{"--data-dir", dir, "tenant", "create", "--name", "a"},
@@ -309,6 +310,7 @@ func TestGlobalFlagsBeforeOrAfterCommand(t *testing.T) {
 // failed restore) refuses to start, naming the file, instead of starting as
 // a fresh install; the file is left for the operator.
 func TestServeRefusesEmptyDatabaseFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "kadens.db")
 	if err := os.WriteFile(db, nil, 0o600); err != nil {

@@ -18,6 +18,7 @@ import (
 // password, and --password-stdin sets one at once. Not parallel: it
 // replaces stdin.
 func TestUserCommands(t *testing.T) {
+	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			opts := storetest.Options(t, eng)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package avtalegiro_test
-
-const underRace = false
