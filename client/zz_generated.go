@@ -790,6 +790,24 @@ type DeliveryStopRulesView struct {
 	OrganizationID     string `json:"organizationId"`
 }
 
+type DeliveryStopView struct {
+	// The period the stop was made on.
+	AskedOnSubscriptionID string    `json:"askedOnSubscriptionId"`
+	CreatedAt             time.Time `json:"createdAt"`
+	// Those of them credited (all, up to the yearly bound, or none).
+	CreditedDays []string `json:"creditedDays"`
+	FirstDate    string   `json:"firstDate"`
+	ID           string   `json:"id"`
+	LastDate     string   `json:"lastDate"`
+	// The delivery days the stop takes out.
+	MissedDays []string `json:"missedDays"`
+	// On the organization's day: Planned before the first day, Active through the last, then Ended. One of: Planned, Active, Ended.
+	State string `json:"state"`
+	// The series' last period: a stop belongs to the series and follows its renewals.
+	SubscriptionID string    `json:"subscriptionId"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+}
+
 type DocumentNetworkLookupInput struct {
 	// The recipient's country, as the contract's ISO 6523 codes: 0192 Norway (EHF), 0096 Denmark (OIO), 0107 Sweden (OIO). A country selector: the Peppol scheme looked up follows from the identifier (see participantId). One of: 0192, 0096, 0107.
 	DocumentNetwork *string `json:"documentNetwork,omitempty"`
@@ -913,6 +931,9 @@ const (
 	EventKindSubscriberContactDeleted          EventKind = "SubscriberContactDeleted"
 	EventKindUserAuthorizationGranted          EventKind = "UserAuthorizationGranted"
 	EventKindUserAuthorizationRevoked          EventKind = "UserAuthorizationRevoked"
+	EventKindDeliveryStopCreated               EventKind = "DeliveryStopCreated"
+	EventKindDeliveryStopChanged               EventKind = "DeliveryStopChanged"
+	EventKindDeliveryStopDeleted               EventKind = "DeliveryStopDeleted"
 )
 
 type ExampleChartInput struct {
@@ -1878,6 +1899,20 @@ type Stats struct {
 	Renewals           int64 `json:"renewals"`
 }
 
+type StopChange struct {
+	// The first day without paper (included).
+	FirstDate *string `json:"firstDate,omitempty"`
+	// The last day without paper (included).
+	LastDate *string `json:"lastDate,omitempty"`
+}
+
+type StopCreate struct {
+	// The first day without paper (included).
+	FirstDate *string `json:"firstDate,omitempty"`
+	// The last day without paper (included).
+	LastDate *string `json:"lastDate,omitempty"`
+}
+
 type Subscriber struct {
 	Address          Address   `json:"address"`
 	Contacts         []Contact `json:"contacts"`
@@ -2475,6 +2510,15 @@ func (c *Client) CancelSubscription(ctx context.Context, id string, body CancelR
 	return out, err
 }
 
+// ChangeDeliveryStop is PUT /subscription/{id}/deliverystop/{stopId}: Change the days of a vacation stop that has not started.
+//
+// Checked again like a new stop. A stop that started or ended is a 400 (firstDate). Records DeliveryStopChanged.
+func (c *Client) ChangeDeliveryStop(ctx context.Context, id string, stopID string, body StopChange, opts ...RequestOption) (DeliveryStopView, error) {
+	var out DeliveryStopView
+	_, err := c.do(ctx, http.MethodPut, "/subscription/"+url.PathEscape(id)+"/deliverystop/"+url.PathEscape(stopID), nil, body, &out, opts)
+	return out, err
+}
+
 // ChangePaymentAgreement is POST /subscription/{id}/changePaymentAgreement: Assign a payment agreement to a subscription.
 //
 // The agreement must be a live agreement of the subscription's subscriber (else 400 naming `paymentAgreementId`). This period, if it has not ended, and every later period of the subscription that has not ended (a period created ahead by a renewal, the series a plan change began) take the agreement, and every later renewal inherits it, so the next invoices carry it. An invoice already issued is a document and keeps its agreement, also when its period (created ahead) now has the new one. A subscription whose periods have all ended or were cancelled is a 400 naming `id`. Answers 204; GET /subscription/{id} shows the agreement as `paymentAgreementId`. Records no event.
@@ -2579,6 +2623,15 @@ func (c *Client) CreateBillingPlan(ctx context.Context, body BillingPlanInput, o
 func (c *Client) CreateCharge(ctx context.Context, id string, body AccountItemRequest, opts ...RequestOption) (string, error) {
 	var out string
 	_, err := c.do(ctx, http.MethodPost, "/subscriberaccount/"+url.PathEscape(id)+"/charge", nil, body, &out, opts)
+	return out, err
+}
+
+// CreateDeliveryStop is POST /subscription/{id}/deliverystop: Stop print delivery for a holiday.
+//
+// Checked by the organization's stop rules (a refusal is a 400 naming the field and the rule), against the series' other stops (no overlap) and its print schedule (a digital-only subscription is refused). Digital access continues. The stop belongs to the series: it follows renewals. Its credited editions are booked as an allowance once each period's part of it has passed (docs/PRINT.md). Records DeliveryStopCreated.
+func (c *Client) CreateDeliveryStop(ctx context.Context, id string, body StopCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/subscription/"+url.PathEscape(id)+"/deliverystop", nil, body, &out, opts)
 	return out, err
 }
 
@@ -2831,6 +2884,14 @@ func (c *Client) DeleteAvtaleGiroMandate(ctx context.Context, id string, opts ..
 // A plan that a template package (archived or not) offers is not deleted: the answer is a 400 naming `id` and the packages.
 func (c *Client) DeleteBillingPlan(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/billingplan/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteDeliveryStop is DELETE /subscription/{id}/deliverystop/{stopId}: Delete a vacation stop that has not started.
+//
+// A stop that started or ended is a 400 (firstDate). Records DeliveryStopDeleted.
+func (c *Client) DeleteDeliveryStop(ctx context.Context, id string, stopID string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/subscription/"+url.PathEscape(id)+"/deliverystop/"+url.PathEscape(stopID), nil, nil, nil, opts)
 	return err
 }
 
@@ -3265,6 +3326,15 @@ func (c *Client) GetDeletionRequest(ctx context.Context, id string, opts ...Requ
 func (c *Client) GetDeliverySchedule(ctx context.Context, id string, opts ...RequestOption) (DeliveryScheduleView, error) {
 	var out DeliveryScheduleView
 	_, err := c.do(ctx, http.MethodGet, "/product/"+url.PathEscape(id)+"/deliveryschedule", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetDeliveryStop is GET /subscription/{id}/deliverystop/{stopId}: Get a vacation stop.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetDeliveryStop(ctx context.Context, id string, stopID string, opts ...RequestOption) (DeliveryStopView, error) {
+	var out DeliveryStopView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/deliverystop/"+url.PathEscape(stopID), nil, nil, &out, opts)
 	return out, err
 }
 
@@ -4121,6 +4191,15 @@ func (c *Client) ListDeletionRequests(ctx context.Context, params *ListDeletionR
 	return Page[Request]{Items: out, Next: next}, err
 }
 
+// ListDeliveryStops is GET /subscription/{id}/deliverystop: List a subscription's vacation stops.
+//
+// Every stop of the series (deleted ones left out), by first day.
+func (c *Client) ListDeliveryStops(ctx context.Context, id string, opts ...RequestOption) ([]DeliveryStopView, error) {
+	var out []DeliveryStopView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/deliverystop", nil, nil, &out, opts)
+	return out, err
+}
+
 // ListDunningProcessesParams are the query parameters of ListDunningProcesses; zero fields are left out.
 type ListDunningProcessesParams struct {
 	// Page size.
@@ -4207,7 +4286,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked, DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event
