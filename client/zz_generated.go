@@ -756,6 +756,19 @@ type DeliveryScheduleView struct {
 	Weekdays []string `json:"weekdays"`
 }
 
+type DeliveryStopCreditView struct {
+	// The allowance on the subscriber account; null when the credit rounds to nothing.
+	AllowanceItemID *string `json:"allowanceItemId,omitempty"`
+	// The allowance in minor units: price × credited / editions, rounded once.
+	AmountMinor      int64     `json:"amountMinor"`
+	BookedAt         time.Time `json:"bookedAt"`
+	CreditedEditions int64     `json:"creditedEditions"`
+	// The period's editions, which its price is divided by.
+	Editions int64 `json:"editions"`
+	// The period whose editions were credited.
+	SubscriptionID string `json:"subscriptionId"`
+}
+
 type DeliveryStopRulesUpdate struct {
 	// The first and last day must be weekdays the product is delivered on. Default true.
 	AlignToDeliveryDays *bool `json:"alignToDeliveryDays,omitempty"`
@@ -796,9 +809,11 @@ type DeliveryStopView struct {
 	CreatedAt             time.Time `json:"createdAt"`
 	// Those of them credited (all, up to the yearly bound, or none).
 	CreditedDays []string `json:"creditedDays"`
-	FirstDate    string   `json:"firstDate"`
-	ID           string   `json:"id"`
-	LastDate     string   `json:"lastDate"`
+	// The allowances booked for it, one per period of the series its credited days fall in, once that part has passed.
+	Credits   []DeliveryStopCreditView `json:"credits"`
+	FirstDate string                   `json:"firstDate"`
+	ID        string                   `json:"id"`
+	LastDate  string                   `json:"lastDate"`
 	// The delivery days the stop takes out.
 	MissedDays []string `json:"missedDays"`
 	// On the organization's day: Planned before the first day, Active through the last, then Ended. One of: Planned, Active, Ended.
@@ -2513,10 +2528,9 @@ func (c *Client) CancelSubscription(ctx context.Context, id string, body CancelR
 // ChangeDeliveryStop is PUT /subscription/{id}/deliverystop/{stopId}: Change the days of a vacation stop that has not started.
 //
 // Checked again like a new stop. A stop that started or ended is a 400 (firstDate). Records DeliveryStopChanged.
-func (c *Client) ChangeDeliveryStop(ctx context.Context, id string, stopID string, body StopChange, opts ...RequestOption) (DeliveryStopView, error) {
-	var out DeliveryStopView
-	_, err := c.do(ctx, http.MethodPut, "/subscription/"+url.PathEscape(id)+"/deliverystop/"+url.PathEscape(stopID), nil, body, &out, opts)
-	return out, err
+func (c *Client) ChangeDeliveryStop(ctx context.Context, id string, stopID string, body StopChange, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/subscription/"+url.PathEscape(id)+"/deliverystop/"+url.PathEscape(stopID), nil, body, nil, opts)
+	return err
 }
 
 // ChangePaymentAgreement is POST /subscription/{id}/changePaymentAgreement: Assign a payment agreement to a subscription.
@@ -2805,6 +2819,7 @@ func (c *Client) CreateSubscriberUser(ctx context.Context, body SubscriberUserCr
 // | SubscriberDeletionRequested, SubscriberDeletionResolved | /subscriber/{id} | deletionRequestId, subscriberId, status (Open; Completed or Rejected) |
 // | SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted | /subscriber/{id} | subscriberId, contactId, isPrimary, role (Primary, Invoice or Delivery); source (Api or Order) except on SubscriberContactDeleted. The primary contact is the subscriber's own details; its contactId is the subscriber id |
 // | UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
+// | DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted | /subscription/{id}/deliverystop/{stopId} (the series' last period) | deliveryStopId, subscriptionId, subscriberId, firstDate, lastDate, missedEditions, creditedEditions (docs/PRINT.md) |
 // | Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |
 //
 // A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to

@@ -236,7 +236,7 @@ func Routes(env apikit.Env) []apikit.Route {
 		{Method: http.MethodPut, Path: "/subscription/{id}/deliverystop/{stopId}", ID: "changeDeliveryStop", Tag: tag,
 			Summary: "Change the days of a vacation stop that has not started",
 			Desc:    "Checked again like a new stop. A stop that started or ended is a 400 (firstDate). Records DeliveryStopChanged.",
-			Request: new(stopChange), Responses: []apikit.Response{apikit.OK(new(DeliveryStopView)), apikit.NotFound}, Handle: s.changeStop},
+			Request: new(stopChange), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.changeStop},
 		{Method: http.MethodDelete, Path: "/subscription/{id}/deliverystop/{stopId}", ID: "deleteDeliveryStop", Tag: tag,
 			Summary: "Delete a vacation stop that has not started",
 			Desc:    "A stop that started or ended is a 400 (firstDate). Records DeliveryStopDeleted.",
@@ -534,11 +534,7 @@ func (s handlers) changeStop(w http.ResponseWriter, r *http.Request) error {
 	if _, err := ChangeStop(r.Context(), s.env.Store, sub, stop, req, now); err != nil {
 		return err
 	}
-	v, err := GetStop(r.Context(), s.env.Store, sub, stop, now)
-	if err != nil {
-		return err
-	}
-	apikit.WriteJSON(w, http.StatusOK, stopView(v))
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
