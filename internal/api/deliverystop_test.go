@@ -4,10 +4,12 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	deliverywing "github.com/kadens/kadens/internal/delivery"
 	"github.com/kadens/kadens/internal/seed"
 )
 
@@ -127,6 +129,7 @@ func (f *stopFixture) invoiceGross(sub string) int64 {
 // the states × events table in docs/PRINT.md, with the credits the
 // renewals' invoices apply, over January–April 2030 of a Tue/Thu/Sat title.
 func TestDeliveryStopAPI(t *testing.T) {
+	t.Parallel()
 	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
 		tn := e.Tenant
 		f := newStopFixture(t, tn)
@@ -329,5 +332,58 @@ func TestDeliveryStopAPI(t *testing.T) {
 				t.Errorf("%s events: %d, want %d", kind, len(evs), want)
 			}
 		}
+		// Every allowance is named back by its stop's credit.
+		ledgerClean(t, e, tn)
+	})
+}
+
+// The credit of one stop's part, booked from 8 goroutines at once (a retry,
+// a second worker, the renewal): one credit and one allowance, on both
+// engines; the renewal after books nothing more.
+func TestDeliveryStopCreditOnce(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		tn := e.Tenant
+		f := newStopFixture(t, tn)
+		sub := f.order(f.printPkg, f.subscriber)
+		stop := f.stop(sub, "2030-01-15", "2030-01-19")
+		f.advance(time.Date(2030, 1, 21, 10, 0, 0, 0, osloZone))
+		if v := f.get(sub, stop); len(v.Credits) != 0 {
+			t.Fatalf("credited before the renewal after it: %+v", v.Credits)
+		}
+		ctx := tenantCtx(tn)
+		at := time.Date(2030, 1, 21, 10, 0, 0, 0, osloZone)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		booked := 0
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n, err := deliverywing.BookCredits(ctx, e.Store, sub, stop, at)
+				if err != nil {
+					t.Errorf("book: %v", err)
+				}
+				mu.Lock()
+				booked += n
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if booked != 1 {
+			t.Errorf("booked %d times", booked)
+		}
+		f.advance(time.Date(2030, 2, 1, 10, 0, 0, 0, osloZone))
+		feb := f.next(sub)
+		v := f.get(feb, stop)
+		if len(v.Credits) != 1 || v.Credits[0].AmountMinor != 8550 {
+			t.Fatalf("credits: %+v", v.Credits)
+		}
+		var items int
+		if err := e.Store.Reader().QueryRow(ctx, `SELECT COUNT(*) FROM account_items WHERE tenant_id = $1 AND source_kind = $2`,
+			tn.ID, deliverywing.ItemSourceStop).Scan(&items); err != nil || items != 1 {
+			t.Errorf("allowances: %d %v", items, err)
+		}
+		ledgerClean(t, e, tn)
 	})
 }
