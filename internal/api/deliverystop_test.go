@@ -387,3 +387,44 @@ func TestDeliveryStopCreditOnce(t *testing.T) {
 		ledgerClean(t, e, tn)
 	})
 }
+
+// chain step × planned/active: a stop across a chain's step follows the
+// series into the next step's package and credits each period at its own
+// price: an intro month at 99.00, then 399.00.
+func TestDeliveryStopChainStep(t *testing.T) {
+	t.Parallel()
+	apitest.Each(t, func(t *testing.T, e *apitest.Env) {
+		tn := e.Tenant
+		f := newStopFixture(t, tn)
+		plan := tn.Seed(t).Plan(seed.Plan{Name: "Monthly chain", Unit: "Month", MinimumDueDays: seed.Days(14), PaymentTermsDays: seed.Days(10)})
+		intro := create(t, tn, "/package", contractPackage("Papir intro", "99.00", f.print, plan))
+		full := create(t, tn, "/package", contractPackage("Papir", "399.00", f.print, plan))
+		chain := create(t, tn, "/packagechain", map[string]any{"name": "Intro", "packageChain": map[string]any{
+			"steps": []map[string]any{{"step": 1, "nextPackageId": intro, "periods": 1}, {"step": 2, "nextPackageId": full}}}})
+		linked := strings.Replace(contractPackage("Papir intro", "99.00", f.print, plan), `"packageChainId": null`, `"packageChainId": "`+chain+`"`, 1)
+		if r := tn.Do("PUT", "/package/"+intro, linked); r.Status != http.StatusNoContent {
+			t.Fatalf("link: %d %s", r.Status, r.Body)
+		}
+		jan := f.order(intro, f.subscriber)
+		stop := f.stop(jan, "2030-01-29", "2030-02-09")
+		f.advance(time.Date(2030, 1, 18, 12, 0, 0, 0, osloZone))
+		feb := f.next(jan)
+		if v := f.get(feb, stop); v.SubscriptionID != feb || len(v.Credits) != 0 {
+			t.Fatalf("stop after the chain step: %+v", v)
+		}
+		if got := f.invoiceGross(feb); got != 39900 {
+			t.Fatalf("the second step's invoice: %d", got)
+		}
+		f.advance(time.Date(2030, 2, 15, 12, 0, 0, 0, osloZone))
+		mar := f.next(feb)
+		v := f.get(mar, stop)
+		// 99.00 × 2/14 = 14.142… → 14.14; 399.00 × 4/12 = 133.00.
+		if len(v.Credits) != 2 || v.Credits[0].AmountMinor+v.Credits[1].AmountMinor != 1414+13300 {
+			t.Fatalf("credits across the chain step: %+v", v.Credits)
+		}
+		if got := f.invoiceGross(mar); got != 39900-1414-13300 {
+			t.Errorf("March invoice: %d, want %d", got, 39900-1414-13300)
+		}
+		ledgerClean(t, e, tn)
+	})
+}
