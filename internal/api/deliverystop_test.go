@@ -182,6 +182,8 @@ func TestDeliveryStopAPI(t *testing.T) {
 			}
 		}
 		stopE := f.stop(s1, "2030-04-04", "2030-04-09")
+		// P will be active at the plan change.
+		p := f.stop(s1, "2030-03-12", "2030-03-21")
 		// change × planned: checked again, its own old days not in the way.
 		if r := tn.Do("PUT", path+"/"+stopE, map[string]any{"firstDate": "2030-04-06", "lastDate": "2030-04-11"}); r.Status != http.StatusNoContent {
 			t.Fatalf("change planned: %d %s", r.Status, r.Body)
@@ -208,8 +210,13 @@ func TestDeliveryStopAPI(t *testing.T) {
 		}
 
 		// The second series: H will be active and G planned when it is cancelled.
+		k := f.stop(s2, "2030-01-01", "2030-01-05")
 		h := f.stop(s2, "2030-01-15", "2030-01-19")
 		g := f.stop(s2, "2030-01-22", "2030-02-02")
+		d2 := f.stop(s2, "2030-02-05", "2030-02-09")
+		if r := tn.Do("DELETE", "/subscription/"+s2+"/deliverystop/"+d2, nil); r.Status != http.StatusNoContent {
+			t.Fatalf("delete planned: %d %s", r.Status, r.Body)
+		}
 
 		f.advance(time.Date(2030, 1, 16, 10, 0, 0, 0, osloZone))
 		// change/delete/create × active.
@@ -220,7 +227,8 @@ func TestDeliveryStopAPI(t *testing.T) {
 
 		// cancellation × active and × planned: the series is settled at once,
 		// each stop's credited days before the effect (25 January) booked:
-		// H 3 of 14, G 2 of 14 (the 22nd and 24th).
+		// K (ended, not yet credited: no renewal since) and H 3 of 14, G 2 of
+		// 14 (the 22nd and 24th); the deleted D2 nothing.
 		if r := tn.Do("POST", "/subscription/"+s2+"/cancel", map[string]any{"cancellationTime": "2030-01-25T00:00:00+01:00"}); r.Status != http.StatusOK {
 			t.Fatalf("cancel: %d %s", r.Status, r.Body)
 		}
@@ -228,12 +236,15 @@ func TestDeliveryStopAPI(t *testing.T) {
 			stop     string
 			credited int
 			amount   int64
-		}{{h, 3, 8550}, {g, 2, 5700}} {
+		}{{k, 3, 8550}, {h, 3, 8550}, {g, 2, 5700}} {
 			v := f.get(s2, c.stop)
 			if len(v.Credits) != 1 || v.Credits[0].CreditedEditions != c.credited || v.Credits[0].Editions != 14 || v.Credits[0].AmountMinor != c.amount ||
 				v.Credits[0].AllowanceItemID == nil {
 				t.Errorf("stop %s after the cancellation: %+v", c.stop, v.Credits)
 			}
+		}
+		if r := tn.Do("GET", "/subscription/"+s2+"/deliverystop/"+d2, nil); r.Status != http.StatusNotFound {
+			t.Errorf("deleted stop after the cancellation: %d", r.Status)
 		}
 		// A planned stop settled by the cancellation is fixed.
 		f.refused("change settled", tn.Do("PUT", "/subscription/"+s2+"/deliverystop/"+g, map[string]any{"firstDate": "2030-01-22", "lastDate": "2030-01-24"}),
@@ -250,7 +261,7 @@ func TestDeliveryStopAPI(t *testing.T) {
 		feb := f.next(s1)
 		var list []stopView
 		tn.Do("GET", "/subscription/"+feb+"/deliverystop", nil).JSON(t, &list)
-		if len(list) != 3 || list[0].ID != a || list[0].State != "Active" || list[1].ID != c || list[2].ID != stopE {
+		if len(list) != 4 || list[0].ID != a || list[0].State != "Active" || list[1].ID != c || list[2].ID != p || list[3].ID != stopE {
 			t.Fatalf("stops after the January renewal: %+v", list)
 		}
 		for _, v := range list {
@@ -290,7 +301,7 @@ func TestDeliveryStopAPI(t *testing.T) {
 		// listed, nothing new can be made on it.
 		var ended []stopView
 		tn.Do("GET", "/subscription/"+s2+"/deliverystop", nil).JSON(t, &ended)
-		if len(ended) != 2 || ended[0].State != "Ended" || ended[1].State != "Ended" {
+		if len(ended) != 3 || ended[0].State != "Ended" || ended[1].State != "Ended" || ended[2].State != "Ended" {
 			t.Errorf("stops of the ended series: %+v", ended)
 		}
 		f.refused("deactivated", tn.Do("POST", "/subscription/"+s2+"/deliverystop", map[string]any{"firstDate": "2030-02-19", "lastDate": "2030-02-23"}),
@@ -317,15 +328,32 @@ func TestDeliveryStopAPI(t *testing.T) {
 		f.advance(time.Date(2030, 3, 20, 10, 1, 0, 0, osloZone))
 		var after []stopView
 		tn.Do("GET", "/subscription/"+mar+"/deliverystop", nil).JSON(t, &after)
-		if len(after) != 3 || after[2].ID != stopE || after[2].SubscriptionID == apr || after[2].SubscriptionID == mar {
+		if len(after) != 4 || after[3].ID != stopE || after[3].SubscriptionID == apr || after[3].SubscriptionID == mar {
 			t.Fatalf("stops after the plan change: %+v", after)
 		}
 		if len(f.get(mar, stopE).Credits) != 0 {
 			t.Errorf("E credited at the plan change")
 		}
+		// plan change × active: P's days before the change (12, 14, 16
+		// and 19 March) credited at once, of March's 13 editions:
+		// 399 × 4/13 = 122.769… → 122.77; the 21st is not.
+		if v := f.get(mar, p); len(v.Credits) != 1 || v.Credits[0].CreditedEditions != 4 || v.Credits[0].Editions != 13 ||
+			v.Credits[0].AmountMinor != 12277 || v.Credits[0].SubscriptionID != mar {
+			t.Errorf("P after the plan change: %+v", v.Credits)
+		}
+		// × ended: A keeps its two credits, C none; × deleted: D is gone.
+		if v := f.get(mar, a); len(v.Credits) != 2 {
+			t.Errorf("A after the plan change: %+v", v.Credits)
+		}
+		if v := f.get(mar, c); len(v.Credits) != 0 {
+			t.Errorf("C after the plan change: %+v", v.Credits)
+		}
+		if r := tn.Do("GET", "/subscription/"+mar+"/deliverystop/"+d, nil); r.Status != http.StatusNotFound {
+			t.Errorf("deleted stop after the plan change: %d", r.Status)
+		}
 
 		// The events, one per create, change and delete, through the outbox.
-		for kind, want := range map[string]int{"DeliveryStopCreated": 6, "DeliveryStopChanged": 1, "DeliveryStopDeleted": 1} {
+		for kind, want := range map[string]int{"DeliveryStopCreated": 9, "DeliveryStopChanged": 1, "DeliveryStopDeleted": 2} {
 			var evs []struct{ Subject string }
 			tn.Do("GET", "/events?eventType="+kind, nil).JSON(t, &evs)
 			if len(evs) != want {

@@ -309,8 +309,14 @@ func stopCredits(ctx context.Context, tx *store.Tx, stopID string) ([]Credit, er
 // no longer be changed or deleted.
 func CancelHook(next func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error) func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
 	return func(ctx context.Context, tx *store.Tx, sub store.Subscription, at time.Time) error {
-		if err := settleSeries(ctx, tx, sub, at); err != nil {
-			return fmt.Errorf("delivery: stops of cancelled subscription %s: %w", sub.ID, err)
+		// A period cancelled before it starts (one renewed into ahead) has
+		// delivered nothing; the cancellation of the period running then
+		// settles the series, once its own effect is written (a plan change
+		// cancels the period ahead first).
+		if sub.CancelEffectiveAt == nil || sub.CancelEffectiveAt.After(sub.PeriodStart) {
+			if err := settleSeries(ctx, tx, sub, at); err != nil {
+				return fmt.Errorf("delivery: stops of cancelled subscription %s: %w", sub.ID, err)
+			}
 		}
 		if next == nil {
 			return nil
