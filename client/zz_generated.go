@@ -756,6 +756,19 @@ type DeliveryScheduleView struct {
 	Weekdays []string `json:"weekdays"`
 }
 
+type DeliveryStopCreditView struct {
+	// The allowance on the subscriber account; null when the credit rounds to nothing.
+	AllowanceItemID *string `json:"allowanceItemId,omitempty"`
+	// The allowance in minor units: price × credited / editions, rounded once.
+	AmountMinor      int64     `json:"amountMinor"`
+	BookedAt         time.Time `json:"bookedAt"`
+	CreditedEditions int64     `json:"creditedEditions"`
+	// The period's editions, which its price is divided by.
+	Editions int64 `json:"editions"`
+	// The period whose editions were credited.
+	SubscriptionID string `json:"subscriptionId"`
+}
+
 type DeliveryStopRulesUpdate struct {
 	// The first and last day must be weekdays the product is delivered on. Default true.
 	AlignToDeliveryDays *bool `json:"alignToDeliveryDays,omitempty"`
@@ -788,6 +801,26 @@ type DeliveryStopRulesView struct {
 	MinDays            int64  `json:"minDays"`
 	NoticeDeliveryDays int64  `json:"noticeDeliveryDays"`
 	OrganizationID     string `json:"organizationId"`
+}
+
+type DeliveryStopView struct {
+	// The period the stop was made on.
+	AskedOnSubscriptionID string    `json:"askedOnSubscriptionId"`
+	CreatedAt             time.Time `json:"createdAt"`
+	// Those of them credited (all, up to the yearly bound, or none).
+	CreditedDays []string `json:"creditedDays"`
+	// The allowances booked for it, one per period of the series its credited days fall in, once that part has passed.
+	Credits   []DeliveryStopCreditView `json:"credits"`
+	FirstDate string                   `json:"firstDate"`
+	ID        string                   `json:"id"`
+	LastDate  string                   `json:"lastDate"`
+	// The delivery days the stop takes out.
+	MissedDays []string `json:"missedDays"`
+	// On the organization's day: Planned before the first day, Active through the last, then Ended. One of: Planned, Active, Ended.
+	State string `json:"state"`
+	// The series' last period: a stop belongs to the series and follows its renewals.
+	SubscriptionID string    `json:"subscriptionId"`
+	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
 type DocumentNetworkLookupInput struct {
@@ -913,6 +946,9 @@ const (
 	EventKindSubscriberContactDeleted          EventKind = "SubscriberContactDeleted"
 	EventKindUserAuthorizationGranted          EventKind = "UserAuthorizationGranted"
 	EventKindUserAuthorizationRevoked          EventKind = "UserAuthorizationRevoked"
+	EventKindDeliveryStopCreated               EventKind = "DeliveryStopCreated"
+	EventKindDeliveryStopChanged               EventKind = "DeliveryStopChanged"
+	EventKindDeliveryStopDeleted               EventKind = "DeliveryStopDeleted"
 )
 
 type ExampleChartInput struct {
@@ -1878,6 +1914,20 @@ type Stats struct {
 	Renewals           int64 `json:"renewals"`
 }
 
+type StopChange struct {
+	// The first day without paper (included).
+	FirstDate *string `json:"firstDate,omitempty"`
+	// The last day without paper (included).
+	LastDate *string `json:"lastDate,omitempty"`
+}
+
+type StopCreate struct {
+	// The first day without paper (included).
+	FirstDate *string `json:"firstDate,omitempty"`
+	// The last day without paper (included).
+	LastDate *string `json:"lastDate,omitempty"`
+}
+
 type Subscriber struct {
 	Address          Address   `json:"address"`
 	Contacts         []Contact `json:"contacts"`
@@ -2475,6 +2525,14 @@ func (c *Client) CancelSubscription(ctx context.Context, id string, body CancelR
 	return out, err
 }
 
+// ChangeDeliveryStop is PUT /subscription/{id}/deliverystop/{stopId}: Change the days of a vacation stop that has not started.
+//
+// Checked again like a new stop. A stop that started or ended is a 400 (firstDate). Records DeliveryStopChanged.
+func (c *Client) ChangeDeliveryStop(ctx context.Context, id string, stopID string, body StopChange, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/subscription/"+url.PathEscape(id)+"/deliverystop/"+url.PathEscape(stopID), nil, body, nil, opts)
+	return err
+}
+
 // ChangePaymentAgreement is POST /subscription/{id}/changePaymentAgreement: Assign a payment agreement to a subscription.
 //
 // The agreement must be a live agreement of the subscription's subscriber (else 400 naming `paymentAgreementId`). This period, if it has not ended, and every later period of the subscription that has not ended (a period created ahead by a renewal, the series a plan change began) take the agreement, and every later renewal inherits it, so the next invoices carry it. An invoice already issued is a document and keeps its agreement, also when its period (created ahead) now has the new one. A subscription whose periods have all ended or were cancelled is a 400 naming `id`. Answers 204; GET /subscription/{id} shows the agreement as `paymentAgreementId`. Records no event.
@@ -2579,6 +2637,15 @@ func (c *Client) CreateBillingPlan(ctx context.Context, body BillingPlanInput, o
 func (c *Client) CreateCharge(ctx context.Context, id string, body AccountItemRequest, opts ...RequestOption) (string, error) {
 	var out string
 	_, err := c.do(ctx, http.MethodPost, "/subscriberaccount/"+url.PathEscape(id)+"/charge", nil, body, &out, opts)
+	return out, err
+}
+
+// CreateDeliveryStop is POST /subscription/{id}/deliverystop: Stop print delivery for a holiday.
+//
+// Checked by the organization's stop rules (a refusal is a 400 naming the field and the rule), against the series' other stops (no overlap) and its print schedule (a digital-only subscription is refused). Digital access continues. The stop belongs to the series: it follows renewals. Its credited editions are booked as an allowance once each period's part of it has passed (docs/PRINT.md). Records DeliveryStopCreated.
+func (c *Client) CreateDeliveryStop(ctx context.Context, id string, body StopCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/subscription/"+url.PathEscape(id)+"/deliverystop", nil, body, &out, opts)
 	return out, err
 }
 
@@ -2752,6 +2819,7 @@ func (c *Client) CreateSubscriberUser(ctx context.Context, body SubscriberUserCr
 // | SubscriberDeletionRequested, SubscriberDeletionResolved | /subscriber/{id} | deletionRequestId, subscriberId, status (Open; Completed or Rejected) |
 // | SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted | /subscriber/{id} | subscriberId, contactId, isPrimary, role (Primary, Invoice or Delivery); source (Api or Order) except on SubscriberContactDeleted. The primary contact is the subscriber's own details; its contactId is the subscriber id |
 // | UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
+// | DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted | /subscription/{id}/deliverystop/{stopId} (the series' last period) | deliveryStopId, subscriptionId, subscriberId, firstDate, lastDate, missedEditions, creditedEditions (docs/PRINT.md) |
 // | Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |
 //
 // A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to
@@ -2831,6 +2899,14 @@ func (c *Client) DeleteAvtaleGiroMandate(ctx context.Context, id string, opts ..
 // A plan that a template package (archived or not) offers is not deleted: the answer is a 400 naming `id` and the packages.
 func (c *Client) DeleteBillingPlan(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/billingplan/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteDeliveryStop is DELETE /subscription/{id}/deliverystop/{stopId}: Delete a vacation stop that has not started.
+//
+// A stop that started or ended is a 400 (firstDate). Records DeliveryStopDeleted.
+func (c *Client) DeleteDeliveryStop(ctx context.Context, id string, stopID string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/subscription/"+url.PathEscape(id)+"/deliverystop/"+url.PathEscape(stopID), nil, nil, nil, opts)
 	return err
 }
 
@@ -3265,6 +3341,15 @@ func (c *Client) GetDeletionRequest(ctx context.Context, id string, opts ...Requ
 func (c *Client) GetDeliverySchedule(ctx context.Context, id string, opts ...RequestOption) (DeliveryScheduleView, error) {
 	var out DeliveryScheduleView
 	_, err := c.do(ctx, http.MethodGet, "/product/"+url.PathEscape(id)+"/deliveryschedule", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetDeliveryStop is GET /subscription/{id}/deliverystop/{stopId}: Get a vacation stop.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetDeliveryStop(ctx context.Context, id string, stopID string, opts ...RequestOption) (DeliveryStopView, error) {
+	var out DeliveryStopView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/deliverystop/"+url.PathEscape(stopID), nil, nil, &out, opts)
 	return out, err
 }
 
@@ -4121,6 +4206,15 @@ func (c *Client) ListDeletionRequests(ctx context.Context, params *ListDeletionR
 	return Page[Request]{Items: out, Next: next}, err
 }
 
+// ListDeliveryStops is GET /subscription/{id}/deliverystop: List a subscription's vacation stops.
+//
+// Every stop of the series (deleted ones left out), by first day.
+func (c *Client) ListDeliveryStops(ctx context.Context, id string, opts ...RequestOption) ([]DeliveryStopView, error) {
+	var out []DeliveryStopView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/deliverystop", nil, nil, &out, opts)
+	return out, err
+}
+
 // ListDunningProcessesParams are the query parameters of ListDunningProcesses; zero fields are left out.
 type ListDunningProcessesParams struct {
 	// Page size.
@@ -4207,7 +4301,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked, DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event

@@ -176,6 +176,9 @@ var documented = map[string][]string{
 	"SubscriberContactDeleted":          {"subscriberId!", "contactId!"},
 	"UserAuthorizationGranted":          {"userId!", "productIds!"},
 	"UserAuthorizationRevoked":          {"userId!", "productIds!"},
+	"DeliveryStopCreated":               {"deliveryStopId!", "subscriptionId!", "subscriberId!", "firstDate!", "lastDate!", "missedEditions", "creditedEditions"},
+	"DeliveryStopChanged":               {"deliveryStopId!", "subscriptionId!", "subscriberId!", "firstDate!", "lastDate!", "missedEditions", "creditedEditions"},
+	"DeliveryStopDeleted":               {"deliveryStopId!", "subscriptionId!", "subscriberId!", "firstDate!", "lastDate!", "missedEditions", "creditedEditions"},
 }
 
 // read checks the envelope and the data by the documented names.
@@ -429,6 +432,30 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	}
 	if r := tn.Do("POST", "/deletionrequest/"+del+"/resolve", map[string]any{"status": "Completed"}); r.Status != http.StatusOK {
 		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+
+	// A vacation stop on a print subscription: made, moved, deleted.
+	paper := sd.Product(seed.Product{Name: "Papir", Category: "print", VATRate: "0"})
+	if r := tn.Do("PUT", "/product/"+paper+"/deliveryschedule", map[string]any{"weekdays": []string{"Tue", "Thu", "Sat"}}); r.Status != http.StatusNoContent {
+		t.Fatalf("schedule: %d %s", r.Status, r.Body)
+	}
+	paperPkg := sd.Package(seed.Package{Name: "Papir", Price: "399.00", Products: []string{paper}, Plans: []string{plan}})
+	paperOrder := create(t, tn, "/order", map[string]any{"organizationId": f.org, "templatePackageId": paperPkg, "subscriberId": f.subscriber})
+	var paperSub struct {
+		SubscriptionID string `json:"subscriptionId"`
+	}
+	if r := tn.Do("POST", "/order/"+paperOrder+"/complete", nil); r.Status != http.StatusOK {
+		t.Fatalf("complete the print order: %d %s", r.Status, r.Body)
+	} else {
+		r.JSON(t, &paperSub)
+	}
+	stops := "/subscription/" + paperSub.SubscriptionID + "/deliverystop"
+	stop := create(t, tn, stops, map[string]any{"firstDate": "2027-02-02", "lastDate": "2027-02-06"})
+	if r := tn.Do("PUT", stops+"/"+stop, map[string]any{"firstDate": "2027-02-04", "lastDate": "2027-02-06"}); r.Status != http.StatusNoContent {
+		t.Fatalf("change the stop: %d %s", r.Status, r.Body)
+	}
+	if r := tn.Do("DELETE", stops+"/"+stop, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("delete the stop: %d %s", r.Status, r.Body)
 	}
 
 	// Authorization: a subscriber user linked to the subscriber (Granted),

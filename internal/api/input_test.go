@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kadens/kadens/internal/apitest"
+	"github.com/kadens/kadens/internal/seed"
 	"github.com/kadens/kadens/internal/webhook"
 )
 
@@ -194,6 +196,23 @@ func TestGetModifyPutRoundTrips(t *testing.T) {
 			"/organization/{id}/deliverystoprules": {"/organization/" + f.org + "/deliverystoprules", map[string]any{"minDays": 4}},
 			"/bookkeeping/chart/{organizationId}":  {"/bookkeeping/chart/" + f.org, map[string]any{"deferredAccount": "2900"}},
 		}
+		// A vacation stop of a daily print subscription, ten days ahead.
+		if r := tn.Do("PUT", "/product/"+c.print+"/deliveryschedule", map[string]any{"weekdays": []string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}}); r.Status != http.StatusNoContent {
+			t.Fatalf("schedule: %d %s", r.Status, r.Body)
+		}
+		paper := tn.Seed(t).Package(seed.Package{Name: "Papir", Price: "399.00", Products: []string{c.print}, Plans: []string{c.monthly}})
+		paperSub := create(t, tn, "/order", map[string]any{"organizationId": f.org, "templatePackageId": paper, "subscriberId": f.subscriber})
+		var completed struct{ SubscriptionID string }
+		tn.Do("POST", "/order/"+paperSub+"/complete", nil).JSON(t, &completed)
+		var clock struct{ Now time.Time }
+		tn.Do("GET", "/testclock", nil).JSON(t, &clock)
+		day := func(n int) string { return clock.Now.In(time.UTC).AddDate(0, 0, n).Format(time.DateOnly) }
+		stops := "/subscription/" + completed.SubscriptionID + "/deliverystop"
+		stop := create(t, tn, stops, map[string]any{"firstDate": day(10), "lastDate": day(14)})
+		sub["/subscription/{id}/deliverystop/{stopId}"] = struct {
+			path   string
+			change map[string]any
+		}{stops + "/" + stop, map[string]any{"lastDate": day(15)}}
 		if r := tn.Do("POST", "/bookkeeping/chart/"+f.org+"/example", map[string]any{"country": "NO"}); r.Status/100 != 2 {
 			t.Fatalf("install the example chart: %d %s", r.Status, r.Body)
 		}

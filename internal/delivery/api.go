@@ -108,6 +108,71 @@ type deliveryStopRulesUpdate struct {
 	DeliveryStopRules
 }
 
+// DeliveryStopInput is the body of POST /subscription/{id}/deliverystop and
+// of PUT /subscription/{id}/deliverystop/{stopId}.
+type DeliveryStopInput struct {
+	FirstDate *string `json:"firstDate" required:"true" format:"date" example:"2026-12-03" description:"The first day without paper (included)."`
+	LastDate  *string `json:"lastDate" required:"true" format:"date" example:"2026-12-12" description:"The last day without paper (included)."`
+}
+
+type stopCreate struct {
+	apikit.IDParam
+	DeliveryStopInput
+}
+
+type stopParams struct {
+	apikit.IDParam
+	StopID string `path:"stopId" format:"uuid" description:"The stop."`
+}
+
+type stopChange struct {
+	stopParams
+	DeliveryStopInput
+}
+
+// DeliveryStopView is a vacation stop.
+type DeliveryStopView struct {
+	ID             string                   `json:"id"`
+	SubscriptionID string                   `json:"subscriptionId" description:"The series' last period: a stop belongs to the series and follows its renewals."`
+	AskedOnID      string                   `json:"askedOnSubscriptionId" description:"The period the stop was made on."`
+	FirstDate      string                   `json:"firstDate" format:"date"`
+	LastDate       string                   `json:"lastDate" format:"date"`
+	State          string                   `json:"state" enum:"Planned,Active,Ended" description:"On the organization's day: Planned before the first day, Active through the last, then Ended."`
+	MissedDays     []string                 `json:"missedDays" description:"The delivery days the stop takes out."`
+	CreditedDays   []string                 `json:"creditedDays" description:"Those of them credited (all, up to the yearly bound, or none)."`
+	Credits        []DeliveryStopCreditView `json:"credits" description:"The allowances booked for it, one per period of the series its credited days fall in, once that part has passed."`
+	CreatedAt      time.Time                `json:"createdAt"`
+	UpdatedAt      time.Time                `json:"updatedAt"`
+}
+
+// DeliveryStopCreditView is the credit of a stop's part in one period.
+type DeliveryStopCreditView struct {
+	PeriodID        string    `json:"subscriptionId" description:"The period whose editions were credited."`
+	Editions        int       `json:"editions" description:"The period's editions, which its price is divided by."`
+	Credited        int       `json:"creditedEditions"`
+	Amount          int64     `json:"amountMinor" description:"The allowance in minor units: price × credited / editions, rounded once."`
+	AllowanceItemID *string   `json:"allowanceItemId" description:"The allowance on the subscriber account; null when the credit rounds to nothing."`
+	BookedAt        time.Time `json:"bookedAt"`
+}
+
+func stopView(v StopView) DeliveryStopView {
+	dates := func(ds []Date) []string {
+		out := make([]string, len(ds))
+		for i, d := range ds {
+			out[i] = d.String()
+		}
+		return out
+	}
+	credits := make([]DeliveryStopCreditView, len(v.Credits))
+	for i, c := range v.Credits {
+		credits[i] = DeliveryStopCreditView{PeriodID: c.PeriodID, Editions: c.Editions, Credited: c.Credited, Amount: c.Amount,
+			AllowanceItemID: c.AllowanceItemID, BookedAt: c.BookedAt}
+	}
+	return DeliveryStopView{ID: v.ID, Credits: credits, SubscriptionID: v.SubscriptionID, AskedOnID: v.AskedOnID, FirstDate: v.First.String(),
+		LastDate: v.Last.String(), State: v.State, MissedDays: dates(v.Missed), CreditedDays: dates(v.Credited),
+		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+}
+
 type handlers struct{ env apikit.Env }
 
 // Routes are the print wing's operations, registered by internal/api.
@@ -155,6 +220,27 @@ func Routes(env apikit.Env) []apikit.Route {
 					MaxCreditedPerYear: r.MaxCreditedPerYear, AlignToDeliveryDays: r.AlignToDeliveryDays,
 					AllowDuringBinding: r.AllowDuringBinding}, err
 			})},
+		{Method: http.MethodPost, Path: "/subscription/{id}/deliverystop", ID: "createDeliveryStop", Tag: tag,
+			Summary: "Stop print delivery for a holiday",
+			Desc: "Checked by the organization's stop rules (a refusal is a 400 naming the field and the rule), against the " +
+				"series' other stops (no overlap) and its print schedule (a digital-only subscription is refused). Digital access " +
+				"continues. The stop belongs to the series: it follows renewals. Its credited editions are booked as an allowance " +
+				"once each period's part of it has passed (docs/PRINT.md). Records DeliveryStopCreated.",
+			Request: new(stopCreate), Responses: []apikit.Response{apikit.Created, apikit.NotFound}, Handle: s.createStop},
+		{Method: http.MethodGet, Path: "/subscription/{id}/deliverystop", ID: "listDeliveryStops", Tag: tag,
+			Summary: "List a subscription's vacation stops", Desc: "Every stop of the series (deleted ones left out), by first day.",
+			Request: new(apikit.IDParam), Responses: []apikit.Response{apikit.OK(new([]DeliveryStopView)), apikit.NotFound}, Handle: s.listStops},
+		{Method: http.MethodGet, Path: "/subscription/{id}/deliverystop/{stopId}", ID: "getDeliveryStop", Tag: tag,
+			Summary: "Get a vacation stop", Request: new(stopParams),
+			Responses: []apikit.Response{apikit.OK(new(DeliveryStopView)), apikit.NotFound}, Handle: s.getStop},
+		{Method: http.MethodPut, Path: "/subscription/{id}/deliverystop/{stopId}", ID: "changeDeliveryStop", Tag: tag,
+			Summary: "Change the days of a vacation stop that has not started",
+			Desc:    "Checked again like a new stop. A stop that started or ended is a 400 (firstDate). Records DeliveryStopChanged.",
+			Request: new(stopChange), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.changeStop},
+		{Method: http.MethodDelete, Path: "/subscription/{id}/deliverystop/{stopId}", ID: "deleteDeliveryStop", Tag: tag,
+			Summary: "Delete a vacation stop that has not started",
+			Desc:    "A stop that started or ended is a 400 (firstDate). Records DeliveryStopDeleted.",
+			Request: new(stopParams), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.deleteStop},
 	}
 }
 
@@ -330,6 +416,138 @@ func (s handlers) setStopRules(w http.ResponseWriter, r *http.Request) error {
 		rules.AllowDuringBinding = *in.AllowDuringBinding
 	}
 	if err := SetStopRules(r.Context(), s.env.Store, id, rules, s.env.Now()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func stopRequest(in DeliveryStopInput) (StopRequest, error) {
+	var errs validation.Errors
+	var out [2]Date
+	for i, f := range []struct {
+		name string
+		v    *string
+	}{{"firstDate", in.FirstDate}, {"lastDate", in.LastDate}} {
+		if f.v == nil || strings.TrimSpace(*f.v) == "" {
+			errs.Add(f.name, "is required (YYYY-MM-DD)")
+			continue
+		}
+		d, err := ParseDate(strings.TrimSpace(*f.v))
+		if err != nil {
+			errs.Add(f.name, "%v", err)
+			continue
+		}
+		out[i] = d
+	}
+	return StopRequest{First: out[0], Last: out[1]}, errs.Err()
+}
+
+func stopPath(r *http.Request) (sub, stop string, err error) {
+	if sub, err = apikit.PathID(r, "id"); err != nil {
+		return "", "", err
+	}
+	stop, err = apikit.PathID(r, "stopId")
+	return sub, stop, err
+}
+
+func (s handlers) createStop(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in DeliveryStopInput
+	if err := apikit.DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	req, err := stopRequest(in)
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	st, err := CreateStop(r.Context(), s.env.Store, id, req, now)
+	if err != nil {
+		return err
+	}
+	s.env.Created(w, "/subscription/"+id+"/deliverystop/"+st.ID, st.ID)
+	return nil
+}
+
+func (s handlers) listStops(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	stops, err := ListStops(r.Context(), s.env.Store, id, now)
+	if err != nil {
+		return err
+	}
+	out := make([]DeliveryStopView, len(stops))
+	for i, v := range stops {
+		out[i] = stopView(v)
+	}
+	apikit.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s handlers) getStop(w http.ResponseWriter, r *http.Request) error {
+	sub, stop, err := stopPath(r)
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	v, err := GetStop(r.Context(), s.env.Store, sub, stop, now)
+	if err != nil {
+		return err
+	}
+	apikit.WriteJSON(w, http.StatusOK, stopView(v))
+	return nil
+}
+
+func (s handlers) changeStop(w http.ResponseWriter, r *http.Request) error {
+	sub, stop, err := stopPath(r)
+	if err != nil {
+		return err
+	}
+	var in DeliveryStopInput
+	if err := apikit.DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	req, err := stopRequest(in)
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	if _, err := ChangeStop(r.Context(), s.env.Store, sub, stop, req, now); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s handlers) deleteStop(w http.ResponseWriter, r *http.Request) error {
+	sub, stop, err := stopPath(r)
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	if err := DeleteStop(r.Context(), s.env.Store, sub, stop, now); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

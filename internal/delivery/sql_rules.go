@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -57,18 +56,5 @@ func GetStopRules(ctx context.Context, st *store.Store, organizationID string) (
 	if err != nil {
 		return StopRules{}, false, err
 	}
-	if err := organizationExists(ctx, st.Reader(), tenant, organizationID); err != nil {
-		return StopRules{}, false, fmt.Errorf("delivery: stop rules of organization %s: %w", organizationID, err)
-	}
-	err = st.Reader().QueryRow(ctx, `SELECT min_days, max_days, cutoff_hour, notice_delivery_days, credit, max_credited_per_year,
-		align_to_delivery_days, allow_during_binding FROM delivery_stop_rules WHERE tenant_id = $1 AND organization_id = $2`,
-		tenant, organizationID).Scan(&r.MinDays, &r.MaxDays, &r.CutoffHour, &r.NoticeDeliveryDays, &r.Credit,
-		&r.MaxCreditedPerYear, &r.AlignToDeliveryDays, &r.AllowDuringBinding)
-	if errors.Is(err, sql.ErrNoRows) {
-		return DefaultStopRules, false, nil
-	}
-	if err != nil {
-		return StopRules{}, false, fmt.Errorf("delivery: stop rules of organization %s: %w", organizationID, err)
-	}
-	return r, true, nil
+	return stopRulesIn(ctx, st.Reader(), tenant, organizationID)
 }

@@ -124,7 +124,11 @@ func NonPublishingDays(ctx context.Context, st *store.Store, from, to Date) ([]N
 	if err != nil {
 		return nil, err
 	}
-	out, err := store.QueryAll(ctx, st.Reader(), func(row store.Scanner) (NonPublishingDay, error) {
+	return nonPublishingDaysIn(ctx, st.Reader(), tenant, from, to)
+}
+
+func nonPublishingDaysIn(ctx context.Context, q store.Querier, tenant string, from, to Date) ([]NonPublishingDay, error) {
+	out, err := store.QueryAll(ctx, q, func(row store.Scanner) (NonPublishingDay, error) {
 		var day, name string
 		if err := row.Scan(&day, &name); err != nil {
 			return NonPublishingDay{}, err

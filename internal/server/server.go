@@ -27,6 +27,7 @@ import (
 	"github.com/kadens/kadens/internal/bookkeeping"
 	"github.com/kadens/kadens/internal/config"
 	"github.com/kadens/kadens/internal/console"
+	"github.com/kadens/kadens/internal/delivery"
 	"github.com/kadens/kadens/internal/engine"
 	"github.com/kadens/kadens/internal/idempotency"
 	"github.com/kadens/kadens/internal/idp"
@@ -180,11 +181,13 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger, st *store.
 	host, _ := os.Hostname()
 	eng := engine.New(st, log, fmt.Sprintf("%s/%d/%s", host, os.Getpid(), store.NewID()))
 	eng.Lease = cfg.EngineLease
-	eng.Hooks.PeriodsCreated = invoicing.IssuePeriods             // billing: demand + invoice per period (docs/BILLING.md)
-	eng.Hooks.Cancelled = invoicing.SettleCancellation            // credit notes and proration of cancelled periods
-	eng.Hooks.BindingRemainder = invoicing.ChargeBindingRemainder // ChargeRemainder bindings cancelled early (docs/ORDERS.md)
-	eng.Hooks.Dun = invoicing.DunCounts                           // reminders and payment stops by the dunning processes
-	eng.Hooks.NextDun = invoicing.NextDunningAt                   // when dunning falls due among the engine's work
+	// billing: demand + invoice per period (docs/BILLING.md), the vacation
+	// stops following the series and credited first (docs/PRINT.md)
+	eng.Hooks.PeriodsCreated = delivery.RenewalHook(invoicing.IssuePeriods)
+	eng.Hooks.Cancelled = delivery.CancelHook(invoicing.SettleCancellation) // the stops settled, credit notes and proration of cancelled periods
+	eng.Hooks.BindingRemainder = invoicing.ChargeBindingRemainder           // ChargeRemainder bindings cancelled early (docs/ORDERS.md)
+	eng.Hooks.Dun = invoicing.DunCounts                                     // reminders and payment stops by the dunning processes
+	eng.Hooks.NextDun = invoicing.NextDunningAt                             // when dunning falls due among the engine's work
 	schedule, err := retries.Parse(cfg.WebhookRetrySchedule)
 	if err != nil {
 		return nil, err

@@ -176,3 +176,13 @@ func (tx *Tx) businessTime(ctx context.Context, now time.Time) (time.Time, error
 	}
 	return t.Now(now), nil
 }
+
+// Events about a subscription's vacation stops (internal/delivery,
+// docs/PRINT.md), subject /subscription/{id}/deliverystop/{stopId}. They are
+// named here, in the store's catalog of kinds, so that webhook delivery
+// can offer them without importing the print wing.
+const (
+	EventDeliveryStopCreated = "DeliveryStopCreated"
+	EventDeliveryStopChanged = "DeliveryStopChanged"
+	EventDeliveryStopDeleted = "DeliveryStopDeleted"
+)

@@ -44,6 +44,9 @@ var Kinds = []string{
 	store.EventSubscriberContactDeleted,
 	store.EventUserAuthorizationGranted,
 	store.EventUserAuthorizationRevoked,
+	store.EventDeliveryStopCreated,
+	store.EventDeliveryStopChanged,
+	store.EventDeliveryStopDeleted,
 }
 
 // ValidationEventType is the kind of the handshake event in the
