@@ -226,13 +226,38 @@ func RenewalHook(next func(ctx context.Context, tx *store.Tx, periods []store.Ne
 	}
 }
 
+// followRenewals moves the stops and the delivery addresses of each
+// renewed series to its new last period, and books what has become due:
+// the stops' passed parts, the addresses' surcharges once they apply.
 func followRenewals(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) error {
-	var n int
-	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM delivery_stops WHERE tenant_id = $1 AND deleted_at IS NULL LIMIT 1) x`,
-		tx.TenantID()).Scan(&n)
-	if err != nil || n == 0 {
+	var stops, addresses int
+	err := tx.QueryRow(ctx, `SELECT
+			CASE WHEN EXISTS (SELECT 1 FROM delivery_stops WHERE tenant_id = $1 AND deleted_at IS NULL) THEN 1 ELSE 0 END,
+			CASE WHEN EXISTS (SELECT 1 FROM delivery_addresses WHERE tenant_id = $1 AND deleted_at IS NULL) THEN 1 ELSE 0 END`,
+		tx.TenantID()).Scan(&stops, &addresses)
+	if err != nil || stops+addresses == 0 {
 		return err
 	}
+	next, prev, err := renewedFrom(ctx, tx, periods)
+	if err != nil || len(prev) == 0 {
+		return err
+	}
+	if stops > 0 {
+		if err := followStops(ctx, tx, next, prev); err != nil {
+			return err
+		}
+	}
+	if addresses > 0 {
+		if err := followAddresses(ctx, tx, next, prev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renewedFrom maps the periods a batch renews (or a plan change
+// continues) to the new period, and lists them.
+func renewedFrom(ctx context.Context, tx *store.Tx, periods []store.NewPeriod) (map[string]store.NewPeriod, []any, error) {
 	next := map[string]store.NewPeriod{}
 	var prev []any
 	for _, p := range periods {
@@ -242,11 +267,7 @@ func followRenewals(ctx context.Context, tx *store.Tx, periods []store.NewPeriod
 		}
 	}
 	if len(prev) == 0 {
-		return nil
-	}
-	ph := make([]string, len(prev))
-	for i := range prev {
-		ph[i] = fmt.Sprintf("$%d", i+2)
+		return nil, nil, nil
 	}
 	// A plan change begins a new series linked to the period running at the
 	// change, and a period the old series had renewed into ahead of it
@@ -261,19 +282,27 @@ func followRenewals(ctx context.Context, tx *store.Tx, periods []store.NewPeriod
 		}, `SELECT id FROM subscriptions WHERE tenant_id = $1 AND subscriber_id = $2 AND previous_id = $3 AND id <> $4`,
 			tx.TenantID(), p.Sub.SubscriberID, *p.Sub.PreviousID, p.Sub.ID)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		for _, id := range ahead {
 			next[id] = p
 			prev = append(prev, id)
 		}
 	}
-	ph = ph[:0]
-	for i := range prev {
-		ph = append(ph, fmt.Sprintf("$%d", i+2))
+	return next, prev, nil
+}
+
+func placeholders(args []any) string {
+	ph := make([]string, len(args))
+	for i := range args {
+		ph[i] = fmt.Sprintf("$%d", i+2)
 	}
+	return strings.Join(ph, ", ")
+}
+
+func followStops(ctx context.Context, tx *store.Tx, next map[string]store.NewPeriod, prev []any) error {
 	stops, err := store.QueryAll(ctx, tx, scanStop, `SELECT `+stopColumns+` FROM delivery_stops WHERE tenant_id = $1 AND deleted_at IS NULL
-		AND subscription_id IN (`+strings.Join(ph, ", ")+`) ORDER BY id`, append([]any{tx.TenantID()}, prev...)...)
+		AND subscription_id IN (`+placeholders(prev)+`) ORDER BY id`, append([]any{tx.TenantID()}, prev...)...)
 	if err != nil {
 		return err
 	}
@@ -336,6 +365,53 @@ func settleSeries(ctx context.Context, tx *store.Tx, sub store.Subscription, at 
 	}
 	for _, s := range stops {
 		if _, err := bookDue(ctx, tx, s, at, true); err != nil {
+			return err
+		}
+	}
+	// The addresses that apply before the effect: their surcharge is due,
+	// and no renewal will come to book it.
+	addresses, err := seriesAddresses(ctx, tx, tx.TenantID(), last.ID)
+	if err != nil {
+		return err
+	}
+	cut := sub.CancelEffectiveAt
+	if cut == nil {
+		cut = &at
+	}
+	for _, a := range addresses {
+		if _, err := bookSurcharge(ctx, tx, last, a, at, cut); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followAddresses moves the addresses of the renewed periods prev to
+// their new periods and books the surcharges of those that apply by the
+// renewal.
+func followAddresses(ctx context.Context, tx *store.Tx, next map[string]store.NewPeriod, prev []any) error {
+	addresses, err := store.QueryAll(ctx, tx, scanAddress, `SELECT `+addressColumns+` FROM delivery_addresses WHERE tenant_id = $1
+		AND deleted_at IS NULL AND subscription_id IN (`+placeholders(prev)+`) ORDER BY id`, append([]any{tx.TenantID()}, prev...)...)
+	if err != nil {
+		return err
+	}
+	periods := map[string]store.Subscription{}
+	for _, a := range addresses {
+		p := next[a.SubscriptionID]
+		if _, err := tx.Exec(ctx, `UPDATE delivery_addresses SET subscription_id = $3 WHERE tenant_id = $1 AND id = $2`,
+			tx.TenantID(), a.ID, p.Sub.ID); err != nil {
+			return err
+		}
+		a.SubscriptionID = p.Sub.ID
+		sub, ok := periods[p.Sub.ID]
+		if !ok {
+			// The period as stored: its package, zone and organization.
+			if sub, err = tx.Subscription(ctx, p.Sub.ID); err != nil {
+				return err
+			}
+			periods[p.Sub.ID] = sub
+		}
+		if _, err := bookSurcharge(ctx, tx, sub, a, p.At, nil); err != nil {
 			return err
 		}
 	}

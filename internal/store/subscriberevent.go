@@ -186,3 +186,9 @@ const (
 	EventDeliveryStopChanged = "DeliveryStopChanged"
 	EventDeliveryStopDeleted = "DeliveryStopDeleted"
 )
+
+// EventDeliveryAddressChanged is the one kind for a delivery address made,
+// changed or deleted (its data's action says which), subject
+// /subscription/{id}/deliveryaddress/{addressId}: a carrier's system
+// reacts to any of them by reading the address again.
+const EventDeliveryAddressChanged = "DeliveryAddressChanged"

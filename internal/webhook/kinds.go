@@ -47,6 +47,7 @@ var Kinds = []string{
 	store.EventDeliveryStopCreated,
 	store.EventDeliveryStopChanged,
 	store.EventDeliveryStopDeleted,
+	store.EventDeliveryAddressChanged,
 }
 
 // ValidationEventType is the kind of the handshake event in the
