@@ -149,6 +149,42 @@ type Address struct {
 	PostalCode string `json:"postalCode"`
 }
 
+type AddressChange struct {
+	City *string `json:"city,omitempty"`
+	// ISO 3166-1 alpha-2.
+	Country *string `json:"country,omitempty"`
+	// The first day copies go to this address (included).
+	FirstDate *string `json:"firstDate,omitempty"`
+	// Temporary: from firstDate through lastDate. Permanent: from firstDate (the effective date) on. One of: Temporary, Permanent.
+	Kind *string `json:"kind,omitempty"`
+	// The last day (included): required for Temporary, left out for Permanent.
+	LastDate *string `json:"lastDate,omitempty"`
+	Line1    *string `json:"line1,omitempty"`
+	Line2    *string `json:"line2,omitempty"`
+	// Who the copy is addressed to.
+	Name *string `json:"name,omitempty"`
+	// Must be a deliverable code of the tenant's postal code table.
+	PostalCode *string `json:"postalCode,omitempty"`
+}
+
+type AddressCreate struct {
+	City *string `json:"city,omitempty"`
+	// ISO 3166-1 alpha-2.
+	Country *string `json:"country,omitempty"`
+	// The first day copies go to this address (included).
+	FirstDate *string `json:"firstDate,omitempty"`
+	// Temporary: from firstDate through lastDate. Permanent: from firstDate (the effective date) on. One of: Temporary, Permanent.
+	Kind *string `json:"kind,omitempty"`
+	// The last day (included): required for Temporary, left out for Permanent.
+	LastDate *string `json:"lastDate,omitempty"`
+	Line1    *string `json:"line1,omitempty"`
+	Line2    *string `json:"line2,omitempty"`
+	// Who the copy is addressed to.
+	Name *string `json:"name,omitempty"`
+	// Must be a deliverable code of the tenant's postal code table.
+	PostalCode *string `json:"postalCode,omitempty"`
+}
+
 type AddressInput struct {
 	City *string `json:"city,omitempty"`
 	// ISO 3166-1 alpha-2.
@@ -156,6 +192,21 @@ type AddressInput struct {
 	Line1      *string `json:"line1,omitempty"`
 	Line2      *string `json:"line2,omitempty"`
 	PostalCode *string `json:"postalCode,omitempty"`
+}
+
+type AddressRulesUpdate struct {
+	// An address asked at or after this hour (the organization's time) counts as asked the next day. Default 12; 24: no cut-off.
+	CutoffHour *int64 `json:"cutoffHour,omitempty"`
+	// Longest temporary address in calendar days. Default 90.
+	MaxDays *int64 `json:"maxDays,omitempty"`
+	// Shortest temporary address in calendar days, first and last day counted. Default 2.
+	MinDays *int64 `json:"minDays,omitempty"`
+	// An address applies from this many delivery days after the day it is asked at the earliest. Default 2.
+	NoticeDeliveryDays *int64 `json:"noticeDeliveryDays,omitempty"`
+	// Charged once per address saved, in minor units of the subscription's currency. Default 0 (none).
+	SurchargePerChangeMinor *int64 `json:"surchargePerChangeMinor,omitempty"`
+	// Charged per edition a temporary address receives, in minor units. Default 0 (none).
+	SurchargePerEditionMinor *int64 `json:"surchargePerEditionMinor,omitempty"`
 }
 
 type AdvanceInput struct {
@@ -743,6 +794,72 @@ type DeletionResolveRequest struct {
 	Status *string `json:"status,omitempty"`
 }
 
+type DeliveryAddressChargeView struct {
+	// Per change + per edition × editions, in minor units.
+	AmountMinor int64     `json:"amountMinor"`
+	BookedAt    time.Time `json:"bookedAt"`
+	// The charge on the subscriber account; null when the amount is 0.
+	ChargeItemID *string `json:"chargeItemId,omitempty"`
+	// The editions a temporary address received (less stopped days); 0 for a Permanent one.
+	Editions int64 `json:"editions"`
+	// The period it was booked with.
+	SubscriptionID string `json:"subscriptionId"`
+}
+
+type DeliveryAddressRulesView struct {
+	CutoffHour int64 `json:"cutoffHour"`
+	// The organization set no rules of its own; these are the defaults.
+	IsDefault                bool   `json:"isDefault"`
+	MaxDays                  int64  `json:"maxDays"`
+	MinDays                  int64  `json:"minDays"`
+	NoticeDeliveryDays       int64  `json:"noticeDeliveryDays"`
+	OrganizationID           string `json:"organizationId"`
+	SurchargePerChangeMinor  int64  `json:"surchargePerChangeMinor"`
+	SurchargePerEditionMinor int64  `json:"surchargePerEditionMinor"`
+}
+
+type DeliveryAddressView struct {
+	// The period the address was made on.
+	AskedOnSubscriptionID string `json:"askedOnSubscriptionId"`
+	// From the postal code table when the address was saved.
+	Carrier string `json:"carrier"`
+	// The surcharge booked, once the address applies; null before, or when there is none.
+	Charge    *DeliveryAddressChargeView `json:"charge,omitempty"`
+	City      string                     `json:"city"`
+	Country   string                     `json:"country"`
+	CreatedAt time.Time                  `json:"createdAt"`
+	FirstDate string                     `json:"firstDate"`
+	ID        string                     `json:"id"`
+	// One of: Temporary, Permanent.
+	Kind string `json:"kind"`
+	// Null for a Permanent address.
+	LastDate   *string `json:"lastDate,omitempty"`
+	Line1      string  `json:"line1"`
+	Line2      string  `json:"line2"`
+	Name       string  `json:"name"`
+	PostalCode string  `json:"postalCode"`
+	Route      string  `json:"route"`
+	// On the organization's day: Planned before the first day, then Active; a Temporary address Ended after its last day, a Permanent one once a later Permanent one began. One of: Planned, Active, Ended.
+	State string `json:"state"`
+	// The series' last period: an address belongs to the series and follows its renewals.
+	SubscriptionID string `json:"subscriptionId"`
+	// The organization's rules when the address was saved.
+	SurchargePerChangeMinor  int64     `json:"surchargePerChangeMinor"`
+	SurchargePerEditionMinor int64     `json:"surchargePerEditionMinor"`
+	UpdatedAt                time.Time `json:"updatedAt"`
+}
+
+type DeliveryPostalCodeView struct {
+	Carrier     string    `json:"carrier"`
+	Country     string    `json:"country"`
+	CreatedAt   time.Time `json:"createdAt"`
+	Deliverable bool      `json:"deliverable"`
+	PostalCode  string    `json:"postalCode"`
+	Reason      string    `json:"reason"`
+	Route       string    `json:"route"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
 type DeliveryScheduleUpdate struct {
 	// The days the product is delivered: Mon, Tue, Wed, Thu, Fri, Sat, Sun, each at most once. Empty: the product is not delivered (digital).
 	Weekdays []string `json:"weekdays"`
@@ -949,6 +1066,7 @@ const (
 	EventKindDeliveryStopCreated               EventKind = "DeliveryStopCreated"
 	EventKindDeliveryStopChanged               EventKind = "DeliveryStopChanged"
 	EventKindDeliveryStopDeleted               EventKind = "DeliveryStopDeleted"
+	EventKindDeliveryAddressChanged            EventKind = "DeliveryAddressChanged"
 )
 
 type ExampleChartInput struct {
@@ -1665,6 +1783,17 @@ type PlanSummary struct {
 	IntervalCount int64  `json:"intervalCount"`
 	IntervalUnit  string `json:"intervalUnit"`
 	Name          string `json:"name"`
+}
+
+type PostalCodeUpdate struct {
+	// Who delivers the code's copies.
+	Carrier *string `json:"carrier,omitempty"`
+	// Whether copies are delivered there; false refuses delivery addresses in it.
+	Deliverable *bool `json:"deliverable,omitempty"`
+	// Why the code is not delivered (shown to the client on a refusal); required when deliverable is false.
+	Reason *string `json:"reason,omitempty"`
+	// The carrier's route the code belongs to.
+	Route *string `json:"route,omitempty"`
 }
 
 type PriceChange struct {
@@ -2525,6 +2654,14 @@ func (c *Client) CancelSubscription(ctx context.Context, id string, body CancelR
 	return out, err
 }
 
+// ChangeDeliveryAddress is PUT /subscription/{id}/deliveryaddress/{addressId}: Change a delivery address that has not started.
+//
+// Checked again like a new one. An address that applies already is a 400 (firstDate). Records DeliveryAddressChanged.
+func (c *Client) ChangeDeliveryAddress(ctx context.Context, id string, addressID string, body AddressChange, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/subscription/"+url.PathEscape(id)+"/deliveryaddress/"+url.PathEscape(addressID), nil, body, nil, opts)
+	return err
+}
+
 // ChangeDeliveryStop is PUT /subscription/{id}/deliverystop/{stopId}: Change the days of a vacation stop that has not started.
 //
 // Checked again like a new stop. A stop that started or ended is a 400 (firstDate). Records DeliveryStopChanged.
@@ -2637,6 +2774,15 @@ func (c *Client) CreateBillingPlan(ctx context.Context, body BillingPlanInput, o
 func (c *Client) CreateCharge(ctx context.Context, id string, body AccountItemRequest, opts ...RequestOption) (string, error) {
 	var out string
 	_, err := c.do(ctx, http.MethodPost, "/subscriberaccount/"+url.PathEscape(id)+"/charge", nil, body, &out, opts)
+	return out, err
+}
+
+// CreateDeliveryAddress is POST /subscription/{id}/deliveryaddress: Deliver print to another address, for a while or from a day on.
+//
+// A Temporary address (firstDate through lastDate) or a Permanent one (from firstDate on), checked by the organization's address rules (a refusal is a 400 naming the field and the rule): the postal code must be a deliverable one of the tenant's table (else 400 on postalCode with the reason, so a client can offer a vacation stop instead), temporary addresses may not overlap, a digital-only subscription is refused. The invoice address (the subscriber's own) never changes. The address belongs to the series: it follows renewals. Records DeliveryAddressChanged.
+func (c *Client) CreateDeliveryAddress(ctx context.Context, id string, body AddressCreate, opts ...RequestOption) (string, error) {
+	var out string
+	_, err := c.do(ctx, http.MethodPost, "/subscription/"+url.PathEscape(id)+"/deliveryaddress", nil, body, &out, opts)
 	return out, err
 }
 
@@ -2899,6 +3045,22 @@ func (c *Client) DeleteAvtaleGiroMandate(ctx context.Context, id string, opts ..
 // A plan that a template package (archived or not) offers is not deleted: the answer is a 400 naming `id` and the packages.
 func (c *Client) DeleteBillingPlan(ctx context.Context, id string, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodDelete, "/billingplan/"+url.PathEscape(id), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteDeliveryAddress is DELETE /subscription/{id}/deliveryaddress/{addressId}: Delete a delivery address that has not started.
+//
+// An address that applies already is a 400 (firstDate). Records DeliveryAddressChanged (action Deleted).
+func (c *Client) DeleteDeliveryAddress(ctx context.Context, id string, addressID string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/subscription/"+url.PathEscape(id)+"/deliveryaddress/"+url.PathEscape(addressID), nil, nil, nil, opts)
+	return err
+}
+
+// DeleteDeliveryPostalCode is DELETE /deliverypostalcode/{country}/{postalCode}: Remove a postal code from the tenant's table.
+//
+// New addresses there are refused; saved ones keep their carrier and route.
+func (c *Client) DeleteDeliveryPostalCode(ctx context.Context, country string, postalCode string, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodDelete, "/deliverypostalcode/"+url.PathEscape(country)+"/"+url.PathEscape(postalCode), nil, nil, nil, opts)
 	return err
 }
 
@@ -3332,6 +3494,33 @@ func (c *Client) GetDeferredRevenue(ctx context.Context, organizationID string, 
 func (c *Client) GetDeletionRequest(ctx context.Context, id string, opts ...RequestOption) (Request, error) {
 	var out Request
 	_, err := c.do(ctx, http.MethodGet, "/deletionrequest/"+url.PathEscape(id), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetDeliveryAddress is GET /subscription/{id}/deliveryaddress/{addressId}: Get a delivery address.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetDeliveryAddress(ctx context.Context, id string, addressID string, opts ...RequestOption) (DeliveryAddressView, error) {
+	var out DeliveryAddressView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/deliveryaddress/"+url.PathEscape(addressID), nil, nil, &out, opts)
+	return out, err
+}
+
+// GetDeliveryAddressRules is GET /organization/{id}/deliveryaddressrules: Get an organization's delivery address rules.
+//
+// Its own, or the defaults (isDefault) when it set none.
+func (c *Client) GetDeliveryAddressRules(ctx context.Context, id string, opts ...RequestOption) (DeliveryAddressRulesView, error) {
+	var out DeliveryAddressRulesView
+	_, err := c.do(ctx, http.MethodGet, "/organization/"+url.PathEscape(id)+"/deliveryaddressrules", nil, nil, &out, opts)
+	return out, err
+}
+
+// GetDeliveryPostalCode is GET /deliverypostalcode/{country}/{postalCode}: Get a postal code of the tenant's table.
+//
+// The item with this id. An id of another tenant, or of nothing, is 404.
+func (c *Client) GetDeliveryPostalCode(ctx context.Context, country string, postalCode string, opts ...RequestOption) (DeliveryPostalCodeView, error) {
+	var out DeliveryPostalCodeView
+	_, err := c.do(ctx, http.MethodGet, "/deliverypostalcode/"+url.PathEscape(country)+"/"+url.PathEscape(postalCode), nil, nil, &out, opts)
 	return out, err
 }
 
@@ -4206,6 +4395,47 @@ func (c *Client) ListDeletionRequests(ctx context.Context, params *ListDeletionR
 	return Page[Request]{Items: out, Next: next}, err
 }
 
+// ListDeliveryAddresses is GET /subscription/{id}/deliveryaddress: List a subscription's delivery addresses.
+//
+// Every address of the series (deleted ones left out), by first day.
+func (c *Client) ListDeliveryAddresses(ctx context.Context, id string, opts ...RequestOption) ([]DeliveryAddressView, error) {
+	var out []DeliveryAddressView
+	_, err := c.do(ctx, http.MethodGet, "/subscription/"+url.PathEscape(id)+"/deliveryaddress", nil, nil, &out, opts)
+	return out, err
+}
+
+// ListDeliveryPostalCodesParams are the query parameters of ListDeliveryPostalCodes; zero fields are left out.
+type ListDeliveryPostalCodesParams struct {
+	// Page size.
+	Limit int64
+	// Opaque cursor from the previous page's Link rel="next".
+	Cursor string
+}
+
+func (p *ListDeliveryPostalCodesParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Limit != 0 {
+		q.Set("limit", formatInt(p.Limit))
+	}
+	if p.Cursor != "" {
+		q.Set("cursor", p.Cursor)
+	}
+	return q
+}
+
+// ListDeliveryPostalCodes is GET /deliverypostalcode: List the tenant's postal code table.
+//
+// By country and postal code, paged.
+// It returns one page; Page.Next is the cursor of the next, "" on the last.
+func (c *Client) ListDeliveryPostalCodes(ctx context.Context, params *ListDeliveryPostalCodesParams, opts ...RequestOption) (Page[DeliveryPostalCodeView], error) {
+	var out []DeliveryPostalCodeView
+	next, err := c.do(ctx, http.MethodGet, "/deliverypostalcode", params.values(), nil, &out, opts)
+	return Page[DeliveryPostalCodeView]{Items: out, Next: next}, err
+}
+
 // ListDeliveryStops is GET /subscription/{id}/deliverystop: List a subscription's vacation stops.
 //
 // Every stop of the series (deleted ones left out), by first day.
@@ -4301,7 +4531,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked, DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked, DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted, DeliveryAddressChanged). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event
@@ -5383,6 +5613,22 @@ func (c *Client) SetAccountingPeriod(ctx context.Context, organizationID string,
 // Replaces the chart whole. Documents issued from then on post to the general ledger.
 func (c *Client) SetBookkeepingChart(ctx context.Context, organizationID string, body ChartPut, opts ...RequestOption) error {
 	_, err := c.do(ctx, http.MethodPut, "/bookkeeping/chart/"+url.PathEscape(organizationID), nil, body, nil, opts)
+	return err
+}
+
+// SetDeliveryAddressRules is PUT /organization/{id}/deliveryaddressrules: Set an organization's delivery address rules.
+//
+// Replaces the rules its subscriptions' delivery addresses are checked against; an omitted field takes its default.
+func (c *Client) SetDeliveryAddressRules(ctx context.Context, id string, body AddressRulesUpdate, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/organization/"+url.PathEscape(id)+"/deliveryaddressrules", nil, body, nil, opts)
+	return err
+}
+
+// SetDeliveryPostalCode is PUT /deliverypostalcode/{country}/{postalCode}: Set a postal code's carrier, route and deliverability.
+//
+// Adds or replaces the row of the tenant's postal code table. Delivery addresses are checked against it when saved (not in the table, or not deliverable: 400 on postalCode); addresses saved before keep their carrier and route.
+func (c *Client) SetDeliveryPostalCode(ctx context.Context, country string, postalCode string, body PostalCodeUpdate, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodPut, "/deliverypostalcode/"+url.PathEscape(country)+"/"+url.PathEscape(postalCode), nil, body, nil, opts)
 	return err
 }
 

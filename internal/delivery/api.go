@@ -2,11 +2,14 @@ package delivery
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kadens/kadens/internal/apikit"
+	"github.com/kadens/kadens/internal/country"
 	"github.com/kadens/kadens/internal/validation"
 )
 
@@ -179,7 +182,7 @@ type handlers struct{ env apikit.Env }
 func Routes(env apikit.Env) []apikit.Route {
 	s := handlers{env}
 	const tag = "Delivery"
-	return []apikit.Route{
+	routes := []apikit.Route{
 		{Method: http.MethodPut, Path: "/product/{id}/deliveryschedule", ID: "setDeliverySchedule", Tag: tag,
 			Summary: "Set the weekdays a print product is delivered",
 			Desc: "Replaces the product's pattern (e.g. Fri and Sat for a weekend title). The tenant's non-publishing days " +
@@ -242,6 +245,7 @@ func Routes(env apikit.Env) []apikit.Route {
 			Desc:    "A stop that started or ended is a 400 (firstDate). Records DeliveryStopDeleted.",
 			Request: new(stopParams), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.deleteStop},
 	}
+	return append(routes, s.addressRoutes()...)
 }
 
 func scheduleView(ps ProductSchedule) DeliveryScheduleView {
@@ -548,6 +552,520 @@ func (s handlers) deleteStop(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := DeleteStop(r.Context(), s.env.Store, sub, stop, now); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// ---- Delivery addresses (docs/PRINT.md, "Delivery addresses"): the
+// tenant's postal code table, the organizations' address rules and the
+// addresses of a series.
+
+// DeliveryPostalCodeInput is the body of PUT
+// /deliverypostalcode/{country}/{postalCode}.
+type DeliveryPostalCodeInput struct {
+	Carrier     *string `json:"carrier" required:"true" maxLength:"100" example:"Morgenlevering Oslo" description:"Who delivers the code's copies."`
+	Route       *string `json:"route" maxLength:"100" example:"R-017" description:"The carrier's route the code belongs to."`
+	Deliverable *bool   `json:"deliverable" required:"true" description:"Whether copies are delivered there; false refuses delivery addresses in it."`
+	Reason      *string `json:"reason" maxLength:"500" example:"No morning delivery on the islands" description:"Why the code is not delivered (shown to the client on a refusal); required when deliverable is false."`
+}
+
+type postalCodeParams struct {
+	Country    string `path:"country" pattern:"^[A-Za-z]{2}$" example:"NO" description:"ISO 3166-1 alpha-2."`
+	PostalCode string `path:"postalCode" maxLength:"20" example:"0150" description:"The postal code (letters, digits, spaces and hyphens; case does not matter)."`
+}
+
+type postalCodeUpdate struct {
+	postalCodeParams
+	DeliveryPostalCodeInput
+}
+
+// DeliveryPostalCodeView is a row of the tenant's postal code table.
+type DeliveryPostalCodeView struct {
+	Country     string    `json:"country"`
+	PostalCode  string    `json:"postalCode"`
+	Carrier     string    `json:"carrier"`
+	Route       string    `json:"route"`
+	Deliverable bool      `json:"deliverable"`
+	Reason      string    `json:"reason"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// DeliveryAddressRules are a title's delivery address rules: the body of
+// PUT /organization/{id}/deliveryaddressrules (an omitted field takes the
+// default).
+type DeliveryAddressRules struct {
+	MinDays             *int   `json:"minDays" minimum:"1" example:"2" description:"Shortest temporary address in calendar days, first and last day counted. Default 2."`
+	MaxDays             *int   `json:"maxDays" maximum:"366" example:"90" description:"Longest temporary address in calendar days. Default 90."`
+	CutoffHour          *int   `json:"cutoffHour" minimum:"0" maximum:"24" example:"12" description:"An address asked at or after this hour (the organization's time) counts as asked the next day. Default 12; 24: no cut-off."`
+	NoticeDeliveryDays  *int   `json:"noticeDeliveryDays" minimum:"0" maximum:"30" example:"2" description:"An address applies from this many delivery days after the day it is asked at the earliest. Default 2."`
+	SurchargePerChange  *int64 `json:"surchargePerChangeMinor" minimum:"0" example:"4900" description:"Charged once per address saved, in minor units of the subscription's currency. Default 0 (none)."`
+	SurchargePerEdition *int64 `json:"surchargePerEditionMinor" minimum:"0" example:"500" description:"Charged per edition a temporary address receives, in minor units. Default 0 (none)."`
+}
+
+// DeliveryAddressRulesView is an organization's address rules.
+type DeliveryAddressRulesView struct {
+	OrganizationID      string `json:"organizationId"`
+	IsDefault           bool   `json:"isDefault" description:"The organization set no rules of its own; these are the defaults."`
+	MinDays             int    `json:"minDays"`
+	MaxDays             int    `json:"maxDays"`
+	CutoffHour          int    `json:"cutoffHour"`
+	NoticeDeliveryDays  int    `json:"noticeDeliveryDays"`
+	SurchargePerChange  int64  `json:"surchargePerChangeMinor"`
+	SurchargePerEdition int64  `json:"surchargePerEditionMinor"`
+}
+
+type addressRulesUpdate struct {
+	apikit.IDParam
+	DeliveryAddressRules
+}
+
+// DeliveryAddressInput is the body of POST /subscription/{id}/deliveryaddress
+// and of PUT /subscription/{id}/deliveryaddress/{addressId}.
+type DeliveryAddressInput struct {
+	Kind       *string `json:"kind" required:"true" enum:"Temporary,Permanent" description:"Temporary: from firstDate through lastDate. Permanent: from firstDate (the effective date) on."`
+	FirstDate  *string `json:"firstDate" required:"true" format:"date" example:"2030-07-01" description:"The first day copies go to this address (included)."`
+	LastDate   *string `json:"lastDate" format:"date" example:"2030-07-31" description:"The last day (included): required for Temporary, left out for Permanent."`
+	Name       *string `json:"name" required:"true" maxLength:"200" example:"Kari Nordmann" description:"Who the copy is addressed to."`
+	Line1      *string `json:"line1" required:"true" maxLength:"200" example:"Hyttevegen 3"`
+	Line2      *string `json:"line2" maxLength:"200"`
+	PostalCode *string `json:"postalCode" required:"true" maxLength:"20" example:"3580" description:"Must be a deliverable code of the tenant's postal code table."`
+	City       *string `json:"city" required:"true" maxLength:"100" example:"Geilo"`
+	Country    *string `json:"country" required:"true" pattern:"^[A-Z]{2}$" example:"NO" description:"ISO 3166-1 alpha-2."`
+}
+
+type addressCreate struct {
+	apikit.IDParam
+	DeliveryAddressInput
+}
+
+type addressParams struct {
+	apikit.IDParam
+	AddressID string `path:"addressId" format:"uuid" description:"The address."`
+}
+
+type addressChange struct {
+	addressParams
+	DeliveryAddressInput
+}
+
+// DeliveryAddressView is a delivery address of a subscription series.
+type DeliveryAddressView struct {
+	ID                  string                     `json:"id"`
+	SubscriptionID      string                     `json:"subscriptionId" description:"The series' last period: an address belongs to the series and follows its renewals."`
+	AskedOnID           string                     `json:"askedOnSubscriptionId" description:"The period the address was made on."`
+	Kind                string                     `json:"kind" enum:"Temporary,Permanent"`
+	FirstDate           string                     `json:"firstDate" format:"date"`
+	LastDate            *string                    `json:"lastDate" format:"date" description:"Null for a Permanent address."`
+	State               string                     `json:"state" enum:"Planned,Active,Ended" description:"On the organization's day: Planned before the first day, then Active; a Temporary address Ended after its last day, a Permanent one once a later Permanent one began."`
+	Name                string                     `json:"name"`
+	Line1               string                     `json:"line1"`
+	Line2               string                     `json:"line2"`
+	PostalCode          string                     `json:"postalCode"`
+	City                string                     `json:"city"`
+	Country             string                     `json:"country"`
+	Carrier             string                     `json:"carrier" description:"From the postal code table when the address was saved."`
+	Route               string                     `json:"route"`
+	SurchargePerChange  int64                      `json:"surchargePerChangeMinor" description:"The organization's rules when the address was saved."`
+	SurchargePerEdition int64                      `json:"surchargePerEditionMinor"`
+	Charge              *DeliveryAddressChargeView `json:"charge" description:"The surcharge booked, once the address applies; null before, or when there is none."`
+	CreatedAt           time.Time                  `json:"createdAt"`
+	UpdatedAt           time.Time                  `json:"updatedAt"`
+}
+
+// DeliveryAddressChargeView is the booked surcharge of an address.
+type DeliveryAddressChargeView struct {
+	PeriodID     string    `json:"subscriptionId" description:"The period it was booked with."`
+	Editions     int       `json:"editions" description:"The editions a temporary address received (less stopped days); 0 for a Permanent one."`
+	Amount       int64     `json:"amountMinor" description:"Per change + per edition × editions, in minor units."`
+	ChargeItemID *string   `json:"chargeItemId" description:"The charge on the subscriber account; null when the amount is 0."`
+	BookedAt     time.Time `json:"bookedAt"`
+}
+
+func addressView(v AddressView) DeliveryAddressView {
+	out := DeliveryAddressView{ID: v.ID, SubscriptionID: v.SubscriptionID, AskedOnID: v.AskedOnID, Kind: v.Kind, FirstDate: v.First.String(),
+		State: v.State, Name: v.Name, Line1: v.Line1, Line2: v.Line2, PostalCode: v.PostalCode, City: v.City, Country: v.Country,
+		Carrier: v.Carrier, Route: v.Route, SurchargePerChange: v.SurchargePerChange, SurchargePerEdition: v.SurchargePerEdition,
+		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+	if v.Last != nil {
+		l := v.Last.String()
+		out.LastDate = &l
+	}
+	if c := v.Charge; c != nil {
+		out.Charge = &DeliveryAddressChargeView{PeriodID: c.PeriodID, Editions: c.Editions, Amount: c.Amount, ChargeItemID: c.ChargeItemID,
+			BookedAt: c.BookedAt}
+	}
+	return out
+}
+
+func (s handlers) addressRoutes() []apikit.Route {
+	const tag = "Delivery"
+	return []apikit.Route{
+		{Method: http.MethodPut, Path: "/deliverypostalcode/{country}/{postalCode}", ID: "setDeliveryPostalCode", Tag: tag,
+			Summary: "Set a postal code's carrier, route and deliverability",
+			Desc: "Adds or replaces the row of the tenant's postal code table. Delivery addresses are checked against it when " +
+				"saved (not in the table, or not deliverable: 400 on postalCode); addresses saved before keep their carrier and route.",
+			Request: new(postalCodeUpdate), Responses: []apikit.Response{apikit.NoContent}, Handle: s.setPostalCode},
+		{Method: http.MethodGet, Path: "/deliverypostalcode/{country}/{postalCode}", ID: "getDeliveryPostalCode", Tag: tag,
+			Summary: "Get a postal code of the tenant's table", Request: new(postalCodeParams),
+			Responses: []apikit.Response{apikit.OK(new(DeliveryPostalCodeView)), apikit.NotFound}, Handle: s.getPostalCode},
+		{Method: http.MethodGet, Path: "/deliverypostalcode", ID: "listDeliveryPostalCodes", Tag: tag,
+			Summary: "List the tenant's postal code table", Desc: "By country and postal code, paged.",
+			Request: new(apikit.ListParams), Responses: []apikit.Response{apikit.List(new([]DeliveryPostalCodeView))}, Handle: s.listPostalCodes},
+		{Method: http.MethodDelete, Path: "/deliverypostalcode/{country}/{postalCode}", ID: "deleteDeliveryPostalCode", Tag: tag,
+			Summary: "Remove a postal code from the tenant's table", Desc: "New addresses there are refused; saved ones keep their carrier and route.",
+			Request: new(postalCodeParams), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.deletePostalCode},
+		{Method: http.MethodPut, Path: "/organization/{id}/deliveryaddressrules", ID: "setDeliveryAddressRules", Tag: tag,
+			Summary: "Set an organization's delivery address rules",
+			Desc:    "Replaces the rules its subscriptions' delivery addresses are checked against; an omitted field takes its default.",
+			Request: new(addressRulesUpdate), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.setAddressRules},
+		{Method: http.MethodGet, Path: "/organization/{id}/deliveryaddressrules", ID: "getDeliveryAddressRules", Tag: tag,
+			Summary: "Get an organization's delivery address rules", Desc: "Its own, or the defaults (isDefault) when it set none.",
+			Request: new(apikit.IDParam), Responses: []apikit.Response{apikit.OK(new(DeliveryAddressRulesView)), apikit.NotFound},
+			Handle: apikit.GetOne(func(ctx context.Context, id string) (DeliveryAddressRulesView, error) {
+				r, own, err := GetAddressRules(ctx, s.env.Store, id)
+				return DeliveryAddressRulesView{OrganizationID: id, IsDefault: !own, MinDays: r.MinDays, MaxDays: r.MaxDays,
+					CutoffHour: r.CutoffHour, NoticeDeliveryDays: r.NoticeDeliveryDays, SurchargePerChange: r.SurchargePerChange,
+					SurchargePerEdition: r.SurchargePerEdition}, err
+			})},
+		{Method: http.MethodPost, Path: "/subscription/{id}/deliveryaddress", ID: "createDeliveryAddress", Tag: tag,
+			Summary: "Deliver print to another address, for a while or from a day on",
+			Desc: "A Temporary address (firstDate through lastDate) or a Permanent one (from firstDate on), checked by the " +
+				"organization's address rules (a refusal is a 400 naming the field and the rule): the postal code must be a deliverable " +
+				"one of the tenant's table (else 400 on postalCode with the reason, so a client can offer a vacation stop instead), " +
+				"temporary addresses may not overlap, a digital-only subscription is refused. The invoice address (the subscriber's " +
+				"own) never changes. The address belongs to the series: it follows renewals. Records DeliveryAddressChanged.",
+			Request: new(addressCreate), Responses: []apikit.Response{apikit.Created, apikit.NotFound}, Handle: s.createAddress},
+		{Method: http.MethodGet, Path: "/subscription/{id}/deliveryaddress", ID: "listDeliveryAddresses", Tag: tag,
+			Summary: "List a subscription's delivery addresses", Desc: "Every address of the series (deleted ones left out), by first day.",
+			Request: new(apikit.IDParam), Responses: []apikit.Response{apikit.OK(new([]DeliveryAddressView)), apikit.NotFound}, Handle: s.listAddresses},
+		{Method: http.MethodGet, Path: "/subscription/{id}/deliveryaddress/{addressId}", ID: "getDeliveryAddress", Tag: tag,
+			Summary: "Get a delivery address", Request: new(addressParams),
+			Responses: []apikit.Response{apikit.OK(new(DeliveryAddressView)), apikit.NotFound}, Handle: s.getAddress},
+		{Method: http.MethodPut, Path: "/subscription/{id}/deliveryaddress/{addressId}", ID: "changeDeliveryAddress", Tag: tag,
+			Summary: "Change a delivery address that has not started",
+			Desc:    "Checked again like a new one. An address that applies already is a 400 (firstDate). Records DeliveryAddressChanged.",
+			Request: new(addressChange), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.changeAddress},
+		{Method: http.MethodDelete, Path: "/subscription/{id}/deliveryaddress/{addressId}", ID: "deleteDeliveryAddress", Tag: tag,
+			Summary: "Delete a delivery address that has not started",
+			Desc:    "An address that applies already is a 400 (firstDate). Records DeliveryAddressChanged (action Deleted).",
+			Request: new(addressParams), Responses: []apikit.Response{apikit.NoContent, apikit.NotFound}, Handle: s.deleteAddress},
+	}
+}
+
+// postalCodePattern: letters, digits, spaces and hyphens, as postal codes
+// are written (0150, SW1A 1AA, 111 22, 1000-001).
+func validPostalCode(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == ' ' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func postalCodePath(r *http.Request) (string, string, error) {
+	var errs validation.Errors
+	c := strings.ToUpper(strings.TrimSpace(r.PathValue("country")))
+	if !country.Valid(c) {
+		errs.Add("country", "%q is not an ISO 3166-1 alpha-2 country code", r.PathValue("country"))
+	}
+	p := NormalizePostalCode(r.PathValue("postalCode"))
+	if !validPostalCode(p) {
+		errs.Add("postalCode", "must be 1 to 20 letters, digits, spaces or hyphens")
+	}
+	return c, p, errs.Err()
+}
+
+func postalCodeView(p PostalCode) DeliveryPostalCodeView {
+	return DeliveryPostalCodeView{Country: p.Country, PostalCode: p.PostalCode, Carrier: p.Carrier, Route: p.Route,
+		Deliverable: p.Deliverable, Reason: p.Reason, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+}
+
+func (s handlers) setPostalCode(w http.ResponseWriter, r *http.Request) error {
+	c, code, err := postalCodePath(r)
+	if err != nil {
+		return err
+	}
+	var in DeliveryPostalCodeInput
+	if err := apikit.DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	var errs validation.Errors
+	p := PostalCode{Country: c, PostalCode: code, Carrier: apikit.Text(&errs, "carrier", in.Carrier, 100, true),
+		Route: apikit.Text(&errs, "route", in.Route, 100, false), Reason: apikit.Text(&errs, "reason", in.Reason, 500, false)}
+	if in.Deliverable == nil {
+		errs.Add("deliverable", "is required (true or false)")
+	} else {
+		p.Deliverable = *in.Deliverable
+		if !p.Deliverable && p.Reason == "" {
+			errs.Add("reason", "is required when deliverable is false: a refused address names it")
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	if err := SetPostalCode(r.Context(), s.env.Store, p, s.env.Now()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s handlers) getPostalCode(w http.ResponseWriter, r *http.Request) error {
+	c, code, err := postalCodePath(r)
+	if err != nil {
+		return err
+	}
+	p, err := GetPostalCode(r.Context(), s.env.Store, c, code)
+	if err != nil {
+		return err
+	}
+	apikit.WriteJSON(w, http.StatusOK, postalCodeView(p))
+	return nil
+}
+
+func (s handlers) deletePostalCode(w http.ResponseWriter, r *http.Request) error {
+	c, code, err := postalCodePath(r)
+	if err != nil {
+		return err
+	}
+	if err := DeletePostalCode(r.Context(), s.env.Store, c, code); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// postalCodePage reads limit and cursor like apikit.Page; the table's
+// key is (country, postal code), not an id, so its cursor is
+// "country/postal code", opaque to clients all the same.
+func postalCodePage(r *http.Request) (*PostalCodeCursor, int, error) {
+	var errs validation.Errors
+	q := r.URL.Query()
+	limit := 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			errs.Add("limit", "must be an integer from 1 to 1000")
+		} else {
+			limit = n
+		}
+	}
+	var after *PostalCodeCursor
+	if v := q.Get("cursor"); v != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(v)
+		c, p, ok := strings.Cut(string(raw), "/")
+		if err != nil || !ok || !country.Valid(c) || !validPostalCode(p) {
+			errs.Add("cursor", "is not a cursor from a previous page")
+		} else {
+			after = &PostalCodeCursor{Country: c, PostalCode: p}
+		}
+	}
+	return after, limit, errs.Err()
+}
+
+func (s handlers) listPostalCodes(w http.ResponseWriter, r *http.Request) error {
+	after, limit, err := postalCodePage(r)
+	if err != nil {
+		return err
+	}
+	ps, next, err := ListPostalCodes(r.Context(), s.env.Store, after, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]DeliveryPostalCodeView, len(ps))
+	for i, p := range ps {
+		out[i] = postalCodeView(p)
+	}
+	cursor := ""
+	if next != nil {
+		cursor = next.Country + "/" + next.PostalCode
+	}
+	s.env.WriteList(w, r, out, cursor)
+	return nil
+}
+
+func (s handlers) setAddressRules(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in DeliveryAddressRules
+	if err := apikit.DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	rules := DefaultAddressRules
+	for _, f := range []struct {
+		p   *int
+		dst *int
+	}{{in.MinDays, &rules.MinDays}, {in.MaxDays, &rules.MaxDays}, {in.CutoffHour, &rules.CutoffHour},
+		{in.NoticeDeliveryDays, &rules.NoticeDeliveryDays}} {
+		if f.p != nil {
+			*f.dst = *f.p
+		}
+	}
+	if in.SurchargePerChange != nil {
+		rules.SurchargePerChange = *in.SurchargePerChange
+	}
+	if in.SurchargePerEdition != nil {
+		rules.SurchargePerEdition = *in.SurchargePerEdition
+	}
+	if err := SetAddressRules(r.Context(), s.env.Store, id, rules, s.env.Now()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func addressRequest(in DeliveryAddressInput) (AddressRequest, error) {
+	var errs validation.Errors
+	var req AddressRequest
+	req.Kind = apikit.OneOf(&errs, "kind", in.Kind, "", AddressTemporary, AddressPermanent)
+	if req.Kind == "" && apikit.Trimmed(in.Kind) == "" {
+		errs.Add("kind", "is required (%s or %s)", AddressTemporary, AddressPermanent)
+	}
+	if in.FirstDate == nil || strings.TrimSpace(*in.FirstDate) == "" {
+		errs.Add("firstDate", "is required (YYYY-MM-DD)")
+	} else if d, err := ParseDate(strings.TrimSpace(*in.FirstDate)); err != nil {
+		errs.Add("firstDate", "%v", err)
+	} else {
+		req.First = d
+	}
+	if in.LastDate != nil && strings.TrimSpace(*in.LastDate) != "" {
+		if d, err := ParseDate(strings.TrimSpace(*in.LastDate)); err != nil {
+			errs.Add("lastDate", "%v", err)
+		} else {
+			req.Last = &d
+		}
+	}
+	a := PostalAddress{Name: apikit.Text(&errs, "name", in.Name, 200, true), Line1: apikit.Text(&errs, "line1", in.Line1, 200, true),
+		Line2: apikit.Text(&errs, "line2", in.Line2, 200, false), City: apikit.Text(&errs, "city", in.City, 100, true),
+		PostalCode: NormalizePostalCode(apikit.Trimmed(in.PostalCode)), Country: strings.ToUpper(apikit.Trimmed(in.Country))}
+	if a.PostalCode == "" {
+		errs.Add("postalCode", "is required")
+	} else if !validPostalCode(a.PostalCode) {
+		errs.Add("postalCode", "must be 1 to 20 letters, digits, spaces or hyphens")
+	}
+	if a.Country == "" {
+		errs.Add("country", "is required (ISO 3166-1 alpha-2)")
+	} else if !country.Valid(a.Country) {
+		errs.Add("country", "%q is not an ISO 3166-1 alpha-2 country code", a.Country)
+	}
+	req.Address = a
+	return req, errs.Err()
+}
+
+func addressPath(r *http.Request) (sub, address string, err error) {
+	if sub, err = apikit.PathID(r, "id"); err != nil {
+		return "", "", err
+	}
+	address, err = apikit.PathID(r, "addressId")
+	return sub, address, err
+}
+
+func (s handlers) createAddress(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var in DeliveryAddressInput
+	if err := apikit.DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	req, err := addressRequest(in)
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	a, err := CreateAddress(r.Context(), s.env.Store, id, req, now)
+	if err != nil {
+		return err
+	}
+	s.env.Created(w, "/subscription/"+id+"/deliveryaddress/"+a.ID, a.ID)
+	return nil
+}
+
+func (s handlers) listAddresses(w http.ResponseWriter, r *http.Request) error {
+	id, err := apikit.PathID(r, "id")
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	as, err := ListAddresses(r.Context(), s.env.Store, id, now)
+	if err != nil {
+		return err
+	}
+	out := make([]DeliveryAddressView, len(as))
+	for i, v := range as {
+		out[i] = addressView(v)
+	}
+	apikit.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s handlers) getAddress(w http.ResponseWriter, r *http.Request) error {
+	sub, address, err := addressPath(r)
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	v, err := GetAddress(r.Context(), s.env.Store, sub, address, now)
+	if err != nil {
+		return err
+	}
+	apikit.WriteJSON(w, http.StatusOK, addressView(v))
+	return nil
+}
+
+func (s handlers) changeAddress(w http.ResponseWriter, r *http.Request) error {
+	sub, address, err := addressPath(r)
+	if err != nil {
+		return err
+	}
+	var in DeliveryAddressInput
+	if err := apikit.DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	req, err := addressRequest(in)
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	if _, err := ChangeAddress(r.Context(), s.env.Store, sub, address, req, now); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s handlers) deleteAddress(w http.ResponseWriter, r *http.Request) error {
+	sub, address, err := addressPath(r)
+	if err != nil {
+		return err
+	}
+	now, err := s.env.TenantNow(r.Context())
+	if err != nil {
+		return err
+	}
+	if err := DeleteAddress(r.Context(), s.env.Store, sub, address, now); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

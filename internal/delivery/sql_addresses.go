@@ -39,7 +39,7 @@ type Address struct {
 	// rules when the address was saved: what the subscriber was told.
 	SurchargePerChange, SurchargePerEdition int64
 	CreatedAt, UpdatedAt                    time.Time
-	DeletedAt            *time.Time
+	DeletedAt                               *time.Time
 }
 
 // State is the address's state on day today, among the series' addresses
