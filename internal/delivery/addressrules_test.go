@@ -25,7 +25,9 @@ func TestAddressRules(t *testing.T) {
 		l := d(last)
 		return AddressSpan{ID: id, Kind: AddressTemporary, First: d(first), Last: &l}
 	}
-	perm := func(id, first string) AddressSpan { return AddressSpan{ID: id, Kind: AddressPermanent, First: d(first)} }
+	perm := func(id, first string) AddressSpan {
+		return AddressSpan{ID: id, Kind: AddressPermanent, First: d(first)}
+	}
 	noNotice := DefaultAddressRules
 	noNotice.NoticeDeliveryDays, noNotice.CutoffHour = 0, 24
 	for _, c := range []struct {
