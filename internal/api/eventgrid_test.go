@@ -179,6 +179,8 @@ var documented = map[string][]string{
 	"DeliveryStopCreated":               {"deliveryStopId!", "subscriptionId!", "subscriberId!", "firstDate!", "lastDate!", "missedEditions", "creditedEditions"},
 	"DeliveryStopChanged":               {"deliveryStopId!", "subscriptionId!", "subscriberId!", "firstDate!", "lastDate!", "missedEditions", "creditedEditions"},
 	"DeliveryStopDeleted":               {"deliveryStopId!", "subscriptionId!", "subscriberId!", "firstDate!", "lastDate!", "missedEditions", "creditedEditions"},
+	"DeliveryAddressChanged": {"deliveryAddressId!", "action!", "subscriptionId!", "subscriberId!", "kind!", "firstDate!", "lastDate",
+		"postalCode!", "country!", "carrier!", "route"},
 }
 
 // read checks the envelope and the data by the documented names.
@@ -457,6 +459,12 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	if r := tn.Do("DELETE", stops+"/"+stop, nil); r.Status != http.StatusNoContent {
 		t.Fatalf("delete the stop: %d %s", r.Status, r.Body)
 	}
+	// A temporary delivery address on it (DeliveryAddressChanged, action Created).
+	if r := tn.Do("PUT", "/deliverypostalcode/NO/3580", map[string]any{"carrier": "Hallingdal Bud", "route": "R7", "deliverable": true}); r.Status != http.StatusNoContent {
+		t.Fatalf("postal code: %d %s", r.Status, r.Body)
+	}
+	create(t, tn, "/subscription/"+paperSub.SubscriptionID+"/deliveryaddress", map[string]any{"kind": "Temporary", "firstDate": "2027-02-09",
+		"lastDate": "2027-02-13", "name": "Kari Nordmann", "line1": "Hyttevegen 3", "postalCode": "3580", "city": "Geilo", "country": "NO"})
 
 	// Authorization: a subscriber user linked to the subscriber (Granted),
 	// then unlinked (Revoked), through the API.

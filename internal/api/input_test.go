@@ -192,9 +192,11 @@ func TestGetModifyPutRoundTrips(t *testing.T) {
 			path   string
 			change map[string]any
 		}{
-			"/product/{id}/deliveryschedule":       {"/product/" + c.digital + "/deliveryschedule", map[string]any{"weekdays": []any{"Fri", "Sat"}}},
-			"/organization/{id}/deliverystoprules": {"/organization/" + f.org + "/deliverystoprules", map[string]any{"minDays": 4}},
-			"/bookkeeping/chart/{organizationId}":  {"/bookkeeping/chart/" + f.org, map[string]any{"deferredAccount": "2900"}},
+			"/product/{id}/deliveryschedule":             {"/product/" + c.digital + "/deliveryschedule", map[string]any{"weekdays": []any{"Fri", "Sat"}}},
+			"/organization/{id}/deliverystoprules":       {"/organization/" + f.org + "/deliverystoprules", map[string]any{"minDays": 4}},
+			"/organization/{id}/deliveryaddressrules":    {"/organization/" + f.org + "/deliveryaddressrules", map[string]any{"surchargePerEditionMinor": 500}},
+			"/deliverypostalcode/{country}/{postalCode}": {"/deliverypostalcode/NO/3580", map[string]any{"route": "R8"}},
+			"/bookkeeping/chart/{organizationId}":        {"/bookkeeping/chart/" + f.org, map[string]any{"deferredAccount": "2900"}},
 		}
 		// A vacation stop of a daily print subscription, ten days ahead.
 		if r := tn.Do("PUT", "/product/"+c.print+"/deliveryschedule", map[string]any{"weekdays": []string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}}); r.Status != http.StatusNoContent {
@@ -213,6 +215,17 @@ func TestGetModifyPutRoundTrips(t *testing.T) {
 			path   string
 			change map[string]any
 		}{stops + "/" + stop, map[string]any{"lastDate": day(15)}}
+		// A temporary delivery address of it, twenty days ahead.
+		if r := tn.Do("PUT", "/deliverypostalcode/NO/3580", map[string]any{"carrier": "Hallingdal Bud", "route": "R7", "deliverable": true}); r.Status != http.StatusNoContent {
+			t.Fatalf("postal code: %d %s", r.Status, r.Body)
+		}
+		addresses := "/subscription/" + completed.SubscriptionID + "/deliveryaddress"
+		address := create(t, tn, addresses, map[string]any{"kind": "Temporary", "firstDate": day(20), "lastDate": day(24), "name": "Kari Nordmann",
+			"line1": "Hyttevegen 3", "postalCode": "3580", "city": "Geilo", "country": "NO"})
+		sub["/subscription/{id}/deliveryaddress/{addressId}"] = struct {
+			path   string
+			change map[string]any
+		}{addresses + "/" + address, map[string]any{"lastDate": day(25), "city": "Geilo sentrum"}}
 		if r := tn.Do("POST", "/bookkeeping/chart/"+f.org+"/example", map[string]any{"country": "NO"}); r.Status/100 != 2 {
 			t.Fatalf("install the example chart: %d %s", r.Status, r.Body)
 		}

@@ -104,6 +104,7 @@ INFO-Subscription's receivers read: invoice number, due date, amount, currency);
 | SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted | /subscriber/{id} | subscriberId, contactId, isPrimary, role (Primary, Invoice or Delivery); source (Api or Order) except on SubscriberContactDeleted. The primary contact is the subscriber's own details; its contactId is the subscriber id |
 | UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
 | DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted | /subscription/{id}/deliverystop/{stopId} (the series' last period) | deliveryStopId, subscriptionId, subscriberId, firstDate, lastDate, missedEditions, creditedEditions (docs/PRINT.md) |
+| DeliveryAddressChanged | /subscription/{id}/deliveryaddress/{addressId} (the series' last period) | deliveryAddressId, action (Created, Changed or Deleted), subscriptionId, subscriberId, kind (Temporary or Permanent), firstDate, lastDate (null for Permanent), postalCode, country, carrier, route (docs/PRINT.md) |
 | Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |
 
 A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to
