@@ -783,8 +783,7 @@ func postalCodePath(r *http.Request) (string, string, error) {
 }
 
 func postalCodeView(p PostalCode) DeliveryPostalCodeView {
-	return DeliveryPostalCodeView{Country: p.Country, PostalCode: p.PostalCode, Carrier: p.Carrier, Route: p.Route,
-		Deliverable: p.Deliverable, Reason: p.Reason, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+	return DeliveryPostalCodeView(p)
 }
 
 func (s handlers) setPostalCode(w http.ResponseWriter, r *http.Request) error {
