@@ -275,11 +275,17 @@ func TestDeliveryAddressAPI(t *testing.T) {
 			t.Errorf("address of another series: %d", r.Status)
 		}
 
-		// The second series, cancelled on 16 January from the 25th: A2 is
-		// active then, B2 planned but starting before the effect, C2 after.
+		// The second series, cancelled on 16 January from the 25th: E2 has
+		// ended then (uncharged: no renewal since), A2 is active, B2
+		// planned but starting before the effect, C2 after; D2 deleted.
+		e2 := f.address(s2, "Temporary", "2030-01-01", "2030-01-05")
 		a2 := f.address(s2, "Temporary", "2030-01-15", "2030-01-19")
 		b2 := f.address(s2, "Temporary", "2030-01-22", "2030-02-02")
-		c2 := f.address(s2, "Temporary", "2030-02-05", "2030-02-09")
+		c2 := f.address(s2, "Temporary", "2030-03-05", "2030-03-09")
+		d2 := f.address(s2, "Temporary", "2030-02-05", "2030-02-09")
+		if r := tn.Do("DELETE", "/subscription/"+s2+"/deliveryaddress/"+d2, nil); r.Status != http.StatusNoContent {
+			t.Fatalf("delete D2: %d %s", r.Status, r.Body)
+		}
 
 		f.advance(time.Date(2030, 1, 16, 10, 0, 0, 0, osloZone))
 		// change/delete/create × active.
@@ -287,10 +293,11 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		f.refused("delete active", tn.Do("DELETE", path+"/"+t1, nil), "firstDate", "applies since")
 		f.refused("overlap with an active address", tn.Do("POST", path, addressBody("Temporary", "2030-01-24", "2030-01-29")), "firstDate", "rule overlap")
 
-		// cancellation × active and × planned: the surcharges of the
+		// cancellation × ended, active and planned: the surcharges of the
 		// addresses that apply before the effect are booked at once, their
-		// editions counted up to it: A2 4900 + 3 × 500, B2 4900 + 2 × 500
-		// (the 22nd and 24th); C2 never applies and books nothing.
+		// editions counted up to it: E2 and A2 4900 + 3 × 500, B2 4900 +
+		// 2 × 500 (the 22nd and 24th); C2 never applies and books nothing,
+		// nor does the deleted D2.
 		if r := tn.Do("POST", "/subscription/"+s2+"/cancel", map[string]any{"cancellationTime": "2030-01-25T00:00:00+01:00"}); r.Status != http.StatusOK {
 			t.Fatalf("cancel: %d %s", r.Status, r.Body)
 		}
@@ -298,7 +305,7 @@ func TestDeliveryAddressAPI(t *testing.T) {
 			id       string
 			editions int
 			amount   int64
-		}{{a2, 3, 6400}, {b2, 2, 5900}} {
+		}{{e2, 3, 6400}, {a2, 3, 6400}, {b2, 2, 5900}} {
 			v := f.getAddress(s2, c.id)
 			if v.Charge == nil || v.Charge.Editions != c.editions || v.Charge.AmountMinor != c.amount || v.Charge.ChargeItemID == nil {
 				t.Errorf("address %s after the cancellation: %+v", c.id, v.Charge)
@@ -307,13 +314,13 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		if v := f.getAddress(s2, c2); v.Charge != nil || v.State != "Planned" {
 			t.Errorf("C2 after the cancellation: %+v", v)
 		}
-		// A planned address charged by the cancellation is fixed; one that
-		// was not can still be deleted.
+		if r := tn.Do("GET", "/subscription/"+s2+"/deliveryaddress/"+d2, nil); r.Status != http.StatusNotFound {
+			t.Errorf("deleted address after the cancellation: %d", r.Status)
+		}
+		// A planned address charged by the cancellation is fixed.
 		f.refused("change charged", tn.Do("PUT", "/subscription/"+s2+"/deliveryaddress/"+b2, addressBody("Temporary", "2030-01-22", "2030-01-24")),
 			"firstDate", "charged")
-		if r := tn.Do("DELETE", "/subscription/"+s2+"/deliveryaddress/"+c2, nil); r.Status != http.StatusNoContent {
-			t.Errorf("delete the uncharged planned address: %d %s", r.Status, r.Body)
-		}
+		f.refused("delete charged", tn.Do("DELETE", "/subscription/"+s2+"/deliveryaddress/"+b2, nil), "firstDate", "charged")
 		f.refused("after the effect", tn.Do("POST", "/subscription/"+s2+"/deliveryaddress", addressBody("Temporary", "2030-01-26", "2030-01-29")),
 			"firstDate", "ends on")
 
@@ -370,11 +377,16 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		// listed, nothing new can be made on it.
 		var ended []addressView
 		tn.Do("GET", "/subscription/"+s2+"/deliveryaddress", nil).JSON(t, &ended)
-		if len(ended) != 2 || ended[0].State != "Ended" || ended[1].State != "Ended" {
+		if len(ended) != 4 || ended[0].State != "Ended" || ended[1].State != "Ended" || ended[2].State != "Ended" ||
+			ended[3].ID != c2 || ended[3].State != "Planned" {
 			t.Errorf("addresses of the ended series: %+v", ended)
 		}
 		f.refused("deactivated", tn.Do("POST", "/subscription/"+s2+"/deliveryaddress", addressBody("Temporary", "2030-02-19", "2030-02-23")),
 			"subscriptionId", "ended")
+		// The uncharged planned address of the ended series can still go.
+		if r := tn.Do("DELETE", "/subscription/"+s2+"/deliveryaddress/"+c2, nil); r.Status != http.StatusNoContent {
+			t.Errorf("delete the uncharged planned address: %d %s", r.Status, r.Body)
+		}
 
 		// The permanent address from 5 March: P1 ended, P2 charged 49.00 on
 		// April's invoice.
@@ -403,6 +415,17 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		if len(after) != 5 || after[4].ID != t4 || after[4].SubscriptionID == apr || after[4].SubscriptionID == mar || after[4].Charge != nil {
 			t.Fatalf("addresses after the plan change: %+v", after)
 		}
+		for _, v := range after {
+			if v.SubscriptionID != after[4].SubscriptionID {
+				t.Errorf("address %s (%s) did not follow the plan change: %s", v.ID, v.State, v.SubscriptionID)
+			}
+		}
+		if after[0].ID != t1 || after[0].State != "Ended" || after[1].ID != p1 || after[1].State != "Ended" {
+			t.Errorf("ended addresses after the plan change: %+v", after[:2])
+		}
+		if r := tn.Do("GET", "/subscription/"+mar+"/deliveryaddress/"+d, nil); r.Status != http.StatusNotFound {
+			t.Errorf("deleted address after the plan change: %d", r.Status)
+		}
 		if v := f.getAddress(mar, p2); v.State != "Active" || v.Charge == nil || v.Charge.AmountMinor != 4900 {
 			t.Errorf("P2 after the plan change: %+v", v)
 		}
@@ -429,7 +452,7 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		for _, ev := range evs {
 			actions[ev.Data.Action]++
 		}
-		if actions["Created"] != 9 || actions["Changed"] != 1 || actions["Deleted"] != 2 || len(evs) != 12 {
+		if actions["Created"] != 11 || actions["Changed"] != 1 || actions["Deleted"] != 3 || len(evs) != 15 {
 			t.Errorf("DeliveryAddressChanged events: %v (%d)", actions, len(evs))
 		}
 		// Every charge is named back by its address's row.
