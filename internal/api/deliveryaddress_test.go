@@ -206,6 +206,10 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		bad("a rule", func(b map[string]any) { b["lastDate"] = "2030-01-15" }, "lastDate", "rule minDays")
 		bad("not in the table", func(b map[string]any) { b["postalCode"] = "9999" }, "postalCode", "rule deliverable")
 		bad("not deliverable, with the reason", func(b map[string]any) { b["postalCode"] = "8064" }, "postalCode", "no morning delivery on the islands")
+		for _, m := range []string{"GET", "PUT", "DELETE"} {
+			wantFields(t, m+" a bad address id", tn.Do(m, path+"/not-an-id", addressBody("Temporary", "2030-01-15", "2030-01-19")), "addressId")
+		}
+		wantFields(t, "a bad subscription id", tn.Do("POST", "/subscription/x/deliveryaddress", addressBody("Temporary", "2030-01-15", "2030-01-19")), "id")
 		f.refused("digital only", tn.Do("POST", "/subscription/"+web+"/deliveryaddress", addressBody("Temporary", "2030-01-15", "2030-01-19")),
 			"subscriptionId", "rule digitalOnly")
 
