@@ -253,8 +253,10 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		// wins for its days (3 of T3's 6 editions), so 3 editions are charged.
 		t3 := f.address(s1, "Temporary", "2030-02-05", "2030-02-16")
 		f.stop(s1, "2030-02-05", "2030-02-09")
-		// P2 permanent from 5 March (P1 ends then); T4 planned at the plan change.
+		// P2 permanent from 5 March (P1 ends then); T5 active and uncharged
+		// at the plan change (it starts after the March renewal), T4 planned.
 		p2 := f.address(s1, "Permanent", "2030-03-05", "")
+		t5 := f.address(s1, "Temporary", "2030-03-19", "2030-03-23")
 		t4 := f.address(s1, "Temporary", "2030-04-02", "2030-04-06")
 
 		// Another tenant reaches none of it.
@@ -334,8 +336,8 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		feb := f.next(s1)
 		var list []addressView
 		tn.Do("GET", "/subscription/"+feb+"/deliveryaddress", nil).JSON(t, &list)
-		if len(list) != 5 || list[0].ID != t1 || list[0].State != "Active" || list[1].ID != p1 || list[1].State != "Planned" ||
-			list[2].ID != t3 || list[3].ID != p2 || list[4].ID != t4 {
+		if len(list) != 6 || list[0].ID != t1 || list[0].State != "Active" || list[1].ID != p1 || list[1].State != "Planned" ||
+			list[2].ID != t3 || list[3].ID != p2 || list[4].ID != t5 || list[5].ID != t4 {
 			t.Fatalf("addresses after the January renewal: %+v", list)
 		}
 		for _, v := range list {
@@ -416,11 +418,11 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		f.advance(time.Date(2030, 3, 20, 10, 1, 0, 0, osloZone))
 		var after []addressView
 		tn.Do("GET", "/subscription/"+mar+"/deliveryaddress", nil).JSON(t, &after)
-		if len(after) != 5 || after[4].ID != t4 || after[4].SubscriptionID == apr || after[4].SubscriptionID == mar || after[4].Charge != nil {
+		if len(after) != 6 || after[5].ID != t4 || after[5].SubscriptionID == apr || after[5].SubscriptionID == mar || after[5].Charge != nil {
 			t.Fatalf("addresses after the plan change: %+v", after)
 		}
 		for _, v := range after {
-			if v.SubscriptionID != after[4].SubscriptionID {
+			if v.SubscriptionID != after[5].SubscriptionID {
 				t.Errorf("address %s (%s) did not follow the plan change: %s", v.ID, v.State, v.SubscriptionID)
 			}
 		}
@@ -432,6 +434,11 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		}
 		if v := f.getAddress(mar, p2); v.State != "Active" || v.Charge == nil || v.Charge.AmountMinor != 4900 {
 			t.Errorf("P2 after the plan change: %+v", v)
+		}
+		// T5, active and not yet charged, is charged at the change: its
+		// editions before it (Tuesday 19 March), 4900 + 1 × 500.
+		if v := f.getAddress(mar, t5); v.State != "Active" || v.Charge == nil || v.Charge.Editions != 1 || v.Charge.AmountMinor != 5400 {
+			t.Errorf("T5 after the plan change: %+v", v.Charge)
 		}
 
 		// The invoice address never moved.
@@ -456,7 +463,7 @@ func TestDeliveryAddressAPI(t *testing.T) {
 		for _, ev := range evs {
 			actions[ev.Data.Action]++
 		}
-		if actions["Created"] != 11 || actions["Changed"] != 1 || actions["Deleted"] != 3 || len(evs) != 15 {
+		if actions["Created"] != 12 || actions["Changed"] != 1 || actions["Deleted"] != 3 || len(evs) != 16 {
 			t.Errorf("DeliveryAddressChanged events: %v (%d)", actions, len(evs))
 		}
 		// Every charge is named back by its address's row.
