@@ -571,6 +571,11 @@ type CancelledPeriodView struct {
 	SubscriptionID string                      `json:"subscriptionId"`
 }
 
+type CarrierCopies struct {
+	Carrier string `json:"carrier"`
+	Copies  int64  `json:"copies"`
+}
+
 type Chain struct {
 	CreatedAt    time.Time  `json:"createdAt"`
 	Description  string     `json:"description"`
@@ -1067,6 +1072,7 @@ const (
 	EventKindDeliveryStopChanged               EventKind = "DeliveryStopChanged"
 	EventKindDeliveryStopDeleted               EventKind = "DeliveryStopDeleted"
 	EventKindDeliveryAddressChanged            EventKind = "DeliveryAddressChanged"
+	EventKindDistributionListAvailable         EventKind = "DistributionListAvailable"
 )
 
 type ExampleChartInput struct {
@@ -1908,6 +1914,14 @@ type ProrationPolicyUpdate struct {
 	NotPaidProration *string `json:"notPaidProration,omitempty"`
 	// A paid period that ends early: an allowance for the remaining days, or nothing. One of: GenerateAllowanceForRemainingTime, NoProration.
 	PaidProration *string `json:"paidProration,omitempty"`
+}
+
+type Publication struct {
+	Carriers    []CarrierCopies `json:"carriers"`
+	Copies      int64           `json:"copies"`
+	Date        string          `json:"date"`
+	PublishedAt time.Time       `json:"publishedAt"`
+	Revision    int64           `json:"revision"`
 }
 
 type RecognizeInput struct {
@@ -2967,6 +2981,7 @@ func (c *Client) CreateSubscriberUser(ctx context.Context, body SubscriberUserCr
 // | UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
 // | DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted | /subscription/{id}/deliverystop/{stopId} (the series' last period) | deliveryStopId, subscriptionId, subscriberId, firstDate, lastDate, missedEditions, creditedEditions (docs/PRINT.md) |
 // | DeliveryAddressChanged | /subscription/{id}/deliveryaddress/{addressId} (the series' last period) | deliveryAddressId, action (Created, Changed or Deleted), subscriptionId, subscriberId, kind (Temporary or Permanent), firstDate, lastDate (null for Permanent), postalCode, country, carrier, route (docs/PRINT.md) |
+// | DistributionListAvailable | /distribution/{date} | date, revision (1, raised by each publication of the day), copies, carriers (carrier, copies), publishedAt (docs/PRINT.md) |
 // | Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |
 //
 // A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to
@@ -3550,6 +3565,41 @@ func (c *Client) GetDeliveryStopRules(ctx context.Context, id string, opts ...Re
 	var out DeliveryStopRulesView
 	_, err := c.do(ctx, http.MethodGet, "/organization/"+url.PathEscape(id)+"/deliverystoprules", nil, nil, &out, opts)
 	return out, err
+}
+
+// GetDistributionListParams are the query parameters of GetDistributionList; zero fields are left out.
+type GetDistributionListParams struct {
+	// Only this carrier's copies ("" for copies whose postal code has no carrier). All carriers when left out.
+	Carrier string
+	// list: the copies to deliver; delta: the changes since each product's previous delivery day; counts: copies per carrier, route, postal code and product.
+	View string
+	// CSV (RFC 4180, a header row) or JSON Lines.
+	Format string
+}
+
+func (p *GetDistributionListParams) values() url.Values {
+	q := url.Values{}
+	if p == nil {
+		return q
+	}
+	if p.Carrier != "" {
+		q.Set("carrier", p.Carrier)
+	}
+	if p.View != "" {
+		q.Set("view", p.View)
+	}
+	if p.Format != "" {
+		q.Set("format", p.Format)
+	}
+	return q
+}
+
+// GetDistributionList is GET /distribution/{date}: The day's distribution list: what to print and deliver, per carrier.
+//
+// Every print copy delivered on the day with its delivery address for that day (a temporary address, a permanent change in effect, or the subscriber's address) and the carrier and route of its postal code; or the delta against each product's previous delivery day (New, Stopped, Resumed, Moved, Ended); or the counts per route and postal code for the print run. Copy ids are stable while a series delivers a product. Ordered deterministically and streamed (docs/PRINT.md).
+func (c *Client) GetDistributionList(ctx context.Context, date string, params *GetDistributionListParams, opts ...RequestOption) error {
+	_, err := c.do(ctx, http.MethodGet, "/distribution/"+url.PathEscape(date), params.values(), nil, nil, opts)
+	return err
 }
 
 // GetDunningProcess is GET /dunningprocess/{id}: Get a dunning process.
@@ -4532,7 +4582,7 @@ func (p *ListEventsParams) values() url.Values {
 
 // ListEvents is GET /events: List the tenant's events, oldest first.
 //
-// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked, DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted, DeliveryAddressChanged). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
+// Every change records its events in the same transaction (SubscriptionCreated, SubscriptionCancelled, SubscriptionDeactivated, SubscriptionCancellationScheduled, SubscriptionCancellationRemoved, PriceChangeNotified, OrderProcessed, InvoiceIssued, InvoicePaid, CreditNoteIssued, ReminderIssued, PaymentCompleted, PaymentFailed, PaymentAgreementCreated, PaymentAgreementDeleted, PeppolDeliveryPending, PeppolDeliverySent, PeppolDeliveryDelivered, PeppolDeliveryFailed, SubscriberCreated, SubscriberDeleted, SubscriberDeletionRequested, SubscriberDeletionResolved, SubscriberContactCreated, SubscriberContactUpdated, SubscriberContactDeleted, UserAuthorizationGranted, UserAuthorizationRevoked, DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted, DeliveryAddressChanged, DistributionListAvailable). Page with the Link header to poll for new ones; eventTime is business time (a test tenant's clock), createdAt when it was recorded. Webhooks deliver the same events (see the Webhook operations for payloads). Each event names its actor, who caused it, so the list filtered by actor and time is the tenant's audit log.
 // It returns one page; Page.Next is the cursor of the next, "" on the last.
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, opts ...RequestOption) (Page[Event], error) {
 	var out []Event
@@ -5547,6 +5597,15 @@ func (c *Client) PreviewPackage(ctx context.Context, id string, body PackagePrev
 func (c *Client) PreviewPriceChange(ctx context.Context, id string, body PriceChangeRequest, opts ...RequestOption) (PriceChangePreview, error) {
 	var out PriceChangePreview
 	_, err := c.do(ctx, http.MethodPost, "/package/"+url.PathEscape(id)+"/pricechange/preview", nil, body, &out, opts)
+	return out, err
+}
+
+// PublishDistributionList is POST /distribution/{date}/publish: Publish the day's distribution list to the carriers.
+//
+// Counts the day's copies per carrier and records DistributionListAvailable (subject /distribution/{date}), so the carriers' systems fetch the list. Publishing the day again (a correction after a late change) raises its revision. Run it at the print deadline, from a timer (`kadens distribution publish`) or by hand.
+func (c *Client) PublishDistributionList(ctx context.Context, date string, opts ...RequestOption) (Publication, error) {
+	var out Publication
+	_, err := c.do(ctx, http.MethodPost, "/distribution/"+url.PathEscape(date)+"/publish", nil, nil, &out, opts)
 	return out, err
 }
 

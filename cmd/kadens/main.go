@@ -50,6 +50,9 @@ Usage:
   kadens books csv --tenant T --org ID [--from D] [--to D]  the journal as CSV, one line per posting
   kadens books sie --tenant T --org ID --from D --to D [--import] [--out FILE]  the SIE 4E (4I) file (Sweden) of a year
   kadens saft export --tenant T --org ID --from D --to D [--dir DIR]  the SAF-T Financial file (Norway) of the period
+  kadens distribution export --tenant T --date D [--carrier C] [--view list|delta|counts] [--format csv|jsonl] [--out FILE]
+                                         the day's print distribution list (docs/PRINT.md)
+  kadens distribution publish --tenant T --date D [--json]  publish it to the carriers (DistributionListAvailable)
   kadens autogiro export --tenant NAME_OR_ID --organization ID [-o FILE]  write the Bankgirot submission file
   kadens autogiro fetch --tenant NAME_OR_ID (--file ID | --organization ID --latest) [-o FILE]
                                          write a stored submission file again
@@ -114,7 +117,7 @@ var errUsagePrinted = errors.New("no command")
 
 // commands are the command words, and how many words each command has.
 var commands = map[string]int{"serve": 1, "migrate": 1, "version": 1, "help": 1, "import": 1,
-	"tenant": 2, "client": 2, "login-client": 2, "user": 2, "key": 2, "ledger": 2, "books": 2, "saft": 2, "avtalegiro": 2, "autogiro": 2}
+	"tenant": 2, "client": 2, "login-client": 2, "user": 2, "key": 2, "ledger": 2, "books": 2, "saft": 2, "avtalegiro": 2, "autogiro": 2, "distribution": 2}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -155,6 +158,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return keyRotate(ctx, args, stdout, stderr, getenv)
 	case "ledger check":
 		return ledgerCheck(ctx, args, stdout, stderr, getenv)
+	case "distribution export":
+		return distributionExport(ctx, args, stdout, stderr, getenv)
+	case "distribution publish":
+		return distributionPublish(ctx, args, stdout, stderr, getenv)
 	case "books sie":
 		return booksSIE(ctx, args, stdout, stderr, getenv)
 	case "saft export":

@@ -162,6 +162,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.addKit(vw.Routes(s.kit))
 	s.addKit(delivery.Routes(s.kit))
+	s.addKit(delivery.DistributionRoutes(s.kit))
 	s.addKit(bookkeeping.Routes(s.kit))
 	s.authorizationRoutes()
 	doc, err := s.openAPI()

@@ -181,6 +181,7 @@ var documented = map[string][]string{
 	"DeliveryStopDeleted":               {"deliveryStopId!", "subscriptionId!", "subscriberId!", "firstDate!", "lastDate!", "missedEditions", "creditedEditions"},
 	"DeliveryAddressChanged": {"deliveryAddressId!", "action!", "subscriptionId!", "subscriberId!", "kind!", "firstDate!", "lastDate",
 		"postalCode!", "country!", "carrier!", "route"},
+	"DistributionListAvailable": {"date!", "revision!", "copies", "carriers", "publishedAt!"},
 }
 
 // read checks the envelope and the data by the documented names.
@@ -465,6 +466,10 @@ func everyKind(t *testing.T, e *apitest.Env, n *peppolNetwork) {
 	}
 	create(t, tn, "/subscription/"+paperSub.SubscriptionID+"/deliveryaddress", map[string]any{"kind": "Temporary", "firstDate": "2027-02-09",
 		"lastDate": "2027-02-13", "name": "Kari Nordmann", "line1": "Hyttevegen 3", "postalCode": "3580", "city": "Geilo", "country": "NO"})
+	// The day's distribution list published to the carriers.
+	if r := tn.Do("POST", "/distribution/2027-02-04/publish", nil); r.Status != http.StatusOK {
+		t.Fatalf("publish the distribution list: %d %s", r.Status, r.Body)
+	}
 
 	// Authorization: a subscriber user linked to the subscriber (Granted),
 	// then unlinked (Revoked), through the API.

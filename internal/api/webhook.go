@@ -105,6 +105,7 @@ INFO-Subscription's receivers read: invoice number, due date, amount, currency);
 | UserAuthorizationGranted, UserAuthorizationRevoked | /authorizations/user/{userId} | userId, subscriberId, subscriberAccountId, sourceType, sourceId, productIds |
 | DeliveryStopCreated, DeliveryStopChanged, DeliveryStopDeleted | /subscription/{id}/deliverystop/{stopId} (the series' last period) | deliveryStopId, subscriptionId, subscriberId, firstDate, lastDate, missedEditions, creditedEditions (docs/PRINT.md) |
 | DeliveryAddressChanged | /subscription/{id}/deliveryaddress/{addressId} (the series' last period) | deliveryAddressId, action (Created, Changed or Deleted), subscriptionId, subscriberId, kind (Temporary or Permanent), firstDate, lastDate (null for Permanent), postalCode, country, carrier, route (docs/PRINT.md) |
+| DistributionListAvailable | /distribution/{date} | date, revision (1, raised by each publication of the day), copies, carriers (carrier, copies), publishedAt (docs/PRINT.md) |
 | Microsoft.EventGrid.SubscriptionValidationEvent (EventGrid format) or WebhookValidation (CloudEvents format); handshake only | /webhook/{id} | validationCode, validationUrl |
 
 A failed attempt (timeout or non-2xx) is retried after 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly up to

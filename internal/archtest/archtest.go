@@ -102,7 +102,7 @@ var Composition = []string{"cmd/...", "internal/server"}
 // WingAPIFiles are the wings' API files (module-relative): handlers like
 // internal/api's, held to the same rules (no transaction, no store write,
 // few store reads).
-var WingAPIFiles = []string{"internal/autogiro/api.go", "internal/avtalegiro/api.go", "internal/vipps/api.go", "internal/delivery/api.go", "internal/bookkeeping/api.go"}
+var WingAPIFiles = []string{"internal/autogiro/api.go", "internal/avtalegiro/api.go", "internal/vipps/api.go", "internal/delivery/api.go", "internal/delivery/api_distribution.go", "internal/bookkeeping/api.go"}
 
 // TestHelpers are non-test packages that only tests import; they may start
 // a whole server.

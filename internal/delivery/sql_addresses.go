@@ -392,12 +392,15 @@ func CreateAddress(ctx context.Context, st *store.Store, subscriptionID string, 
 		a := Address{ID: store.NewID(), SubscriptionID: last.ID, AskedOnID: subscriptionID, Kind: req.Kind, First: req.First,
 			Last: req.Last, PostalAddress: req.Address, Carrier: dec.Carrier, Route: dec.Route,
 			SurchargePerChange: rules.SurchargePerChange, SurchargePerEdition: rules.SurchargePerEdition, CreatedAt: now, UpdatedAt: now}
+		// order_id: the distribution list finds a copy's addresses by its
+		// order (every period of the series, and of a plan change's, keeps it).
 		if _, err := tx.Exec(ctx, `INSERT INTO delivery_addresses (tenant_id, id, subscription_id, asked_on_id, kind, first_date, last_date,
-				name, line1, line2, postal_code, city, country, carrier, route, surcharge_per_change, surcharge_per_edition, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
+				name, line1, line2, postal_code, city, country, carrier, route, surcharge_per_change, surcharge_per_edition, created_at, updated_at,
+				order_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19)`,
 			tx.TenantID(), a.ID, a.SubscriptionID, subscriptionID, a.Kind, a.First.String(), lastDateParam(a.Last), a.Name, a.Line1,
 			a.Line2, a.PostalCode, a.City, a.Country, a.Carrier, a.Route, a.SurchargePerChange, a.SurchargePerEdition,
-			store.TimeParam(now)); err != nil {
+			store.TimeParam(now), last.OrderID); err != nil {
 			return err
 		}
 		out = a

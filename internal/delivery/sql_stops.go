@@ -290,10 +290,12 @@ func CreateStop(ctx context.Context, st *store.Store, subscriptionID string, req
 		}
 		s := Stop{ID: store.NewID(), SubscriptionID: last.ID, AskedOnID: subscriptionID, First: req.First, Last: req.Last,
 			Missed: dec.Missed, Credited: dec.Credited, CreatedAt: now, UpdatedAt: now}
+		// order_id: the distribution list finds a copy's stops by its order
+		// (every period of the series, and of a plan change's, keeps it).
 		if _, err := tx.Exec(ctx, `INSERT INTO delivery_stops (tenant_id, id, subscription_id, asked_on_id, first_date, last_date,
-				missed, credited, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+				missed, credited, created_at, updated_at, order_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)`,
 			tx.TenantID(), s.ID, s.SubscriptionID, subscriptionID, s.First.String(), s.Last.String(), joinDates(s.Missed),
-			joinDates(s.Credited), store.TimeParam(now)); err != nil {
+			joinDates(s.Credited), store.TimeParam(now), last.OrderID); err != nil {
 			return err
 		}
 		out = s

@@ -192,3 +192,7 @@ const (
 // /subscription/{id}/deliveryaddress/{addressId}: a carrier's system
 // reacts to any of them by reading the address again.
 const EventDeliveryAddressChanged = "DeliveryAddressChanged"
+
+// EventDistributionListAvailable: a day's distribution list was published
+// (internal/delivery, docs/PRINT.md), subject /distribution/{date}.
+const EventDistributionListAvailable = "DistributionListAvailable"

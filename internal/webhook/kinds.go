@@ -48,6 +48,7 @@ var Kinds = []string{
 	store.EventDeliveryStopChanged,
 	store.EventDeliveryStopDeleted,
 	store.EventDeliveryAddressChanged,
+	store.EventDistributionListAvailable,
 }
 
 // ValidationEventType is the kind of the handshake event in the
