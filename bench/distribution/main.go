@@ -85,9 +85,10 @@ func run(n int, dbURL string, stopShare, addressShare float64) error {
 	err = st.InTx(tctx, func(tx *store.Tx) error {
 		rows := make([][]any, codes)
 		for i := range rows {
-			rows[i] = []any{tx.TenantID(), "NO", fmt.Sprintf("%04d", i+1), []string{"Bring", "Helthjem", "Morgenlevering"}[i%3], fmt.Sprintf("R%03d", i/10), true, ""}
+			rows[i] = []any{tx.TenantID(), "NO", fmt.Sprintf("%04d", i+1), []string{"Bring", "Helthjem", "Morgenlevering"}[i%3], fmt.Sprintf("R%03d", i/10), true, "",
+				store.TimeParam(start), store.TimeParam(start)}
 		}
-		return tx.InsertRows(tctx, "delivery_postal_codes", "tenant_id, country, postal_code, carrier, route, deliverable, reason", rows, "")
+		return tx.InsertRows(tctx, "delivery_postal_codes", "tenant_id, country, postal_code, carrier, route, deliverable, reason, created_at, updated_at", rows, "")
 	})
 	if err != nil {
 		return fmt.Errorf("postal codes: %w", err)
