@@ -6,8 +6,10 @@
 // then writes the day's list, delta and counts (CSV, to a counting
 // discard) through delivery.WriteDistribution, as GET /distribution/{date}
 // and `kadens distribution export` do. It prints one RESULT line per view
-// with the seconds, the lines, and the process's RSS before the view and
-// its peak while the view was written (the fill's garbage released first).
+// with the seconds, the lines, and the RSS before the view and its peak
+// while the view was written, of a fresh process that only writes the
+// views (as `kadens distribution export` runs), so the fill's memory is
+// not counted.
 //
 //	go run ./bench/distribution -n 1000000
 //	go run ./bench/distribution -n 1000000 -database-url postgres://postgres@127.0.0.1:5432/bench?sslmode=disable
@@ -20,6 +22,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -40,7 +43,16 @@ func main() {
 	dbURL := flag.String("database-url", "", "postgres:// URL of an empty database (default: SQLite in a temp dir)")
 	stopShare := flag.Float64("stop-share", 0.05, "share of the subscriptions on a vacation stop on the day")
 	addressShare := flag.Float64("address-share", 0.02, "share at a temporary delivery address on the day")
+	measureTenant := flag.String("measure-tenant", "", "internal: only write the views of this filled tenant (the child process)")
+	dataDir := flag.String("data-dir", "", "internal: the SQLite folder of -measure-tenant")
 	flag.Parse()
+	if *measureTenant != "" {
+		if err := measure(*n, *dbURL, *dataDir, *measureTenant); err != nil {
+			fmt.Fprintln(os.Stderr, "distribution bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*n, *dbURL, *stopShare, *addressShare); err != nil {
 		fmt.Fprintln(os.Stderr, "distribution bench:", err)
 		os.Exit(1)
@@ -142,6 +154,31 @@ func run(n int, dbURL string, stopShare, addressShare float64) error {
 			return fmt.Errorf("analyze: %w", err)
 		}
 	}
+	// The views are written by a fresh process, as `kadens distribution
+	// export` is run: its RSS is the list's own, not the fill's page cache
+	// and heap.
+	if err := st.Close(); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	child := exec.CommandContext(ctx, self, "-n", fmt.Sprint(n), "-database-url", dbURL, "-data-dir", dir, "-measure-tenant", ten.ID)
+	child.Stdout, child.Stderr = os.Stdout, os.Stderr
+	return child.Run()
+}
+
+// measure writes the day's three views of the filled tenant, one RESULT
+// line each.
+func measure(n int, dbURL, dir, tenant string) error {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{DatabaseURL: dbURL, DataDir: dir})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tctx := tenancy.With(ctx, tenant)
 	for _, view := range []string{delivery.ViewList, delivery.ViewDelta, delivery.ViewCounts} {
 		runtime.GC()
 		debug.FreeOSMemory()
